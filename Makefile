@@ -1,0 +1,35 @@
+# dpmlens — two commands on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test test-python test-node lint bench bench-traces bench-lsp e2e package clean
+
+$(STAMP): server/pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e 'server[dev]'
+	touch $(STAMP)
+
+node_modules/.installed: package.json
+	npm install --no-audit --no-fund
+	touch node_modules/.installed
+
+demo: $(STAMP)
+	$(VENV)/bin/dpmlens check test-fixtures/demo; test $$? -le 1
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check server
+
+test-python: $(STAMP) lint
+	cd server && ../$(PY) -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then echo "no python tests"; exit 0; fi; exit $$rc
+
+test-node: node_modules/.installed
+	npm run --silent build
+	npm test
+
+test: test-python test-node
+
+clean:
+	rm -rf $(VENV) node_modules out dist *.vsix

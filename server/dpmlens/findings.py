@@ -1,0 +1,88 @@
+"""The one finding model every printer, the CLI and the language server consume."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+
+class Severity(IntEnum):
+    """Ordered so that `a >= b` means "a is at least as serious as b"."""
+
+    HINT = 1
+    INFO = 2
+    WARNING = 3
+    ERROR = 4
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        try:
+            return cls[text.strip().upper()]
+        except KeyError:
+            raise ValueError(
+                f"unknown severity {text!r} (expected one of: error, warning, info, hint)"
+            ) from None
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True)
+class Span:
+    """A source range; lines and columns are 1-based, end exclusive (like SARIF)."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True)
+class ChainStep:
+    """One hop of the call chain from a PM callback to the offending call."""
+
+    function: str
+    path: str
+    span: Span
+    note: str = ""  # e.g. "suspend_noirq callback", "calls foo_set_wake()"
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    """Replace the text in `span` (1-based, end exclusive) of `path` with `new_text`."""
+
+    path: str
+    span: Span
+    new_text: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    title: str
+    edits: tuple[TextEdit, ...]
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    kernel_type: str
+    severity: Severity
+    path: str
+    span: Span
+    message: str
+    function: str | None = None
+    phase: str | None = None
+    chain: tuple[ChainStep, ...] = ()
+    fixes: tuple[Fix, ...] = ()
+    tags: tuple[str, ...] = field(default=())  # e.g. ("deprecated",)
+
+    @property
+    def line(self) -> int:
+        return self.span.line
+
+    @property
+    def column(self) -> int:
+        return self.span.column
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path, self.span.line, self.span.column, self.rule)
