@@ -118,9 +118,12 @@ def split_layer(info: str) -> tuple[str, str]:
     """Split a callback-info string ("noirq power domain ") into (stage, layer).
 
     Layer is what remains: "power domain", "type", "class", "bus", "driver",
-    "legacy bus", ... ; an empty info gives ("main", "").
+    "legacy bus", ... ; an empty info gives ("main", ""). The kernel prints "none " when
+    the info pointer is NULL: that is no layer, not a layer called "none".
     """
     words = info.strip().split()
+    if words == ["none"]:
+        words = []
     stage = "main"
     if words and words[0].lower() in _STAGE_WORDS:
         stage = _STAGE_WORDS[words[0].lower()]
@@ -128,10 +131,48 @@ def split_layer(info: str) -> tuple[str, str]:
     return stage, " ".join(words).lower()
 
 
-def member_for_event(verb: str, info: str) -> str | None:
-    """Map a trace event's verb ("suspend", "hibernate", ...) and info string to a member."""
+def member_for_event(verb: str, info: str, default_stage: str = "main") -> str | None:
+    """Map a trace event's verb ("suspend", "hibernate", ...) and info string to a member.
+
+    Real traces (kernels 4.6 .. 6.12) emit `device_pm_callback_start` with an EMPTY info for
+    every device in dpm_prepare() and dpm_complete(); the stage then comes from the enclosing
+    `suspend_resume: dpm_prepare[N] begin` marker, passed here as `default_stage`.
+    """
     stage, _layer = split_layer(info)
+    if not info.strip() or info.strip().lower() == "none":
+        stage = default_stage
     return _VERB_STAGE_TO_MEMBER.get((verb.strip().lower(), stage))
+
+
+def member_for_stage(verb: str, stage: str) -> str | None:
+    """(verb, stage) -> member, e.g. ("resume", "noirq") -> "resume_noirq"."""
+    return _VERB_STAGE_TO_MEMBER.get((verb.strip().lower(), stage))
+
+
+# pm_message_t.event values (include/linux/pm.h) -> the verb trace/events/power.h prints.
+PM_EVENT_VERBS: dict[int, str] = {
+    0x1: "freeze",
+    0x2: "suspend",
+    0x4: "hibernate",
+    0x8: "quiesce",
+    0x10: "resume",
+    0x20: "thaw",
+    0x40: "restore",
+    0x80: "recover",
+}
+
+# `suspend_resume: <action>[event] begin|end` markers drivers/base/power/main.c emits around
+# each phase -> the stage they delimit.
+DPM_MARKER_STAGES: dict[str, str] = {
+    "dpm_prepare": "prepare",
+    "dpm_suspend": "main",
+    "dpm_suspend_late": "late",
+    "dpm_suspend_noirq": "noirq",
+    "dpm_resume_noirq": "noirq",
+    "dpm_resume_early": "early",
+    "dpm_resume": "main",
+    "dpm_complete": "complete",
+}
 
 
 def member_for_dmesg_phase(words: str) -> str | None:
