@@ -1,0 +1,218 @@
+"""`dpmlens check [PATH ...]`: review C files and directories, print findings, set the exit code.
+
+Exit codes: 0 nothing at or above --fail-level, 1 findings at or above it, 2 usage,
+configuration or rule-file errors (a path that does not exist, a broken .dpmlens.toml, ...).
+Files that cannot be checked (binary, unreadable, symlink loops) are named on stderr, one line
+each; the others are still checked and they do not change the exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from dpmlens.errors import UsageError
+from dpmlens.findings import Severity
+from dpmlens.report import FORMATS, renderer
+
+FAIL_LEVELS = ("error", "warning", "info", "hint", "none")
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, not {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be >= 0 (0 = all cores)")
+    return value
+
+
+def _words(values: list[str] | None) -> list[str]:
+    """Repeatable, comma-separated options: `--rule a,b --rule c` -> [a, b, c]."""
+    return [w.strip() for v in values or () for w in v.split(",") if w.strip()]
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "check",
+        help="review C files/directories for PM bugs",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "paths", nargs="*", metavar="PATH", help=".c/.h files or directories (default: .)"
+    )
+    p.add_argument(
+        "-f", "--format", choices=FORMATS, default="gnu", help="output format (default: gnu)"
+    )
+    p.add_argument(
+        "-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout"
+    )
+    p.add_argument(
+        "-j",
+        "--jobs",
+        type=_jobs,
+        default=0,
+        metavar="N",
+        help="worker processes (default: all cores)",
+    )
+    p.add_argument(
+        "--rule",
+        action="append",
+        metavar="ID",
+        help="run only these rules (repeatable, comma-separated)",
+    )
+    p.add_argument(
+        "--ignore",
+        action="append",
+        metavar="ID|TYPE",
+        help="skip these rules, by id or KERNEL_TYPE (repeatable, comma-separated)",
+    )
+    p.add_argument(
+        "--fail-level",
+        choices=FAIL_LEVELS,
+        default="warning",
+        help="lowest severity that makes the exit code 1 (default: warning)",
+    )
+    p.add_argument(
+        "--diff", metavar="REV", help="only findings on lines changed since git revision REV"
+    )
+    p.add_argument("--baseline", metavar="FILE", help="hide findings recorded in FILE")
+    p.add_argument(
+        "--write-baseline", metavar="FILE", help="record the current findings in FILE and exit 0"
+    )
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="use this .dpmlens.toml instead of searching upward from the paths",
+    )
+    p.add_argument("--no-config", action="store_true", help="ignore .dpmlens.toml files")
+    p.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
+    p.set_defaults(handler=run)
+
+
+def _select_rules(args: argparse.Namespace, rules: list[Any], config: Any) -> None:
+    by_id = {r.id: r for r in rules}
+    by_type = {r.kernel_type.upper(): r for r in rules}
+
+    def resolve(word: str, option: str) -> str:
+        rule = by_id.get(word) or by_type.get(word.upper())
+        if rule is None:
+            raise UsageError(f"{option} {word}: unknown rule (see `dpmlens rules list`)")
+        return rule.id
+
+    only = _words(args.rule)
+    if only:
+        config.only_rules = {resolve(w, "--rule") for w in only}
+    from dpmlens.config import RuleSetting
+
+    for word in _words(args.ignore):
+        rule_id = resolve(word, "--ignore")
+        config.rules[rule_id] = replace(config.rules.get(rule_id, RuleSetting()), enabled=False)
+
+
+def _load_config(args: argparse.Namespace, paths: list[str], rule_ids: list[str]) -> Any:
+    from dpmlens.config import Config
+    from dpmlens.config_file import find_config_for_paths, read_config
+
+    if args.no_config:
+        return Config()
+    path = Path(args.config) if args.config else find_config_for_paths(paths)
+    if args.config and not path.is_file():
+        raise UsageError(f"--config {args.config}: no such file")
+    return read_config(path, known_rules=rule_ids) if path else Config()
+
+
+def run(args: argparse.Namespace) -> int:
+    from dpmlens.check import check_paths
+    from dpmlens.rules.loader import load_rules
+
+    paths = args.paths or ["."]
+    if args.baseline and args.write_baseline:
+        raise UsageError("--baseline and --write-baseline cannot be used together")
+    rules = load_rules()
+    config = _load_config(args, paths, [r.id for r in rules])
+    _select_rules(args, rules, config)
+
+    changed = None
+    if args.diff:
+        from dpmlens.vcs import ChangedLines
+
+        changed = ChangedLines.since(args.diff, paths[0])
+    run_ = check_paths(
+        paths, config, args.jobs or None, keep_file=changed.touches_file if changed else None
+    )
+    if changed is not None:
+        run_.findings = [f for f in run_.findings if changed.keep(f)]
+
+    if args.write_baseline:
+        from dpmlens.baseline import write_baseline
+
+        count = write_baseline(args.write_baseline, run_.findings)
+        _print_errors(run_)
+        print(f"dpmlens: wrote {count} findings to {args.write_baseline}", file=sys.stderr)
+        return 2 if run_.usage_errors else 0
+    if args.baseline:
+        from dpmlens.baseline import subtract_baseline
+
+        run_.findings, run_.baseline_suppressed = subtract_baseline(args.baseline, run_.findings)
+
+    report = renderer(args.format)(run_, rules)
+    _write(report, args.output)
+    _print_errors(run_)
+    if not args.quiet:
+        print(_summary_line(run_), file=sys.stderr)
+    return exit_code(run_, args.fail_level)
+
+
+def exit_code(run_: Any, fail_level: str) -> int:
+    if run_.usage_errors:
+        return 2
+    if fail_level == "none":
+        return 0
+    threshold = Severity.parse(fail_level)
+    return 1 if any(f.severity >= threshold for f in run_.findings) else 0
+
+
+def _write(report: str, output: str | None) -> None:
+    if output is None or output == "-":
+        sys.stdout.write(report)
+        sys.stdout.flush()
+        return
+    try:
+        Path(output).write_text(report, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--output {output}: cannot write: {exc.strerror or exc}") from None
+
+
+def _print_errors(run_: Any) -> None:
+    for error in run_.errors:
+        print(f"dpmlens: {'error' if error.usage else 'skipped'}: {error}", file=sys.stderr)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _summary_line(run_: Any) -> str:
+    counts = Counter(f.severity for f in run_.findings)
+    parts = [
+        _plural(counts[s], str(s)) if s != Severity.INFO else f"{counts[s]} info"
+        for s in sorted(Severity, reverse=True)
+        if counts[s]
+    ]
+    found = _plural(len(run_.findings), "finding") + (f" ({', '.join(parts)})" if parts else "")
+    extra = ""
+    if run_.baseline_suppressed:
+        extra += f", {run_.baseline_suppressed} in baseline"
+    if run_.errors:
+        extra += f", {_plural(len(run_.errors), 'file')} skipped"
+    return (
+        f"dpmlens: {_plural(run_.files_checked, 'file')} checked "
+        f"({run_.files_analyzed} with PM code), {found}{extra} in {run_.elapsed:.2f} s"
+    )

@@ -1,0 +1,88 @@
+"""`dpmlens rules list` and `dpmlens rules explain ID`."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import sys
+from typing import Any
+
+from dpmlens.errors import UsageError
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("rules", help="list the rules or explain one")
+    sub = p.add_subparsers(title="rules commands", metavar="ACTION")
+    lst = sub.add_parser("list", help="one line per rule: id, severity, KERNEL_TYPE, message")
+    lst.add_argument("--format", choices=("text", "json"), default="text")
+    lst.set_defaults(handler=run_list)
+    exp = sub.add_parser("explain", help="what a rule looks for, why, and how to fix it")
+    exp.add_argument("rule", metavar="ID", help="rule id or KERNEL_TYPE")
+    exp.set_defaults(handler=run_explain)
+    p.set_defaults(handler=lambda args: _help(p))
+
+
+def _help(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
+def _rules() -> list[Any]:
+    from dpmlens.rules.loader import load_rules
+
+    return load_rules()
+
+
+def _summary(message: str) -> str:
+    """The message template without its placeholders, cut to one readable line."""
+    import re
+
+    text = re.sub(r"\{[a-z_]*\}", "…", message).replace("…()", "…")
+    return text if len(text) <= 90 else text[:89] + "…"
+
+
+def run_list(args: argparse.Namespace) -> int:
+    rules = _rules()
+    if args.format == "json":
+        payload = [
+            {
+                "id": r.id,
+                "kernel_type": r.kernel_type,
+                "severity": str(r.severity),
+                "message": r.message,
+                "url": r.url,
+            }
+            for r in rules
+        ]
+        print(json.dumps(payload, indent=2))
+        return 0
+    width = max((len(r.id) for r in rules), default=0)
+    kwidth = max((len(r.kernel_type) for r in rules), default=0)
+    for r in rules:
+        severity = str(r.severity)
+        print(f"{r.id:<{width}}  {severity:<7}  {r.kernel_type:<{kwidth}}  {_summary(r.message)}")
+    return 0
+
+
+def run_explain(args: argparse.Namespace) -> int:
+    rules = _rules()
+    wanted = args.rule.strip()
+    rule = next((r for r in rules if r.id == wanted or r.kernel_type == wanted.upper()), None)
+    if rule is None:
+        close = difflib.get_close_matches(wanted, [r.id for r in rules], n=1)
+        hint = f"; did you mean {close[0]}?" if close else " (see `dpmlens rules list`)"
+        raise UsageError(f"unknown rule {wanted!r}{hint}")
+    out = [
+        f"{rule.id}  ({rule.kernel_type}, {rule.severity})",
+        "",
+        f"Message: {rule.message}",
+        "",
+        rule.note.strip(),
+        "",
+    ]
+    if rule.fix:
+        out += [f"Fix: {rule.fix.get('title', '')}", ""]
+    out += [f"Documentation: {rule.url}", f"Rule file: {rule.path}" if rule.path else ""]
+    print("\n".join(out).rstrip())
+    return 0

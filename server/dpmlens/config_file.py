@@ -1,0 +1,156 @@
+"""`.dpmlens.toml`: found upward from the checked paths, turned into a `config.Config`.
+
+helper_depth = 3                  # how many calls deep rules follow same-file helpers
+
+[rules]
+msleep-under-20ms = false         # off
+async-suspend-not-enabled = "off" # also off; "on" re-enables
+delay-beyond-spec = "info"        # on, with this severity
+wake-setup-in-noirq = { enabled = true, severity = "error" }
+
+[spec]                            # spec minimum overrides, in milliseconds
+TRSTRCY = 10
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from dpmlens.config import Config, RuleSetting
+from dpmlens.errors import ConfigError
+from dpmlens.findings import Severity
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised only on Python 3.10
+    import tomli as tomllib
+
+CONFIG_NAME = ".dpmlens.toml"
+_TOP_KEYS = {"helper_depth", "rules", "spec"}
+_LINE_RE = re.compile(r"\(at line (\d+), column (\d+)\)")
+
+
+def find_config(start: str | os.PathLike[str]) -> Path | None:
+    """The nearest `.dpmlens.toml` in `start` (a file's directory, or a directory) or above."""
+    here = Path(os.path.abspath(start))
+    if not here.is_dir():
+        here = here.parent
+    for directory in (here, *here.parents):
+        candidate = directory / CONFIG_NAME
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def find_config_for_paths(paths: Iterable[str]) -> Path | None:
+    """The configuration governing a set of checked paths: the nearest one above all of them."""
+    absolute = [os.path.abspath(p) for p in paths] or [os.getcwd()]
+    try:
+        common = os.path.commonpath(absolute)
+    except ValueError:  # different drives; cannot happen on Linux, be safe anyway
+        common = os.getcwd()
+    return find_config(common)
+
+
+def load_config(start_dir: str | os.PathLike[str]) -> Config:
+    """The architecture contract: the Config for `start_dir` (defaults if no file is found)."""
+    found = find_config(start_dir)
+    return read_config(found) if found else Config()
+
+
+def read_config(path: Path, known_rules: Iterable[str] | None = None) -> Config:
+    """Parse one `.dpmlens.toml`; every problem is a ConfigError naming the file and line."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(_toml_error(path, exc)) from None
+    return _to_config(path, raw.decode("utf-8"), data, set(known_rules) if known_rules else None)
+
+
+def _toml_error(path: Path, exc: Exception) -> str:
+    text = str(exc)
+    match = _LINE_RE.search(text)
+    reason = _LINE_RE.sub("", text).strip()
+    if match:
+        return f"{path}:{match.group(1)}:{match.group(2)}: invalid TOML: {reason}"
+    return f"{path}: invalid TOML: {reason}"
+
+
+def _line_of(text: str, key: str) -> str:
+    """`:N` for the first line mentioning `key`, to point the user at it ('' if not found)."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if key in line:
+            return f":{number}"
+    return ""
+
+
+def _to_config(path: Path, text: str, data: dict[str, Any], known: set[str] | None) -> Config:
+    def fail(key: str, what: str) -> ConfigError:
+        return ConfigError(f"{path}{_line_of(text, key)}: {what}")
+
+    config = Config()
+    for key in data:
+        if key not in _TOP_KEYS:
+            expected = ", ".join(sorted(_TOP_KEYS))
+            raise fail(key, f"unknown key {key!r} (expected one of: {expected})")
+
+    depth = data.get("helper_depth", config.helper_depth)
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 0 <= depth <= 20:
+        raise fail("helper_depth", f"helper_depth must be an integer 0..20, not {depth!r}")
+    config.helper_depth = depth
+
+    rules = data.get("rules", {})
+    if not isinstance(rules, dict):
+        raise fail("rules", "[rules] must be a table of rule-id = setting")
+    for rule_id, value in rules.items():
+        if known is not None and rule_id not in known:
+            raise fail(rule_id, f"unknown rule {rule_id!r} (see `dpmlens rules list`)")
+        try:
+            config.rules[rule_id] = _rule_setting(value)
+        except ValueError as exc:
+            raise fail(rule_id, f"rule {rule_id!r}: {exc}") from None
+
+    spec = data.get("spec", {})
+    if not isinstance(spec, dict):
+        raise fail("spec", "[spec] must be a table of QUANTITY = milliseconds")
+    for quantity, value in spec.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise fail(quantity, f"spec {quantity!r} must be a number of milliseconds >= 0")
+        config.spec_overrides[quantity] = float(value)
+    return config
+
+
+def _rule_setting(value: Any) -> RuleSetting:
+    """false/true, "off"/"on", a severity name, or {enabled = .., severity = ..}."""
+    if isinstance(value, bool):
+        return RuleSetting(enabled=value)
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in ("off", "false", "disabled"):
+            return RuleSetting(enabled=False)
+        if word in ("on", "true", "enabled"):
+            return RuleSetting(enabled=True)
+        return RuleSetting(enabled=True, severity=Severity.parse(word))
+    if isinstance(value, dict):
+        unknown = set(value) - {"enabled", "severity"}
+        if unknown:
+            raise ValueError(f"unknown setting {sorted(unknown)[0]!r} (expected enabled, severity)")
+        enabled = value.get("enabled", True)
+        if not isinstance(enabled, bool):
+            raise ValueError("enabled must be true or false")
+        severity = value.get("severity")
+        if severity is not None and not isinstance(severity, str):
+            raise ValueError("severity must be a string")
+        return RuleSetting(enabled=enabled, severity=Severity.parse(severity) if severity else None)
+    raise ValueError(f'expected true/false, "off", a severity or a table, not {value!r}')

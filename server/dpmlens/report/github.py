@@ -1,0 +1,42 @@
+"""GitHub Actions workflow commands: one annotation per finding on the pull request's diff.
+
+::warning file=path,line=L,col=C,endLine=L2,endColumn=C2,title=rule-id::message
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from dpmlens.check import CheckRun
+from dpmlens.findings import Severity
+
+_COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning"}  # the rest are notices
+
+
+def _data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render(run: CheckRun, rules: Sequence[Any] = ()) -> str:
+    out: list[str] = []
+    for f in run.findings:
+        command = _COMMAND.get(f.severity, "notice")
+        s = f.span
+        props = (
+            f"file={_property(f.path)},line={s.line},col={s.column},"
+            f"endLine={s.end_line},endColumn={s.end_column},"
+            f"title={_property(f'{f.rule} ({f.kernel_type})')}"
+        )
+        message = f.message
+        if f.chain:
+            steps = " -> ".join(f"{step.function}()" for step in f.chain)
+            message += f"\ncall chain: {steps}"
+        out.append(f"::{command} {props}::{_data(message)}")
+    for e in run.errors:
+        out.append(f"::error file={_property(e.path)},title=dpmlens::{_data(e.message)}")
+    return "".join(line + "\n" for line in out)
