@@ -30,7 +30,7 @@ def _level(severity: Any) -> str:
 
 def _uri(path: str) -> str:
     path = path.replace("\\", "/")
-    return quote(path[2:] if path.startswith("./") else path, safe="/:")
+    return quote(path[2:] if path.startswith("./") else path, safe="/:@!$&'()*+,;=")
 
 
 def _region(span: Span, snippet: str | None = None) -> dict[str, Any]:
