@@ -19,6 +19,7 @@ from dpmlens.errors import UsageError
 COMMANDS = (
     "dpmlens.commands.check_cmd",
     "dpmlens.commands.rules_cmd",
+    "dpmlens.commands.serve_cmd",
 )
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
