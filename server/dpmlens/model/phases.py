@@ -16,7 +16,8 @@ class Phase:
     stage: str  # prepare | main | late | noirq | early | complete | runtime
     direction: str  # "down" (towards low power) or "up"
     irqs_suspended: bool  # device IRQs already disabled by suspend_device_irqs()
-    runtime_pm_disabled: bool  # between __pm_runtime_disable() in suspend_late and enable in resume_early
+    # between __pm_runtime_disable() in suspend_late and its enable in resume_early
+    runtime_pm_disabled: bool
     may_run_async: bool  # device_enable_async_suspend() lets this phase run in parallel
     order: int  # position in a full suspend/resume cycle, for sorting
 

@@ -19,6 +19,8 @@ class FunctionDef:
     is_static: bool
     start_byte: int
     end_byte: int
+    maybe_unused: bool = False  # declared __maybe_unused
+    under_config_ifdef: bool = False  # inside #ifdef CONFIG_PM / CONFIG_PM_SLEEP (or #if ...)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,527 @@
+"""build_model(): the PM model of one C file.
+
+Functions, calls and #defines come from one tree-sitter query pass. dev_pm_ops tables and
+driver structs are located by cheap byte searches (`struct dev_pm_ops`, `..._PM_OPS(`), checked
+against the tree (not in a comment or a #define body), and their initializers are read from
+the text with `ctext`, which is immune to tree-sitter's macro misparses.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import tree_sitter as ts
+
+from dpmlens.findings import Span
+from dpmlens.model import ctext
+from dpmlens.model.buses import (
+    DRIVER_STRUCTS,
+    LEGACY_CALLBACKS,
+    NAME_PATHS,
+    PM_PATHS,
+    PROBE_PATHS,
+)
+from dpmlens.model.phases import PHASES
+from dpmlens.model.pm_macros import MEMBER_MACROS, POINTER_WRAPPERS, TABLE_MACROS
+from dpmlens.model.types import (
+    CallSite,
+    DriverStruct,
+    FileModel,
+    FunctionDef,
+    PmMember,
+    PmTable,
+)
+from dpmlens.syntax.parser import LineIndex, captures, load_query, node_span, parse
+
+_STRUCT_DECL = re.compile(
+    rb"struct\s+(dev_pm_ops|" + b"|".join(k.encode() for k in DRIVER_STRUCTS) + rb")\b"
+)
+_STRING_ARRAY = re.compile(rb"char\s+(\w+)\s*\[\s*\w*\s*\]\s*=\s*((?:\"(?:[^\"\\\n]|\\.)*\"\s*)+)")
+_CONFIG_PM = re.compile(r"\bCONFIG_PM(?:_SLEEP)?\b")
+_REGISTRATION = re.compile(
+    r"(?:module_\w*driver\w*|builtin_\w*driver\w*|\w*register\w*|\w+_add_driver"
+    r"|platform_driver_probe|platform_create_bundle)"
+)
+_QUALIFIERS = frozenset(
+    {
+        "const",
+        "volatile",
+        "static",
+        "__maybe_unused",
+        "__initdata",
+        "__initconst",
+        "__refdata",
+        "__refconst",
+        "__ro_after_init",
+        "__used",
+        "__read_mostly",
+        "__devinitdata",
+        "__exitdata",
+    }
+)
+_SKIP_CONTEXT = frozenset({"comment", "preproc_def", "preproc_function_def", "string_literal"})
+_GUARD_TYPES = frozenset({"preproc_ifdef", "preproc_if", "preproc_elif", "preproc_elifdef"})
+
+
+def build_model(path: str, source: bytes, tree: ts.Tree | None = None) -> FileModel:
+    """The PM model of the C file `path` with contents `source`.
+
+    `tree` is an up-to-date tree for `source` (the language server passes its incrementally
+    reparsed tree); without it the source is parsed here. Never raises on odd C: broken parts
+    of the tree are local, and tables/drivers are read from the text.
+    """
+    if tree is None:
+        tree = parse(source)
+    root = tree.root_node
+    b = _Builder(path, source, tree)
+    found = captures(load_query("model"), root)
+    b.functions(found.get("function.def", []), found.get("function.name", []))
+    b.defines(found.get("define.name", []), found.get("define.value", []))
+    calls = b.calls(found.get("call", []))
+    b.string_arrays()
+    tables = b.tables()
+    drivers = b.drivers()
+    return FileModel(
+        path=path,
+        source=source,
+        functions=b.funcs,
+        calls=calls,
+        pm_tables=tables,
+        drivers=drivers,
+        defines=b.defs,
+        tree=tree,
+    )
+
+
+def kbuild_modname(path: str) -> str:
+    """KBUILD_MODNAME as kbuild derives it for a single-file module: the file stem, '-' -> '_'."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return stem.replace("-", "_")
+
+
+def strip_pointer(toks: tuple[ctext.Tok, ...] | list[ctext.Tok]) -> list[ctext.Tok]:
+    """Tokens of `pm_ptr(&x)`, `pm_sleep_ptr(x)`, `&x`, `(x)` reduced to those of `x`."""
+    t = list(toks)
+    while t:
+        if (
+            len(t) >= 3
+            and t[0].kind == "ident"
+            and t[0].text in POINTER_WRAPPERS
+            and t[1].text == "("
+            and t[-1].text == ")"
+        ):
+            t = t[2:-1]
+        elif t[0].text == "&":
+            t = t[1:]
+        elif len(t) >= 2 and t[0].text == "(" and t[-1].text == ")":
+            t = t[1:-1]
+        else:
+            break
+    return t
+
+
+class _Builder:
+    def __init__(self, path: str, source: bytes, tree: ts.Tree) -> None:
+        self.path = path
+        self.source = source
+        self.tree = tree
+        self.text = source.decode("latin-1")
+        self.lines = LineIndex(source)
+        self.funcs: dict[str, FunctionDef] = {}
+        self.func_starts: list[int] = []
+        self.func_ranges: list[tuple[int, int, str]] = []
+        self.defs: dict[str, str] = {}
+        self.strings: dict[str, str] = {}
+
+    # -- tree-based parts ---------------------------------------------------------------
+
+    def functions(self, defs: list[ts.Node], names: list[ts.Node]) -> None:
+        src = self.source
+        for d, n in zip(defs, names, strict=False):
+            name = src[n.start_byte : n.end_byte].decode("latin-1")
+            line_start = src.rfind(b"\n", 0, d.start_byte) + 1
+            head = src[line_start : n.start_byte]
+            fd = FunctionDef(
+                name=name,
+                span=node_span(d),
+                name_span=node_span(n),
+                is_static=re.search(rb"\bstatic\b", head) is not None,
+                start_byte=d.start_byte,
+                end_byte=d.end_byte,
+                maybe_unused=b"__maybe_unused" in head,
+                under_config_ifdef=self.config_guard(d) is not None,
+            )
+            # keep the first definition (the CONFIG_PM branch usually comes first)
+            self.funcs.setdefault(name, fd)
+            self.func_ranges.append((d.start_byte, d.end_byte, name))
+        self.func_ranges.sort()
+        self.func_starts = [r[0] for r in self.func_ranges]
+
+    def caller_at(self, offset: int) -> str | None:
+        from bisect import bisect_right
+
+        i = bisect_right(self.func_starts, offset) - 1
+        if i >= 0:
+            start, end, name = self.func_ranges[i]
+            if start <= offset < end:
+                return name
+        return None
+
+    def defines(self, names: list[ts.Node], values: list[ts.Node]) -> None:
+        src = self.source
+        for n, v in zip(names, values, strict=False):
+            name = src[n.start_byte : n.end_byte].decode("latin-1")
+            if name in self.defs:
+                continue
+            value = src[v.start_byte : v.end_byte].decode("latin-1")
+            if "\\\n" in value:
+                value = value.replace("\\\r\n", " ").replace("\\\n", " ")
+            self.defs[name] = ctext.strip_comments(value)
+
+    def calls(self, nodes: list[ts.Node]) -> list[CallSite]:
+        src = self.source
+        out: list[CallSite] = []
+        for c in nodes:
+            fn = c.child(0)
+            args_node = c.child(1)
+            if fn is None or args_node is None:
+                continue
+            args = tuple(
+                src[a.start_byte : a.end_byte].decode("latin-1")
+                for a in args_node.named_children
+                if a.type != "comment"
+            )
+            out.append(
+                CallSite(
+                    callee=src[fn.start_byte : fn.end_byte].decode("latin-1"),
+                    caller=self.caller_at(c.start_byte),
+                    span=node_span(c),
+                    callee_span=node_span(fn),
+                    args=args,
+                    start_byte=c.start_byte,
+                    end_byte=c.end_byte,
+                )
+            )
+        return out
+
+    def context(self, offset: int) -> ts.Node | None:
+        """The node at `offset`, or None when it lies in a comment, string or #define body."""
+        node = self.tree.root_node.descendant_for_byte_range(offset, offset + 1)
+        n = node
+        while n is not None:
+            if n.type in _SKIP_CONTEXT:
+                return None
+            n = n.parent
+        return node
+
+    def config_guard(self, node: ts.Node | None) -> str | None:
+        """The `#ifdef CONFIG_PM*` / `#if ...CONFIG_PM...` condition enclosing `node`, if any."""
+        child, p = node, node.parent if node is not None else None
+        while p is not None:
+            if p.type in _GUARD_TYPES:
+                alt = p.child_by_field_name("alternative")
+                in_alt = (
+                    alt is not None and child is not None and child.start_byte >= alt.start_byte
+                )
+                if not in_alt:
+                    head = self.source[p.start_byte : p.start_byte + 200].split(b"\n", 1)[0]
+                    cond = head.decode("latin-1")
+                    if _CONFIG_PM.search(cond) and "ifndef" not in cond and "!" not in cond:
+                        return cond.strip()
+            child, p = p, p.parent
+        return None
+
+    # -- text-based parts ---------------------------------------------------------------
+
+    def string_arrays(self) -> None:
+        for m in _STRING_ARRAY.finditer(self.source):
+            name = m.group(1).decode("latin-1")
+            parts = re.findall(rb'"((?:[^"\\\n]|\\.)*)"', m.group(2))
+            self.strings.setdefault(name, b"".join(parts).decode("latin-1"))
+
+    def span(self, start: int, end: int) -> Span:
+        return self.lines.span(start, end)
+
+    def _statement_start(self, offset: int) -> int:
+        """Start of the line holding `offset`, past its indentation."""
+        ls = self.source.rfind(b"\n", 0, offset) + 1
+        while ls < offset and self.source[ls] in b" \t":
+            ls += 1
+        return ls
+
+    def _member(self, member: str, expr: ctext.Expr | None, via: str) -> PmMember:
+        if expr is None:
+            return PmMember(member, None, self.span(0, 0), via)
+        toks = strip_pointer(expr.toks) if expr.toks else []
+        if len(toks) == 1 and toks[0].kind == "ident" and toks[0].text != "NULL":
+            return PmMember(member, toks[0].text, self.span(toks[0].start, toks[0].end), via)
+        return PmMember(member, None, self.span(expr.start, expr.end), via)
+
+    def _members(self, items: tuple[ctext.Item, ...]) -> list[PmMember]:
+        out: list[PmMember] = []
+        for it in items:
+            if isinstance(it, ctext.Designated):
+                if len(it.path) == 1 and it.path[0] in PHASES and it.value is not None:
+                    out.append(self._member(it.path[0], it.value, "designated"))
+            elif isinstance(it, ctext.MacroCall) and it.name in MEMBER_MACROS:
+                out.extend(self._macro_members(it.name, it.args))
+        return out
+
+    def _macro_members(self, macro: str, args: tuple[ctext.Expr, ...]) -> list[PmMember]:
+        fills = MEMBER_MACROS.get(macro) or TABLE_MACROS[macro].fills
+        out = []
+        for member, src in fills:
+            if isinstance(src, str):
+                out.append(PmMember(member, src, self.span(args[0].start, args[0].end), macro))
+            elif src < len(args):
+                out.append(self._member(member, args[src], macro))
+        return out
+
+    def tables(self) -> dict[str, PmTable]:
+        tables: dict[str, PmTable] = {}
+        src = self.source
+        if b"dev_pm_ops" in src:
+            for m in _STRUCT_DECL.finditer(src):
+                if m.group(1) != b"dev_pm_ops":
+                    continue
+                t = self._struct_table(m.start(), m.end())
+                if t is not None:
+                    tables.setdefault(t.name, t)
+        pos = src.find(b"PM_OPS")
+        while pos >= 0:
+            t = self._macro_table(pos)
+            if t is not None:
+                tables.setdefault(t.name, t)
+            pos = src.find(b"PM_OPS", pos + 6)
+        return tables
+
+    def _declarator(self, after: int) -> tuple[str | None, str, list[ctext.Tok]]:
+        """Read `name [attrs] = {...}` after a struct type: (name, declarator text, init toks)."""
+        it = ctext.tokens(self.text, after)
+        name: str | None = None
+        words: list[str] = []
+        for tok in it:
+            if tok.kind == "ident":
+                words.append(tok.text)
+                if name is None and tok.text not in _QUALIFIERS:
+                    name = tok.text
+                continue
+            if tok.text == "=":
+                brace = next(it, None)
+                if brace is None or brace.text != "{":
+                    return None, "", []
+                return name, " ".join(words), ctext.balanced(it, brace)
+            return None, "", []  # ';', '*', '(', '[': not an initialized variable
+        return None, "", []
+
+    def _struct_table(self, start: int, type_end: int) -> PmTable | None:
+        node = self.context(start)
+        if node is None:
+            return None
+        name, decl, toks = self._declarator(type_end)
+        if name is None:
+            return None
+        items = ctext.read_initializer(toks, self.text, 0)
+        stmt = self._statement_start(start)
+        head = self.source[stmt:start]
+        return PmTable(
+            name=name,
+            span=self.span(stmt, toks[-1].end),
+            macro=None,
+            members=tuple(self._members(items)),
+            maybe_unused=b"__maybe_unused" in head or "__maybe_unused" in decl,
+            under_config_ifdef=self.config_guard(node) is not None,
+        )
+
+    def _macro_table(self, pos: int) -> PmTable | None:
+        src = self.source
+        start = pos
+        while start > 0 and (chr(src[start - 1]).isalnum() or src[start - 1] == 0x5F):
+            start -= 1
+        macro = src[start : pos + 6].decode("latin-1")
+        spec = TABLE_MACROS.get(macro)
+        if spec is None:
+            return None
+        it = ctext.tokens(self.text, pos + 6)
+        paren = next(it, None)
+        if paren is None or paren.text != "(":
+            return None
+        node = self.context(start)
+        if node is None:
+            return None
+        call = ctext.balanced(it, paren)
+        args = ctext.split_args(call, self.text, 0)
+        if spec.name_arg >= len(args):
+            return None
+        name = args[spec.name_arg].text
+        end = call[-1].end
+        members = self._macro_members(macro, args) if spec.fills else []
+        if spec.takes_initializer:
+            eq = next(it, None)
+            brace = next(it, None)
+            if eq is None or eq.text != "=" or brace is None or brace.text != "{":
+                return None
+            toks = ctext.balanced(it, brace)
+            members = self._members(ctext.read_initializer(toks, self.text, 0))
+            end = toks[-1].end
+        stmt = self._statement_start(start)
+        head = src[stmt:start]
+        return PmTable(
+            name=name,
+            span=self.span(stmt, end),
+            macro=macro,
+            members=tuple(members),
+            maybe_unused=spec.maybe_unused or b"__maybe_unused" in head,
+            under_config_ifdef=self.config_guard(node) is not None,
+            exported=spec.exported,
+        )
+
+    def drivers(self) -> list[DriverStruct]:
+        out: list[DriverStruct] = []
+        for m in _STRUCT_DECL.finditer(self.source):
+            stype = m.group(1).decode("latin-1")
+            if stype == "dev_pm_ops":
+                continue
+            d = self._driver(stype, m.start(), m.end())
+            if d is not None:
+                out.append(d)
+        return out
+
+    def _driver(self, stype: str, start: int, type_end: int) -> DriverStruct | None:
+        if self.context(start) is None:
+            return None
+        var, _decl, toks = self._declarator(type_end)
+        if var is None:
+            return None
+        fields: dict[tuple[str, ...], ctext.Expr] = {}
+        _flatten(ctext.read_initializer(toks, self.text, 0), (), fields)
+        name = name_span = None
+        for p in NAME_PATHS:
+            if p in fields:
+                e = fields[p]
+                name, name_span = self.resolve_string(e), self.span(e.start, e.end)
+                break
+        legacy: dict[str, str] = {}
+        for member in LEGACY_CALLBACKS:
+            e = fields.get((member,))
+            fn = self._ident(e)
+            if fn is not None:
+                legacy[member] = fn
+        stmt = self._statement_start(start)
+        return DriverStruct(
+            var_name=var,
+            struct_type=stype,
+            bus=DRIVER_STRUCTS[stype],
+            name=name,
+            name_span=name_span,
+            probe=next((self._ident(fields[p]) for p in PROBE_PATHS if p in fields), None),
+            pm=next((self._pm_table(fields[p]) for p in PM_PATHS if p in fields), None),
+            legacy=legacy,
+            span=self.span(stmt, toks[-1].end),
+            registration=self._registration(var),
+        )
+
+    def _ident(self, e: ctext.Expr | None) -> str | None:
+        if e is None:
+            return None
+        toks = strip_pointer(e.toks)
+        if len(toks) == 1 and toks[0].kind == "ident" and toks[0].text != "NULL":
+            return toks[0].text
+        return None
+
+    def _pm_table(self, e: ctext.Expr) -> str | None:
+        """The dev_pm_ops variable a `.pm` value names, through wrappers and #defines."""
+        seen: set[str] = set()
+        name = self._ident(e)
+        while name is not None and name in self.defs and name not in seen:
+            seen.add(name)
+            toks = list(ctext.tokens(self.defs[name]))
+            toks = strip_pointer(toks)
+            if len(toks) == 1 and toks[0].kind == "ident" and toks[0].text != "NULL":
+                name = toks[0].text
+            else:
+                return None
+        return name
+
+    def resolve_string(self, e: ctext.Expr) -> str | None:
+        """The string an expression denotes: literals, #defines, char arrays, KBUILD_MODNAME."""
+        return self._string_toks(list(e.toks), set())
+
+    def _string_toks(self, toks: list[ctext.Tok], seen: set[str]) -> str | None:
+        toks = strip_pointer(toks)
+        if not toks:
+            return None
+        parts: list[str] = []
+        for tok in toks:
+            if tok.kind == "str":
+                parts.append(_unquote(tok.text))
+            elif tok.kind == "ident":
+                if tok.text == "KBUILD_MODNAME":
+                    parts.append(kbuild_modname(self.path))
+                elif tok.text in self.strings:
+                    parts.append(self.strings[tok.text])
+                elif tok.text in self.defs and tok.text not in seen:
+                    sub = self._string_toks(
+                        list(ctext.tokens(self.defs[tok.text])), seen | {tok.text}
+                    )
+                    if sub is None:
+                        return None
+                    parts.append(sub)
+                else:
+                    return None
+            else:
+                return None
+        return "".join(parts)
+
+    def _registration(self, var: str) -> str | None:
+        """The call or module_*_driver() macro that registers driver variable `var`."""
+        src = self.source
+        needle = var.encode()
+        pos = src.find(needle)
+        while pos >= 0:
+            end = pos + len(needle)
+            if (pos == 0 or not _word(src[pos - 1])) and (end >= len(src) or not _word(src[end])):
+                i = pos - 1
+                while i >= 0 and src[i] in b" \t\n&":
+                    i -= 1
+                if i >= 0 and src[i] == 0x28:  # '('
+                    j = i - 1
+                    while j >= 0 and src[j] in b" \t":
+                        j -= 1
+                    k = j
+                    while k >= 0 and _word(src[k]):
+                        k -= 1
+                    fn = src[k + 1 : j + 1].decode("latin-1")
+                    if (
+                        fn
+                        and "unregister" not in fn
+                        and _REGISTRATION.fullmatch(fn)
+                        and self.context(pos) is not None
+                    ):
+                        return fn
+            pos = src.find(needle, end)
+        return None
+
+
+def _word(c: int) -> bool:
+    return c == 0x5F or 0x30 <= c <= 0x39 or 0x41 <= c <= 0x5A or 0x61 <= c <= 0x7A
+
+
+def _unquote(lit: str) -> str:
+    if lit.startswith("L"):
+        lit = lit[1:]
+    body = lit[1:-1] if lit.endswith('"') and len(lit) >= 2 else lit[1:]
+    return body.replace('\\"', '"').replace("\\\\", "\\")
+
+
+def _flatten(
+    items: tuple[ctext.Item, ...], prefix: tuple[str, ...], out: dict[tuple[str, ...], ctext.Expr]
+) -> None:
+    for it in items:
+        if isinstance(it, ctext.Designated):
+            path = prefix + it.path
+            if it.items is not None:
+                _flatten(it.items, path, out)
+            elif it.value is not None:
+                out.setdefault(path, it.value)
