@@ -45,6 +45,12 @@ def _stat_error(path: str, exc: OSError) -> str:
     return f"cannot read: {exc.strerror or exc}"
 
 
+def _encloses(link: str, directory: str) -> bool:
+    """Does the symlinked directory `link` lead to `directory` or one of its parents?"""
+    target, here = os.path.realpath(link), os.path.realpath(directory)
+    return here == target or here.startswith(target.rstrip("/") + "/")
+
+
 def collect_files(paths: list[str]) -> tuple[list[str], list[InputError]]:
     """All files to check, in a stable order, and the paths that could not be used."""
     files: list[str] = []
@@ -104,7 +110,7 @@ def _walk(
                 errors.append(InputError(path, _stat_error(path, exc)))
                 continue
             key = (st.st_dev, st.st_ino)
-            if key in ancestors:
+            if key in ancestors or (entry.is_symlink() and _encloses(path, top)):
                 errors.append(
                     InputError(
                         path, "symlink loop (points to an enclosing directory), not followed"
