@@ -81,7 +81,7 @@ def test_broken_toml_names_file_and_line(tmp_path: Path) -> None:
         ('helper_depth = "3"\n', ":1: helper_depth must be an integer"),
         ('[rules]\nfoo = "loud"\n', ":2: rule 'foo': unknown severity 'loud'"),
         ("[rules]\nfoo = { enable = true }\n", ":2: rule 'foo': unknown setting 'enable'"),
-        ("[spec]\nTRSTRCY = \"ten\"\n", ":2: spec 'TRSTRCY' must be a number"),
+        ('[spec]\nTRSTRCY = "ten"\n', ":2: spec 'TRSTRCY' must be a number"),
         ("rules = 3\n", ":1: [rules] must be a table"),
     ],
 )
