@@ -403,11 +403,14 @@ class _Builder:
                 name, name_span = self.resolve_string(e), self.span(e.start, e.end)
                 break
         legacy: dict[str, str] = {}
+        legacy_spans: dict[str, Span] = {}
         for member in LEGACY_CALLBACKS:
             e = fields.get((member,))
             fn = self._ident(e)
-            if fn is not None:
+            if e is not None and fn is not None:
                 legacy[member] = fn
+                tok = strip_pointer(e.toks)[0]
+                legacy_spans[member] = self.span(tok.start, tok.end)
         stmt = self._statement_start(start)
         return DriverStruct(
             var_name=var,
@@ -420,6 +423,7 @@ class _Builder:
             legacy=legacy,
             span=self.span(stmt, toks[-1].end),
             registration=self._registration(var),
+            legacy_spans=legacy_spans,
         )
 
     def _ident(self, e: ctext.Expr | None) -> str | None:

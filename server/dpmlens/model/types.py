@@ -71,6 +71,7 @@ class DriverStruct:
     legacy: dict[str, str] = field(default_factory=dict)  # legacy bus callbacks: {"suspend": fn}
     span: Span | None = None
     registration: str | None = None  # "module_platform_driver", "platform_driver_register", ...
+    legacy_spans: dict[str, Span] = field(default_factory=dict)  # where each legacy fn is named
 
 
 @dataclass
@@ -85,4 +86,15 @@ class FileModel:
     tree: object | None = None  # the tree_sitter.Tree, for rules that need to look again
 
     def calls_in(self, function: str) -> list[CallSite]:
-        return [c for c in self.calls if c.caller == function]
+        """The call sites inside `function`, in document order."""
+        return self.calls_by_caller().get(function, [])
+
+    def calls_by_caller(self) -> dict[str | None, list[CallSite]]:
+        """Call sites grouped by enclosing function (None: file scope); built once, cached."""
+        index = self.__dict__.get("_calls_by_caller")
+        if index is None:
+            index = {}
+            for c in self.calls:
+                index.setdefault(c.caller, []).append(c)
+            self.__dict__["_calls_by_caller"] = index
+        return index
