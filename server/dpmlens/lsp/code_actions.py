@@ -1,0 +1,83 @@
+"""Quick fixes: each `Fix` a rule attached to a Finding becomes a `quickfix` code action.
+
+Actions are keyed by the diagnostic code (rule id) and range, as the client sends them back in
+`context.diagnostics`; a client that sends none gets the fixes of findings under the cursor.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+
+from dpmlens.findings import Finding
+from dpmlens.lsp.documents import UTF16, Document
+
+
+def _overlaps(a: types.Range, b: types.Range) -> bool:
+    def key(p: types.Position) -> tuple[int, int]:
+        return p.line, p.character
+
+    return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
+
+
+def actions_for(server: Any, doc: Document, params: types.CodeActionParams) -> list[Any]:
+    only = params.context.only
+    if only and not any(k.startswith(types.CodeActionKind.QuickFix) for k in only):
+        return []
+    res = server.diagnostics.current(doc)
+    if res is None:
+        return []
+    enc = server.workspace.position_encoding or UTF16
+    wanted = [d for d in params.context.diagnostics if d.source == "dpmlens"]
+    out: list[types.CodeAction] = []
+    for f in res.findings:
+        if not f.fixes:
+            continue
+        frange = doc.span_to_range(f.span, enc)
+        matching = [d for d in wanted if d.code == f.rule and d.range == frange]
+        if wanted and not matching:
+            continue
+        if not wanted and not _overlaps(frange, params.range):
+            continue
+        out.extend(_actions(server, doc, f, matching, enc))
+    return out
+
+
+def _actions(
+    server: Any, doc: Document, f: Finding, diags: list[types.Diagnostic], enc: str
+) -> list[types.CodeAction]:
+    out = []
+    for i, fix in enumerate(f.fixes):
+        changes: dict[str, list[types.TextEdit]] = {}
+        for e in fix.edits:
+            uri = doc.uri if e.path == doc.path else server.diagnostics.uri_for(e.path, doc)
+            rng = server.diagnostics.range_in(e.path, e.span, doc, enc)
+            changes.setdefault(uri or from_fs_path(e.path), []).append(
+                types.TextEdit(range=rng, new_text=e.new_text)
+            )
+        out.append(
+            types.CodeAction(
+                title=fix.title,
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=diags or None,
+                is_preferred=i == 0,
+                edit=types.WorkspaceEdit(changes=changes),
+            )
+        )
+    return out
+
+
+def setup(server: Any) -> None:
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )
+    def code_action(ls: Any, params: types.CodeActionParams) -> list[Any] | None:
+        doc = ls.documents.get(params.text_document.uri)
+        if doc is None:
+            return None
+        with ls.guard("code actions"):
+            return actions_for(ls, doc, params)
+        return None

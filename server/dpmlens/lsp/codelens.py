@@ -1,0 +1,105 @@
+"""Measured-latency CodeLens above PM callbacks and dev_pm_ops tables (only with traces loaded).
+
+Callback lens: `resume_noirq · median 1.98 ms · p95 2.4 ms · max 3.1 ms · 12 cycles · 0-0055`
+(one per phase; with several devices the slowest is named and the others counted).
+Table lens: the sum of the callbacks' medians per phase.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from lsprotocol import types
+
+from dpmlens.lsp.documents import UTF16, Document
+from dpmlens.model.phases import PHASES
+
+
+def fmt_ms(us: float) -> str:
+    ms = us / 1000
+    if ms >= 100:
+        return f"{ms:.0f} ms"
+    if ms >= 10:
+        return f"{ms:.1f} ms"
+    return f"{ms:.2f} ms" if ms >= 0.01 else f"{us:.0f} us"
+
+
+def _order(phase: str) -> int:
+    return PHASES[phase].order if phase in PHASES else 99
+
+
+def callback_titles(rows: list[dict[str, Any]]) -> list[str]:
+    by_phase: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        by_phase[r["phase"]].append(r)
+    out = []
+    for phase in sorted(by_phase, key=_order):
+        group = sorted(by_phase[phase], key=lambda r: -r["median_us"])
+        r = group[0]
+        title = (f"{phase} · median {fmt_ms(r['median_us'])} · p95 {fmt_ms(r['p95_us'])} "
+                 f"· max {fmt_ms(r['max_us'])} · {r['n']} cycles · {r.get('device') or '?'}")
+        if len(group) > 1:
+            title += f" (slowest of {len(group)} devices)"
+        if r.get("layer") and r["layer"] != "driver":
+            title += f" · via {r['layer']}"
+        out.append(title)
+    return out
+
+
+def table_title(rows: list[dict[str, Any]]) -> str | None:
+    sums: dict[str, float] = defaultdict(float)
+    for r in rows:
+        sums[r["phase"]] += r["median_us"]
+    if not sums:
+        return None
+    parts = [f"{p} {fmt_ms(sums[p])}" for p in sorted(sums, key=_order)]
+    return "dev_pm_ops · median sum per phase: " + " · ".join(parts)
+
+
+def lenses_for(server: Any, doc: Document) -> list[types.CodeLens]:
+    traces = server.traces
+    if traces is None or not traces.loaded:
+        return []
+    res = server.diagnostics.current(doc)
+    if res is None:
+        return []
+    model = res.model
+    enc = server.workspace.position_encoding or UTF16
+    out: list[types.CodeLens] = []
+
+    def lens(span: Any, title: str) -> None:
+        line = span.line - 1
+        rng = types.Range(start=doc.position_of_point(line, 0, enc),
+                          end=doc.position_of_point(line, 0, enc))
+        out.append(types.CodeLens(range=rng, command=types.Command(title=title, command="")))
+
+    callbacks: set[str] = set()
+    for table in model.pm_tables.values():
+        names = [m.function for m in table.members if m.function]
+        callbacks.update(names)
+        rows = [r for n in set(names) for r in traces.callbacks_for(doc.path, n)
+                if any(m.member == r["phase"] and m.function == n for m in table.members)]
+        title = table_title(rows)
+        if title:
+            lens(table.span, title)
+    for drv in model.drivers:
+        callbacks.update(v for v in drv.legacy.values() if v)
+    for name in sorted(callbacks):
+        fn = model.functions.get(name)
+        if fn is None:
+            continue
+        for title in callback_titles(traces.callbacks_for(doc.path, name)):
+            lens(fn.name_span, title)
+    return out
+
+
+def setup(server: Any) -> None:
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    def code_lens(ls: Any, params: types.CodeLensParams) -> list[types.CodeLens] | None:
+        doc = ls.documents.get(params.text_document.uri)
+        if doc is None:
+            return None
+        with ls.guard("codeLens"):
+            return lenses_for(ls, doc)
+        return None

@@ -1,0 +1,210 @@
+"""workspace/executeCommand handlers (docs/lsp-protocol.md) and trace globs.
+
+Trace loading runs in a thread (parsing a capture is CPU and I/O, and must not stall
+diagnostics); a `$/cancelRequest` cancels the request and leaves the previous traces in place.
+After a load the client is asked to refresh CodeLens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import glob
+import os
+import re
+from typing import Any
+
+from lsprotocol import types
+
+from dpmlens.lsp.diagnostics import rules_by_id
+from dpmlens.lsp.traces_state import TraceState
+from dpmlens.lsp.workspace_index import workspace_roots
+
+LOAD, CLEAR, STATUS, SLOWEST, EXPLAIN = (
+    "dpmlens.loadTraces",
+    "dpmlens.clearTraces",
+    "dpmlens.traceStatus",
+    "dpmlens.slowestCallbacks",
+    "dpmlens.explainRule",
+)
+
+
+class CommandError(Exception):
+    """A bad argument: answered as a JSON-RPC error with this one-line message."""
+
+
+def _arg_object(args: tuple[Any, ...], command: str) -> dict[str, Any]:
+    if not args:
+        return {}
+    if len(args) != 1 or not isinstance(args[0], dict):
+        raise CommandError(f"{command}: expected one object argument, got {list(args)!r}")
+    return args[0]
+
+
+def _paths_arg(args: tuple[Any, ...]) -> list[str]:
+    obj = _arg_object(args, LOAD)
+    paths = obj.get("paths")
+    if not isinstance(paths, list) or not paths or not all(isinstance(p, str) for p in paths):
+        raise CommandError(f'{LOAD}: expected [{{"paths": ["/file-or-dir", ...]}}], got {obj!r}')
+    return paths
+
+
+def _title(rule: Any) -> str:
+    """The message without its {placeholders}, as a short title."""
+    text = re.sub(r"\s*\{[^}]*\}\s*", " ", rule.message).strip(" :,-")
+    return re.sub(r"\s{2,}", " ", text)
+
+
+def explain(server: Any, rule_id: Any) -> dict[str, Any]:
+    rules = rules_by_id(server)
+    rule = rules.get(rule_id) if isinstance(rule_id, str) else None
+    if rule is None and isinstance(rule_id, str):
+        rule = next((r for r in rules.values() if r.kernel_type == rule_id.upper()), None)
+    if rule is None:
+        raise CommandError(f"{EXPLAIN}: unknown rule {rule_id!r}")
+    md = [f"## {rule.id}", "", f"`{rule.kernel_type}` · {rule.severity}", "", rule.note.strip()]
+    if rule.fix:
+        md += ["", f"**Quick fix**: {rule.fix.get('title', '')}"]
+    md += ["", f"[Kernel documentation]({rule.url})"]
+    return {
+        "id": rule.id,
+        "title": _title(rule),
+        "severity": str(rule.severity),
+        "kernel_type": rule.kernel_type,
+        "url": rule.url,
+        "markdown": "\n".join(md),
+    }
+
+
+def glob_trace_files(roots: list[str], globs: tuple[str, ...]) -> list[str]:
+    out: list[str] = []
+    for root in roots:
+        for pattern in globs:
+            for p in glob.iglob(os.path.join(root, pattern), recursive=True):
+                if os.path.isfile(p) and p not in out:
+                    out.append(p)
+    return sorted(out)
+
+
+async def load_traces(server: Any, paths: list[str], token: Any = None) -> dict[str, Any]:
+    traces: TraceState = server.traces
+    progress = server.work_done_progress
+    if token is not None:
+        progress.begin(token, types.WorkDoneProgressBegin(
+            title="dpmlens: loading traces", message=f"{len(paths)} path(s)", cancellable=True))
+    try:
+        loop = asyncio.get_running_loop()
+        snapshot = traces.mapping_inputs(server)
+        result = await loop.run_in_executor(None, traces.compute, paths, snapshot)
+        traces.install(result)
+    finally:
+        if token is not None:
+            progress.end(token, types.WorkDoneProgressEnd(message="done"))
+    status = traces.status()
+    server.log("info", f"dpmlens: traces loaded: {status['samples']} samples from "
+                       f"{status['files']} file(s), {status['callbacks_mapped']} callbacks mapped")
+    for err in status["errors"]:
+        server.log("warning", f"dpmlens: trace: {err}")
+    refresh_lenses(server)
+    return status
+
+
+def refresh_lenses(server: Any) -> None:
+    caps = server.client_capabilities.workspace
+    lens = caps.code_lens if caps is not None else None
+    if lens is not None and lens.refresh_support:
+        with server.guard("codeLens refresh"):
+            server.workspace_code_lens_refresh(None)
+
+
+async def load_globbed(server: Any) -> None:
+    """Load the trace files matching `traceGlobs` in the workspace (start, settings, change)."""
+    roots = workspace_roots(server)
+    if not roots or not server.settings.trace_globs:
+        return
+    loop = asyncio.get_running_loop()
+    files = await loop.run_in_executor(
+        None, glob_trace_files, roots, server.settings.trace_globs)
+    if files or server.traces.auto_files:
+        server.traces.auto_files = files
+        with server.guard("traces (globs)"):
+            await load_traces(server, files + server.traces.manual_paths)
+
+
+def setup(server: Any) -> None:
+    server.traces = TraceState()
+
+    def spawn(coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        task.add_done_callback(
+            lambda t: t.cancelled() or t.exception() is None
+            or server.log_exception("traces", t.exception()))
+
+    server.on("initialized", "traces", lambda: spawn(load_globbed(server)))
+
+    def on_settings(old: Any, new: Any) -> None:
+        if old.trace_globs != new.trace_globs or old.path_mappings != new.path_mappings:
+            spawn(load_globbed(server))
+
+    server.on("settings_changed", "traces", on_settings)
+
+    def on_watched(changes: list[types.FileEvent]) -> None:
+        from pygls.uris import to_fs_path
+
+        touched = {to_fs_path(c.uri) for c in changes}
+        known = set(server.traces.auto_files) | set(server.traces.files)
+        if touched & known or any(
+            any(glob_match(p, g) for g in server.settings.trace_globs) for p in touched if p
+        ):
+            spawn(load_globbed(server))
+
+    server.on("watched_files", "traces", on_watched)
+
+    # Re-map when the index finishes: callbacks in files not yet indexed map now.
+    def on_indexed() -> None:
+        if server.traces.loaded:
+            spawn(load_traces(server, server.traces.files_requested))
+
+    server.on("workspace_indexed", "traces", on_indexed)
+
+    @server.command(LOAD)
+    async def cmd_load(ls: Any, *args: Any) -> dict[str, Any]:
+        params = ls.command_params
+        token = params.work_done_token if params is not None else None
+        paths = _paths_arg(args)
+        missing = [p for p in paths if not os.path.exists(p)]
+        if missing:
+            raise CommandError(f"{LOAD}: no such file or directory: {', '.join(missing)}")
+        ls.traces.manual_paths = [p for p in dict.fromkeys(ls.traces.manual_paths + paths)]
+        return await load_traces(ls, ls.traces.auto_files + ls.traces.manual_paths, token)
+
+    @server.command(CLEAR)
+    def cmd_clear(ls: Any, *args: Any) -> dict[str, Any]:
+        ls.traces.clear()
+        refresh_lenses(ls)
+        return ls.traces.status()
+
+    @server.command(STATUS)
+    def cmd_status(ls: Any, *args: Any) -> dict[str, Any]:
+        return ls.traces.status()
+
+    @server.command(SLOWEST)
+    def cmd_slowest(ls: Any, *args: Any) -> dict[str, Any]:
+        obj = _arg_object(args, SLOWEST)
+        limit = obj.get("limit", 50)
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            raise CommandError(f"{SLOWEST}: limit must be a positive integer, got {limit!r}")
+        return ls.traces.slowest(limit)
+
+    @server.command(EXPLAIN)
+    def cmd_explain(ls: Any, *args: Any) -> dict[str, Any]:
+        if len(args) != 1:
+            raise CommandError(f'{EXPLAIN}: expected ["rule-id"], got {list(args)!r}')
+        return explain(ls, args[0])
+
+
+def glob_match(path: str, pattern: str) -> bool:
+    """`**/x` style match of a path against one trace glob."""
+    from fnmatch import fnmatch
+
+    base = pattern[3:] if pattern.startswith("**/") else pattern
+    return fnmatch(os.path.basename(path), base) or fnmatch(path, pattern)

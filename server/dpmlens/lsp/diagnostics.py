@@ -1,0 +1,216 @@
+"""Diagnostics: analyse open C documents on open/change (debounced) and publish the findings.
+
+One run = incremental reparse (documents.py) -> build_model(path, source, tree) ->
+analyze_model(model, config, resolver) -> LSP Diagnostics. The run happens on the event loop:
+with the tree reused it is a few milliseconds, and it keeps the order of edits and results
+simple. The findings of the last run are kept per document for code actions and hovers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+
+from dpmlens.findings import Finding, Severity
+from dpmlens.lsp.documents import UTF16, Document, byte_to_col
+
+_SEVERITY = {
+    Severity.ERROR: types.DiagnosticSeverity.Error,
+    Severity.WARNING: types.DiagnosticSeverity.Warning,
+    Severity.INFO: types.DiagnosticSeverity.Information,
+    Severity.HINT: types.DiagnosticSeverity.Hint,
+}
+_TAGS = {
+    "deprecated": types.DiagnosticTag.Deprecated,
+    "unnecessary": types.DiagnosticTag.Unnecessary,
+}
+
+
+@dataclass
+class Analysis:
+    version: int | None
+    source: bytes  # the text the findings refer to
+    model: Any  # FileModel
+    findings: list[Finding]
+    seconds: float
+
+
+def rules_by_id(server: Any) -> dict[str, Any]:
+    """The rule set, loaded once; a broken rule directory is logged and leaves it empty."""
+    if server.rules is None:
+        server.rules = {}
+        with server.guard("rules (load)"):
+            from dpmlens.rules.loader import load_rules
+
+            server.rules = {r.id: r for r in load_rules()}
+    return server.rules
+
+
+def analyze_document(server: Any, doc: Document) -> Analysis:
+    """Model, then rules. A rule crash leaves the model (hover, CodeLens) usable."""
+    from dpmlens.model.build import build_model
+
+    t0 = time.perf_counter()
+    tree = doc.ensure_tree()
+    model = build_model(doc.path, doc.source, tree=tree)
+    findings: list[Finding] = []
+    with server.guard("rules"):
+        from dpmlens.engine import analyze_model
+
+        resolver = server.index.resolver_for(doc.path) if server.index is not None else None
+        findings = analyze_model(model, server.settings.to_config(), resolver=resolver)
+    return Analysis(doc.version, doc.source, model, findings, time.perf_counter() - t0)
+
+
+class Diagnostics:
+    def __init__(self, server: Any) -> None:
+        self.server = server
+        self.results: dict[str, Analysis] = {}
+        self._pending: dict[str, asyncio.TimerHandle | asyncio.Handle] = {}
+        self.runs = 0
+
+    def schedule(self, doc: Document, delay_ms: int) -> None:
+        loop = asyncio.get_running_loop()
+        old = self._pending.pop(doc.uri, None)
+        if old is not None:
+            if delay_ms == 0:  # already queued to run right away: it will see this edit too
+                self._pending[doc.uri] = old
+                return
+            old.cancel()
+        if delay_ms == 0:
+            self._pending[doc.uri] = loop.call_soon(self._run, doc.uri)
+        else:
+            self._pending[doc.uri] = loop.call_later(delay_ms / 1000, self._run, doc.uri)
+
+    def _run(self, uri: str) -> None:
+        self._pending.pop(uri, None)
+        doc = self.server.documents.get(uri)
+        if doc is not None:
+            with self.server.guard("diagnostics"):
+                self.run_now(doc)
+
+    def current(self, doc: Document) -> Analysis | None:
+        """The analysis of the document as it is now (runs it if edits are pending)."""
+        res = self.results.get(doc.uri)
+        if res is not None and res.source is doc.source:
+            return res
+        if not self.server.settings.enable:
+            return None
+        return self.run_now(doc)
+
+    def run_now(self, doc: Document) -> Analysis | None:
+        server = self.server
+        if not server.settings.enable:
+            self.publish(doc.uri, doc.version, [])
+            return None
+        res = analyze_document(server, doc)
+        self.results[doc.uri] = res
+        self.runs += 1
+        server.log(
+            "debug", f"analysed {doc.path} v{doc.version}: {len(res.findings)} findings "
+            f"in {res.seconds * 1000:.1f} ms"
+        )
+        self.publish(doc.uri, doc.version, self.to_lsp(doc, res.findings))
+        return res
+
+    def publish(self, uri: str, version: int | None, diags: list[types.Diagnostic]) -> None:
+        self.server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diags, version=version)
+        )
+
+    def clear(self, doc: Document) -> None:
+        handle = self._pending.pop(doc.uri, None)
+        if handle is not None:
+            handle.cancel()
+        self.results.pop(doc.uri, None)
+        self.publish(doc.uri, None, [])
+
+    # -- conversion ------------------------------------------------------------------------
+
+    def to_lsp(self, doc: Document, findings: list[Finding]) -> list[types.Diagnostic]:
+        enc = self.server.workspace.position_encoding or UTF16
+        rules = rules_by_id(self.server)
+        out = []
+        for f in findings:
+            rule = rules.get(f.rule)
+            url = getattr(rule, "url", None)
+            out.append(
+                types.Diagnostic(
+                    range=self.range_in(f.path, f.span, doc, enc),
+                    message=f.message,
+                    severity=_SEVERITY.get(f.severity, types.DiagnosticSeverity.Warning),
+                    code=f.rule,
+                    code_description=types.CodeDescription(href=url) if url else None,
+                    source="dpmlens",
+                    related_information=[
+                        types.DiagnosticRelatedInformation(
+                            location=types.Location(
+                                uri=self.uri_for(step.path, doc),
+                                range=self.range_in(step.path, step.span, doc, enc),
+                            ),
+                            message=step.note or step.function,
+                        )
+                        for step in f.chain
+                    ]
+                    or None,
+                    tags=[_TAGS[t] for t in f.tags if t in _TAGS] or None,
+                )
+            )
+        return out
+
+    def uri_for(self, path: str, doc: Document) -> str:
+        if path == doc.path:
+            return doc.uri
+        other = self.server.documents.by_path(path)
+        return other.uri if other is not None else (from_fs_path(path) or path)
+
+    def range_in(self, path: str, span: Any, doc: Document, enc: str) -> types.Range:
+        """Span (1-based byte columns) -> LSP Range, using the text of whichever file it is in."""
+        if path == doc.path:
+            return doc.span_to_range(span, enc)
+        other = self.server.documents.by_path(path)
+        if other is not None:
+            return other.span_to_range(span, enc)
+        lines = _disk_lines(self.server, path, span.line, span.end_line)
+        return types.Range(
+            start=types.Position(
+                line=span.line - 1,
+                character=byte_to_col(lines.get(span.line, b""), span.column - 1, enc),
+            ),
+            end=types.Position(
+                line=span.end_line - 1,
+                character=byte_to_col(lines.get(span.end_line, b""), span.end_column - 1, enc),
+            ),
+        )
+
+
+def _disk_lines(server: Any, path: str, *wanted: int) -> dict[int, bytes]:
+    """A few 1-based lines of a file that is not open (for column conversion only)."""
+    source = server.index.source_of(path) if server.index is not None else None
+    if source is None:
+        return {}
+    lines = source.split(b"\n", max(wanted))
+    return {n: lines[n - 1] for n in wanted if 0 < n <= len(lines)}
+
+
+def setup(server: Any) -> None:
+    diags = Diagnostics(server)
+    server.diagnostics = diags
+
+    server.on("opened", "diagnostics", lambda doc: diags.schedule(doc, 0))
+    server.on(
+        "changed", "diagnostics", lambda doc: diags.schedule(doc, server.settings.debounce_ms)
+    )
+    server.on("closed", "diagnostics", diags.clear)
+
+    def rerun_all(*_args: Any) -> None:
+        for doc in list(server.documents.docs.values()):
+            diags.schedule(doc, 0)
+
+    server.on("settings_changed", "diagnostics", rerun_all)
+    server.on("index_updated", "diagnostics", rerun_all)

@@ -1,0 +1,249 @@
+"""Text synchronisation with incremental tree-sitter reparsing.
+
+Each open document keeps its UTF-8 bytes and its tree. An LSP content change is applied to the
+bytes and described to the tree with `Tree.edit()`; the reparse (with the old tree, so only the
+edited region is parsed again) is deferred until someone needs the tree, so a burst of edits
+costs one parse. Only the latest tree is kept: memory does not grow with the number of edits.
+
+Positions: LSP columns are counted in the negotiated encoding (UTF-16 unless the client offers
+UTF-8); trees and `Span`s count bytes. The conversions live here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import tree_sitter as ts
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from dpmlens.findings import Span
+from dpmlens.syntax.parser import parse
+
+UTF8 = types.PositionEncodingKind.Utf8
+UTF16 = types.PositionEncodingKind.Utf16
+UTF32 = types.PositionEncodingKind.Utf32
+
+_NEWLINE = re.compile(rb"\n")
+
+
+def line_starts(source: bytes) -> list[int]:
+    starts = [0]
+    starts.extend(m.end() for m in _NEWLINE.finditer(source))
+    return starts
+
+
+def col_to_byte(line: bytes, col: int, encoding: str) -> int:
+    """LSP column (in `encoding` units) -> byte offset within `line` (clamped to the line)."""
+    if col <= 0:
+        return 0
+    if encoding == UTF8 or line.isascii():
+        return min(col, len(line))
+    text = line.decode("utf-8", "surrogateescape")
+    if encoding == UTF32:
+        return len(text[:col].encode("utf-8", "surrogateescape"))
+    units = 0
+    for i, ch in enumerate(text):
+        if units >= col:
+            return len(text[:i].encode("utf-8", "surrogateescape"))
+        units += 2 if ord(ch) > 0xFFFF else 1
+    return len(line)
+
+
+def byte_to_col(line: bytes, byte: int, encoding: str) -> int:
+    """Byte offset within `line` -> LSP column in `encoding` units."""
+    byte = max(0, min(byte, len(line)))
+    if encoding == UTF8 or line.isascii():
+        return byte
+    prefix = line[:byte].decode("utf-8", "surrogateescape")
+    if encoding == UTF32:
+        return len(prefix)
+    return sum(2 if ord(ch) > 0xFFFF else 1 for ch in prefix)
+
+
+@dataclass
+class Document:
+    uri: str
+    path: str
+    version: int | None
+    source: bytes
+    tree: ts.Tree | None = None
+    dirty: bool = True  # tree edited (or absent) but not reparsed yet
+    edits: int = 0
+    _starts: list[int] | None = field(default=None, repr=False)
+
+    # -- positions --------------------------------------------------------------------------
+
+    @property
+    def starts(self) -> list[int]:
+        if self._starts is None:
+            self._starts = line_starts(self.source)
+        return self._starts
+
+    def line_bytes(self, line: int) -> bytes:
+        """0-based line without its newline; b"" past the end."""
+        starts = self.starts
+        if line < 0 or line >= len(starts):
+            return b""
+        end = starts[line + 1] - 1 if line + 1 < len(starts) else len(self.source)
+        return self.source[starts[line] : end]
+
+    def offset_of(self, pos: types.Position, encoding: str) -> int:
+        starts = self.starts
+        if pos.line >= len(starts):
+            return len(self.source)
+        return starts[pos.line] + col_to_byte(self.line_bytes(pos.line), pos.character, encoding)
+
+    def position_of_point(self, row: int, byte_col: int, encoding: str) -> types.Position:
+        """0-based (row, byte column) -> LSP Position."""
+        return types.Position(
+            line=row, character=byte_to_col(self.line_bytes(row), byte_col, encoding)
+        )
+
+    def span_to_range(self, span: Span, encoding: str) -> types.Range:
+        return types.Range(
+            start=self.position_of_point(span.line - 1, span.column - 1, encoding),
+            end=self.position_of_point(span.end_line - 1, span.end_column - 1, encoding),
+        )
+
+    def point_of_position(self, pos: types.Position, encoding: str) -> tuple[int, int]:
+        """LSP Position -> 0-based (row, byte column)."""
+        return pos.line, col_to_byte(self.line_bytes(pos.line), pos.character, encoding)
+
+    # -- edits -----------------------------------------------------------------------------
+
+    def apply_change(self, change: Any, encoding: str) -> None:
+        """Apply one TextDocumentContentChangeEvent (ranged or whole-text)."""
+        text = change.text.encode("utf-8", "surrogateescape")
+        rng = getattr(change, "range", None)
+        if rng is None:
+            self.source = text
+            self.tree = None
+            self.dirty = True
+            self._starts = None
+            self.edits += 1
+            return
+        start = self.offset_of(rng.start, encoding)
+        end = max(start, self.offset_of(rng.end, encoding))
+        start_point = self._point_at(start)
+        old_end_point = self._point_at(end)
+        nl = text.count(b"\n")
+        if nl:
+            new_end_point = (start_point[0] + nl, len(text) - text.rfind(b"\n") - 1)
+        else:
+            new_end_point = (start_point[0], start_point[1] + len(text))
+        self.source = self.source[:start] + text + self.source[end:]
+        self._shift_lines(start, end, text, start_point[0], old_end_point[0])
+        if self.tree is not None:
+            self.tree.edit(
+                start_byte=start,
+                old_end_byte=end,
+                new_end_byte=start + len(text),
+                start_point=start_point,
+                old_end_point=old_end_point,
+                new_end_point=new_end_point,
+            )
+        self.dirty = True
+        self.edits += 1
+
+    def _point_at(self, offset: int) -> tuple[int, int]:
+        from bisect import bisect_right
+
+        starts = self.starts
+        row = bisect_right(starts, offset) - 1
+        return row, offset - starts[row]
+
+    def _shift_lines(self, start: int, end: int, text: bytes, row0: int, row1: int) -> None:
+        """Update the line table in place: a one-character edit must not rescan the file."""
+        starts = self._starts
+        if starts is None:
+            return
+        delta = len(text) - (end - start)
+        new = [start + m.end() for m in _NEWLINE.finditer(text)]
+        tail = starts[row1 + 1 :]
+        if delta:
+            tail = [s + delta for s in tail]
+        starts[row0 + 1 :] = new + tail
+
+    def ensure_tree(self) -> ts.Tree:
+        """The up-to-date tree: reparses (incrementally when an old tree exists) if needed."""
+        if self.dirty or self.tree is None:
+            self.tree = parse(self.source, self.tree)
+            self.dirty = False
+        return self.tree
+
+
+class DocumentStore:
+    """Open documents by URI. Only C sources and headers are tracked."""
+
+    def __init__(self) -> None:
+        self.docs: dict[str, Document] = {}
+
+    def get(self, uri: str) -> Document | None:
+        return self.docs.get(uri)
+
+    def open(self, uri: str, version: int | None, text: str) -> Document:
+        path = to_fs_path(uri) or uri
+        doc = Document(uri=uri, path=path, version=version,
+                       source=text.encode("utf-8", "surrogateescape"))
+        self.docs[uri] = doc
+        return doc
+
+    def close(self, uri: str) -> None:
+        self.docs.pop(uri, None)
+
+    def by_path(self, path: str) -> Document | None:
+        for doc in self.docs.values():
+            if doc.path == path:
+                return doc
+        return None
+
+
+def is_c_document(uri: str, language_id: str | None = None) -> bool:
+    if language_id in ("c", "cpp"):
+        return True
+    return uri.endswith((".c", ".h"))
+
+
+def setup(server: Any) -> None:
+    server.documents = DocumentStore()
+
+    def encoding() -> str:
+        return server.workspace.position_encoding or UTF16
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: Any, params: types.DidOpenTextDocumentParams) -> None:
+        td = params.text_document
+        if not is_c_document(td.uri, td.language_id):
+            return
+        with ls.guard("documents (didOpen)"):
+            doc = ls.documents.open(td.uri, td.version, td.text)
+            ls.emit("opened", doc)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: Any, params: types.DidChangeTextDocumentParams) -> None:
+        doc = ls.documents.get(params.text_document.uri)
+        if doc is None:
+            return
+        with ls.guard("documents (didChange)"):
+            enc = encoding()
+            for change in params.content_changes:
+                doc.apply_change(change, enc)
+            doc.version = params.text_document.version
+            ls.emit("changed", doc)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: Any, params: types.DidSaveTextDocumentParams) -> None:
+        doc = ls.documents.get(params.text_document.uri)
+        if doc is not None:
+            ls.emit("saved", doc)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: Any, params: types.DidCloseTextDocumentParams) -> None:
+        doc = ls.documents.get(params.text_document.uri)
+        if doc is None:
+            return
+        ls.documents.close(params.text_document.uri)
+        ls.emit("closed", doc)

@@ -1,0 +1,175 @@
+"""Hover on a dev_pm_ops member, a PM macro, a table or a callback name.
+
+Says which phases the function runs in and what holds there (model/phases.py: device IRQs,
+runtime PM, async), and, when traces are loaded, the measured latency per device.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+
+from dpmlens.lsp.documents import UTF16, Document
+from dpmlens.model import pm_macros
+from dpmlens.model.phases import PHASES, Phase
+from dpmlens.model.types import FileModel
+
+_KIND = {"system": "system sleep", "hibernate": "hibernation", "runtime": "runtime PM"}
+_IDENT_TYPES = ("identifier", "field_identifier", "type_identifier")
+
+
+def describe_phase(p: Phase) -> str:
+    """One line of facts about a member (markdown)."""
+    if p.kind == "runtime":
+        facts = [
+            "runtime PM, device IRQs on",
+            "process context, may sleep",
+            "the PM core never runs two runtime PM callbacks of one device at once",
+        ]
+    else:
+        where = "going down" if p.direction == "down" else "coming up"
+        facts = [f"{_KIND[p.kind]}, {p.stage} stage, {where}"]
+        facts.append(
+            "**device IRQs suspended**: handlers do not run, so no waiting for an interrupt"
+            if p.irqs_suspended
+            else "device IRQs on"
+        )
+        if p.runtime_pm_disabled:
+            facts.append(
+                "**runtime PM disabled** (from suspend_late to resume_early): "
+                "`pm_runtime_get_sync()`/`resume` calls do not resume the device"
+            )
+        facts.append(
+            "may run asynchronously with other devices (device_enable_async_suspend)"
+            if p.may_run_async
+            else "runs synchronously, in dpm list order"
+        )
+    return f"`{p.member}`: " + "; ".join(facts)
+
+
+def _fmt_ms(us: float | None) -> str:
+    if us is None:
+        return "-"
+    return f"{us / 1000:.2f} ms" if us >= 1000 else f"{us:.0f} us"
+
+
+def measured_table(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return ""
+    lines = [
+        "| phase | device | n | median | p95 | max |",
+        "|---|---|--:|--:|--:|--:|",
+    ]
+    for r in sorted(rows, key=lambda r: (PHASES[r["phase"]].order if r["phase"] in PHASES
+                                         else 99, r.get("device") or "")):
+        lines.append(
+            f"| {r['phase']} | {r.get('device') or '?'} | {r['n']} | {_fmt_ms(r['median_us'])} "
+            f"| {_fmt_ms(r['p95_us'])} | {_fmt_ms(r['max_us'])} |"
+        )
+    return "\n".join(lines)
+
+
+def _members_of_function(model: FileModel, name: str) -> list[tuple[str, str, str]]:
+    """(member, table, via) for every table member filled with `name`."""
+    out = []
+    for table in model.pm_tables.values():
+        for m in table.members:
+            if m.function == name:
+                out.append((m.member, table.name, m.via))
+    for drv in model.drivers:
+        for member, fn in drv.legacy.items():
+            if fn == name:
+                out.append((member, drv.var_name, f"legacy {drv.bus} bus callback"))
+    return out
+
+
+def hover_markdown(server: Any, doc: Document, model: FileModel, name: str,
+                   node_type: str) -> str | None:
+    parts: list[str] = []
+    if name in pm_macros.MEMBER_MACROS or name in pm_macros.TABLE_MACROS:
+        fills = pm_macros.MEMBER_MACROS.get(name) or pm_macros.TABLE_MACROS[name].fills
+        head = f"**{name}** fills these `dev_pm_ops` members:"
+        if name in pm_macros.DEPRECATED_MEMBER_MACROS or (
+            name in pm_macros.TABLE_MACROS and pm_macros.TABLE_MACROS[name].deprecated
+        ):
+            head += "\n\n*Deprecated*: the callbacks need `__maybe_unused` or `#ifdef` guards; " \
+                    "prefer the macros without `SET_`/`SIMPLE_` with `pm_ptr()`/`pm_sleep_ptr()`."
+        parts.append(head)
+        parts.extend(f"- {describe_phase(PHASES[m])}" for m, _ in fills if m in PHASES)
+        return "\n".join(parts)
+
+    if node_type == "field_identifier" and name in PHASES:
+        parts.append(f"**.{name}** (`struct dev_pm_ops`)\n\n{describe_phase(PHASES[name])}")
+        return "\n".join(parts)
+
+    if name in model.pm_tables:
+        table = model.pm_tables[name]
+        how = f" via `{table.macro}`" if table.macro else ""
+        parts.append(f"**{name}**: `struct dev_pm_ops`{how}\n")
+        for m in sorted(table.members, key=lambda m: PHASES[m.member].order
+                        if m.member in PHASES else 99):
+            parts.append(f"- `{m.member}` -> `{m.function or 'NULL'}`")
+        rows = _trace_rows(server, doc, [m.function for m in table.members if m.function])
+        if rows:
+            parts.append("\n**Measured** (loaded traces)\n\n" + measured_table(rows))
+        return "\n".join(parts)
+
+    uses = _members_of_function(model, name)
+    if not uses:
+        return None
+    parts.append(f"**{name}**: PM callback\n")
+    for member, table, via in uses:
+        src = f"`{table}`" + ("" if via == "designated" else f" via `{via}`")
+        phase = PHASES.get(member)
+        parts.append(f"- {describe_phase(phase) if phase else f'`{member}`'} (in {src})")
+    rows = _trace_rows(server, doc, [name])
+    if rows:
+        parts.append("\n**Measured** (loaded traces)\n\n" + measured_table(rows))
+    elif server.traces is not None and server.traces.loaded:
+        parts.append("\n*No measured samples map to this function in the loaded traces.*")
+    return "\n".join(parts)
+
+
+def _trace_rows(server: Any, doc: Document, functions: list[str]) -> list[dict[str, Any]]:
+    if server.traces is None or not server.traces.loaded:
+        return []
+    out: list[dict[str, Any]] = []
+    for fn in functions:
+        out.extend(server.traces.callbacks_for(doc.path, fn))
+    return out
+
+
+def hover_at(server: Any, doc: Document, pos: types.Position) -> types.Hover | None:
+    res = server.diagnostics.current(doc)
+    if res is None:
+        return None
+    enc = server.workspace.position_encoding or UTF16
+    row, col = doc.point_of_position(pos, enc)
+    tree = doc.ensure_tree()
+    node = tree.root_node.named_descendant_for_point_range((row, col), (row, col))
+    if node is None or node.type not in _IDENT_TYPES:
+        return None
+    name = doc.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+    text = hover_markdown(server, doc, res.model, name, node.type)
+    if text is None:
+        return None
+    sr, sc = node.start_point
+    er, ec = node.end_point
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
+        range=types.Range(
+            start=doc.position_of_point(sr, sc, enc), end=doc.position_of_point(er, ec, enc)
+        ),
+    )
+
+
+def setup(server: Any) -> None:
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: Any, params: types.HoverParams) -> types.Hover | None:
+        doc = ls.documents.get(params.text_document.uri)
+        if doc is None:
+            return None
+        with ls.guard("hover"):
+            return hover_at(ls, doc, params.position)
+        return None

@@ -1,0 +1,121 @@
+"""The dpmlens language server: one pygls LanguageServer, features set up module by module.
+
+Each feature module has `setup(server)`; document events fan out through `server.emit()`, and
+every feature call runs under `server.guard()`: an exception is logged to the client
+(window/logMessage) with the feature's name and the other features go on. Nothing here may
+write to stdout, which carries the protocol.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+
+from dpmlens import __version__
+from dpmlens.lsp.settings import LOG_LEVELS, Settings
+
+log = logging.getLogger("dpmlens.lsp")
+
+_MESSAGE_TYPES = {
+    "error": types.MessageType.Error,
+    "warning": types.MessageType.Warning,
+    "info": types.MessageType.Info,
+    "debug": types.MessageType.Log,
+}
+
+
+class DpmlensProtocol(LanguageServerProtocol):
+    @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
+    def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams):
+        # Command handlers only see their arguments; keep the whole request (its
+        # workDoneToken) where the handler can read it as it starts.
+        self._server.command_params = params  # type: ignore[attr-defined]
+        return (yield from super().lsp_workspace__execute_command(params))
+
+
+class DpmlensServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("dpmlens", __version__, protocol_cls=DpmlensProtocol)
+        self.settings = Settings()
+        self.command_params: types.ExecuteCommandParams | None = None
+        self._listeners: dict[str, list[tuple[str, Callable[..., Any]]]] = defaultdict(list)
+        # Feature state, set by the modules' setup():
+        self.documents: Any = None  # documents.DocumentStore
+        self.diagnostics: Any = None  # diagnostics.Diagnostics
+        self.index: Any = None  # workspace_index.WorkspaceIndex
+        self.traces: Any = None  # commands.TraceState
+        self.rules: Any = None  # rules loaded once: {id: Rule}
+
+    # -- logging to the client -------------------------------------------------------------
+
+    def log(self, level: str, message: str) -> None:
+        """window/logMessage if the configured logLevel lets it through; stderr always."""
+        getattr(log, "debug" if level == "debug" else level, log.info)(message)
+        wanted = LOG_LEVELS.index(self.settings.log_level)
+        if LOG_LEVELS.index(level) > wanted:
+            return
+        # Not connected yet, or the pipe is gone: stderr has it.
+        with suppress(Exception):
+            self.window_log_message(
+                types.LogMessageParams(type=_MESSAGE_TYPES[level], message=message)
+            )
+
+    def log_exception(self, feature: str, error: BaseException) -> None:
+        tb = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        log.error("%s failed:\n%s", feature, tb)
+        self.log("error", f"dpmlens: {feature} failed: {type(error).__name__}: {error}")
+
+    @contextmanager
+    def guard(self, feature: str) -> Iterator[None]:
+        """Run a feature; if it throws, log it and carry on."""
+        try:
+            yield
+        except Exception as e:  # noqa: BLE001 - isolation is the point
+            self.log_exception(feature, e)
+
+    # -- fan-out of document events --------------------------------------------------------
+
+    def on(self, event: str, feature: str, fn: Callable[..., Any]) -> None:
+        self._listeners[event].append((feature, fn))
+
+    def emit(self, event: str, *args: Any) -> None:
+        for feature, fn in self._listeners[event]:
+            with self.guard(f"{feature} ({event})"):
+                fn(*args)
+
+
+def create_server() -> DpmlensServer:
+    # Order matters only for the fan-out: documents first, then who reacts to them.
+    from dpmlens.lsp import (
+        code_actions,
+        codelens,
+        commands,
+        diagnostics,
+        documents,
+        hover,
+        settings,
+        workspace_index,
+    )
+
+    server = DpmlensServer()
+    for module in (
+        settings,
+        documents,
+        workspace_index,
+        diagnostics,
+        code_actions,
+        hover,
+        commands,
+        codelens,
+    ):
+        module.setup(server)
+    return server

@@ -1,0 +1,236 @@
+"""Client settings (initializationOptions / didChangeConfiguration) -> config.Config.
+
+The shape is documented in docs/lsp-protocol.md. Unknown keys are ignored; a bad value is
+reported once (one line naming the key) and the default is kept, so a typo in settings.json
+never stops the server.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from dpmlens.config import Config, RuleSetting
+from dpmlens.findings import Severity
+
+DEFAULT_TRACE_GLOBS = ("**/*_dmesg.txt", "**/*_ftrace.txt", "**/*.perfetto-trace")
+LOG_LEVELS = ("error", "warning", "info", "debug")
+
+
+@dataclass(frozen=True)
+class PathMapping:
+    """A trace recorded against `source` paths is shown against the `target` checkout."""
+
+    source: str
+    target: str
+
+
+@dataclass
+class Settings:
+    enable: bool = True
+    rules: dict[str, RuleSetting] = field(default_factory=dict)
+    helper_depth: int = 3
+    debounce_ms: int = 150
+    trace_globs: tuple[str, ...] = DEFAULT_TRACE_GLOBS
+    path_mappings: tuple[PathMapping, ...] = ()
+    log_level: str = "info"
+    problems: list[str] = field(default_factory=list)  # one line per rejected value
+
+    def to_config(self) -> Config:
+        return Config(rules=dict(self.rules), helper_depth=self.helper_depth)
+
+    def map_path(self, path: str) -> str:
+        """Apply the first path mapping whose `source` prefixes `path` (traces -> checkout)."""
+        for m in self.path_mappings:
+            src = m.source.rstrip("/")
+            if path == src or path.startswith(src + "/"):
+                return m.target.rstrip("/") + path[len(src) :]
+        return path
+
+
+def unwrap(raw: Any) -> Any:
+    """didChangeConfiguration may carry {"dpmlens": {...}} or the object itself."""
+    if isinstance(raw, dict) and isinstance(raw.get("dpmlens"), dict):
+        return raw["dpmlens"]
+    return raw
+
+
+def parse_settings(raw: Any, workspace_folder: str | None = None) -> Settings:
+    s = Settings()
+    raw = unwrap(raw)
+    if raw is None:
+        return s
+    if not isinstance(raw, dict):
+        s.problems.append(f"settings: expected an object, got {type(raw).__name__}")
+        return s
+
+    def bad(key: str, expected: str) -> None:
+        s.problems.append(f"settings: {key}: expected {expected}, got {raw.get(key)!r}")
+
+    if "enable" in raw:
+        if isinstance(raw["enable"], bool):
+            s.enable = raw["enable"]
+        else:
+            bad("enable", "true or false")
+    if "helperDepth" in raw:
+        v = raw["helperDepth"]
+        if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 20:
+            s.helper_depth = v
+        else:
+            bad("helperDepth", "an integer 0..20")
+    if "debounceMs" in raw:
+        v = raw["debounceMs"]
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 10_000:
+            s.debounce_ms = int(v)
+        else:
+            bad("debounceMs", "a number of milliseconds 0..10000")
+    if "traceGlobs" in raw:
+        v = raw["traceGlobs"]
+        if isinstance(v, list) and all(isinstance(g, str) for g in v):
+            s.trace_globs = tuple(v)
+        else:
+            bad("traceGlobs", "a list of glob strings")
+    if "logLevel" in raw:
+        v = raw["logLevel"]
+        if isinstance(v, str) and v.lower() in LOG_LEVELS:
+            s.log_level = v.lower()
+        else:
+            bad("logLevel", "one of " + ", ".join(LOG_LEVELS))
+    if "rules" in raw:
+        _parse_rules(raw["rules"], s)
+    if "pathMappings" in raw:
+        _parse_mappings(raw["pathMappings"], s, workspace_folder)
+    return s
+
+
+def _parse_rules(v: Any, s: Settings) -> None:
+    if not isinstance(v, dict):
+        s.problems.append(f"settings: rules: expected an object keyed by rule id, got {v!r}")
+        return
+    for rule_id, opts in v.items():
+        setting = RuleSetting()
+        if isinstance(opts, bool):  # shorthand: "rule-id": false
+            setting.enabled = opts
+        elif isinstance(opts, str):  # shorthand: "rule-id": "error" | "off"
+            if opts.lower() == "off":
+                setting.enabled = False
+            else:
+                try:
+                    setting.severity = Severity.parse(opts)
+                except ValueError as e:
+                    s.problems.append(f"settings: rules.{rule_id}: {e}")
+                    continue
+        elif isinstance(opts, dict):
+            if isinstance(opts.get("enabled"), bool):
+                setting.enabled = opts["enabled"]
+            sev = opts.get("severity")
+            if sev is not None:
+                try:
+                    setting.severity = Severity.parse(str(sev))
+                except ValueError as e:
+                    s.problems.append(f"settings: rules.{rule_id}.severity: {e}")
+        else:
+            s.problems.append(f"settings: rules.{rule_id}: expected an object, got {opts!r}")
+            continue
+        s.rules[str(rule_id)] = setting
+
+
+def _parse_mappings(v: Any, s: Settings, workspace_folder: str | None) -> None:
+    if not isinstance(v, list):
+        s.problems.append(f"settings: pathMappings: expected a list, got {v!r}")
+        return
+    out = []
+    for i, m in enumerate(v):
+        if not (isinstance(m, dict) and isinstance(m.get("from"), str)
+                and isinstance(m.get("to"), str)):
+            s.problems.append(
+                f"settings: pathMappings[{i}]: expected {{\"from\": path, \"to\": path}}, got {m!r}"
+            )
+            continue
+        target = m["to"]
+        if "${workspaceFolder}" in target:
+            if workspace_folder is None:
+                s.problems.append(
+                    f"settings: pathMappings[{i}]: ${{workspaceFolder}} used without a workspace"
+                )
+                continue
+            target = target.replace("${workspaceFolder}", workspace_folder)
+        out.append(PathMapping(source=str(Path(m["from"])), target=str(Path(target))))
+    s.path_mappings = tuple(out)
+
+
+# -- LSP wiring ------------------------------------------------------------------------------
+
+
+def _workspace_folder(server: Any) -> str | None:
+    ws = server.workspace
+    folders = list(ws.folders.values())
+    if folders:
+        return to_fs_path(folders[0].uri)
+    return ws.root_path
+
+
+def apply_settings(server: Any, raw: Any) -> None:
+    old = server.settings
+    new = parse_settings(raw, _workspace_folder(server))
+    server.settings = new
+    for problem in new.problems:
+        server.log("warning", problem)
+    server.emit("settings_changed", old, new)
+
+
+def setup(server: Any) -> None:
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: Any, params: types.InitializeParams) -> None:
+        ls.settings = parse_settings(params.initialization_options, _workspace_folder(ls))
+
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: Any, params: types.InitializedParams) -> None:
+        for problem in ls.settings.problems:
+            ls.log("warning", problem)
+        _register_watchers(ls)
+        ls.emit("initialized")
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(
+        ls: Any, params: types.DidChangeConfigurationParams
+    ) -> None:
+        raw = unwrap(params.settings)
+        if not isinstance(raw, dict) or not raw:
+            # VS Code sends {"settings": null} when it expects the server to pull.
+            raw = None
+            caps = ls.client_capabilities.workspace
+            if caps is not None and caps.configuration:
+                got = await ls.workspace_configuration_async(
+                    types.ConfigurationParams(items=[types.ConfigurationItem(section="dpmlens")])
+                )
+                raw = got[0] if got else None
+        with ls.guard("settings"):
+            apply_settings(ls, raw)
+
+
+def _register_watchers(server: Any) -> None:
+    """Ask the client to tell us about C files and trace files changing on disk."""
+    caps = server.client_capabilities.workspace
+    watched = caps.did_change_watched_files if caps is not None else None
+    if watched is None or not watched.dynamic_registration:
+        return
+    globs = ["**/*.c", "**/*.h", *server.settings.trace_globs]
+    options = types.DidChangeWatchedFilesRegistrationOptions(
+        watchers=[types.FileSystemWatcher(glob_pattern=g) for g in globs]
+    )
+    server.client_register_capability(
+        types.RegistrationParams(
+            registrations=[
+                types.Registration(
+                    id="dpmlens-watch",
+                    method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                    register_options=options,
+                )
+            ]
+        )
+    )

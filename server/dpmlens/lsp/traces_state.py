@@ -1,0 +1,106 @@
+"""The traces the server has loaded, mapped to source, in the JSON shapes of docs/lsp-protocol.md.
+
+`compute()` runs off the event loop (a thread): it parses the captures, aggregates per callback
+and maps each callback to a function definition using skeleton models of the workspace (the
+index summaries plus the open documents). `install()` swaps the result in on the loop.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from pygls.uris import from_fs_path
+
+from dpmlens.model.types import FileModel
+
+
+@dataclass
+class TraceResult:
+    files_requested: list[str]
+    callbacks: list[dict[str, Any]]
+    phases: list[dict[str, Any]]
+    status: dict[str, Any]
+
+
+@dataclass
+class TraceState:
+    result: TraceResult | None = None
+    manual_paths: list[str] = field(default_factory=list)  # from dpmlens.loadTraces
+    auto_files: list[str] = field(default_factory=list)  # from traceGlobs
+    _by_function: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
+    path_map: Any = None  # Settings.map_path, captured at load
+
+    @property
+    def loaded(self) -> bool:
+        return self.result is not None and bool(self.result.callbacks)
+
+    @property
+    def files(self) -> list[str]:
+        return list(self.result.status.get("paths", [])) if self.result else []
+
+    @property
+    def files_requested(self) -> list[str]:
+        return self.result.files_requested if self.result else []
+
+    def clear(self) -> None:
+        self.result = None
+        self.manual_paths = []
+        self.auto_files = []
+        self._by_function = {}
+
+    def status(self) -> dict[str, Any]:
+        if self.result is None:
+            return empty_status()
+        return {k: v for k, v in self.result.status.items() if k != "paths"}
+
+    def slowest(self, limit: int) -> dict[str, Any]:
+        cbs = self.result.callbacks if self.result else []
+        top = sorted(cbs, key=lambda c: -c["median_us"])[:limit]
+        return {"callbacks": top, "phases": self.result.phases if self.result else [],
+                "status": self.status()}
+
+    def callbacks_for(self, path: str, function: str) -> list[dict[str, Any]]:
+        return self._by_function.get((os.path.realpath(path), function), [])
+
+    def install(self, result: TraceResult) -> None:
+        by_fn: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+        for cb in result.callbacks:
+            src = cb.get("source")
+            if src:
+                by_fn[(os.path.realpath(src["path"]), src["function"])].append(cb)
+        self.result = result
+        self._by_function = dict(by_fn)
+
+    # -- computing (thread) ----------------------------------------------------------------
+
+    def mapping_inputs(self, server: Any) -> dict[str, Any]:
+        """What compute() needs from the server, captured on the loop thread."""
+        models: dict[str, FileModel] = {}
+        if server.index is not None:
+            for s in server.index.pm_summaries():
+                models[s.path] = FileModel(
+                    path=s.path, source=b"", functions=dict(s.callbacks), calls=[],
+                    pm_tables=dict(s.pm_tables), drivers=list(s.drivers), defines={},
+                )
+        for doc in server.documents.docs.values():
+            res = server.diagnostics.results.get(doc.uri) if server.diagnostics else None
+            if res is not None:
+                models[doc.path] = res.model
+        return {"models": list(models.values()), "map_path": server.settings.map_path}
+
+    def compute(self, paths: list[str], inputs: dict[str, Any]) -> TraceResult:
+        from dpmlens.lsp.trace_mapping import compute_traces
+
+        return compute_traces(paths, inputs["models"], inputs["map_path"])
+
+
+def empty_status() -> dict[str, Any]:
+    return {"files": 0, "samples": 0, "cycles": 0, "callbacks_mapped": 0,
+            "callbacks_unmapped": 0, "unmapped_reasons": {}, "errors": []}
+
+
+def source_ref(path: str, line: int, function: str) -> dict[str, Any]:
+    return {"uri": from_fs_path(path) or path, "path": path, "line": line, "function": function}

@@ -1,0 +1,454 @@
+"""Background index of the workspace's C files (function definitions, dev_pm_ops, drivers).
+
+Two uses:
+- the resolver rules use to follow helpers into other files of the same directory
+  (`lookup(name) -> (FileModel, FunctionDef) | None`, docs/architecture.md);
+- trace mapping anywhere in the workspace (driver name -> .pm table -> callback definition).
+
+Parsing runs in worker *processes* at low priority (nice), so the server's event loop and the
+open document's diagnostics never wait for it and the GIL is not shared. Directories of open
+documents jump the queue: all their files are summarised; elsewhere only files that pass the
+byte-level PM prefilter are parsed. Summaries are small (names, tables, drivers, the callback
+definitions), so a whole drivers/ tree fits in memory; full FileModels are rebuilt on demand
+and kept in a small LRU.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import multiprocessing
+import os
+import sys
+import time
+from collections import OrderedDict, deque
+from collections.abc import Iterable
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from dpmlens.model.types import DriverStruct, FileModel, FunctionDef, PmTable
+
+SUFFIXES = (".c", ".h")
+MAX_FILE_BYTES = 4 * 1024 * 1024
+CHUNK = 48  # files per worker task: big enough to amortise pickling, small enough to interleave
+MODEL_CACHE = 24  # full models of other files kept for the resolver
+
+
+@dataclass(frozen=True)
+class FileSummary:
+    path: str
+    mtime_ns: int
+    public: tuple[str, ...]  # non-static function definitions
+    static: tuple[str, ...]  # static function definitions (visible to others only in headers)
+    pm_tables: dict[str, PmTable] = field(default_factory=dict)
+    drivers: tuple[DriverStruct, ...] = ()
+    callbacks: dict[str, FunctionDef] = field(default_factory=dict)  # named by tables/drivers
+    error: str | None = None
+
+
+# -- worker side (runs in the pool processes) ------------------------------------------------
+
+
+def _worker_init() -> None:
+    # fd 1 of the server is the protocol pipe: make sure nothing a worker prints lands there.
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    with contextlib.suppress(OSError):
+        os.nice(10)
+
+
+def summarize(path: str, source: bytes | None = None, mtime_ns: int = 0) -> FileSummary:
+    from dpmlens.model.build import build_model
+
+    try:
+        if source is None:
+            st = os.stat(path)
+            mtime_ns = st.st_mtime_ns
+            if st.st_size > MAX_FILE_BYTES:
+                return FileSummary(path, mtime_ns, (), (), error="too large, skipped")
+            with open(path, "rb") as fh:
+                source = fh.read()
+        model = build_model(path, source)
+    except OSError as e:
+        return FileSummary(path, mtime_ns, (), (), error=f"cannot read: {e.strerror or e}")
+    except Exception as e:  # a model bug on one file must not stop the index
+        return FileSummary(path, mtime_ns, (), (), error=f"{type(e).__name__}: {e}")
+    return summary_of(model, mtime_ns)
+
+
+def summary_of(model: FileModel, mtime_ns: int) -> FileSummary:
+    named: set[str] = set()
+    for table in model.pm_tables.values():
+        named.update(m.function for m in table.members if m.function)
+    for drv in model.drivers:
+        named.update(v for v in drv.legacy.values() if v)
+        if drv.probe:
+            named.add(drv.probe)
+    intern = sys.intern
+    return FileSummary(
+        path=model.path,
+        mtime_ns=mtime_ns,
+        public=tuple(intern(n) for n, f in model.functions.items() if not f.is_static),
+        static=tuple(intern(n) for n, f in model.functions.items() if f.is_static),
+        pm_tables=dict(model.pm_tables),
+        drivers=tuple(model.drivers),
+        callbacks={n: model.functions[n] for n in named if n in model.functions},
+    )
+
+
+def summarize_many(paths: list[str], prefilter: bool) -> list[FileSummary]:
+    from dpmlens.syntax.prefilter import may_contain_pm
+
+    out = []
+    for path in paths:
+        if prefilter:
+            try:
+                st = os.stat(path)
+                if st.st_size > MAX_FILE_BYTES:
+                    continue
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                continue
+            if not may_contain_pm(data):
+                continue
+            out.append(summarize(path, data, st.st_mtime_ns))
+        else:
+            out.append(summarize(path))
+    return out
+
+
+# -- server side -----------------------------------------------------------------------------
+
+
+@dataclass
+class _Job:
+    paths: list[str]
+    prefilter: bool
+    directory: str | None = None  # set for "index this whole directory" jobs
+
+
+class DirResolver:
+    """`lookup(name)` for one document: functions defined in other files of its directory."""
+
+    def __init__(self, index: WorkspaceIndex, path: str) -> None:
+        self.index = index
+        self.path = path
+        self.directory = os.path.dirname(path)
+
+    def lookup(self, name: str) -> tuple[FileModel, FunctionDef] | None:
+        where = self.index.dir_functions.get(self.directory)
+        if not where:
+            return None
+        for path in where.get(name, ()):
+            if path == self.path:
+                continue
+            model = self.index.model_of(path)
+            if model is None:
+                continue
+            fn = model.functions.get(name)
+            if fn is not None:
+                return model, fn
+        return None
+
+
+class WorkspaceIndex:
+    def __init__(self, server: Any) -> None:
+        self.server = server
+        self.summaries: dict[str, FileSummary] = {}
+        self.dir_functions: dict[str, dict[str, list[str]]] = {}  # dir -> name -> paths
+        self.dirs_indexed: set[str] = set()
+        self.state = "idle"  # idle | indexing | done
+        self.files_seen = 0
+        self.files_parsed = 0
+        self.seconds = 0.0
+        self.workers = max(1, min(2, (os.cpu_count() or 2)))
+        self._pool: ProcessPoolExecutor | None = None
+        self._queue: deque[_Job] = deque()
+        self._in_flight: set[asyncio.Future[Any]] = set()
+        self._models: OrderedDict[str, tuple[int, FileModel]] = OrderedDict()
+        self._wake: asyncio.Event | None = None
+        self._scan_total = 0
+        self._scan_done = 0
+        self._task: asyncio.Task[None] | None = None
+
+    # -- queries ---------------------------------------------------------------------------
+
+    def resolver_for(self, path: str) -> DirResolver:
+        return DirResolver(self, path)
+
+    def source_of(self, path: str) -> bytes | None:
+        doc = self.server.documents.by_path(path) if self.server.documents else None
+        if doc is not None:
+            return doc.source
+        try:
+            with open(path, "rb") as fh:
+                return fh.read()
+        except OSError:
+            return None
+
+    def model_of(self, path: str) -> FileModel | None:
+        """Full model of a file: the open document's latest one, else rebuilt from disk."""
+        doc = self.server.documents.by_path(path)
+        if doc is not None and self.server.diagnostics is not None:
+            res = self.server.diagnostics.results.get(doc.uri)
+            if res is not None:
+                return res.model
+        try:
+            mtime = os.stat(path).st_mtime_ns
+        except OSError:
+            return None
+        hit = self._models.get(path)
+        if hit is not None and hit[0] == mtime:
+            self._models.move_to_end(path)
+            return hit[1]
+        from dpmlens.model.build import build_model
+
+        source = self.source_of(path)
+        if source is None:
+            return None
+        model = build_model(path, source)
+        model.tree = None  # the resolver only needs functions and calls; keep memory small
+        self._models[path] = (mtime, model)
+        while len(self._models) > MODEL_CACHE:
+            self._models.popitem(last=False)
+        return model
+
+    def pm_summaries(self) -> Iterable[FileSummary]:
+        return (s for s in self.summaries.values() if s.pm_tables or s.drivers)
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "files_seen": self.files_seen,
+            "files_parsed": self.files_parsed,
+            "files_with_pm": sum(1 for _ in self.pm_summaries()),
+            "seconds": round(self.seconds, 2),
+        }
+
+    # -- updates ---------------------------------------------------------------------------
+
+    def _store(self, s: FileSummary) -> None:
+        old = self.summaries.get(s.path)
+        self.summaries[s.path] = s
+        self._models.pop(s.path, None)
+        d = os.path.dirname(s.path)
+        where = self.dir_functions.get(d)
+        if where is None:
+            return
+        if old is not None:
+            for n in (*old.public, *old.static):
+                paths = where.get(n)
+                if paths and s.path in paths:
+                    paths.remove(s.path)
+        visible = s.public + s.static if s.path.endswith(".h") else s.public
+        for n in visible:
+            where.setdefault(n, []).append(s.path)
+
+    def remove(self, path: str) -> None:
+        old = self.summaries.pop(path, None)
+        self._models.pop(path, None)
+        where = self.dir_functions.get(os.path.dirname(path))
+        if old is not None and where is not None:
+            for n in (*old.public, *old.static):
+                paths = where.get(n)
+                if paths and path in paths:
+                    paths.remove(path)
+
+    def want_directory(self, directory: str) -> None:
+        """Index every C file of `directory` before anything else queued."""
+        if directory in self.dirs_indexed:
+            return
+        self.dirs_indexed.add(directory)
+        self.dir_functions[directory] = {}
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
+            return
+        paths = [os.path.join(directory, n) for n in names if n.endswith(SUFFIXES)]
+        # Files the workspace scan already summarised only need to be linked in.
+        for p in paths:
+            if p in self.summaries:
+                self._store(self.summaries[p])
+        todo = [p for p in paths if p not in self.summaries]
+        self._queue.appendleft(_Job(todo, prefilter=False, directory=directory))
+        self._kick()
+
+    def refresh_file(self, path: str) -> None:
+        if not path.endswith(SUFFIXES):
+            return
+        if not os.path.exists(path):
+            self.remove(path)
+            return
+        self._queue.appendleft(_Job([path], prefilter=False))
+        self._kick()
+
+    # -- scheduling ------------------------------------------------------------------------
+
+    def _kick(self) -> None:
+        if self._wake is not None:
+            self._wake.set()
+        if self._task is None or self._task.done():
+            with contextlib.suppress(RuntimeError):
+                self._task = asyncio.get_running_loop().create_task(self._drain())
+
+    def _ensure_pool(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            ctx = multiprocessing.get_context("spawn")
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.workers, mp_context=ctx, initializer=_worker_init
+            )
+        return self._pool
+
+    async def _drain(self) -> None:
+        loop = asyncio.get_running_loop()
+        # One task per worker (+1 ready): a directory job never waits behind a long queue.
+        limit = self.workers + 1
+        while self._queue or self._in_flight:
+            while self._queue and len(self._in_flight) < limit:
+                job = self._queue.popleft()
+                for i in range(0, max(1, len(job.paths)), CHUNK):
+                    part = job.paths[i : i + CHUNK]
+                    fut: Future[list[FileSummary]] = self._ensure_pool().submit(
+                        summarize_many, part, job.prefilter
+                    )
+                    afut = asyncio.wrap_future(fut, loop=loop)
+                    afut.add_done_callback(partial(self._done, job=job, n=len(part)))
+                    self._in_flight.add(afut)
+            if self._in_flight:
+                await asyncio.wait(self._in_flight, return_when=asyncio.FIRST_COMPLETED)
+
+    def _done(self, fut: asyncio.Future[Any], *, job: _Job, n: int) -> None:
+        self._in_flight.discard(fut)
+        if fut.cancelled():
+            return
+        exc = fut.exception()
+        if exc is not None:
+            self.server.log("warning", f"dpmlens index: a worker failed: {exc}")
+            return
+        for s in fut.result():
+            self._store(s)
+            self.files_parsed += 1
+            if s.error:
+                self.server.log("debug", f"{s.path}: not indexed: {s.error}")
+        if job.prefilter:
+            self._scan_done += n
+        else:
+            # A directory of an open document (or a changed file) is ready: rerun diagnostics
+            # so helpers in other files are followed.
+            self.server.emit("index_updated", job.directory)
+
+    async def scan(self, roots: list[str]) -> None:
+        """Walk the workspace and queue every C file behind directory jobs; report progress."""
+        t0 = time.perf_counter()
+        self.state = "indexing"
+        token = await self._progress_begin()
+        loop = asyncio.get_running_loop()
+        files = await loop.run_in_executor(None, _walk, roots)
+        self.files_seen = len(files)
+        self._scan_total = len(files)
+        self._scan_done = 0
+        for i in range(0, len(files), CHUNK):
+            self._queue.append(_Job(files[i : i + CHUNK], prefilter=True))
+        self._kick()
+        last = -1
+        while self._task is not None and not self._task.done():
+            await asyncio.sleep(0.25)
+            pct = int(100 * self._scan_done / max(1, self._scan_total))
+            if token is not None and pct != last:
+                last = pct
+                self._progress(token, types.WorkDoneProgressReport(
+                    message=f"{self._scan_done}/{self._scan_total} files", percentage=pct))
+        self.seconds = time.perf_counter() - t0
+        self.state = "done"
+        n_pm = sum(1 for _ in self.pm_summaries())
+        msg = (f"indexed {self.files_seen} C files in {self.seconds:.1f} s "
+               f"({self.files_parsed} parsed, {n_pm} with PM tables or drivers)")
+        self.server.log("info", f"dpmlens: {msg}")
+        if token is not None:
+            self._progress(token, types.WorkDoneProgressEnd(message=msg))
+        self.server.emit("workspace_indexed")
+
+    async def _progress_begin(self) -> str | None:
+        caps = self.server.client_capabilities.window
+        if caps is None or not caps.work_done_progress:
+            return None
+        token = f"dpmlens-index-{id(self)}"
+        try:
+            await self.server.work_done_progress.create_async(token)
+        except Exception as e:  # the client said no: index anyway, silently
+            self.server.log("debug", f"no progress for the index: {e}")
+            return None
+        self._progress(token, types.WorkDoneProgressBegin(
+            title="dpmlens: indexing C files", percentage=0, cancellable=False))
+        return token
+
+    def _progress(self, token: str, value: Any) -> None:
+        with self.server.guard("index progress"):
+            if isinstance(value, types.WorkDoneProgressBegin):
+                self.server.work_done_progress.begin(token, value)
+            elif isinstance(value, types.WorkDoneProgressReport):
+                self.server.work_done_progress.report(token, value)
+            else:
+                self.server.work_done_progress.end(token, value)
+
+    def shutdown(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+
+def _walk(roots: list[str]) -> list[str]:
+    out: list[str] = []
+    seen: set[str] = set()
+    for root in roots:
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for n in sorted(filenames):
+                if n.endswith(SUFFIXES):
+                    p = os.path.join(dirpath, n)
+                    if p not in seen:
+                        seen.add(p)
+                        out.append(p)
+    return out
+
+
+def workspace_roots(server: Any) -> list[str]:
+    ws = server.workspace
+    roots = [to_fs_path(f.uri) for f in ws.folders.values()]
+    if not roots and ws.root_path:
+        roots = [ws.root_path]
+    return [r for r in roots if r and os.path.isdir(r)]
+
+
+def setup(server: Any) -> None:
+    index = WorkspaceIndex(server)
+    server.index = index
+
+    def start() -> None:
+        roots = workspace_roots(server)
+        if roots:
+            asyncio.get_running_loop().create_task(index.scan(roots))
+
+    server.on("initialized", "workspace index", start)
+    server.on("opened", "workspace index", lambda doc: index.want_directory(
+        os.path.dirname(doc.path)))
+    server.on("saved", "workspace index", lambda doc: index.refresh_file(doc.path))
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(ls: Any, params: types.DidChangeWatchedFilesParams) -> None:
+        for change in params.changes:
+            path = to_fs_path(change.uri)
+            if path:
+                with ls.guard("workspace index (watched files)"):
+                    index.refresh_file(path)
+        ls.emit("watched_files", params.changes)
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: Any, *_args: Any) -> None:
+        index.shutdown()
