@@ -19,6 +19,12 @@ node_modules/.installed: package.json
 demo: $(STAMP)
 	$(VENV)/bin/dpmlens check test-fixtures/demo; test $$? -le 1
 
+# Benchmark over a kernel tree's drivers/ (README: "Benchmark"); BENCH_KERNEL points at it.
+BENCH_KERNEL ?= /work/linux/linux-source-6.12
+BENCH_JOBS   ?= 2
+bench: $(STAMP)
+	$(PY) bench/bench_check.py --kernel $(BENCH_KERNEL) --jobs $(BENCH_JOBS)
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check server
 

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Benchmark `dpmlens check` over a kernel tree's drivers/ (see BENCHMARKS.md).
+
+Runs the real CLI as a child process and prints files, MB, wall time, files/s and the peak
+memory of the whole process tree (the CLI and its workers), sampled from /proc:
+  - peak RSS: the largest sum of VmRSS over the tree (counts pages shared by the forked
+    workers once per process, so it over-states; this is the figure held to the budget)
+  - peak PSS: the same with shared pages divided among their users (the honest total)
+
+    python bench/bench_check.py [--kernel DIR] [--jobs 2] [--subdir drivers]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+DEFAULT_KERNEL = "/work/linux/linux-source-6.12"
+BUDGET_SECONDS = 10.0
+BUDGET_RSS_MB = 500.0
+INSTALL_HINT = """\
+no kernel tree at {path}. Install and extract one (Debian/Ubuntu):
+    sudo apt-get install -y linux-source-6.12
+    mkdir -p /work/linux && tar -xf /usr/src/linux-source-6.12.tar.xz -C /work/linux
+then run again, or point BENCH_KERNEL / --kernel at any extracted kernel tree."""
+
+
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as handle:
+                out.extend(int(c) for c in handle.read().split())
+        except OSError:
+            continue
+    return out
+
+
+def _tree(pid: int) -> list[int]:
+    pids, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        pids.append(p)
+        todo.extend(_children(p))
+    return pids
+
+
+def _kb(path: str, field: str) -> int:
+    try:
+        with open(path) as handle:
+            for line in handle:
+                if line.startswith(field):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def sample(pid: int) -> tuple[int, int, int]:
+    """(processes, summed RSS kB, summed PSS kB) of the tree rooted at pid."""
+    pids = _tree(pid)
+    rss = sum(_kb(f"/proc/{p}/status", "VmRSS:") for p in pids)
+    pss = sum(_kb(f"/proc/{p}/smaps_rollup", "Pss:") for p in pids)
+    return len(pids), rss, pss
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--kernel", default=os.environ.get("BENCH_KERNEL") or DEFAULT_KERNEL
+    )
+    parser.add_argument("--subdir", default="drivers")
+    parser.add_argument(
+        "--jobs", type=int, default=int(os.environ.get("BENCH_JOBS", "2"))
+    )
+    parser.add_argument(
+        "--interval", type=float, default=0.05, help="memory sampling period"
+    )
+    parser.add_argument("extra", nargs="*", help="more arguments for `dpmlens check`")
+    args = parser.parse_args()
+
+    target = Path(args.kernel) / args.subdir
+    if not target.is_dir():
+        print(INSTALL_HINT.format(path=target), file=sys.stderr)
+        return 2
+    dpmlens = (
+        shutil.which("dpmlens", path=str(Path(sys.executable).parent)) or "dpmlens"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "report.json"
+        command = [dpmlens, "check", "--jobs", str(args.jobs), "--format", "json",
+                   "--output", str(report), "--quiet", *args.extra, args.subdir]  # fmt: skip
+        print(
+            "$ cd",
+            args.kernel,
+            "&&",
+            " ".join(command[1:]).replace(str(report), "REPORT"),
+        )
+        started = time.monotonic()
+        child = subprocess.Popen(
+            command, cwd=args.kernel, stderr=subprocess.PIPE, text=True
+        )
+        peak_rss = peak_pss = peak_procs = 0
+        while child.poll() is None:
+            procs, rss, pss = sample(child.pid)
+            peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
+            peak_procs = max(peak_procs, procs)
+            time.sleep(args.interval)
+        wall = time.monotonic() - started
+        stderr = child.stderr.read() if child.stderr else ""
+        if child.returncode not in (0, 1) or not report.exists():
+            print(stderr, file=sys.stderr)
+            print(
+                f"dpmlens check failed with exit code {child.returncode}",
+                file=sys.stderr,
+            )
+            return 1
+        summary = json.loads(report.read_text())["summary"]
+
+    files, mb = summary["files_checked"], summary["bytes_checked"] / 1e6
+    skipped = len(summary["errors"])
+    print(
+        f"files        {files} ({summary['files_analyzed']} with PM code, {skipped} skipped)"
+    )
+    print(f"MB           {mb:.1f}")
+    print(f"findings     {summary['findings']}  {summary['by_severity']}")
+    print(f"jobs         {args.jobs} (machine has {os.cpu_count()} CPUs)")
+    print(f"wall         {wall:.2f} s")
+    print(f"files/s      {files / wall:.0f}  ({mb / wall:.0f} MB/s)")
+    print(f"peak RSS     {peak_rss / 1024:.0f} MB (sum over {peak_procs} processes)")
+    print(f"peak PSS     {peak_pss / 1024:.0f} MB (shared pages divided)")
+    ok = wall <= BUDGET_SECONDS and peak_rss / 1024 <= BUDGET_RSS_MB
+    verdict = "within" if ok else "OVER"
+    print(
+        f"budget       <= {BUDGET_SECONDS:.0f} s, <= {BUDGET_RSS_MB:.0f} MB: {verdict} budget"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
