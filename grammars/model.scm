@@ -1,8 +1,6 @@
-; The per-file model query (dpmlens.model.build). One pass over the tree collects:
-;   function definitions (@function.def with its @function.name),
-;   calls through a plain identifier (@call),
-;   object-like #defines (@define.name, @define.value).
-; Capture lists come back out of document order; build.py sorts them.
+; Function definitions and object-like #defines anywhere in a file. build_model walks the top
+; level in Python instead (faster); this query is kept for tools that want every nesting
+; level (for example #defines inside function bodies).
 
 (function_definition
   declarator: [
@@ -15,10 +13,6 @@
     (parenthesized_declarator
       (function_declarator declarator: (identifier) @function.name))
   ]) @function.def
-
-(call_expression
-  function: (identifier)
-  arguments: (argument_list)) @call
 
 (preproc_def
   name: (identifier) @define.name

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from bisect import bisect_right
 
 import tree_sitter as ts
 
@@ -61,6 +62,20 @@ _QUALIFIERS = frozenset(
     }
 )
 _SKIP_CONTEXT = frozenset({"comment", "preproc_def", "preproc_function_def", "string_literal"})
+_CONTAINERS = frozenset(
+    {
+        "preproc_if",
+        "preproc_ifdef",
+        "preproc_else",
+        "preproc_elif",
+        "preproc_elifdef",
+        "ERROR",
+        "declaration_list",
+    }
+)
+_DECLARATORS = frozenset(
+    {"pointer_declarator", "parenthesized_declarator", "attributed_declarator"}
+)
 _GUARD_TYPES = frozenset({"preproc_ifdef", "preproc_if", "preproc_elif", "preproc_elifdef"})
 
 
@@ -69,16 +84,13 @@ def build_model(path: str, source: bytes, tree: ts.Tree | None = None) -> FileMo
 
     `tree` is an up-to-date tree for `source` (the language server passes its incrementally
     reparsed tree); without it the source is parsed here. Never raises on odd C: broken parts
-    of the tree are local, and tables/drivers are read from the text.
+    of the tree are local, and tables/drivers are read from the text. Call sites are
+    extracted lazily (see `FileModel`): `model.calls_in(fn)` only looks at `fn`.
     """
     if tree is None:
         tree = parse(source)
-    root = tree.root_node
     b = _Builder(path, source, tree)
-    found = captures(load_query("model"), root)
-    b.functions(found.get("function.def", []), found.get("function.name", []))
-    b.defines(found.get("define.name", []), found.get("define.value", []))
-    calls = b.calls(found.get("call", []))
+    b.top_level(tree.root_node)
     b.string_arrays()
     tables = b.tables()
     drivers = b.drivers()
@@ -86,11 +98,12 @@ def build_model(path: str, source: bytes, tree: ts.Tree | None = None) -> FileMo
         path=path,
         source=source,
         functions=b.funcs,
-        calls=calls,
+        calls=b.all_calls,
         pm_tables=tables,
         drivers=drivers,
         defines=b.defs,
         tree=tree,
+        calls_loader=b.calls_of,
     )
 
 
@@ -127,8 +140,9 @@ class _Builder:
         self.source = source
         self.tree = tree
         self.text = source.decode("latin-1")
-        self.lines = LineIndex(source)
+        self._lines: LineIndex | None = None
         self.funcs: dict[str, FunctionDef] = {}
+        self.func_nodes: dict[str, list[ts.Node]] = {}
         self.func_starts: list[int] = []
         self.func_ranges: list[tuple[int, int, str]] = []
         self.defs: dict[str, str] = {}
@@ -136,9 +150,34 @@ class _Builder:
 
     # -- tree-based parts ---------------------------------------------------------------
 
+    def top_level(self, root: ts.Node) -> None:
+        """Collect function definitions and #defines from the top level (and #if blocks).
+
+        A Python walk over top-level items only: much cheaper than a query over every node.
+        #defines inside function bodies are not collected.
+        """
+        defs: list[ts.Node] = []
+        names: list[ts.Node] = []
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            for ch in node.children:
+                ty = ch.type
+                if ty == "function_definition":
+                    n = _function_name(ch)
+                    if n is not None:
+                        defs.append(ch)
+                        names.append(n)
+                elif ty == "preproc_def":
+                    self._define(ch)
+                elif ty in _CONTAINERS:
+                    stack.append(ch)
+        order = sorted(range(len(defs)), key=lambda i: defs[i].start_byte)
+        self.functions([defs[i] for i in order], [names[i] for i in order])
+
     def functions(self, defs: list[ts.Node], names: list[ts.Node]) -> None:
         src = self.source
-        for d, n in zip(defs, names, strict=False):
+        for d, n in zip(defs, names, strict=True):
             name = src[n.start_byte : n.end_byte].decode("latin-1")
             line_start = src.rfind(b"\n", 0, d.start_byte) + 1
             head = src[line_start : n.start_byte]
@@ -154,13 +193,11 @@ class _Builder:
             )
             # keep the first definition (the CONFIG_PM branch usually comes first)
             self.funcs.setdefault(name, fd)
+            self.func_nodes.setdefault(name, []).append(d)
             self.func_ranges.append((d.start_byte, d.end_byte, name))
-        self.func_ranges.sort()
         self.func_starts = [r[0] for r in self.func_ranges]
 
     def caller_at(self, offset: int) -> str | None:
-        from bisect import bisect_right
-
         i = bisect_right(self.func_starts, offset) - 1
         if i >= 0:
             start, end, name = self.func_ranges[i]
@@ -168,18 +205,33 @@ class _Builder:
                 return name
         return None
 
-    def defines(self, names: list[ts.Node], values: list[ts.Node]) -> None:
+    def _define(self, node: ts.Node) -> None:
+        n = node.child_by_field_name("name")
+        v = node.child_by_field_name("value")
+        if n is None or v is None:
+            return
         src = self.source
-        for n, v in zip(names, values, strict=False):
-            name = src[n.start_byte : n.end_byte].decode("latin-1")
-            if name in self.defs:
-                continue
-            value = src[v.start_byte : v.end_byte].decode("latin-1")
-            if "\\\n" in value:
-                value = value.replace("\\\r\n", " ").replace("\\\n", " ")
-            self.defs[name] = ctext.strip_comments(value)
+        name = src[n.start_byte : n.end_byte].decode("latin-1")
+        if name in self.defs:
+            return
+        value = src[v.start_byte : v.end_byte].decode("latin-1")
+        if "\\\n" in value or "\\\r\n" in value:
+            value = value.replace("\\\r\n", " ").replace("\\\n", " ")
+        self.defs[name] = ctext.strip_comments(value)
 
-    def calls(self, nodes: list[ts.Node]) -> list[CallSite]:
+    def all_calls(self) -> list[CallSite]:
+        """Every call through an identifier in the file, in document order."""
+        return self._calls(captures(load_query("calls"), self.tree.root_node).get("call", []))
+
+    def calls_of(self, function: str) -> list[CallSite]:
+        """The calls inside the definition(s) of `function`, in document order."""
+        q = load_query("calls")
+        out: list[CallSite] = []
+        for d in self.func_nodes.get(function, ()):
+            out.extend(self._calls(captures(q, d).get("call", [])))
+        return out
+
+    def _calls(self, nodes: list[ts.Node]) -> list[CallSite]:
         src = self.source
         out: list[CallSite] = []
         for c in nodes:
@@ -241,7 +293,9 @@ class _Builder:
             self.strings.setdefault(name, b"".join(parts).decode("latin-1"))
 
     def span(self, start: int, end: int) -> Span:
-        return self.lines.span(start, end)
+        if self._lines is None:
+            self._lines = LineIndex(self.source)
+        return self._lines.span(start, end)
 
     def _statement_start(self, offset: int) -> int:
         """Start of the line holding `offset`, past its indentation."""
@@ -506,6 +560,28 @@ class _Builder:
                         return fn
             pos = src.find(needle, end)
         return None
+
+
+def _function_name(defn: ts.Node) -> ts.Node | None:
+    """The identifier a function_definition defines (through pointer/paren declarators)."""
+    d = defn.child_by_field_name("declarator")
+    for _ in range(6):
+        if d is None:
+            return None
+        if d.type == "function_declarator":
+            inner = d.child_by_field_name("declarator")
+            while inner is not None and inner.type in _DECLARATORS:
+                inner = inner.child_by_field_name("declarator") or (
+                    inner.named_children[0] if inner.named_children else None
+                )
+            return inner if inner is not None and inner.type == "identifier" else None
+        if d.type in _DECLARATORS:
+            d = d.child_by_field_name("declarator") or (
+                d.named_children[0] if d.named_children else None
+            )
+        else:
+            return None
+    return None
 
 
 def _word(c: int) -> bool:

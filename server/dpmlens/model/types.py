@@ -6,6 +6,7 @@ rules need to look at the tree again.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dpmlens.findings import Span
@@ -76,17 +77,33 @@ class DriverStruct:
 
 @dataclass
 class FileModel:
+    """Everything one C file says about PM.
+
+    `calls` may be built lazily: `build_model` passes a loader and the full list is only
+    extracted on first access; `calls_in(fn)` extracts just one function's calls. Code that
+    needs calls inside PM callbacks and their helpers should use `calls_in`.
+    """
+
     path: str
     source: bytes
     functions: dict[str, FunctionDef]
-    calls: list[CallSite]  # in document order
+    calls: list[CallSite]  # in document order (see class doc: may be loaded lazily)
     pm_tables: dict[str, PmTable]
     drivers: list[DriverStruct]
     defines: dict[str, str]  # object-like #defines: name -> replacement text
     tree: object | None = None  # the tree_sitter.Tree, for rules that need to look again
+    # optional lazy loader of one function's calls (set by build_model)
+    calls_loader: Callable[[str], list[CallSite]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     def calls_in(self, function: str) -> list[CallSite]:
         """The call sites inside `function`, in document order."""
+        if "_calls" not in self.__dict__ and self.calls_loader is not None:
+            cache = self.__dict__.setdefault("_calls_in", {})
+            if function not in cache:
+                cache[function] = self.calls_loader(function)
+            return cache[function]
         return self.calls_by_caller().get(function, [])
 
     def calls_by_caller(self) -> dict[str | None, list[CallSite]]:
@@ -98,3 +115,25 @@ class FileModel:
                 index.setdefault(c.caller, []).append(c)
             self.__dict__["_calls_by_caller"] = index
         return index
+
+
+def _get_calls(self: FileModel) -> list[CallSite]:
+    calls = self.__dict__.get("_calls")
+    if calls is None:
+        loader = self.__dict__.pop("_calls_thunk", None)
+        calls = loader() if loader is not None else []
+        self.__dict__["_calls"] = calls
+    return calls
+
+
+def _set_calls(self: FileModel, value: list[CallSite] | Callable[[], list[CallSite]]) -> None:
+    self.__dict__.pop("_calls_by_caller", None)
+    if callable(value):
+        self.__dict__.pop("_calls", None)
+        self.__dict__["_calls_thunk"] = value
+    else:
+        self.__dict__["_calls"] = value
+
+
+# `calls` is a dataclass field whose value may be given as a zero-argument loader.
+FileModel.calls = property(_get_calls, _set_calls)  # type: ignore[assignment]

@@ -66,22 +66,25 @@ def has_error(tree: ts.Tree) -> bool:
 
 
 class LineIndex:
-    """Byte offset -> 1-based (line, byte column), for spans of text found without the tree."""
+    """Byte offset -> 1-based (line, byte column), for spans of text found without the tree.
+
+    Counts newlines on demand from the last position asked (C-speed `bytes.count`), which is
+    cheaper than indexing every line when a file needs only a few spans.
+    """
 
     def __init__(self, source: bytes) -> None:
-        starts = [0]
-        find = source.find
-        pos = find(b"\n")
-        while pos >= 0:
-            starts.append(pos + 1)
-            pos = find(b"\n", pos + 1)
-        self._starts = starts
+        self._src = source
+        self._off = 0
+        self._line = 1
 
     def point(self, offset: int) -> tuple[int, int]:
-        from bisect import bisect_right
-
-        line = bisect_right(self._starts, offset) - 1
-        return line + 1, offset - self._starts[line] + 1
+        src = self._src
+        if offset >= self._off:
+            line = self._line + src.count(b"\n", self._off, offset)
+        else:
+            line = 1 + src.count(b"\n", 0, offset)
+        self._off, self._line = offset, line
+        return line, offset - (src.rfind(b"\n", 0, offset) + 1) + 1
 
     def span(self, start: int, end: int) -> Span:
         line, col = self.point(start)
