@@ -20,6 +20,7 @@ COMMANDS = (
     "dpmlens.commands.check_cmd",
     "dpmlens.commands.rules_cmd",
     "dpmlens.commands.serve_cmd",
+    "dpmlens.commands.trace_cmd",
 )
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2

@@ -1,0 +1,24 @@
+"""Measured PM callback latencies: importers -> samples -> aggregation -> source mapping.
+
+Entry points (see docs/traces.md):
+  load_traces(paths) -> TraceSet          read dmesg / ftrace / Perfetto files and directories
+  aggregate(traces) -> [CallbackStats]    per (driver, device, phase), slowest total first
+  phase_stats(traces) -> [PhaseStats]     per phase wall time, mean +/- sd across cycles
+  build_index(dir, names) -> SourceIndex  driver structs under a source tree
+  map_to_source(stats, index) -> MappedReport
+  compare(before, after) -> [DiffRow]     medians and Mann-Whitney U
+"""
+
+from dpmlens.traces.aggregate import CallbackStats, PhaseStats, aggregate, phase_stats
+from dpmlens.traces.diff import DiffRow, compare, mann_whitney_u
+from dpmlens.traces.mapping import MappedReport, SourceIndex, build_index, map_to_source
+from dpmlens.traces.output import callback_json, report_json, trace_status
+from dpmlens.traces.sample import CallbackSample, FileReport, PhaseTime
+from dpmlens.traces.traceset import TraceSet, load_traces
+
+__all__ = [
+    "CallbackSample", "CallbackStats", "DiffRow", "FileReport", "MappedReport", "PhaseStats",
+    "PhaseTime", "SourceIndex", "TraceSet", "aggregate", "build_index", "callback_json",
+    "compare", "load_traces", "mann_whitney_u", "map_to_source", "phase_stats", "report_json",
+    "trace_status",
+]

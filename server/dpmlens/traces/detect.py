@@ -1,0 +1,122 @@
+"""Which files to read (directories, sleepgraph -multi trees) and in which format.
+
+Formats are recognised from the content (the first 64 KiB, decompressed), not the name;
+`.gz` is recognised by its magic bytes, and a `.gz` name on non-gzip data is an error.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from pathlib import Path
+from typing import BinaryIO
+
+from dpmlens.traces import dmesg, ftrace, perfetto
+
+FORMATS = ("dmesg", "ftrace", "perfetto")
+HEAD = 64 << 10
+_GZIP_MAGIC = b"\x1f\x8b"
+# In a directory, only these names are read (sleepgraph output and common capture names).
+_DIR_SUFFIXES = (
+    "_dmesg.txt",
+    "_ftrace.txt",
+    ".perfetto-trace",
+    ".pftrace",
+    ".pb",
+    ".dmesg",
+    ".ftrace",
+    "dmesg.txt",
+    "dmesg.log",
+    "trace.txt",
+    "ftrace.txt",
+)
+
+
+class FormatError(Exception):
+    """The file cannot be read as any trace format; the message says why."""
+
+
+def open_stream(path: Path) -> BinaryIO:
+    """Open a file, transparently decompressing gzip (recognised by its magic bytes)."""
+    f = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
+    magic = f.read(2)
+    f.seek(0)
+    if magic == _GZIP_MAGIC:
+        return gzip.GzipFile(fileobj=f, mode="rb")  # type: ignore[return-value]
+    if path.name.endswith(".gz"):
+        f.close()
+        raise FormatError("named .gz but not gzip data (no 1f 8b magic)")
+    return f
+
+
+def detect(path: Path) -> str:
+    """Return one of FORMATS, or raise FormatError naming the formats tried."""
+    with open_stream(path) as s:
+        try:
+            head = s.read(HEAD)
+        except (OSError, EOFError) as exc:
+            raise FormatError(f"cannot decompress: {exc}") from None
+    if not head:
+        raise FormatError("empty file")
+    base = path.name[:-3] if path.name.endswith(".gz") else path.name
+    if perfetto.looks_like(head) or (base.endswith(perfetto.SUFFIXES) and _binary(head)):
+        return "perfetto"
+    if _binary(head):
+        raise FormatError(f"binary data that is not a Perfetto trace (tried {', '.join(FORMATS)})")
+    if ftrace.looks_like(head):
+        return "ftrace"
+    if dmesg.looks_like(head.decode("utf-8", "replace")):
+        return "dmesg"
+    raise FormatError(
+        "unknown format: no pm_print_times/initcall_debug lines (dmesg), no "
+        "device_pm_callback/suspend_resume events or '# tracer:' header (ftrace), not a "
+        f"Perfetto protobuf (tried {', '.join(FORMATS)})"
+    )
+
+
+def _binary(head: bytes) -> bool:
+    sample = head[:4096]
+    if b"\x00" in sample:
+        return True
+    nontext = sum(1 for b in sample if b < 9 or 13 < b < 32)
+    return nontext > len(sample) // 20
+
+
+def expand(paths: list[str | os.PathLike[str]]) -> tuple[list[Path], list[str]]:
+    """Files to read, in a stable order; errors for paths that do not exist."""
+    files: list[Path] = []
+    errors: list[str] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found = sorted(f for f in p.rglob("*") if f.is_file() and _wanted(f.name))
+            if not found:
+                errors.append(
+                    f"{p}: directory holds no trace files (*_dmesg.txt, "
+                    "*_ftrace.txt, *.perfetto-trace, *.pftrace, ...)"
+                )
+            files.extend(found)
+        elif p.exists():
+            files.append(p)
+        else:
+            errors.append(f"{p}: no such file or directory")
+    seen: set[Path] = set()
+    unique = [f for f in files if not (f.resolve() in seen or seen.add(f.resolve()))]
+    return unique, errors
+
+
+def _wanted(name: str) -> bool:
+    base = name[:-3] if name.endswith(".gz") else name
+    return base.endswith(_DIR_SUFFIXES) or base in ("trace", "dmesg")
+
+
+def sleepgraph_pair(path: Path) -> Path | None:
+    """For X_dmesg.txt[.gz] the X_ftrace.txt[.gz] of the same sleepgraph test, if present."""
+    name = path.name[:-3] if path.name.endswith(".gz") else path.name
+    if not name.endswith("_dmesg.txt"):
+        return None
+    stem = name[: -len("_dmesg.txt")]
+    for cand in (stem + "_ftrace.txt", stem + "_ftrace.txt.gz"):
+        if (path.parent / cand).is_file():
+            return path.parent / cand
+    return None

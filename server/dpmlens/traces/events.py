@@ -1,0 +1,140 @@
+"""Pairs power:device_pm_callback_start/_end events into samples (ftrace text and Perfetto).
+
+The kernel emits (drivers/base/power/main.c, include/trace/events/power.h):
+  device_pm_callback_start: <driver> <device>, parent: <parent>, <info>[<verb>]
+  device_pm_callback_end: <driver> <device>, err=<N>
+  suspend_resume: dpm_suspend_late[2] begin / end
+where <info> is "noirq bus ", "late power domain ", "preparing type ", ..., empty for every
+device in dpm_prepare()/dpm_complete() (kernels >= 4.6) and "none " when NULL. Async suspend
+interleaves callbacks of different devices, so starts and ends pair by "<driver> <device>".
+"""
+
+from __future__ import annotations
+
+from dpmlens.model.phases import (
+    DPM_MARKER_STAGES,
+    PHASES,
+    PM_EVENT_VERBS,
+    member_for_event,
+    member_for_stage,
+    split_layer,
+)
+from dpmlens.traces.sample import Collector, CycleTracker
+
+_NAN = float("nan")
+
+
+def _text(x: bytes | str) -> str:
+    return x.decode("utf-8", "replace") if isinstance(x, bytes) else x
+
+
+class Assembler:
+    """Turns a time-ordered stream of PM trace events into samples in a Collector."""
+
+    def __init__(self, coll: Collector) -> None:
+        self.coll = coll
+        self.cycles = CycleTracker()
+        self.marker_stage = "main"
+        self._pending: dict[bytes | str, tuple] = {}
+        self._open_markers: dict[str, tuple[float, str, int]] = {}
+        self._heads: dict[bytes | str, tuple[str, str]] = {}
+        self._names: dict[bytes | str, str] = {}
+        self._tails: dict[tuple[bytes | str, str], tuple[str, str] | None] = {}
+        self.events = 0
+
+    # -- events -------------------------------------------------------------------------
+    def start(self, ts: float, head: bytes | str, parent: bytes | str, tail: bytes | str) -> None:
+        """`head` is "<driver> <device>", `tail` is "<info>[<verb>]" as the kernel prints it."""
+        self.events += 1
+        resolved = self._tails.get((tail, self.marker_stage), False)
+        if resolved is False:
+            resolved = self._resolve_tail(_text(tail), self.marker_stage)
+            self._tails[(tail, self.marker_stage)] = resolved
+        if resolved is None:
+            self.coll.skip("callback start with an unknown verb or stage")
+            return
+        phase, layer = resolved
+        cycle = self.cycles.observe(phase)
+        if head in self._pending:
+            self.coll.report.incomplete += 1
+        self._pending[head] = (ts, parent, phase, layer, cycle)
+
+    def start_fields(
+        self, ts: float, driver: str, device: str, parent: str, info: str, verb: str
+    ) -> None:
+        """The same event with its fields already separated (Perfetto)."""
+        head = f"{driver} {device}"
+        if head not in self._heads:
+            self._heads[head] = (driver, device)
+        self.start(ts, head, parent, f"{info}[{verb}]")
+
+    def end(self, ts: float, head: bytes | str, err: int) -> None:
+        self.events += 1
+        p = self._pending.pop(head, None)
+        if p is None:
+            self.coll.report.unmatched_ends += 1
+            return
+        t0, parent, phase, layer, cycle = p
+        names = self._heads.get(head)
+        if names is None:
+            names = self._heads[head] = self._split_head(_text(head))
+        pname = self._names.get(parent)
+        if pname is None:
+            pname = self._names[parent] = _text(parent)
+        dur = round((ts - t0) * 1e6, 3)
+        if dur < 0:
+            self.coll.skip("callback end before its start")
+            return
+        self.coll.add(names[0], names[1], pname, phase, layer, t0, dur, err, cycle)
+
+    def end_fields(self, ts: float, driver: str, device: str, err: int) -> None:
+        self.end(ts, f"{driver} {device}", err)
+
+    def marker(self, ts: float, action: str, val: int, begin: bool) -> None:
+        """A `suspend_resume` event; the dpm_* ones delimit the phases."""
+        self.events += 1
+        stage = DPM_MARKER_STAGES.get(action)
+        if stage is None:
+            return
+        verb = PM_EVENT_VERBS.get(val, "")
+        member = member_for_stage(verb, stage)
+        if begin:
+            self.marker_stage = stage
+            if member is not None:
+                cycle = self.cycles.observe(member)
+                self._open_markers[action] = (ts, member, cycle)
+        else:
+            self.marker_stage = "main"
+            opened = self._open_markers.pop(action, None)
+            if opened is not None:
+                t0, member0, cycle = opened
+                self.coll.phase_time(cycle, member0, (ts - t0) * 1e6)
+
+    def boundary(self) -> None:
+        self.cycles.boundary()
+
+    def finish(self) -> None:
+        self.coll.report.incomplete += len(self._pending)
+        self._pending.clear()
+
+    # -- helpers ------------------------------------------------------------------------
+    @staticmethod
+    def _split_head(head: str) -> tuple[str, str]:
+        # dev_driver_string() has no spaces and may be empty (" device").
+        drv, _, dev = head.partition(" ")
+        return drv, dev
+
+    @staticmethod
+    def _resolve_tail(tail: str, marker_stage: str) -> tuple[str, str] | None:
+        tail = tail.rstrip()
+        lb = tail.rfind("[")
+        if lb < 0 or not tail.endswith("]"):
+            return None
+        info, verb = tail[:lb], tail[lb + 1 : -1]
+        member = member_for_event(verb, info, default_stage=marker_stage)
+        if member is None or member not in PHASES:
+            return None
+        return member, split_layer(info)[1]
+
+
+__all__ = ["Assembler", "_NAN"]

@@ -1,0 +1,175 @@
+"""The JSON shapes shared by `dpmlens trace report --format json` and the language server,
+plus the text table and CSV of the CLI. Data is in microseconds; text uses human units."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from dpmlens.traces.aggregate import CallbackStats, PhaseStats
+from dpmlens.traces.mapping import MappedReport, Mapping
+from dpmlens.traces.traceset import TraceSet
+
+NO_SOURCE_REASON = "no --source given"
+
+
+def callback_json(s: CallbackStats, mapping: Mapping | None) -> dict[str, Any]:
+    if mapping is None:
+        source, reason = None, NO_SOURCE_REASON
+    elif mapping.source is None:
+        source, reason = None, mapping.reason
+    else:
+        src = mapping.source
+        source = {"path": src.path, "line": src.line, "function": src.function, "via": src.via}
+        reason = None
+    return {
+        "driver": s.driver, "device": s.device, "parent": s.parent, "phase": s.phase,
+        "layer": s.layer, "n": s.n, "min_us": s.min_us, "median_us": s.median_us,
+        "mean_us": s.mean_us, "p95_us": s.p95_us, "max_us": s.max_us, "total_us": s.total_us,
+        "source": source, "unmapped_reason": reason,
+    }
+
+
+def phase_json(p: PhaseStats) -> dict[str, Any]:
+    return {"phase": p.phase, "cycles": p.cycles, "mean_us": p.mean_us, "sd_us": p.sd_us}
+
+
+def report_json(traces: TraceSet, stats: list[CallbackStats], phases: list[PhaseStats],
+                mapped: MappedReport | None, top: int | None = None) -> dict[str, Any]:
+    shown = stats if top is None else stats[:top]
+    return {
+        "version": 1,
+        "cycles": traces.cycles,
+        "callbacks": [callback_json(s, mapped.mappings.get(s.key) if mapped else None)
+                      for s in shown],
+        "phases": [phase_json(p) for p in phases],
+        "skipped_lines": traces.skipped_lines,
+    }
+
+
+def trace_status(traces: TraceSet | None, mapped: MappedReport | None,
+                 n_callbacks: int = 0) -> dict[str, Any]:
+    """The language server's TraceStatus (docs/lsp-protocol.md)."""
+    if traces is None:
+        return {"files": 0, "samples": 0, "cycles": 0, "callbacks_mapped": 0,
+                "callbacks_unmapped": 0, "unmapped_reasons": {}, "errors": []}
+    return {
+        "files": len(traces.files),
+        "samples": traces.sample_count,
+        "cycles": traces.cycles,
+        "callbacks_mapped": mapped.mapped_callbacks if mapped else 0,
+        "callbacks_unmapped": mapped.unmapped_callbacks if mapped else n_callbacks,
+        "unmapped_reasons": dict(mapped.unmapped_reasons) if mapped else (
+            {NO_SOURCE_REASON: n_callbacks} if n_callbacks else {}),
+        "errors": list(traces.errors),
+    }
+
+
+def human_us(us: float) -> str:
+    if us != us:
+        return "-"
+    if abs(us) >= 1e6:
+        return f"{us / 1e6:.2f} s"
+    if abs(us) >= 1e3:
+        return f"{us / 1e3:.2f} ms"
+    return f"{us:.0f} us" if us == int(us) or abs(us) >= 10 else f"{us:.1f} us"
+
+
+def _table(rows: list[list[str]], right: set[int]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = []
+    for r in rows:
+        cells = [c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(r)]
+        out.append("  ".join(cells).rstrip())
+    return "\n".join(out)
+
+
+def report_text(traces: TraceSet, stats: list[CallbackStats], phases: list[PhaseStats],
+                mapped: MappedReport | None, top: int) -> str:
+    parts = []
+    n_files = sum(1 for f in traces.files if f.samples)
+    parts.append(f"{traces.sample_count} samples, {traces.cycles} cycle(s), "
+                 f"{len(stats)} callbacks from {n_files} file(s)")
+    rows = [["driver", "device", "phase", "layer", "n", "median", "p95", "max", "total",
+             "source"]]
+    for s in stats[:top]:
+        m = mapped.mappings.get(s.key) if mapped else None
+        if m is None:
+            where = ""
+        elif m.source is not None:
+            where = f"{m.source.path}:{m.source.line} {m.source.function}()"
+            if m.source.via:
+                where += f" [via {m.source.via}]"
+        else:
+            where = f"unmapped: {m.reason}"
+        rows.append([s.driver or "-", s.device, s.phase, s.layer or "-", str(s.n),
+                     human_us(s.median_us), human_us(s.p95_us), human_us(s.max_us),
+                     human_us(s.total_us), where])
+    parts.append("\nSlowest callbacks (by total time across cycles):")
+    parts.append(_table(rows, {4, 5, 6, 7, 8}))
+    if len(stats) > top:
+        parts.append(f"... {len(stats) - top} more (--top N)")
+    if phases:
+        prow = [["phase", "cycles", "wall time (mean +/- sd)", "min", "max"]]
+        for p in phases:
+            est = "" if p.measured else "  (from callback spans)"
+            prow.append([p.phase, str(p.cycles), f"{human_us(p.mean_us)} +/- {human_us(p.sd_us)}"
+                         + est, human_us(p.min_us), human_us(p.max_us)])
+        parts.append("\nPhases:")
+        parts.append(_table(prow, {1, 3, 4}))
+    if mapped is not None:
+        parts.append(
+            f"\nMapped to source: {mapped.mapped_callbacks} of "
+            f"{mapped.mapped_callbacks + mapped.unmapped_callbacks} callbacks, "
+            f"{mapped.mapped_samples} of {mapped.total_samples} samples, "
+            f"{human_us(mapped.mapped_us)} of {human_us(mapped.total_us)} measured time")
+        if mapped.unmapped_reasons:
+            parts.append("Unmapped:")
+            for reason, n in mapped.unmapped_reasons.most_common():
+                parts.append(f"  {n:5d}  {reason}")
+    parts.append(_file_summary(traces))
+    return "\n".join(parts) + "\n"
+
+
+def _file_summary(traces: TraceSet) -> str:
+    lines = ["\nFiles:"]
+    for f in traces.files:
+        bits = [f"{f.format}", f"{f.samples} samples", f"{f.cycles} cycle(s)"]
+        if f.skipped_lines:
+            reasons = ", ".join(f"{n} {r}" for r, n in f.skip_reasons.most_common())
+            bits.append(f"{f.skipped_lines} skipped ({reasons})")
+        if f.incomplete:
+            bits.append(f"{f.incomplete} incomplete (start with no end)")
+        if f.unmatched_ends:
+            bits.append(f"{f.unmatched_ends} ends with no start")
+        lines.append(f"  {f.path}: " + ", ".join(bits))
+        for note in f.notes:
+            lines.append(f"    note: {note}")
+        if f.error:
+            lines.append(f"    error: {f.error}")
+    for e in traces.errors:
+        if not any(e.startswith(f.path + ":") for f in traces.files):
+            lines.append(f"  error: {e}")
+    return "\n".join(lines)
+
+
+def report_csv(stats: list[CallbackStats], mapped: MappedReport | None, top: int | None) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["driver", "device", "parent", "phase", "layer", "n", "min_us", "median_us",
+                "mean_us", "p95_us", "max_us", "total_us", "path", "line", "function", "via",
+                "unmapped_reason"])
+    for s in stats if top is None else stats[:top]:
+        d = callback_json(s, mapped.mappings.get(s.key) if mapped else None)
+        src = d["source"] or {}
+        w.writerow([d[k] for k in ("driver", "device", "parent", "phase", "layer", "n", "min_us",
+                                   "median_us", "mean_us", "p95_us", "max_us", "total_us")]
+                   + [src.get("path", ""), src.get("line", ""), src.get("function", ""),
+                      src.get("via") or "", d["unmapped_reason"] or ""])
+    return buf.getvalue()
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, indent=2) + "\n"

@@ -1,0 +1,131 @@
+"""`load_traces(paths) -> TraceSet`: read every file, never raise for bad input."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import zlib
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dpmlens.traces import detect, dmesg, ftrace, perfetto
+from dpmlens.traces.sample import (
+    CallbackSample,
+    Collector,
+    FileReport,
+    Group,
+    GroupKey,
+    PhaseTime,
+    SampleStore,
+)
+
+_PARSERS = {"dmesg": dmesg.parse, "ftrace": ftrace.parse, "perfetto": perfetto.parse}
+
+
+@dataclass
+class TraceSet:
+    files: list[FileReport] = field(default_factory=list)
+    store: SampleStore = field(default_factory=SampleStore)
+    cycles: int = 0
+    errors: list[str] = field(default_factory=list)  # "file: message", paths and files
+
+    @property
+    def groups(self) -> dict[GroupKey, Group]:
+        return self.store.groups
+
+    @property
+    def phase_times(self) -> list[PhaseTime]:
+        return self.store.phase_times
+
+    def samples(self) -> Iterator[CallbackSample]:
+        return self.store.samples()
+
+    @property
+    def sample_count(self) -> int:
+        return sum(f.samples for f in self.files)
+
+    @property
+    def skipped_lines(self) -> int:
+        return sum(f.skipped_lines for f in self.files)
+
+    @property
+    def incomplete(self) -> int:
+        return sum(f.incomplete for f in self.files)
+
+    def skip_reasons(self) -> Counter[str]:
+        total: Counter[str] = Counter()
+        for f in self.files:
+            total.update(f.skip_reasons)
+        return total
+
+
+def load_traces(
+    paths: list[str | os.PathLike[str]],
+    progress: Callable[[str, int, int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> TraceSet:
+    """Read files and directories (recursively; sleepgraph -multi trees) into one TraceSet.
+
+    Cycles are numbered across all files. A sleepgraph test's X_dmesg.txt is skipped when its
+    X_ftrace.txt has the callbacks (the same suspend would count twice). `progress(path, i, n)`
+    is called before each file; `cancelled()` stops between files.
+    """
+    ts = TraceSet()
+    files, errors = detect.expand(paths)
+    ts.errors.extend(errors)
+    # ftrace before dmesg so that a dmesg can see whether its ftrace twin had callbacks.
+    order = sorted(files, key=lambda f: (detect.sleepgraph_pair(f) is not None, str(f)))
+    by_path: dict[Path, FileReport] = {}
+    for i, path in enumerate(order):
+        if cancelled is not None and cancelled():
+            ts.errors.append("loading cancelled")
+            break
+        if progress is not None:
+            progress(str(path), i, len(order))
+        twin = detect.sleepgraph_pair(path)
+        if twin is not None and by_path.get(twin) is not None and by_path[twin].samples:
+            rep = FileReport(str(path), "dmesg")
+            rep.notes.append(
+                f"same test as {twin.name}, which has the callbacks: skipped so "
+                "the suspend is not counted twice"
+            )
+            ts.files.append(rep)
+            by_path[path] = rep
+            continue
+        rep = _load_one(path, ts)
+        by_path[path] = rep
+        ts.files.append(rep)
+        if rep.error:
+            ts.errors.append(f"{path}: {rep.error}")
+    return ts
+
+
+def _load_one(path: Path, ts: TraceSet) -> FileReport:
+    rep = FileReport(str(path))
+    try:
+        rep.format = detect.detect(path)
+    except detect.FormatError as exc:
+        rep.error = str(exc)
+        return rep
+    except OSError as exc:
+        rep.error = exc.strerror or str(exc)
+        return rep
+    coll = Collector(rep, ts.store, ts.cycles)
+    try:
+        with detect.open_stream(path) as stream:
+            _PARSERS[rep.format](stream, coll)
+    except perfetto.PerfettoUnavailable as exc:
+        rep.error = str(exc)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        rep.error = f"compressed data is truncated or corrupt ({exc}); kept what was read"
+    except OSError as exc:
+        rep.error = f"read error: {exc.strerror or exc}"
+    except MemoryError:
+        rep.error = "out of memory while reading"
+    ts.cycles += coll.finish()
+    return rep
+
+
+__all__ = ["TraceSet", "load_traces", "ftrace", "dmesg"]
