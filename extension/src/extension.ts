@@ -1,0 +1,472 @@
+// Wiring: logger, Python discovery, the managed server environment, the language client,
+// the PM Latency view, the status bar and the commands. No analysis happens here.
+import * as os from "node:os";
+import * as path from "node:path";
+import * as vscode from "vscode";
+import type { LanguageClient } from "vscode-languageclient/node";
+import { createClient, executeServerCommand, isRunning, pushSettings } from "./client";
+import type { CallbackGroup } from "./latencyModel";
+import { LatencyTreeProvider, OPEN_SOURCE_COMMAND } from "./latencyView";
+import { expandVariables, mapPath, type VariableContext } from "./pathMapping";
+import {
+  EMPTY_STATUS,
+  ServerCommand,
+  formatDuration,
+  readLoadTracesArgument,
+  readRuleExplanation,
+  readSlowestCallbacks,
+  readTraceStatus,
+  type CallbackSource,
+  type SlowestCallbacks,
+} from "./protocol";
+import { discoverPython, versionText } from "./python";
+import { pythonExtensionInterpreter, onPythonInterpreterChanged } from "./pythonExtension";
+import { ensureServerEnv, existingServerEnv, type ServerEnv } from "./serverEnv";
+import { toServerSettings, type ServerSettings } from "./settings";
+import { SHOW_UNMAPPED_COMMAND, TraceStatusBar } from "./statusBar";
+
+const RULE_SCHEME = "dpmlens-rule";
+
+class DpmlensExtension implements vscode.Disposable {
+  private readonly output = vscode.window.createOutputChannel("dpmlens", { log: true });
+  private readonly statusBar = new TraceStatusBar();
+  private readonly tree = new LatencyTreeProvider();
+  private readonly treeView: vscode.TreeView<unknown>;
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly ruleDocs = new Map<string, string>();
+  private readonly ruleDocChanged = new vscode.EventEmitter<vscode.Uri>();
+  private client: LanguageClient | undefined;
+  private lifecycle: Promise<void> = Promise.resolve();
+  private readonly activatedAt = Date.now();
+  private sawDiagnostics = false;
+  private lastNotice: string | undefined;
+  private configTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly context: vscode.ExtensionContext) {
+    this.treeView = vscode.window.createTreeView("dpmlens.latency", { treeDataProvider: this.tree, showCollapseAll: true });
+    this.disposables.push(this.output, this.statusBar, this.tree, this.treeView, this.ruleDocChanged);
+    this.registerCommands();
+    this.disposables.push(
+      vscode.workspace.registerTextDocumentContentProvider(RULE_SCHEME, {
+        onDidChange: this.ruleDocChanged.event,
+        provideTextDocumentContent: (uri) => this.ruleDocs.get(uri.path) ?? "",
+      }),
+      vscode.workspace.onDidChangeConfiguration((e) => this.onConfigurationChanged(e)),
+    );
+    const pythonWatch = onPythonInterpreterChanged(() => {
+      if (!this.config().get<string>("interpreter")) {
+        this.output.info("the Python extension's interpreter changed; restarting the server");
+        this.restart();
+      }
+    });
+    if (pythonWatch) this.disposables.push(pythonWatch);
+  }
+
+  // ---- lifecycle -------------------------------------------------------------------------
+
+  private config(): vscode.WorkspaceConfiguration {
+    return vscode.workspace.getConfiguration("dpmlens");
+  }
+
+  private variableContext(): VariableContext {
+    return {
+      workspaceFolders: (vscode.workspace.workspaceFolders ?? []).map((f) => ({ name: f.name, path: f.uri.fsPath })),
+      userHome: os.homedir(),
+    };
+  }
+
+  private settings(): { settings: ServerSettings; errors: string[] } {
+    const config = this.config();
+    return toServerSettings((key) => config.get(key), this.variableContext());
+  }
+
+  /** Serializes start/stop so a restart never races a start still in progress. */
+  private queue(step: () => Promise<void>): Promise<void> {
+    this.lifecycle = this.lifecycle.then(step, step);
+    return this.lifecycle;
+  }
+
+  start(): Promise<void> {
+    return this.queue(() => this.doStart());
+  }
+
+  restart(): Promise<void> {
+    return this.queue(async () => {
+      await this.doStop();
+      await this.doStart();
+    });
+  }
+
+  private notifyOnce(message: string, kind: "error" | "warning", ...actions: string[]): void {
+    // One clear notification per distinct problem, not one per restart.
+    if (this.lastNotice === message) return;
+    this.lastNotice = message;
+    const show = kind === "error" ? vscode.window.showErrorMessage : vscode.window.showWarningMessage;
+    void show(message, ...actions).then((choice) => {
+      if (choice === "Show Output") this.output.show(true);
+      if (choice === "Open Settings") void vscode.commands.executeCommand("workbench.action.openSettings", "dpmlens.interpreter");
+    });
+  }
+
+  private async doStart(): Promise<void> {
+    const { settings, errors } = this.settings();
+    for (const e of errors) this.output.warn(e);
+    if (!settings.enable) {
+      this.output.info("dpmlens.enable is false; the language server is not started");
+      this.statusBar.setServerState("$(circle-slash) dpmlens", "dpmlens is disabled (dpmlens.enable)");
+      return;
+    }
+    this.statusBar.setServerState("$(sync~spin) dpmlens", "dpmlens: starting the language server");
+    try {
+      const setting = (this.config().get<string>("interpreter") ?? "").trim();
+      const discovery = await discoverPython({
+        setting: setting ? expandVariables(setting, this.variableContext()).value : undefined,
+        pythonExtension: vscode.extensions.getExtension("ms-python.python") ? pythonExtensionInterpreter : undefined,
+      });
+      for (const r of discovery.rejected) this.output.info(`Python candidate ${r.candidate.command} (${r.candidate.source}) ${r.reason}`);
+      const python = discovery.interpreter;
+      if (!python) {
+        this.output.error(discovery.message ?? "no Python found");
+        this.statusBar.setServerState("$(error) dpmlens", discovery.message);
+        this.notifyOnce(discovery.message ?? "dpmlens: no suitable Python found", "error", "Open Settings", "Show Output");
+        return;
+      }
+      this.output.info(`using Python ${versionText(python.version)} at ${python.executable} (from ${python.source})`);
+
+      const env = await this.serverEnv(python);
+      this.output.info(`starting ${env.serverCommand.join(" ")}`);
+      const started = Date.now();
+      const client = createClient({
+        serverCommand: env.serverCommand,
+        settings: () => this.settings().settings,
+        output: this.output,
+        onDiagnostics: (uri, count) => this.onDiagnostics(uri, count),
+      });
+      this.client = client;
+      await client.start();
+      this.output.info(`[perf] server initialized in ${Date.now() - started} ms (${Date.now() - this.activatedAt} ms after activation)`);
+      this.lastNotice = undefined;
+      this.statusBar.setServerState(undefined);
+      await this.refreshTraces();
+    } catch (err) {
+      const message = `dpmlens: the language server could not start: ${err instanceof Error ? err.message : String(err)}`;
+      this.output.error(message);
+      this.statusBar.setServerState("$(error) dpmlens", message);
+      this.notifyOnce(message, "error", "Show Output");
+      await this.doStop();
+    }
+  }
+
+  private async serverEnv(python: { executable: string; version: [number, number, number] }): Promise<ServerEnv> {
+    const opts = {
+      basePython: python,
+      bundleDir: path.join(this.context.extensionPath, "bundled"),
+      storageDir: this.context.globalStorageUri.fsPath,
+      log: (line: string) => this.output.trace(line),
+    };
+    const existing = await existingServerEnv(opts);
+    if (existing) return existing;
+    return vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: "dpmlens: setting up the language server (first use)" },
+      async (progress) => {
+        const env = await ensureServerEnv({ ...opts, progress: (message) => progress.report({ message }) });
+        this.output.info(`server environment ready at ${env.envDir}`);
+        return env;
+      },
+    );
+  }
+
+  private async doStop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      try {
+        await client.stop(3000);
+      } catch (err) {
+        this.output.warn(`stopping the server: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      await client.dispose().catch(() => undefined);
+    }
+    this.tree.update(undefined);
+    this.statusBar.update(EMPTY_STATUS);
+    void vscode.commands.executeCommand("setContext", "dpmlens.tracesLoaded", false);
+  }
+
+  private onDiagnostics(uri: vscode.Uri, count: number): void {
+    if (this.sawDiagnostics) return;
+    this.sawDiagnostics = true;
+    this.output.info(`[perf] first diagnostics ${Date.now() - this.activatedAt} ms after activation (${count} in ${uri.fsPath})`);
+  }
+
+  private onConfigurationChanged(e: vscode.ConfigurationChangeEvent): void {
+    if (!e.affectsConfiguration("dpmlens")) return;
+    const restart = e.affectsConfiguration("dpmlens.interpreter") || e.affectsConfiguration("dpmlens.enable");
+    if (this.configTimer) clearTimeout(this.configTimer);
+    // Settings UIs write on every keystroke; act once they settle.
+    this.configTimer = setTimeout(() => {
+      if (restart) {
+        this.output.info("dpmlens.interpreter or dpmlens.enable changed; restarting the server");
+        this.lastNotice = undefined;
+        void this.restart();
+        return;
+      }
+      const { settings, errors } = this.settings();
+      for (const error of errors) this.output.warn(error);
+      if (errors.length) this.notifyOnce(`dpmlens settings: ${errors.join("; ")}`, "warning", "Show Output");
+      if (isRunning(this.client)) {
+        pushSettings(this.client, settings).then(
+          () => this.output.info("settings sent to the server"),
+          (err: Error) => this.output.error(`sending settings: ${err.message}`),
+        );
+      }
+    }, 300);
+  }
+
+  // ---- commands --------------------------------------------------------------------------
+
+  private registerCommands(): void {
+    const register = (id: string, handler: (...args: unknown[]) => unknown) =>
+      this.disposables.push(vscode.commands.registerCommand(id, handler));
+    register("dpmlens.loadTraceFiles", (arg, ...rest) => this.loadTraces(arg, rest));
+    register("dpmlens.clearTraces", () => this.clearTraces());
+    register("dpmlens.showSlowestCallbacks", () => this.showSlowest());
+    register("dpmlens.showRuleExplanation", (arg) => this.explainRule(arg));
+    register("dpmlens.restartServer", () => {
+      this.lastNotice = undefined;
+      return this.restart();
+    });
+    register("dpmlens.showOutput", () => this.output.show(true));
+    register(SHOW_UNMAPPED_COMMAND, () => this.statusBar.showDetails());
+    register("dpmlens.refreshLatencyView", () => this.refreshTraces());
+    register(OPEN_SOURCE_COMMAND, (group) => this.openSource(group as CallbackGroup | undefined));
+  }
+
+  /** Waits for a start in progress; tells the user once when there is no server to ask. */
+  private async runningClient(): Promise<LanguageClient | undefined> {
+    await this.lifecycle;
+    if (isRunning(this.client)) return this.client;
+    void vscode.window
+      .showErrorMessage("dpmlens: the language server is not running.", "Show Output", "Restart Server")
+      .then((choice) => {
+        if (choice === "Show Output") this.output.show(true);
+        if (choice === "Restart Server") void this.restart();
+      });
+    return undefined;
+  }
+
+  private async pickTracePaths(): Promise<string[] | undefined> {
+    // Linux and Windows dialogs cannot offer files and folders at once: ask which first.
+    const choice = await vscode.window.showQuickPick(
+      [
+        { label: "$(file) Trace files...", detail: "dmesg, ftrace, sleepgraph *_dmesg.txt / *_ftrace.txt, Perfetto", folders: false },
+        { label: "$(folder) A directory of traces...", detail: "every file matching dpmlens.traceGlobs", folders: true },
+      ],
+      { title: "dpmlens: Load Trace Files" },
+    );
+    if (!choice) return undefined;
+    const uris = await vscode.window.showOpenDialog({
+      canSelectFiles: !choice.folders,
+      canSelectFolders: choice.folders,
+      canSelectMany: true,
+      openLabel: "Load Traces",
+      title: "dpmlens: suspend/resume traces to load",
+    });
+    return uris?.map((u) => u.fsPath);
+  }
+
+  private async loadTraces(arg: unknown, rest: unknown[]): Promise<unknown> {
+    let paths = readLoadTracesArgument(arg, rest) ?? (await this.pickTracePaths());
+    if (!paths?.length) return undefined;
+    const base = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? process.cwd();
+    paths = paths.map((p) => path.resolve(base, expandVariables(p, this.variableContext()).value));
+    const client = await this.runningClient();
+    if (!client) return undefined;
+    const started = Date.now();
+    this.output.info(`loading traces: ${paths.join(", ")}`);
+    const result = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: "dpmlens: loading traces", cancellable: true },
+      async (progress, token) => {
+        try {
+          return await executeServerCommand(client, ServerCommand.loadTraces, [{ paths }], progress, token);
+        } catch (err) {
+          if (token.isCancellationRequested) {
+            this.output.info("trace loading cancelled");
+            void vscode.window.showInformationMessage("dpmlens: trace loading cancelled.");
+            return undefined;
+          }
+          throw err;
+        }
+      },
+    ).then(undefined, (err: Error) => {
+      this.output.error(`loading traces failed: ${err.message}`);
+      void vscode.window.showErrorMessage(`dpmlens: loading traces failed: ${err.message}`, "Show Output").then((c) => {
+        if (c) this.output.show(true);
+      });
+      return undefined;
+    });
+    if (result === undefined) return undefined;
+    const status = readTraceStatus(result);
+    this.output.info(
+      `[perf] traces loaded in ${Date.now() - started} ms: ${status.files} files, ${status.samples} samples, ${status.cycles} cycles, ` +
+        `${status.callbacks_mapped} callbacks mapped, ${status.callbacks_unmapped} unmapped`,
+    );
+    for (const e of status.errors) this.output.warn(`trace: ${e}`);
+    if (status.errors.length) {
+      void vscode.window.showWarningMessage(
+        `dpmlens: ${status.errors.length} problem(s) reading traces: ${status.errors.slice(0, 2).join("; ")}`,
+        "Show Output",
+      ).then((c) => c && this.output.show(true));
+    }
+    await this.refreshTraces();
+    return status;
+  }
+
+  private async clearTraces(): Promise<void> {
+    const client = await this.runningClient();
+    if (!client) return;
+    await executeServerCommand(client, ServerCommand.clearTraces, []);
+    this.output.info("traces cleared");
+    await this.refreshTraces();
+  }
+
+  private async fetchSlowest(limit: number): Promise<SlowestCallbacks | undefined> {
+    if (!isRunning(this.client)) return undefined;
+    return readSlowestCallbacks(await executeServerCommand(this.client, ServerCommand.slowestCallbacks, [{ limit }]));
+  }
+
+  private async refreshTraces(): Promise<void> {
+    try {
+      const data = await this.fetchSlowest(1000);
+      this.tree.update(data);
+      const status = data?.status ?? EMPTY_STATUS;
+      this.statusBar.update(status);
+      this.treeView.message =
+        status.files > 0
+          ? `${status.files} trace file(s), ${status.cycles} cycles · ${status.callbacks_mapped} mapped, ${status.callbacks_unmapped} unmapped`
+          : undefined;
+      void vscode.commands.executeCommand("setContext", "dpmlens.tracesLoaded", status.files > 0);
+    } catch (err) {
+      this.output.error(`reading trace results: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  private async showSlowest(): Promise<void> {
+    const client = await this.runningClient();
+    if (!client) return;
+    const data = await this.fetchSlowest(50);
+    if (!data || data.callbacks.length === 0) {
+      void vscode.window.showInformationMessage("dpmlens: no traced callbacks yet. Load traces first.", "Load Trace Files...").then(
+        (c) => c && vscode.commands.executeCommand("dpmlens.loadTraceFiles"),
+      );
+      return;
+    }
+    void vscode.commands.executeCommand("dpmlens.latency.focus");
+    const picked = await vscode.window.showQuickPick(
+      data.callbacks.map((cb) => ({
+        label: `${cb.source?.function || cb.driver} · ${cb.phase}`,
+        description: `median ${formatDuration(cb.median_us)} · p95 ${formatDuration(cb.p95_us)} · max ${formatDuration(cb.max_us)} · ${cb.device}`,
+        detail: cb.source ? `${cb.source.path}:${cb.source.line}` : `not mapped: ${cb.unmapped_reason ?? "no reason given"}`,
+        cb,
+      })),
+      { title: "dpmlens: slowest PM callbacks (by median)", matchOnDescription: true, matchOnDetail: true },
+    );
+    if (picked) await this.openSource({ source: picked.cb.source, unmappedReason: picked.cb.unmapped_reason });
+  }
+
+  private async openSource(group: Pick<CallbackGroup, "source" | "unmappedReason"> | undefined): Promise<void> {
+    const source: CallbackSource | null | undefined = group?.source;
+    if (!source) {
+      void vscode.window.showInformationMessage(
+        `dpmlens: this callback is not mapped to source: ${group?.unmappedReason ?? "no reason given"}`,
+      );
+      return;
+    }
+    const mappings = this.settings().settings.pathMappings;
+    let uri = source.uri ? vscode.Uri.parse(source.uri) : vscode.Uri.file(mapPath(source.path, mappings));
+    try {
+      await vscode.workspace.fs.stat(uri);
+    } catch {
+      // The server's path may be from the build machine; try the user's path mappings.
+      uri = vscode.Uri.file(mapPath(source.path || uri.fsPath, mappings));
+    }
+    const line = Math.max(0, source.line - 1);
+    try {
+      const editor = await vscode.window.showTextDocument(uri, { preview: true });
+      const position = new vscode.Position(line, 0);
+      editor.selection = new vscode.Selection(position, position);
+      editor.revealRange(new vscode.Range(position, position), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+    } catch (err) {
+      void vscode.window.showErrorMessage(
+        `dpmlens: cannot open ${uri.fsPath} (${err instanceof Error ? err.message : String(err)}); set dpmlens.pathMappings if the trace came from another tree.`,
+      );
+    }
+  }
+
+  private async explainRule(arg: unknown): Promise<void> {
+    const client = await this.runningClient();
+    if (!client) return;
+    let ruleId = typeof arg === "string" ? arg : undefined;
+    if (!ruleId) {
+      const codes = new Set<string>();
+      for (const [, diagnostics] of vscode.languages.getDiagnostics()) {
+        for (const d of diagnostics) {
+          if (d.source !== "dpmlens") continue;
+          const code = typeof d.code === "object" ? d.code.value : d.code;
+          if (code !== undefined) codes.add(String(code));
+        }
+      }
+      const typed = "$(edit) Enter a rule id...";
+      const pick = await vscode.window.showQuickPick([...[...codes].sort(), typed], {
+        title: "dpmlens: Explain Rule",
+        placeHolder: "Rules reported in open files",
+      });
+      ruleId = pick === typed ? await vscode.window.showInputBox({ prompt: "Rule id, e.g. wake-setup-in-noirq" }) : pick;
+    }
+    if (!ruleId) return;
+    let explanation;
+    try {
+      explanation = readRuleExplanation(await executeServerCommand(client, ServerCommand.explainRule, [ruleId]));
+    } catch (err) {
+      void vscode.window.showErrorMessage(`dpmlens: ${err instanceof Error ? err.message : String(err)}`);
+      return;
+    }
+    if (!explanation) {
+      void vscode.window.showErrorMessage(`dpmlens: no rule named "${ruleId}".`);
+      return;
+    }
+    const header = `# ${explanation.id}: ${explanation.title}\n\n` +
+      `Severity: **${explanation.severity}** · checkpatch type: \`${explanation.kernel_type}\`` +
+      (explanation.url ? ` · [kernel documentation](${explanation.url})` : "") + "\n\n";
+    const uri = vscode.Uri.from({ scheme: RULE_SCHEME, path: `/${explanation.id}.md` });
+    this.ruleDocs.set(uri.path, header + explanation.markdown);
+    this.ruleDocChanged.fire(uri);
+    try {
+      await vscode.commands.executeCommand("markdown.showPreview", uri);
+    } catch {
+      await vscode.window.showTextDocument(uri, { preview: true });
+    }
+  }
+
+  dispose(): void {
+    if (this.configTimer) clearTimeout(this.configTimer);
+    for (const d of this.disposables) d.dispose();
+  }
+
+  async stop(): Promise<void> {
+    await this.queue(() => this.doStop());
+  }
+}
+
+let extension: DpmlensExtension | undefined;
+
+export function activate(context: vscode.ExtensionContext): void {
+  extension = new DpmlensExtension(context);
+  context.subscriptions.push(extension);
+  // Not awaited: creating the server environment on first use must not hold up the window.
+  void extension.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await extension?.stop();
+  extension = undefined;
+}

@@ -1,0 +1,151 @@
+// The PM Latency tree: phases -> callbacks (sorted by measured time) -> devices.
+// vscode-free: unit-tested under vitest; latencyView.ts renders it.
+import { formatDuration, type Callback, type CallbackSource } from "./protocol";
+
+/** One callback function of one driver in one phase, over all devices that ran it. */
+export interface CallbackGroup {
+  phase: string;
+  driver: string;
+  function: string;
+  source: CallbackSource | null;
+  unmappedReason: string | null;
+  layers: string[];
+  devices: Callback[]; // sorted slowest first
+  /** The slowest device's median: what the group is sorted by. */
+  median_us: number;
+  p95_us: number;
+  max_us: number;
+  samples: number;
+  total_us: number;
+}
+
+export interface PhaseGroup {
+  phase: string;
+  callbacks: CallbackGroup[];
+  deviceCount: number;
+  total_us: number;
+}
+
+export interface Labels {
+  label: string;
+  description: string;
+  tooltip: string;
+}
+
+const bySlowest = (a: { median_us: number; total_us: number }, b: { median_us: number; total_us: number }) =>
+  b.median_us - a.median_us || b.total_us - a.total_us;
+
+function groupKey(cb: Callback): string {
+  const where = cb.source ? `${cb.source.path || cb.source.uri}:${cb.source.line}` : "";
+  return `${cb.phase}\u0000${cb.driver}\u0000${where}`;
+}
+
+export function buildLatencyTree(callbacks: readonly Callback[]): PhaseGroup[] {
+  const groups = new Map<string, CallbackGroup>();
+  for (const cb of callbacks) {
+    const key = groupKey(cb);
+    let group = groups.get(key);
+    if (!group) {
+      group = {
+        phase: cb.phase,
+        driver: cb.driver,
+        function: cb.source?.function ?? "",
+        source: cb.source,
+        unmappedReason: cb.unmapped_reason,
+        layers: [],
+        devices: [],
+        median_us: 0,
+        p95_us: 0,
+        max_us: 0,
+        samples: 0,
+        total_us: 0,
+      };
+      groups.set(key, group);
+    }
+    group.devices.push(cb);
+    if (cb.layer && !group.layers.includes(cb.layer)) group.layers.push(cb.layer);
+    group.median_us = Math.max(group.median_us, cb.median_us);
+    group.p95_us = Math.max(group.p95_us, cb.p95_us);
+    group.max_us = Math.max(group.max_us, cb.max_us);
+    group.samples += cb.n;
+    group.total_us += cb.total_us;
+  }
+
+  const phases = new Map<string, PhaseGroup>();
+  for (const group of groups.values()) {
+    group.devices.sort(bySlowest);
+    let phase = phases.get(group.phase);
+    if (!phase) {
+      phase = { phase: group.phase, callbacks: [], deviceCount: 0, total_us: 0 };
+      phases.set(group.phase, phase);
+    }
+    phase.callbacks.push(group);
+    phase.deviceCount += group.devices.length;
+    phase.total_us += group.total_us;
+  }
+  const result = [...phases.values()];
+  for (const phase of result) phase.callbacks.sort(bySlowest);
+  // The phase that costs the most wall time overall comes first.
+  result.sort((a, b) => b.total_us - a.total_us || a.phase.localeCompare(b.phase));
+  return result;
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+export function phaseLabels(phase: PhaseGroup): Labels {
+  return {
+    label: phase.phase,
+    description: `${plural(phase.callbacks.length, "callback")} · ${plural(phase.deviceCount, "device")} · ${formatDuration(phase.total_us)} total`,
+    tooltip: `${phase.phase}: ${formatDuration(phase.total_us)} spent over all cycles in ${plural(phase.callbacks.length, "callback")} on ${plural(phase.deviceCount, "device")}`,
+  };
+}
+
+export function callbackLabels(group: CallbackGroup): Labels {
+  const name = group.function || group.driver || "(unknown driver)";
+  const where = group.source
+    ? `${group.source.path || group.source.uri}:${group.source.line}`
+    : `not mapped to source: ${group.unmappedReason ?? "no reason given"}`;
+  return {
+    label: name,
+    description: `median ${formatDuration(group.median_us)} · p95 ${formatDuration(group.p95_us)} · ${plural(group.devices.length, "device")}`,
+    tooltip: [
+      `${group.driver} ${group.phase}${group.layers.length ? ` (${group.layers.join(", ")})` : ""}`,
+      where,
+      `median ${formatDuration(group.median_us)}, p95 ${formatDuration(group.p95_us)}, max ${formatDuration(group.max_us)} over ${plural(group.samples, "sample")}`,
+    ].join("\n"),
+  };
+}
+
+export function deviceLabels(cb: Callback): Labels {
+  return {
+    label: cb.device || "(device)",
+    description: `median ${formatDuration(cb.median_us)} · max ${formatDuration(cb.max_us)} · ${plural(cb.n, "cycle")}`,
+    tooltip: `${cb.device}${cb.parent ? ` (parent ${cb.parent})` : ""}, ${cb.layer || "driver"} layer\nmin ${formatDuration(cb.min_us)}, median ${formatDuration(cb.median_us)}, mean ${formatDuration(cb.mean_us)}, p95 ${formatDuration(cb.p95_us)}, max ${formatDuration(cb.max_us)}`,
+  };
+}
+
+/** Status bar text for the loaded traces. */
+export function statusText(status: {
+  files: number;
+  callbacks_mapped: number;
+  callbacks_unmapped: number;
+  errors: string[];
+}): { text: string; tooltip: string } {
+  if (status.files === 0) return { text: "$(pulse) dpmlens", tooltip: "dpmlens: no traces loaded" };
+  const total = status.callbacks_mapped + status.callbacks_unmapped;
+  const warn = status.callbacks_unmapped > 0 || status.errors.length > 0 ? "$(warning) " : "";
+  return {
+    text: `$(pulse) ${warn}${plural(status.files, "trace")} · ${status.callbacks_mapped}/${total} mapped`,
+    tooltip:
+      `dpmlens: ${plural(status.files, "trace file")} loaded; ${status.callbacks_mapped} callbacks mapped to source, ` +
+      `${status.callbacks_unmapped} unmapped${status.errors.length ? `, ${plural(status.errors.length, "error")}` : ""}. Click for details.`,
+  };
+}
+
+/** The lines shown when the status bar item is clicked: unmapped reasons, most frequent first. */
+export function unmappedReasonLines(status: { unmapped_reasons: Record<string, number>; errors: string[] }): string[] {
+  const reasons = Object.entries(status.unmapped_reasons)
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .map(([reason, count]) => `${count}× ${reason}`);
+  return [...reasons, ...status.errors.map((e) => `error: ${e}`)];
+}

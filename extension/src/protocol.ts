@@ -1,0 +1,193 @@
+// The JSON shapes of docs/lsp-protocol.md, and tolerant readers for them.
+// vscode-free: unit-tested under vitest.
+
+/** Server-side `workspace/executeCommand` ids (the contract with `dpmlens serve`). */
+export const ServerCommand = {
+  loadTraces: "dpmlens.loadTraces",
+  clearTraces: "dpmlens.clearTraces",
+  traceStatus: "dpmlens.traceStatus",
+  slowestCallbacks: "dpmlens.slowestCallbacks",
+  explainRule: "dpmlens.explainRule",
+} as const;
+
+export interface TraceStatus {
+  files: number;
+  samples: number;
+  cycles: number;
+  callbacks_mapped: number;
+  callbacks_unmapped: number;
+  unmapped_reasons: Record<string, number>;
+  errors: string[];
+}
+
+export interface CallbackSource {
+  uri: string;
+  path: string;
+  line: number; // 1-based
+  function: string;
+}
+
+export interface Callback {
+  driver: string;
+  device: string;
+  parent: string;
+  phase: string;
+  layer: string;
+  n: number;
+  min_us: number;
+  median_us: number;
+  mean_us: number;
+  p95_us: number;
+  max_us: number;
+  total_us: number;
+  source: CallbackSource | null;
+  unmapped_reason: string | null;
+}
+
+export interface PhaseSummary {
+  phase: string;
+  cycles: number;
+  mean_us: number;
+  sd_us: number;
+}
+
+export interface SlowestCallbacks {
+  callbacks: Callback[];
+  phases: PhaseSummary[];
+  status: TraceStatus;
+}
+
+export interface RuleExplanation {
+  id: string;
+  title: string;
+  severity: string;
+  kernel_type: string;
+  url: string;
+  markdown: string;
+}
+
+export const EMPTY_STATUS: TraceStatus = {
+  files: 0,
+  samples: 0,
+  cycles: 0,
+  callbacks_mapped: 0,
+  callbacks_unmapped: 0,
+  unmapped_reasons: {},
+  errors: [],
+};
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function num(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) ? value : 0;
+}
+
+function str(value: unknown): string {
+  return typeof value === "string" ? value : "";
+}
+
+/** Reads a TraceStatus; missing or mistyped fields become zero/empty rather than crashing views. */
+export function readTraceStatus(value: unknown): TraceStatus {
+  if (!isObject(value)) return { ...EMPTY_STATUS, unmapped_reasons: {}, errors: [] };
+  const reasons: Record<string, number> = {};
+  if (isObject(value.unmapped_reasons)) {
+    for (const [reason, count] of Object.entries(value.unmapped_reasons)) reasons[reason] = num(count);
+  }
+  return {
+    files: num(value.files),
+    samples: num(value.samples),
+    cycles: num(value.cycles),
+    callbacks_mapped: num(value.callbacks_mapped),
+    callbacks_unmapped: num(value.callbacks_unmapped),
+    unmapped_reasons: reasons,
+    errors: Array.isArray(value.errors) ? value.errors.map(String) : [],
+  };
+}
+
+function readSource(value: unknown): CallbackSource | null {
+  if (!isObject(value)) return null;
+  const path = str(value.path);
+  const uri = str(value.uri);
+  if (!path && !uri) return null;
+  return { uri, path, line: Math.max(1, num(value.line)), function: str(value.function) };
+}
+
+export function readCallback(value: unknown): Callback | null {
+  if (!isObject(value) || typeof value.phase !== "string") return null;
+  return {
+    driver: str(value.driver),
+    device: str(value.device),
+    parent: str(value.parent),
+    phase: value.phase,
+    layer: str(value.layer),
+    n: num(value.n),
+    min_us: num(value.min_us),
+    median_us: num(value.median_us),
+    mean_us: num(value.mean_us),
+    p95_us: num(value.p95_us),
+    max_us: num(value.max_us),
+    total_us: num(value.total_us),
+    source: readSource(value.source),
+    unmapped_reason: typeof value.unmapped_reason === "string" ? value.unmapped_reason : null,
+  };
+}
+
+export function readSlowestCallbacks(value: unknown): SlowestCallbacks {
+  const obj = isObject(value) ? value : {};
+  const callbacks = Array.isArray(obj.callbacks)
+    ? obj.callbacks.map(readCallback).filter((c): c is Callback => c !== null)
+    : [];
+  const phases = Array.isArray(obj.phases)
+    ? obj.phases.filter(isObject).map((p) => ({
+        phase: str(p.phase),
+        cycles: num(p.cycles),
+        mean_us: num(p.mean_us),
+        sd_us: num(p.sd_us),
+      }))
+    : [];
+  return { callbacks, phases, status: readTraceStatus(obj.status) };
+}
+
+export function readRuleExplanation(value: unknown): RuleExplanation | null {
+  if (!isObject(value) || typeof value.id !== "string") return null;
+  return {
+    id: value.id,
+    title: str(value.title),
+    severity: str(value.severity),
+    kernel_type: str(value.kernel_type),
+    url: str(value.url),
+    markdown: str(value.markdown),
+  };
+}
+
+/** "1.98 ms" / "850 µs" / "2.41 s": the units a kernel developer reads suspend times in. */
+export function formatDuration(us: number): string {
+  if (us >= 1_000_000) return `${(us / 1_000_000).toFixed(2)} s`;
+  if (us >= 1000) return `${(us / 1000).toFixed(us >= 100_000 ? 0 : us >= 10_000 ? 1 : 2)} ms`;
+  return `${Math.round(us)} µs`;
+}
+
+/**
+ * The paths in a `dpmlens: Load Trace Files...` argument: a path, a list of paths,
+ * `{paths: [...]}` (the server command's own shape), or Uri-like objects from the explorer.
+ * Returns undefined when there is no usable argument (the command then opens a picker).
+ */
+export function readLoadTracesArgument(arg: unknown, extra: unknown[] = []): string[] | undefined {
+  const one = (value: unknown): string[] => {
+    if (typeof value === "string") return value.trim() ? [value.trim()] : [];
+    if (Array.isArray(value)) return value.flatMap(one);
+    if (isObject(value)) {
+      if (Array.isArray(value.paths)) return value.paths.flatMap(one);
+      if (typeof value.fsPath === "string") return [value.fsPath];
+    }
+    return [];
+  };
+  // The explorer passes (clicked, allSelected); prefer the full selection.
+  const selection = extra.length > 0 && Array.isArray(extra[0]) ? one(extra[0]) : [];
+  const paths = selection.length > 0 ? selection : one(arg);
+  return paths.length > 0 ? [...new Set(paths)] : undefined;
+}

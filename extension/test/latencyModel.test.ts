@@ -1,0 +1,115 @@
+import { describe, expect, it } from "vitest";
+import {
+  buildLatencyTree,
+  callbackLabels,
+  deviceLabels,
+  phaseLabels,
+  statusText,
+  unmappedReasonLines,
+} from "../src/latencyModel";
+import { readCallback, type Callback } from "../src/protocol";
+
+function cb(over: Partial<Callback> & { phase: string; median_us: number }): Callback {
+  const n = over.n ?? 10;
+  return readCallback({
+    driver: "foo",
+    device: "foo.0",
+    parent: "soc",
+    layer: "driver",
+    n,
+    min_us: over.median_us * 0.8,
+    mean_us: over.median_us,
+    p95_us: over.median_us * 1.2,
+    max_us: over.median_us * 1.5,
+    total_us: over.median_us * n,
+    source: { uri: "file:///w/foo.c", path: "/w/foo.c", line: 40, function: "foo_suspend" },
+    unmapped_reason: null,
+    ...over,
+  })!;
+}
+
+describe("buildLatencyTree", () => {
+  const tree = buildLatencyTree([
+    cb({ phase: "suspend", median_us: 300 }),
+    cb({ phase: "suspend", device: "foo.1", median_us: 900 }),
+    cb({
+      phase: "suspend",
+      driver: "bar",
+      device: "bar.0",
+      median_us: 5000,
+      source: { uri: "file:///w/bar.c", path: "/w/bar.c", line: 12, function: "bar_suspend" },
+    }),
+    cb({
+      phase: "resume_noirq",
+      driver: "baz",
+      device: "baz.0",
+      median_us: 20000,
+      n: 100,
+      source: null,
+      unmapped_reason: "no driver struct registers the name 'baz'",
+    }),
+  ]);
+
+  it("groups by phase, most total time first", () => {
+    expect(tree.map((p) => p.phase)).toEqual(["resume_noirq", "suspend"]);
+    expect(tree[1]!.deviceCount).toBe(3);
+    expect(tree[1]!.total_us).toBe(3000 + 9000 + 50000);
+  });
+
+  it("sorts callbacks in a phase by measured time and merges devices of one callback", () => {
+    const suspend = tree[1]!;
+    expect(suspend.callbacks.map((c) => c.function)).toEqual(["bar_suspend", "foo_suspend"]);
+    const foo = suspend.callbacks[1]!;
+    expect(foo.devices.map((d) => d.device)).toEqual(["foo.1", "foo.0"]);
+    expect(foo.median_us).toBe(900);
+    expect(foo.samples).toBe(20);
+  });
+
+  it("keeps unmapped callbacks with their reason", () => {
+    const baz = tree[0]!.callbacks[0]!;
+    expect(baz.source).toBeNull();
+    expect(baz.function).toBe("");
+    expect(callbackLabels(baz).label).toBe("baz");
+    expect(callbackLabels(baz).tooltip).toContain("not mapped to source: no driver struct registers the name 'baz'");
+  });
+
+  it("labels phases, callbacks and devices with times in ms and device counts", () => {
+    expect(phaseLabels(tree[1]!).description).toBe("2 callbacks · 3 devices · 62.0 ms total");
+    expect(callbackLabels(tree[1]!.callbacks[1]!)).toMatchObject({
+      label: "foo_suspend",
+      description: "median 900 µs · p95 1.08 ms · 2 devices",
+    });
+    expect(callbackLabels(tree[1]!.callbacks[1]!).tooltip).toContain("/w/foo.c:40");
+    expect(deviceLabels(tree[1]!.callbacks[1]!.devices[0]!).description).toBe("median 900 µs · max 1.35 ms · 10 cycles");
+  });
+
+  it("is empty without callbacks", () => {
+    expect(buildLatencyTree([])).toEqual([]);
+  });
+});
+
+describe("status bar model", () => {
+  const status = {
+    files: 2,
+    samples: 400,
+    cycles: 100,
+    callbacks_mapped: 3,
+    callbacks_unmapped: 2,
+    unmapped_reasons: { "bus callback without driver": 1, "driver 'baz' not in workspace": 4 },
+    errors: ["x_ftrace.txt: line 7: no timestamp"],
+  };
+
+  it("shows traces loaded and mapped/unmapped counts", () => {
+    expect(statusText(status).text).toBe("$(pulse) $(warning) 2 traces · 3/5 mapped");
+    expect(statusText({ ...status, callbacks_unmapped: 0, errors: [] }).text).toBe("$(pulse) 2 traces · 3/3 mapped");
+    expect(statusText({ ...status, files: 0 }).text).toBe("$(pulse) dpmlens");
+  });
+
+  it("lists unmapped reasons, most frequent first, then errors", () => {
+    expect(unmappedReasonLines(status)).toEqual([
+      "4× driver 'baz' not in workspace",
+      "1× bus callback without driver",
+      "error: x_ftrace.txt: line 7: no timestamp",
+    ]);
+  });
+});

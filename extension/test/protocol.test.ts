@@ -1,0 +1,68 @@
+import { describe, expect, it } from "vitest";
+import {
+  formatDuration,
+  readLoadTracesArgument,
+  readRuleExplanation,
+  readSlowestCallbacks,
+  readTraceStatus,
+} from "../src/protocol";
+
+describe("readers of the server's JSON", () => {
+  it("reads a TraceStatus and tolerates missing fields", () => {
+    expect(readTraceStatus({ files: 1, cycles: 100, unmapped_reasons: { r: 2 }, errors: ["e"] })).toEqual({
+      files: 1,
+      samples: 0,
+      cycles: 100,
+      callbacks_mapped: 0,
+      callbacks_unmapped: 0,
+      unmapped_reasons: { r: 2 },
+      errors: ["e"],
+    });
+    expect(readTraceStatus(null).files).toBe(0);
+  });
+
+  it("reads slowestCallbacks and drops entries without a phase", () => {
+    const data = readSlowestCallbacks({
+      callbacks: [
+        { driver: "foo", phase: "suspend", median_us: 10, source: { uri: "file:///a.c", path: "/a.c", line: 3, function: "f" } },
+        { driver: "nophase" },
+      ],
+      phases: [{ phase: "suspend", cycles: 2, mean_us: 5, sd_us: 1 }],
+      status: { files: 1 },
+    });
+    expect(data.callbacks).toHaveLength(1);
+    expect(data.callbacks[0]!.source).toEqual({ uri: "file:///a.c", path: "/a.c", line: 3, function: "f" });
+    expect(data.phases[0]!.phase).toBe("suspend");
+    expect(data.status.files).toBe(1);
+  });
+
+  it("reads a rule explanation or nothing", () => {
+    expect(readRuleExplanation({ id: "r", title: "T", markdown: "m" })?.title).toBe("T");
+    expect(readRuleExplanation(null)).toBeNull();
+  });
+});
+
+describe("readLoadTracesArgument", () => {
+  it("accepts a path, a list, {paths}, and explorer Uris", () => {
+    expect(readLoadTracesArgument("/t/a_dmesg.txt")).toEqual(["/t/a_dmesg.txt"]);
+    expect(readLoadTracesArgument(["/a", "/b", "/a"])).toEqual(["/a", "/b"]);
+    expect(readLoadTracesArgument({ paths: ["/c"] })).toEqual(["/c"]);
+    expect(readLoadTracesArgument({ fsPath: "/d" }, [[{ fsPath: "/d" }, { fsPath: "/e" }]])).toEqual(["/d", "/e"]);
+  });
+
+  it("returns undefined when the command should open the picker", () => {
+    expect(readLoadTracesArgument(undefined)).toBeUndefined();
+    expect(readLoadTracesArgument("")).toBeUndefined();
+    expect(readLoadTracesArgument({ paths: [] })).toBeUndefined();
+  });
+});
+
+describe("formatDuration", () => {
+  it("uses µs, ms and s like the CodeLens", () => {
+    expect(formatDuration(850)).toBe("850 µs");
+    expect(formatDuration(1980)).toBe("1.98 ms");
+    expect(formatDuration(12_345)).toBe("12.3 ms");
+    expect(formatDuration(250_000)).toBe("250 ms");
+    expect(formatDuration(2_410_000)).toBe("2.41 s");
+  });
+});

@@ -1,0 +1,101 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULTS, toServerSettings } from "../src/settings";
+
+const ctx = { workspaceFolders: [{ name: "linux", path: "/home/dev/linux" }], userHome: "/home/dev" };
+const reader = (values: Record<string, unknown>) => (key: string) => values[key];
+
+describe("toServerSettings", () => {
+  it("gives the contract's defaults when nothing is set", () => {
+    const { settings, errors } = toServerSettings(reader({}), ctx);
+    expect(errors).toEqual([]);
+    expect(settings).toEqual(DEFAULTS);
+    // The exact keys of docs/lsp-protocol.md; `interpreter` is the client's own business.
+    expect(Object.keys(settings).sort()).toEqual(
+      ["debounceMs", "enable", "helperDepth", "logLevel", "pathMappings", "rules", "traceGlobs"].sort(),
+    );
+  });
+
+  it("translates every dpmlens.* setting and expands path variables", () => {
+    const { settings, errors } = toServerSettings(
+      reader({
+        enable: false,
+        interpreter: "/usr/bin/python3.12",
+        rules: {
+          "wake-setup-in-noirq": { enabled: true, severity: "error" },
+          "padded-spec-delay": { enabled: false },
+        },
+        helperDepth: 5,
+        debounceMs: 40,
+        traceGlobs: ["**/*.dmesg"],
+        pathMappings: [
+          { from: "/build/linux/", to: "${workspaceFolder}" },
+          { from: "/srv/other", to: "~/other" },
+        ],
+        logLevel: "debug",
+      }),
+      ctx,
+    );
+    expect(errors).toEqual([]);
+    expect(settings).toEqual({
+      enable: false,
+      rules: {
+        "wake-setup-in-noirq": { enabled: true, severity: "error" },
+        "padded-spec-delay": { enabled: false },
+      },
+      helperDepth: 5,
+      debounceMs: 40,
+      traceGlobs: ["**/*.dmesg"],
+      pathMappings: [
+        { from: "/build/linux", to: "/home/dev/linux" },
+        { from: "/srv/other", to: "/home/dev/other" },
+      ],
+      logLevel: "debug",
+    });
+    expect(settings).not.toHaveProperty("interpreter");
+  });
+
+  it("accepts shorthands for rules: a boolean, a severity, or 'off'", () => {
+    const { settings, errors } = toServerSettings(
+      reader({ rules: { a: false, b: "Warning", c: "off", d: { severity: "information" } } }),
+      ctx,
+    );
+    expect(errors).toEqual([]);
+    expect(settings.rules).toEqual({
+      a: { enabled: false },
+      b: { severity: "warning" },
+      c: { enabled: false },
+      d: { severity: "info" },
+    });
+  });
+
+  it("reports bad values in one line each and keeps going with safe values", () => {
+    const { settings, errors } = toServerSettings(
+      reader({
+        rules: { x: { severity: "fatal", enabled: "yes" }, y: 3 },
+        helperDepth: 99,
+        debounceMs: "fast",
+        traceGlobs: "*.txt",
+        pathMappings: [{ from: "/a" }, { from: "/b", to: "${workspaceFolder:nope}" }],
+        logLevel: "verbose",
+      }),
+      ctx,
+    );
+    expect(settings.helperDepth).toBe(10);
+    expect(settings.debounceMs).toBe(150);
+    expect(settings.traceGlobs).toEqual(DEFAULTS.traceGlobs);
+    expect(settings.logLevel).toBe("info");
+    expect(settings.rules).toEqual({ x: {} });
+    expect(settings.pathMappings).toEqual([{ from: "/b", to: "${workspaceFolder:nope}" }]);
+    const text = errors.join("\n");
+    expect(text).toContain('dpmlens.rules["x"]: unknown severity "fatal"');
+    expect(text).toContain('dpmlens.rules["x"].enabled must be true or false');
+    expect(text).toContain('dpmlens.rules["y"] must be');
+    expect(text).toContain("dpmlens.helperDepth = 99 is outside 0..10; using 10");
+    expect(text).toContain("dpmlens.debounceMs must be a number");
+    expect(text).toContain("dpmlens.traceGlobs must be a list");
+    expect(text).toContain('dpmlens.pathMappings[0] needs non-empty "from" and "to"');
+    expect(text).toContain('no workspace folder named "nope"');
+    expect(text).toContain('dpmlens.logLevel: unknown level "verbose"');
+    for (const line of errors) expect(line).not.toContain("\n");
+  });
+});
