@@ -7,19 +7,22 @@ findings (small frozen dataclasses) plus the source lines they point at — neve
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
 
 from dpmlens.config import Config
 from dpmlens.findings import Finding
-from dpmlens.walk import InputError, collect_files
+from dpmlens.walk import InputError, iter_files
 
 # Below this many files a process pool costs more than it saves.
 _POOL_MIN_FILES = 16
 _BINARY_PROBE = 8192
+# Files per task sent to a worker: large enough to keep IPC rare, small enough to balance.
+_CHUNK = 32
 
 
 @dataclass
@@ -126,30 +129,44 @@ def check_paths(
     `keep_file` narrows the walk (e.g. `--diff`: only files the revision changed).
     """
     started = time.monotonic()
-    files, errors = collect_files(list(paths))
+    walk_errors: list[InputError] = []
+    files: Iterator[str] = iter_files(list(paths), walk_errors)
     if keep_file is not None:
-        files = [f for f in files if keep_file(f)]
+        files = filter(keep_file, files)
     jobs = max(1, jobs or default_jobs())
-    run = CheckRun(findings=[], errors=list(errors), jobs=jobs)
+    run = CheckRun(findings=[], errors=[], jobs=jobs)
     for result in _results(files, config, jobs):
         run.files_checked += 1
         run.bytes_checked += result.nbytes
         run.lines_checked += result.nlines
         run.files_analyzed += result.analyzed
-        run.findings.extend(result.findings)
+        run.findings.extend(_configured(result.findings, config))
         if result.error is not None:
             run.errors.append(result.error)
         for line, text in result.lines.items():
             run.source_lines[(result.path, line)] = text
+    run.errors.extend(walk_errors)
     run.findings.sort(key=Finding.sort_key)
-    run.errors.sort(key=lambda e: e.path)
+    run.errors.sort(key=lambda e: (not e.usage, e.path))
     run.elapsed = time.monotonic() - started
     return run
 
 
-def _results(files: list[str], config: Config, jobs: int) -> Iterable[_FileResult]:
-    if jobs == 1 or len(files) < _POOL_MIN_FILES:
-        for path in files:
+def _configured(findings: list[Finding], config: Config) -> list[Finding]:
+    """Apply rule on/off and severity overrides, whether or not the engine already did."""
+    out = []
+    for f in findings:
+        if not config.is_enabled(f.rule):
+            continue
+        severity = config.severity_for(f.rule, f.severity)
+        out.append(f if severity == f.severity else replace(f, severity=severity))
+    return out
+
+
+def _results(files: Iterator[str], config: Config, jobs: int) -> Iterator[_FileResult]:
+    first = list(itertools.islice(files, _POOL_MIN_FILES))
+    if jobs == 1 or len(first) < _POOL_MIN_FILES:
+        for path in itertools.chain(first, files):
             yield check_file(path, config)
         return
     # Import the engine (and whatever it loads at import time) before forking, so the workers
@@ -159,7 +176,7 @@ def _results(files: list[str], config: Config, jobs: int) -> Iterable[_FileResul
 
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    # Small chunks keep both workers busy to the end; large ones cut IPC. ~8 chunks per worker.
-    chunksize = max(1, min(64, len(files) // (jobs * 8)))
+    # The walk feeds the pool as it goes (the pool's feeder thread pulls from the generator),
+    # so workers start on the first files while the tree is still being listed.
     with context.Pool(jobs, initializer=_init_worker, initargs=(config,)) as pool:
-        yield from pool.imap_unordered(_check_in_worker, files, chunksize)
+        yield from pool.imap_unordered(_check_in_worker, itertools.chain(first, files), _CHUNK)

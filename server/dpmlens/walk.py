@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 SOURCE_SUFFIXES = (".c", ".h")
@@ -53,8 +54,14 @@ def _encloses(link: str, directory: str) -> bool:
 
 def collect_files(paths: list[str]) -> tuple[list[str], list[InputError]]:
     """All files to check, in a stable order, and the paths that could not be used."""
-    files: list[str] = []
     errors: list[InputError] = []
+    files = list(iter_files(paths, errors))
+    return files, errors
+
+
+def iter_files(paths: list[str], errors: list[InputError]) -> Iterator[str]:
+    """Yield the files to check as the walk finds them (so checking can start at once);
+    paths that cannot be used are appended to `errors`."""
     seen_files: set[tuple[int, int]] = set()
     seen_dirs: set[tuple[int, int]] = set()
     for given in paths:
@@ -69,32 +76,31 @@ def collect_files(paths: list[str]) -> tuple[list[str], list[InputError]]:
         if stat.S_ISDIR(st.st_mode):
             if key not in seen_dirs:
                 seen_dirs.add(key)
-                _walk(given, {key}, seen_dirs, seen_files, files, errors)
+                yield from _walk(given, st.st_dev, {key}, seen_dirs, seen_files, errors)
         elif stat.S_ISREG(st.st_mode):
             # A file named explicitly is checked whatever its suffix: the user asked for it.
             if key not in seen_files:
                 seen_files.add(key)
-                files.append(given)
+                yield given
         else:
             errors.append(InputError(given, f"{_kind(st.st_mode)}, not a source file; skipped"))
-    return files, errors
 
 
 def _walk(
     top: str,
+    dev: int,
     ancestors: set[tuple[int, int]],
     seen_dirs: set[tuple[int, int]],
     seen_files: set[tuple[int, int]],
-    files: list[str],
     errors: list[InputError],
-) -> None:
+) -> Iterator[str]:
     try:
         with os.scandir(top) as it:
             entries = sorted(it, key=lambda e: e.name)
     except OSError as exc:
         errors.append(InputError(top, f"cannot list directory: {exc.strerror or exc}"))
         return
-    subdirs: list[tuple[str, tuple[int, int]]] = []
+    subdirs: list[tuple[str, int, tuple[int, int]]] = []
     for entry in entries:
         path = entry.path
         try:
@@ -118,21 +124,24 @@ def _walk(
                 )
             elif key not in seen_dirs:
                 seen_dirs.add(key)
-                subdirs.append((path, key))
+                subdirs.append((path, st.st_dev, key))
             continue
         if not entry.name.endswith(SOURCE_SUFFIXES):
             continue
-        try:
-            st = os.stat(path)
-        except OSError as exc:
-            errors.append(InputError(path, _stat_error(path, exc)))
-            continue
-        if not stat.S_ISREG(st.st_mode):
-            errors.append(InputError(path, f"{_kind(st.st_mode)}, not a source file; skipped"))
-            continue
-        key = (st.st_dev, st.st_ino)
+        if entry.is_file(follow_symlinks=False):  # the common case: no stat() needed
+            key = (dev, entry.inode())
+        else:
+            try:
+                st = os.stat(path)
+            except OSError as exc:
+                errors.append(InputError(path, _stat_error(path, exc)))
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                errors.append(InputError(path, f"{_kind(st.st_mode)}, not a source file; skipped"))
+                continue
+            key = (st.st_dev, st.st_ino)
         if key not in seen_files:
             seen_files.add(key)
-            files.append(path)
-    for path, key in subdirs:
-        _walk(path, ancestors | {key}, seen_dirs, seen_files, files, errors)
+            yield path
+    for path, sub_dev, key in subdirs:
+        yield from _walk(path, sub_dev, ancestors | {key}, seen_dirs, seen_files, errors)
