@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Where does `dpmlens check` spend its time? One process, stage by stage, over a kernel tree.
+
+Stages: walk (listing files), read, prefilter (byte keywords), parse (tree-sitter),
+model (build_model on the parsed tree) and rules (analyze_model). CPU seconds per stage are
+summed over all files; divide by the job count for the best case of a parallel run.
+
+    python bench/profile_check.py [--kernel DIR] [--subdir drivers] [--every N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--kernel",
+        default=os.environ.get("BENCH_KERNEL", "/work/linux/linux-source-6.12"),
+    )
+    parser.add_argument("--subdir", default="drivers")
+    parser.add_argument(
+        "--every", type=int, default=1, help="profile every Nth file only"
+    )
+    parser.add_argument("--top", type=int, default=8, help="show the N slowest files")
+    args = parser.parse_args()
+
+    from dpmlens.config import Config
+    from dpmlens.engine import analyze_model
+    from dpmlens.model.build import build_model
+    from dpmlens.syntax.parser import parse
+    from dpmlens.syntax.prefilter import may_contain_pm
+    from dpmlens.walk import collect_files
+
+    target = Path(args.kernel) / args.subdir
+    if not target.is_dir():
+        print(f"no kernel tree at {target} (see README: Benchmark)", file=sys.stderr)
+        return 2
+    config = Config()
+    t = time.perf_counter()
+    files, _errors = collect_files([str(target)])
+    stages = {"walk": time.perf_counter() - t, "read": 0.0, "prefilter": 0.0, "parse": 0.0,
+              "model": 0.0, "rules": 0.0}  # fmt: skip
+    files = files[:: args.every]
+    total_bytes = passed_bytes = passed = findings = 0
+    slow: list[tuple[float, str, int]] = []
+    for path in files:
+        t0 = time.perf_counter()
+        with open(path, "rb") as handle:
+            source = handle.read()
+        t1 = time.perf_counter()
+        hit = may_contain_pm(source)
+        t2 = time.perf_counter()
+        stages["read"] += t1 - t0
+        stages["prefilter"] += t2 - t1
+        total_bytes += len(source)
+        if not hit:
+            continue
+        passed += 1
+        passed_bytes += len(source)
+        tree = parse(source)
+        t3 = time.perf_counter()
+        model = build_model(path, source, tree=tree)
+        t4 = time.perf_counter()
+        findings += len(analyze_model(model, config))
+        t5 = time.perf_counter()
+        stages["parse"] += t3 - t2
+        stages["model"] += t4 - t3
+        stages["rules"] += t5 - t4
+        slow.append((t5 - t2, path, len(source)))
+
+    total = sum(stages.values())
+    print(f"files {len(files)} ({total_bytes / 1e6:.0f} MB); past the prefilter: {passed} "
+          f"({passed_bytes / 1e6:.0f} MB); findings {findings}")  # fmt: skip
+    for name, seconds in stages.items():
+        print(f"  {name:<10} {seconds:7.2f} s  {100 * seconds / total:5.1f} %")
+    print(f"  {'total':<10} {total:7.2f} s  (one core)")
+    if passed_bytes:
+        print(f"  parse rate {passed_bytes / 1e6 / stages['parse']:.1f} MB/s; "
+              f"prefilter rate {total_bytes / 1e6 / stages['prefilter']:.0f} MB/s")  # fmt: skip
+    for seconds, path, size in sorted(slow, reverse=True)[: args.top]:
+        print(f"  slowest: {seconds:5.2f} s  {size / 1e3:6.0f} kB  {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
