@@ -1,0 +1,47 @@
+"""The one entry point every face uses: C source in, findings out.
+
+    analyze_source(path, source, config, resolver=None) -> list[Finding]
+    analyze_model(model, config, resolver=None) -> list[Finding]
+
+`resolver` (optional) lets rules follow helpers into other files: an object with
+`lookup(name) -> (FileModel, FunctionDef) | None` (the LSP workspace index); the CLI passes
+None and rules stay within the file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from dpmlens.config import Config
+from dpmlens.findings import Finding
+from dpmlens.model.build import build_model
+from dpmlens.model.types import FileModel
+from dpmlens.rules.context import Context
+from dpmlens.rules.loader import Rule, load_rules
+from dpmlens.rules.registry import runner_for
+
+
+def analyze_source(
+    path: str, source: bytes, config: Config, resolver: object | None = None
+) -> list[Finding]:
+    return analyze_model(build_model(path, source), config, resolver)
+
+
+def analyze_model(
+    model: FileModel,
+    config: Config,
+    resolver: object | None = None,
+    rules: list[Rule] | None = None,
+) -> list[Finding]:
+    ctx = Context(model, config, resolver)
+    out: dict[tuple[str, str, int, int], Finding] = {}
+    for rule in rules if rules is not None else load_rules():
+        if not config.is_enabled(rule.id):
+            continue
+        for finding in runner_for(rule)(rule, ctx):
+            setting = config.rules.get(rule.id)
+            if setting is not None and setting.severity is not None:
+                finding = replace(finding, severity=setting.severity)
+            key = (finding.rule, finding.path, finding.span.line, finding.span.column)
+            out.setdefault(key, finding)
+    return sorted(out.values(), key=Finding.sort_key)

@@ -1,0 +1,151 @@
+"""The generic matcher `call-in-phase`: a call to one of these functions reachable from a
+callback in one of these phases. Rule files configure it entirely:
+
+    match:
+      kind: call-in-phase
+      phases: [noirq]                 # dev_pm_ops members or groups (rules/phasesel.py)
+      calls: [enable_irq_wake, dev_pm_set_dedicated_wake_irq*]   # fnmatch patterns
+      allow: [...]                    # never reported, even if a pattern matches
+      skip_paths: ["*/irqchip/*"]     # files not checked (fnmatch on the path)
+      skip_sources: ['struct\\s+irq_chip\\b']   # files not checked (regex on the text)
+      unless: [pinned-active]         # named conditions (CONDITIONS below)
+
+Message placeholders: {callee} {phase} {callback} {function} {via}.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from dpmlens.findings import Finding, Fix, TextEdit
+from dpmlens.rules.context import Callback, Context
+from dpmlens.rules.loader import Rule
+from dpmlens.rules.phasesel import select
+
+_RUNTIME_GETS = (
+    "pm_runtime_get_sync",
+    "pm_runtime_resume_and_get",
+    "pm_runtime_get_noresume",
+    "pm_runtime_resume",
+)
+_RUNTIME_PUTS_PREFIX = "pm_runtime_put"
+
+
+def _pinned_active(ctx: Context, cb: Callback) -> bool:
+    """The driver's .suspend/.prepare takes a runtime-PM reference (and .resume/.complete
+    drops it): the device is active while runtime PM is disabled, so resumes succeed."""
+    pinned = False
+    for other in ctx.callbacks_in({"prepare", "suspend", "freeze", "poweroff"}):
+        if any(r.call.callee in _RUNTIME_GETS for r in ctx.reach(other.function)):
+            pinned = True
+            break
+    if not pinned:
+        return False
+    for other in ctx.callbacks_in({"complete", "resume", "thaw", "restore"}):
+        if any(r.call.callee.startswith(_RUNTIME_PUTS_PREFIX) for r in ctx.reach(other.function)):
+            return True
+    return False
+
+
+CONDITIONS: dict[str, Callable[[Context, Callback], bool]] = {
+    "pinned-active": _pinned_active,
+}
+
+
+def validate(match: dict[str, Any]) -> str | None:
+    for key in ("phases", "calls"):
+        if not isinstance(match.get(key), list) or not match[key]:
+            return f"{key} must be a non-empty list"
+    _phases, problem = select(match["phases"])
+    if problem:
+        return problem
+    for key in ("allow", "skip_paths", "skip_sources", "unless"):
+        if key in match and not isinstance(match[key], list):
+            return f"{key} must be a list"
+    for pattern in match.get("skip_sources", []):
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            return f"skip_sources: bad regex {pattern!r}: {exc}"
+    for name in match.get("unless", []):
+        if name not in CONDITIONS:
+            return f"unknown condition {name!r} in unless (known: {', '.join(CONDITIONS)})"
+    unknown = set(match) - {
+        "kind",
+        "phases",
+        "calls",
+        "allow",
+        "skip_paths",
+        "skip_sources",
+        "unless",
+    }
+    if unknown:
+        return f"unknown key(s) {', '.join(sorted(unknown))}"
+    return None
+
+
+def _matcher(patterns: list[str]) -> Callable[[str], bool]:
+    exact = {p for p in patterns if not any(ch in p for ch in "*?[")}
+    globs = [p for p in patterns if p not in exact]
+    return lambda name: name in exact or any(fnmatch.fnmatchcase(name, g) for g in globs)
+
+
+def file_skipped(ctx: Context, match: dict[str, Any]) -> bool:
+    path = ctx.model.path.replace("\\", "/")
+    if any(fnmatch.fnmatch(path, p) for p in match.get("skip_paths", [])):
+        return True
+    return any(ctx.source_matches(p) for p in match.get("skip_sources", []))
+
+
+def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
+    match = rule.match
+    if file_skipped(ctx, match):
+        return
+    phases, _ = select(match["phases"])
+    wanted = _matcher(match["calls"])
+    allowed = set(match.get("allow", []))
+    unless = [CONDITIONS[n] for n in match.get("unless", [])]
+    seen: set[tuple[str, int]] = set()
+    for cb in ctx.callbacks_in(phases):
+        if any(cond(ctx, cb) for cond in unless):
+            continue
+        for reached in ctx.reach(cb.function):
+            call = reached.call
+            if call.callee in allowed or not wanted(call.callee):
+                continue
+            key = (reached.model.path, call.start_byte)
+            if key in seen:
+                continue
+            seen.add(key)
+            message = rule.format_message(
+                callee=call.callee,
+                phase=cb.phase,
+                callback=cb.function,
+                function=call.caller,
+                via=ctx.via(reached),
+            )
+            yield Finding(
+                rule=rule.id,
+                kernel_type=rule.kernel_type,
+                severity=rule.severity,
+                path=reached.model.path,
+                span=call.span,
+                message=message,
+                function=call.caller,
+                phase=cb.phase,
+                chain=ctx.chain(cb, reached),
+                fixes=_fixes(rule, reached.model.path, call),
+            )
+
+
+def _fixes(rule: Rule, path: str, call: Any) -> tuple[Fix, ...]:
+    fix = rule.fix
+    if not fix or fix.get("kind") != "rename-callee":
+        return ()
+    new = fix.get("renames", {}).get(call.callee)
+    if not new:
+        return ()
+    return (Fix(str(fix["title"]), (TextEdit(path, call.callee_span, str(new)),)),)

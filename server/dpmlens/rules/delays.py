@@ -1,0 +1,352 @@
+"""Checker `delays`: fixed delays on PM paths, for three rules (match.report):
+
+- `beyond-spec` (delay-beyond-spec): waits longer than a known spec minimum, or long waits
+  whose comment admits padding (warning), other long waits in PM callbacks (info);
+- `msleep-under-20ms`: msleep() below 20 ms on a PM path;
+- `busy-wait` (busy-wait-in-pm-callback): mdelay()/udelay() >= min_ms on a sleepable PM path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import tree_sitter as ts
+
+from dpmlens.findings import Finding, Fix, Severity, TextEdit
+from dpmlens.model.phases import PHASES
+from dpmlens.model.types import CallSite
+from dpmlens.rules import cnav
+from dpmlens.rules.context import Callback, Context, Reached
+from dpmlens.rules.delayvalue import Value, evaluate
+from dpmlens.rules.loader import Rule, load_table
+
+_UNIT_MS = {"s": 1000.0, "ms": 1.0, "us": 0.001, "ns": 0.000001}
+_LOOPS = frozenset({"for_statement", "while_statement", "do_statement"})
+_LOCKS = re.compile(
+    r"\b(?:raw_)?spin_lock(?:_irq|_irqsave|_bh)?\s*\(|\blocal_irq_(?:disable|save)\s*\(|"
+    r"\bpreempt_disable\s*\(|\b(?:read|write)_lock(?:_irq|_irqsave|_bh)?\s*\("
+)
+_UNLOCKS = re.compile(
+    r"\b(?:raw_)?spin_unlock(?:_irq|_irqrestore|_bh)?\s*\(|\blocal_irq_(?:enable|restore)\s*\(|"
+    r"\bpreempt_enable\s*\(|\b(?:read|write)_unlock(?:_irq|_irqrestore|_bh)?\s*\("
+)
+
+
+@dataclass(frozen=True)
+class Quantity:
+    id: str
+    title: str
+    min_ms: float
+    source: str
+    keywords: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SpecTable:
+    quantities: tuple[Quantity, ...]
+    constants: dict[str, tuple[Quantity, int, str]]  # name -> (quantity, raw value, unit)
+    padding_words: re.Pattern[str]
+    delay_functions: dict[str, tuple[int, str]]
+    report_from_ms: float
+    unit_constants: dict[str, str]
+
+
+@lru_cache(maxsize=4)
+def _spec(overrides: tuple[tuple[str, float], ...]) -> SpecTable:
+    data = load_table("spec-delays")
+    over = dict(overrides)
+    quantities = []
+    constants: dict[str, tuple[Quantity, int, str]] = {}
+    for q in data.get("quantities", []):
+        quantity = Quantity(
+            id=str(q["id"]),
+            title=str(q.get("title", q["id"])),
+            min_ms=float(over.get(str(q["id"]), q["min_ms"])),
+            source=str(q.get("source", "")),
+            keywords=tuple(str(k) for k in q.get("keywords", []) or []),
+        )
+        quantities.append(quantity)
+        for name, c in (q.get("constants") or {}).items():
+            constants[str(name)] = (quantity, int(c["value"]), str(c.get("unit", "ms")))
+    words = "|".join(re.escape(w) for w in data.get("padding_words", []))
+    return SpecTable(
+        quantities=tuple(quantities),
+        constants=constants,
+        padding_words=re.compile(rf"\b(?:{words})\b", re.IGNORECASE) if words else re.compile("$^"),
+        delay_functions={
+            str(k): (int(v.get("arg", 0)), str(v.get("unit", "ms")))
+            for k, v in (data.get("delay_functions") or {}).items()
+        },
+        report_from_ms=float(data.get("report_from_ms", 20)),
+        unit_constants={str(k): str(v) for k, v in (data.get("unit_constants") or {}).items()},
+    )
+
+
+def spec_table(ctx: Context) -> SpecTable:
+    return _spec(tuple(sorted(ctx.config.spec_overrides.items())))
+
+
+@dataclass
+class Delay:
+    call: CallSite
+    node: ts.Node | None
+    value: Value
+    unit: str
+    in_loop: bool
+
+    @property
+    def ms(self) -> float:
+        return self.value.base * _UNIT_MS[self.unit]
+
+    @property
+    def most_ms(self) -> float:
+        return self.value.most * _UNIT_MS[self.unit]
+
+
+def _fmt(ms: float) -> str:
+    if ms >= 10:
+        return f"{round(ms):g} ms"
+    if ms >= 1 or ms == 0:
+        return f"{round(ms, 2):g} ms"
+    return f"{ms * 1000:g} us"
+
+
+class _Analysis:
+    """Every evaluated delay of the file and which PM callbacks reach it (computed once)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.spec = spec_table(ctx)
+        defines = dict(self.spec.unit_constants)
+        for name, (_q, raw, _unit) in self.spec.constants.items():
+            defines[name] = str(raw)
+        defines.update(ctx.model.defines)
+        self.defines = defines
+        self.delays: dict[int, Delay] = {}
+        for call in ctx.model.calls:
+            if call.callee in self.spec.delay_functions and call.caller is not None:
+                d = self._delay(call)
+                if d is not None:
+                    self.delays[call.start_byte] = d
+        # first (by phase order) callback reaching each delay, and each callback's total
+        self.reached_by: dict[int, tuple[Callback, Reached]] = {}
+        self.total_ms: dict[str, float] = {}
+        for cb in ctx.callbacks:
+            seen: set[int] = set()
+            total = 0.0
+            for r in ctx.reach(cb.function):
+                if r.model is not ctx.model or r.call.start_byte not in self.delays:
+                    continue
+                self.reached_by.setdefault(r.call.start_byte, (cb, r))
+                if r.call.start_byte not in seen:
+                    seen.add(r.call.start_byte)
+                    total += self.delays[r.call.start_byte].ms
+            self.total_ms.setdefault(cb.function, total)
+
+    def _delay(self, call: CallSite) -> Delay | None:
+        arg_index, unit = self.spec.delay_functions[call.callee]
+        if len(call.args) <= arg_index:
+            return None
+        node = self.ctx.call_node(call)
+        value = evaluate(call.args[arg_index], node, self.defines)
+        if value is None or value.base < 0:
+            return None
+        in_loop = False
+        cur = node
+        while cur is not None and cur.type != "function_definition":
+            if cur.type in _LOOPS:
+                in_loop = True
+                break
+            cur = cur.parent
+        return Delay(call, node, value, unit, in_loop)
+
+    # --- what the comments and constants say --------------------------------------------
+
+    def comments(self, d: Delay) -> list[str]:
+        out: list[str] = []
+        if d.node is not None:
+            out += cnav.comments_near(d.node)
+        for n in d.value.nodes:
+            out += cnav.comments_near(n)
+        source = self.ctx.model.source
+        for name in d.value.identifiers:
+            if name in self.ctx.model.defines:
+                m = re.search(rb"#\s*define\s+" + re.escape(name.encode()) + rb"\b[^\n]*", source)
+                if m:
+                    line = m.group(0).decode("utf-8", "replace")
+                    if "/*" in line or "//" in line:
+                        out.append(line[line.find("/") :])
+        return out
+
+    def spec_link(self, d: Delay, comments: list[str]) -> tuple[Quantity, str] | None:
+        """The spec quantity this delay implements, and how we know."""
+        for name in sorted(d.value.identifiers):
+            if name in self.spec.constants and name not in self.ctx.model.defines:
+                quantity, raw, unit = self.spec.constants[name]
+                return quantity, f"{name} = {_fmt(raw * _UNIT_MS[unit])}"
+        text = "\n".join(comments)
+        for q in self.spec.quantities:
+            for kw in q.keywords:
+                if re.search(rf"(?<![\w-]){re.escape(kw)}(?![\w])", text):
+                    return q, f"the comment names {q.id}"
+        return None
+
+
+_CACHE: dict[int, tuple[Context, _Analysis]] = {}
+
+
+def analysis(ctx: Context) -> _Analysis:
+    hit = _CACHE.get(id(ctx))
+    if hit is None or hit[0] is not ctx:
+        _CACHE.clear()
+        hit = _CACHE[id(ctx)] = (ctx, _Analysis(ctx))
+    return hit[1]
+
+
+def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
+    a = analysis(ctx)
+    report = rule.match.get("report")
+    if report == "beyond-spec":
+        yield from _beyond_spec(rule, a)
+    elif report == "msleep-under-20ms":
+        yield from _msleep_short(rule, a)
+    elif report == "busy-wait":
+        yield from _busy_wait(rule, a, float(rule.match.get("min_ms", 10)))
+
+
+def _where(a: _Analysis, d: Delay) -> tuple[Callback | None, Reached | None, str]:
+    hit = a.reached_by.get(d.call.start_byte)
+    if hit is None:
+        return None, None, ""
+    cb, r = hit
+    return cb, r, f" in the {cb.phase} callback {cb.function}(){a.ctx.via(r)}"
+
+
+def _finding(
+    rule: Rule, a: _Analysis, d: Delay, severity: Severity, message: str,
+    cb: Callback | None, r: Reached | None, fixes: tuple[Fix, ...] = (),
+) -> Finding:  # fmt: skip
+    return Finding(
+        rule=rule.id,
+        kernel_type=rule.kernel_type,
+        severity=a.ctx.config.severity_for(rule.id, severity),
+        path=a.ctx.model.path,
+        span=d.call.span,
+        message=message,
+        function=d.call.caller,
+        phase=cb.phase if cb else None,
+        chain=a.ctx.chain(cb, r) if cb and r else (),
+        fixes=fixes,
+    )
+
+
+def _call_text(d: Delay) -> str:
+    return f"{d.call.callee}({', '.join(d.call.args)})"
+
+
+def _beyond_spec(rule: Rule, a: _Analysis) -> Iterator[Finding]:
+    for d in a.delays.values():
+        cb, r, where = _where(a, d)
+        comments = a.comments(d)
+        link = a.spec_link(d, comments)
+        waits = f"{_call_text(d)} waits {_fmt(d.ms)}"
+        if d.most_ms > d.ms and d.value.conditional:
+            waits += f" ({_fmt(d.most_ms)} with `{d.value.conditional[0]}`)"
+        if link is not None:
+            quantity, how = link
+            padding = d.ms - quantity.min_ms
+            if padding <= 0:
+                continue
+            reason = (
+                f": {_fmt(padding)} beyond the {_fmt(quantity.min_ms)} {quantity.id} minimum"
+                f" ({quantity.source}; {how})"
+            )
+            severity = Severity.WARNING
+        else:
+            if cb is None or d.in_loop or d.ms < a.spec.report_from_ms:
+                continue
+            admit = a.spec.padding_words.search("\n".join(comments))
+            if admit:
+                reason = f': the comment admits padding ("{admit.group(0)}"), no spec minimum known'
+                severity = Severity.WARNING
+            else:
+                reason = ": a fixed wait with no known spec minimum"
+                severity = Severity.INFO
+        if cb is not None:
+            cycle = (
+                f"{cb.function}() pays {_fmt(a.total_ms.get(cb.function, d.ms))} of fixed delays"
+                f" every {PHASES[cb.phase].member} cycle"
+            )
+        else:
+            cycle = f"every call pays {_fmt(d.ms)} (its PM callers are in other files)"
+        message = rule.format_message(delay=waits, reason=reason, via=where, cycle=cycle)
+        yield _finding(rule, a, d, severity, message, cb, r)
+
+
+def _msleep_short(rule: Rule, a: _Analysis) -> Iterator[Finding]:
+    for d in a.delays.values():
+        if d.call.callee != "msleep" or not (0 < d.value.base < 20):
+            continue
+        cb, r, where = _where(a, d)
+        if cb is None:
+            continue
+        message = rule.format_message(
+            arg=d.call.args[0], value=d.value.base, function=d.call.caller, where=where
+        )
+        yield _finding(rule, a, d, rule.severity, message, cb, r, _sleep_fixes(a, d))
+
+
+def _sleep_fixes(a: _Analysis, d: Delay) -> tuple[Fix, ...]:
+    """msleep(N) -> fsleep(N * 1000 us); for a literal also usleep_range(N000, 2 * N000)."""
+    arg = d.call.args[0].strip()
+    path = a.ctx.model.path
+    if re.fullmatch(r"\d+", arg):
+        us = int(arg) * 1000
+        return (
+            Fix(f"Use fsleep({us})", (TextEdit(path, d.call.span, f"fsleep({us})"),)),
+            Fix(
+                f"Use usleep_range({us}, {2 * us})",
+                (TextEdit(path, d.call.span, f"usleep_range({us}, {2 * us})"),),
+            ),
+        )
+    inner = arg if re.fullmatch(r"[A-Za-z_]\w*", arg) else f"({arg})"
+    new = f"fsleep({inner} * USEC_PER_MSEC)"
+    return (Fix(f"Use {new}", (TextEdit(path, d.call.span, new),)),)
+
+
+def _lock_held(ctx: Context, model: Any, call: CallSite) -> bool:
+    """Is a spinlock / irq-off / preempt-off section open at `call` in its function?"""
+    fn = model.functions.get(call.caller) if call.caller else None
+    if fn is None:
+        return False
+    before = model.source[fn.start_byte : call.start_byte].decode("utf-8", "replace")
+    return len(_LOCKS.findall(before)) > len(_UNLOCKS.findall(before))
+
+
+def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
+    irq_safe = "pm_runtime_irq_safe" in a.ctx.file_calls
+    for d in a.delays.values():
+        if d.call.callee not in ("mdelay", "udelay", "ndelay") or d.ms < min_ms:
+            continue
+        cb, r, where = _where(a, d)
+        if cb is None or r is None:
+            continue
+        if irq_safe and PHASES[cb.phase].kind == "runtime":
+            continue
+        if _lock_held(a.ctx, r.model, r.call) or any(
+            _lock_held(a.ctx, h.model, h.call) for h in r.hops
+        ):
+            continue
+        message = rule.format_message(
+            callee=d.call.callee,
+            arg=d.call.args[0],
+            value=f"{d.ms:g}",
+            phase=cb.phase,
+            callback=cb.function,
+            via=a.ctx.via(r),
+        )
+        yield _finding(rule, a, d, rule.severity, message, cb, r)

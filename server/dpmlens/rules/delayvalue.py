@@ -1,0 +1,123 @@
+"""Evaluate the delay a call waits for: literals, #defines, arithmetic, known kernel constants
+and local variables assigned earlier in the function (`t = 10 + 40; if (quirk) t += 100;`)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import tree_sitter as ts
+
+from dpmlens.model.consteval import eval_int
+from dpmlens.rules import cnav
+
+_IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
+_COMPOUND = {"+=": lambda a, b: a + b, "-=": lambda a, b: a - b, "*=": lambda a, b: a * b}
+
+
+@dataclass
+class Value:
+    """A delay argument's value in the argument's own unit."""
+
+    base: int  # what every pass waits
+    most: int  # with every conditional increment taken
+    conditional: list[str] = field(default_factory=list)  # source of conditional increments
+    identifiers: set[str] = field(default_factory=set)  # every identifier that fed the value
+    nodes: list[ts.Node] = field(default_factory=list)  # assignments that fed the value
+
+
+def identifiers_of(expr: str, defines: dict[str, str], depth: int = 8) -> set[str]:
+    """Identifiers in `expr` and, transitively, in the #defines it uses."""
+    out: set[str] = set()
+    todo = set(_IDENT.findall(expr))
+    while todo and depth > 0:
+        depth -= 1
+        nxt: set[str] = set()
+        for name in todo - out:
+            out.add(name)
+            if name in defines:
+                nxt |= set(_IDENT.findall(defines[name]))
+        todo = nxt
+    return out
+
+
+def evaluate(expr: str, call_node: ts.Node | None, defines: dict[str, str]) -> Value | None:
+    value = eval_int(expr, defines)
+    if value is not None:
+        return Value(value, value, identifiers=identifiers_of(expr, defines))
+    name = expr.strip()
+    if call_node is None or not re.fullmatch(r"[A-Za-z_]\w*", name):
+        return None
+    return _local(name, call_node, defines)
+
+
+def _local(name: str, call_node: ts.Node, defines: dict[str, str]) -> Value | None:
+    """Follow a local variable through its assignments before the call, in order."""
+    func = cnav.function_of(call_node)
+    if func is None:
+        return None
+    body = func.child_by_field_name("body")
+    if body is None:
+        return None
+    assigns: list[tuple[ts.Node, str, ts.Node]] = []  # (node, operator, value node)
+    declared = False
+    stack = [body]
+    while stack:
+        n = stack.pop()
+        if n.start_byte >= call_node.start_byte:
+            continue
+        if n.type == "init_declarator":
+            decl = n.child_by_field_name("declarator")
+            if decl is not None and cnav.text(decl) == name:
+                declared = True
+                val = n.child_by_field_name("value")
+                if val is not None:
+                    assigns.append((n, "=", val))
+        elif n.type == "declaration":
+            for d in n.named_children:
+                if d.type == "identifier" and cnav.text(d) == name:
+                    declared = True
+        elif n.type == "assignment_expression":
+            left = n.child_by_field_name("left")
+            if left is not None and cnav.text(left) == name:
+                op = n.child_by_field_name("operator")
+                val = n.child_by_field_name("right")
+                if op is None or val is None:
+                    return None
+                assigns.append((n, op.type, val))
+        elif n.type == "update_expression" and name in cnav.identifiers_in(n):
+            return None  # t++ / t-- : a loop counter, not a fixed delay
+        stack.extend(n.children)
+    if not declared or not assigns:
+        return None  # a parameter, a global or a struct member: unknown here
+    assigns.sort(key=lambda a: a[0].start_byte)
+    call_conds = {c for c, _pos in cnav.enclosing_conditions(call_node)}
+    base: int | None = None
+    most = 0
+    out = Value(0, 0)
+    for node, op, val_node in assigns:
+        v = eval_int(cnav.text(val_node), defines)
+        if v is None:
+            return None
+        conds = [c for c, _pos in cnav.enclosing_conditions(node) if c not in call_conds]
+        out.identifiers |= identifiers_of(cnav.text(val_node), defines)
+        out.nodes.append(node)
+        if op == "=":
+            if conds and base is not None:
+                # `if (x) t = 10; else t = 50;` : keep the smallest and largest
+                base, most = min(base, v), max(most, v)
+            else:
+                base, most = v, v
+                out.conditional.clear()
+        elif op in _COMPOUND and base is not None:
+            if conds:
+                most = _COMPOUND[op](most, v)
+                out.conditional.append(cnav.text(node))
+            else:
+                base, most = _COMPOUND[op](base, v), _COMPOUND[op](most, v)
+        else:
+            return None
+    if base is None:
+        return None
+    out.base, out.most = base, max(base, most)
+    return out

@@ -1,0 +1,171 @@
+"""Checker `deprecated-pm-ops`: SIMPLE_DEV_PM_OPS / UNIVERSAL_DEV_PM_OPS, and SET_*_PM_OPS in
+tables whose callbacks hide from !CONFIG_PM builds behind __maybe_unused or #ifdef CONFIG_PM*.
+
+The fix (only where no #ifdef is involved, so no callback can be undefined): rename the macro
+(SIMPLE_DEV_PM_OPS -> DEFINE_SIMPLE_DEV_PM_OPS, SET_X_PM_OPS -> X_PM_OPS), drop
+`__maybe_unused` from the callbacks, and wrap `.pm = &table` in pm_sleep_ptr()/pm_ptr().
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from dpmlens.findings import Finding, Fix, Span, TextEdit
+from dpmlens.model.types import PmTable
+from dpmlens.rules.context import Context
+from dpmlens.rules.loader import Rule
+from dpmlens.rules.textpos import Positions
+
+_SET_RENAMES = {
+    "SET_SYSTEM_SLEEP_PM_OPS": "SYSTEM_SLEEP_PM_OPS",
+    "SET_LATE_SYSTEM_SLEEP_PM_OPS": "LATE_SYSTEM_SLEEP_PM_OPS",
+    "SET_NOIRQ_SYSTEM_SLEEP_PM_OPS": "NOIRQ_SYSTEM_SLEEP_PM_OPS",
+    "SET_RUNTIME_PM_OPS": "RUNTIME_PM_OPS",
+}
+_RUNTIME = ("runtime_suspend", "runtime_resume", "runtime_idle")
+
+
+def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
+    pos = Positions(ctx.model.source)
+    for table in ctx.model.pm_tables.values():
+        if table.macro in ("SIMPLE_DEV_PM_OPS", "UNIVERSAL_DEV_PM_OPS"):
+            yield _whole_table(rule, ctx, pos, table)
+        elif table.macro is None:
+            yield from _set_macros(rule, ctx, pos, table)
+
+
+def _functions(ctx: Context, table: PmTable, via: str | None = None) -> list[str]:
+    names = []
+    for m in table.members:
+        if m.function and (via is None or m.via == via) and m.function not in names:
+            names.append(m.function)
+    return names
+
+
+def _hidden(ctx: Context, table: PmTable, names: list[str]) -> tuple[bool, bool]:
+    """(some callback or the table is __maybe_unused, ... is under #ifdef CONFIG_PM*)."""
+    fns = [ctx.model.functions[n] for n in names if n in ctx.model.functions]
+    maybe = table.maybe_unused or any(getattr(f, "maybe_unused", False) for f in fns)
+    ifdef = table.under_config_ifdef or any(getattr(f, "under_config_ifdef", False) for f in fns)
+    return maybe, ifdef
+
+
+def _whole_table(rule: Rule, ctx: Context, pos: Positions, table: PmTable) -> Finding:
+    universal = table.macro == "UNIVERSAL_DEV_PM_OPS"
+    start, end = pos.range(table.span)
+    text = ctx.model.source[start:end]
+    at = text.find(table.macro.encode()) if table.macro else -1
+    span = pos.span(start + at, start + at + len(table.macro or "")) if at >= 0 else table.span
+    message = rule.format_message(
+        what=f"{table.macro}({table.name}, ...) is deprecated",
+        replacement="DEFINE_RUNTIME_DEV_PM_OPS()" if universal else "DEFINE_SIMPLE_DEV_PM_OPS()",
+        ptr="pm_ptr" if universal else "pm_sleep_ptr",
+    )
+    fixes: tuple[Fix, ...] = ()
+    names = _functions(ctx, table)
+    _maybe, ifdef = _hidden(ctx, table, names)
+    defined = all(n in ctx.model.functions for n in names)
+    if not universal and at >= 0 and not ifdef and defined and not table.exported and rule.fix:
+        edits = [TextEdit(ctx.model.path, span, "DEFINE_SIMPLE_DEV_PM_OPS")]
+        edits += _drop_maybe_unused(ctx, pos, names)
+        edits += _wrap_pm_pointer(ctx, pos, table.name, "pm_sleep_ptr")
+        fixes = (Fix(str(rule.fix["title"]), tuple(edits)),)
+    return _finding(rule, ctx, span, message, fixes)
+
+
+def _set_macros(rule: Rule, ctx: Context, pos: Positions, table: PmTable) -> Iterator[Finding]:
+    vias = []
+    for m in table.members:
+        if m.via in _SET_RENAMES and m.via not in vias:
+            vias.append(m.via)
+    if not vias:
+        return
+    all_names = _functions(ctx, table)
+    maybe_all, ifdef_all = _hidden(ctx, table, all_names)
+    if not (maybe_all or ifdef_all):
+        return
+    runtime = any(m.member in _RUNTIME and m.function for m in table.members)
+    for via in vias:
+        names = _functions(ctx, table, via)
+        maybe, ifdef = _hidden(ctx, table, names)
+        if not (maybe or ifdef or table.maybe_unused or table.under_config_ifdef):
+            continue
+        member = next(m for m in table.members if m.via == via)
+        call = next(
+            (
+                c
+                for c in ctx.model.calls
+                if c.callee == via and c.span.line <= member.span.line <= c.span.end_line
+            ),
+            None,
+        )
+        span = call.callee_span if call else member.span
+        hidden_by = "#ifdef CONFIG_PM" if ifdef else "__maybe_unused"
+        message = rule.format_message(
+            what=f"{via}() in {table.name} with callbacks hidden behind {hidden_by}",
+            replacement=f"{_SET_RENAMES[via]}()",
+            ptr="pm_ptr" if runtime else "pm_sleep_ptr",
+        )
+        fixes: tuple[Fix, ...] = ()
+        defined = all(n in ctx.model.functions for n in all_names)
+        if call is not None and not ifdef_all and defined and not table.exported and rule.fix:
+            edits: list[TextEdit] = []
+            for v in vias:
+                for c in ctx.model.calls:
+                    if c.callee == v and c.caller is None and _inside(pos, c.span, table.span):
+                        edits.append(TextEdit(ctx.model.path, c.callee_span, _SET_RENAMES[v]))
+            edits += _drop_maybe_unused(ctx, pos, all_names)
+            edits += _wrap_pm_pointer(ctx, pos, table.name, "pm_ptr" if runtime else "pm_sleep_ptr")
+            fixes = (
+                Fix(
+                    f"Convert {table.name} to {', '.join(_SET_RENAMES[v] for v in vias)}",
+                    tuple(edits),
+                ),
+            )
+        yield _finding(rule, ctx, span, message, fixes)
+        return  # one finding per table: the fix converts all of its SET_ macros at once
+
+
+def _inside(pos: Positions, inner: Span, outer: Span) -> bool:
+    a, b = pos.range(inner)
+    c, d = pos.range(outer)
+    return c <= a and b <= d
+
+
+def _drop_maybe_unused(ctx: Context, pos: Positions, names: list[str]) -> list[TextEdit]:
+    edits = []
+    for name in names:
+        fn = ctx.model.functions.get(name)
+        if fn is None or not getattr(fn, "maybe_unused", False):
+            continue
+        name_start = pos.offset(fn.name_span.line, fn.name_span.column)
+        lo = max(0, fn.start_byte - 200)
+        head = ctx.model.source[lo:name_start]
+        found = list(re.finditer(rb"__maybe_unused\s*", head))
+        if found:
+            m = found[-1]
+            edits.append(TextEdit(ctx.model.path, pos.span(lo + m.start(), lo + m.end()), ""))
+    return edits
+
+
+def _wrap_pm_pointer(ctx: Context, pos: Positions, table: str, ptr: str) -> list[TextEdit]:
+    edits = []
+    pattern = rb"(\.pm\s*=\s*)(&\s*" + re.escape(table.encode()) + rb")\b(?!\s*\))"
+    for m in re.finditer(pattern, ctx.model.source):
+        target = m.group(2).decode()
+        edits.append(TextEdit(ctx.model.path, pos.span(m.start(2), m.end(2)), f"{ptr}({target})"))
+    return edits
+
+
+def _finding(rule: Rule, ctx: Context, span: Span, message: str, fixes: tuple[Fix, ...]) -> Finding:
+    return Finding(
+        rule=rule.id,
+        kernel_type=rule.kernel_type,
+        severity=rule.severity,
+        path=ctx.model.path,
+        span=span,
+        message=message,
+        fixes=fixes,
+        tags=("deprecated",),
+    )

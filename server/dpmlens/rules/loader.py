@@ -1,0 +1,166 @@
+"""Load and validate the rule files (`rules/*.yaml`) and the data tables (`rules/tables/`).
+
+A rule is data: id, kernel_type, severity, message template, note, url, an optional fix
+description and a `match` (a generic matcher kind, or the name of a code checker). Every
+mistake in a rule file is reported as one `RuleError` line naming the file.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dpmlens.findings import Severity
+from dpmlens.paths import rules_dir as default_rules_dir
+
+_ID_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+_TYPE_RE = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$")
+_REQUIRED = ("id", "kernel_type", "severity", "message", "note", "url", "match")
+
+
+class RuleError(ValueError):
+    """A broken rule or table file; str() is one line naming the file."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    kernel_type: str
+    severity: Severity
+    message: str
+    note: str
+    url: str
+    match: dict[str, Any]
+    fix: dict[str, Any] | None = None
+    path: str = ""
+    fields: frozenset[str] = field(default=frozenset())  # placeholders used in `message`
+
+    @property
+    def kind(self) -> str:
+        """The generic matcher kind, or "checker:<name>"."""
+        if "checker" in self.match:
+            return f"checker:{self.match['checker']}"
+        return str(self.match["kind"])
+
+    def format_message(self, **values: object) -> str:
+        return self.message.format_map(_Defaults(values))
+
+
+class _Defaults(dict):
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RuleError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise RuleError(f"{path}{where}: invalid YAML: {problem}") from None
+
+
+def _placeholders(path: Path, template: str) -> frozenset[str]:
+    try:
+        names = {name for _t, name, _f, _c in string.Formatter().parse(template) if name}
+    except ValueError as exc:
+        raise RuleError(f"{path}: message template is malformed: {exc}") from None
+    return frozenset(names)
+
+
+def parse_rule(path: Path, data: Any) -> Rule:
+    """Validate one rule file's content; raise RuleError naming the file on any problem."""
+    # Imported here: the matchers import this module for Rule.
+    from dpmlens.rules.registry import CHECKERS, MATCH_KINDS
+
+    if not isinstance(data, dict):
+        raise RuleError(f"{path}: a rule file must be a YAML mapping")
+    missing = [k for k in _REQUIRED if k not in data]
+    if missing:
+        raise RuleError(f"{path}: missing field(s): {', '.join(missing)}")
+    rule_id = str(data["id"])
+    if not _ID_RE.match(rule_id):
+        raise RuleError(f"{path}: id {rule_id!r} is not kebab-case")
+    if rule_id != path.stem:
+        raise RuleError(f"{path}: id {rule_id!r} must equal the file name {path.stem!r}")
+    kernel_type = str(data["kernel_type"])
+    if not _TYPE_RE.match(kernel_type):
+        raise RuleError(f"{path}: kernel_type {kernel_type!r} is not UPPER_SNAKE")
+    try:
+        severity = Severity.parse(str(data["severity"]))
+    except ValueError as exc:
+        raise RuleError(f"{path}: {exc}") from None
+    for key in ("message", "note", "url"):
+        if not isinstance(data[key], str) or not data[key].strip():
+            raise RuleError(f"{path}: {key} must be a non-empty string")
+    match = data["match"]
+    if not isinstance(match, dict):
+        raise RuleError(f"{path}: match must be a mapping")
+    if "checker" in match:
+        if match["checker"] not in CHECKERS:
+            known = ", ".join(sorted(CHECKERS))
+            raise RuleError(f"{path}: unknown checker {match['checker']!r} (known: {known})")
+    elif "kind" in match:
+        validate = MATCH_KINDS.get(match["kind"])
+        if validate is None:
+            known = ", ".join(sorted(MATCH_KINDS))
+            raise RuleError(f"{path}: unknown match kind {match['kind']!r} (known: {known})")
+        problem = validate(match)
+        if problem:
+            raise RuleError(f"{path}: match: {problem}")
+    else:
+        raise RuleError(f"{path}: match needs either 'kind' or 'checker'")
+    fix = data.get("fix")
+    if fix is not None and not (isinstance(fix, dict) and "kind" in fix and "title" in fix):
+        raise RuleError(f"{path}: fix must be a mapping with 'kind' and 'title'")
+    return Rule(
+        id=rule_id,
+        kernel_type=kernel_type,
+        severity=severity,
+        message=data["message"],
+        note=data["note"].strip(),
+        url=data["url"],
+        match=match,
+        fix=fix,
+        path=str(path),
+        fields=_placeholders(path, data["message"]),
+    )
+
+
+def load_rules(rules_dir: Path | str | None = None) -> list[Rule]:
+    """All rules of `rules_dir` (default: the data directory's `rules/`), sorted by id."""
+    return list(_load_rules_cached(str(rules_dir or default_rules_dir())))
+
+
+@lru_cache(maxsize=8)
+def _load_rules_cached(directory: str) -> tuple[Rule, ...]:
+    base = Path(directory)
+    if not base.is_dir():
+        raise RuleError(f"{base}: rules directory not found")
+    rules = [parse_rule(p, _read_yaml(p)) for p in sorted(base.glob("*.yaml"))]
+    return tuple(sorted(rules, key=lambda r: r.id))
+
+
+def load_table(name: str, rules_dir: Path | str | None = None) -> dict[str, Any]:
+    """A data table `rules/tables/<name>.yaml` as a mapping."""
+    return _load_table_cached(name, str(rules_dir or default_rules_dir()))
+
+
+@lru_cache(maxsize=16)
+def _load_table_cached(name: str, directory: str) -> dict[str, Any]:
+    path = Path(directory) / "tables" / f"{name}.yaml"
+    data = _read_yaml(path)
+    if not isinstance(data, dict):
+        raise RuleError(f"{path}: a table file must be a YAML mapping")
+    return data

@@ -1,0 +1,32 @@
+"""Byte offsets <-> 1-based spans for edits computed on the raw text."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+from dpmlens.findings import Span
+
+
+class Positions:
+    def __init__(self, source: bytes) -> None:
+        starts = [0]
+        pos = source.find(b"\n")
+        while pos >= 0:
+            starts.append(pos + 1)
+            pos = source.find(b"\n", pos + 1)
+        self.starts = starts
+
+    def offset(self, line: int, column: int) -> int:
+        return self.starts[line - 1] + column - 1
+
+    def point(self, offset: int) -> tuple[int, int]:
+        line = bisect_right(self.starts, offset) - 1
+        return line + 1, offset - self.starts[line] + 1
+
+    def span(self, start: int, end: int) -> Span:
+        line, col = self.point(start)
+        end_line, end_col = self.point(end)
+        return Span(line, col, end_line, end_col)
+
+    def range(self, span: Span) -> tuple[int, int]:
+        return self.offset(span.line, span.column), self.offset(span.end_line, span.end_column)

@@ -1,0 +1,115 @@
+"""Checker `wake-gating`: enable_irq_wake() on the suspend side not conditioned on the user's
+wakeup policy (warning); disable_irq_wake() on the resume side conditioned on a fresh
+device_may_wakeup() instead of what suspend recorded (info).
+
+"Conditioned" looks along the whole chain callback -> helper -> call: an enclosing `if`, an
+earlier `if (!...) return`, `a && call`, or an argument passed down, whose text mentions
+wake-up (device_may_wakeup(), priv->wakeup_enabled, ...).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from dpmlens.findings import Finding, Severity
+from dpmlens.rules import cnav
+from dpmlens.rules.callmatch import file_skipped
+from dpmlens.rules.context import Context, Reached
+from dpmlens.rules.loader import Rule
+
+_SUSPEND_SIDE = frozenset(
+    {"prepare", "suspend", "suspend_late", "suspend_noirq", "poweroff", "poweroff_late",
+     "poweroff_noirq"}
+)  # fmt: skip
+_RESUME_SIDE = frozenset(
+    {"resume", "resume_early", "resume_noirq", "restore", "restore_early", "restore_noirq",
+     "complete"}
+)  # fmt: skip
+_WAKE_WORD = re.compile(r"wak", re.IGNORECASE)
+_MAY_WAKEUP = re.compile(r"\bdevice_may_wakeup\s*\(")
+_PROVIDERS = {
+    "skip_paths": ["*/irqchip/*", "*/gpio/*", "*/pinctrl/*"],
+    "skip_sources": [r"\.irq_set_wake\s*=", r"struct\s+irq_chip\b", r"struct\s+gpio_chip\b"],
+}
+
+
+def _is_enable(call_callee: str, args: tuple[str, ...]) -> bool | None:
+    """True for arming, False for disarming, None for other calls."""
+    if call_callee == "enable_irq_wake":
+        return True
+    if call_callee == "disable_irq_wake":
+        return False
+    if call_callee == "irq_set_irq_wake" and len(args) == 2:
+        flag = args[1].strip()
+        if flag in ("1", "true"):
+            return True
+        if flag in ("0", "false"):
+            return False
+    return None
+
+
+def _conditions(ctx: Context, reached: Reached) -> list[str]:
+    """Every condition text guarding the path, plus the arguments passed down the chain."""
+    out: list[str] = []
+    steps = [(h.call, h.model) for h in reached.hops] + [(reached.call, reached.model)]
+    for call, model in steps:
+        node = ctx.call_node(call, model)
+        if node is None:
+            continue
+        out += [c for c, _pos in cnav.enclosing_conditions(node)]
+        out += cnav.guards_before(node)
+    for h in reached.hops:
+        out += list(h.call.args)
+    return out
+
+
+def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
+    if file_skipped(ctx, _PROVIDERS):
+        return
+    seen: set[int] = set()
+    for cb in ctx.callbacks_in(_SUSPEND_SIDE | _RESUME_SIDE):
+        for reached in ctx.reach(cb.function):
+            call = reached.call
+            kind = _is_enable(call.callee, call.args)
+            if kind is None or call.start_byte in seen:
+                continue
+            if kind and cb.phase in _SUSPEND_SIDE:
+                conds = _conditions(ctx, reached)
+                if any(_WAKE_WORD.search(c) for c in conds):
+                    continue
+                text = (
+                    f"{call.callee}() in the {cb.phase} callback {cb.function}()"
+                    f"{ctx.via(reached)} arms the wake IRQ without checking "
+                    f"device_may_wakeup(): it wakes the system even when user space disabled "
+                    f"wakeup for the device"
+                )
+                severity = rule.severity
+            elif kind is False and cb.phase in _RESUME_SIDE:
+                node = ctx.call_node(call, reached.model)
+                if node is None:
+                    continue
+                inner = [c for c, _pos in cnav.enclosing_conditions(node)]
+                if not inner or not _MAY_WAKEUP.search(inner[0]):
+                    continue
+                text = (
+                    f"{call.callee}() in the {cb.phase} callback {cb.function}()"
+                    f"{ctx.via(reached)} is conditioned on a fresh device_may_wakeup(): if the "
+                    f"policy changed or enable_irq_wake() failed since suspend, the disable is "
+                    f"unbalanced; test a flag stored at suspend"
+                )
+                severity = Severity.INFO
+            else:
+                continue
+            seen.add(call.start_byte)
+            yield Finding(
+                rule=rule.id,
+                kernel_type=rule.kernel_type,
+                severity=ctx.config.severity_for(rule.id, severity),
+                path=reached.model.path,
+                span=call.span,
+                message=rule.format_message(message=text),
+                function=call.caller,
+                phase=cb.phase,
+                chain=ctx.chain(cb, reached),
+            )

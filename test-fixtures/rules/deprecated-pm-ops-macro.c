@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: GPL-2.0
+/* deprecated-pm-ops-macro: SIMPLE_DEV_PM_OPS with __maybe_unused callbacks. */
+#include <linux/platform_device.h>
+
+static int __maybe_unused led_suspend(struct device *dev)
+{
+	return 0;
+}
+
+static int __maybe_unused led_resume(struct device *dev)
+{
+	return 0;
+}
+
+/* expect: deprecated-pm-ops-macro */
+static SIMPLE_DEV_PM_OPS(led_pm_ops, led_suspend, led_resume);
+
+static struct platform_driver led_driver = {
+	.driver = {
+		.name = "led",
+		.pm = &led_pm_ops,
+	},
+};
+module_platform_driver(led_driver);
