@@ -327,7 +327,8 @@ class _Builder:
         out = []
         for member, src in fills:
             if isinstance(src, str):
-                out.append(PmMember(member, src, self.span(args[0].start, args[0].end), macro))
+                fn = None if src == "NULL" else src
+                out.append(PmMember(member, fn, self.span(args[0].start, args[0].end), macro))
             elif src < len(args):
                 out.append(self._member(member, args[src], macro))
         return out

@@ -106,6 +106,7 @@ NAME_PATHS: tuple[tuple[str, ...], ...] = (
     ("drv", "name"),
     ("name",),
     ("drvwrap", "driver", "name"),
+    ("gendrv", "name"),
     ("gdrv", "driver", "name"),
 )
 PM_PATHS: tuple[tuple[str, ...], ...] = (
@@ -113,6 +114,7 @@ PM_PATHS: tuple[tuple[str, ...], ...] = (
     ("drv", "pm"),
     ("pm",),
     ("drvwrap", "driver", "pm"),
+    ("gendrv", "pm"),
 )
 PROBE_PATHS: tuple[tuple[str, ...], ...] = (
     ("probe",),

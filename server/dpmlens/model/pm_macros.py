@@ -2,8 +2,9 @@
 
 Transcribed from include/linux/pm.h and include/linux/pm_runtime.h (6.12) and tested against
 their #define bodies (tests/test_model_pm_macros.py). An entry value is either the index of
-the macro argument that fills the member or a literal function name (DEFINE_RUNTIME_DEV_PM_OPS
-puts pm_runtime_force_suspend/resume in the system-sleep members).
+the macro argument that fills the member or literal text: a function name
+(DEFINE_RUNTIME_DEV_PM_OPS puts pm_runtime_force_suspend/resume in the system-sleep members) or
+"NULL" (DEFINE_SIMPLE_DEV_PM_OPS sets the runtime members to NULL explicitly).
 """
 
 from __future__ import annotations
@@ -84,7 +85,8 @@ def _export_variants(stem: str) -> list[str]:
 
 TABLE_MACROS: dict[str, TableMacro] = {
     "_DEFINE_DEV_PM_OPS": TableMacro(0, _system(1, 2) + _runtime(3, 4, 5)),
-    "DEFINE_SIMPLE_DEV_PM_OPS": TableMacro(0, _system(1, 2)),
+    # _DEFINE_DEV_PM_OPS(name, s, r, NULL, NULL, NULL): the runtime members are NULL
+    "DEFINE_SIMPLE_DEV_PM_OPS": TableMacro(0, _system(1, 2) + _runtime("NULL", "NULL", "NULL")),
     "DEFINE_NOIRQ_DEV_PM_OPS": TableMacro(0, _noirq(1, 2)),
     "DEFINE_RUNTIME_DEV_PM_OPS": TableMacro(
         0, _system("pm_runtime_force_suspend", "pm_runtime_force_resume") + _runtime(1, 2, 3)

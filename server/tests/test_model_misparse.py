@@ -1,0 +1,89 @@
+"""Each tree-sitter-c misparse of kernel PM macros (grammars/VERSION.md), with the model right.
+
+Every test first asserts the misparse is still there (so a grammar upgrade that fixes it is
+noticed) and then that build_model reads the construct correctly anyway.
+"""
+
+from __future__ import annotations
+
+from model_helpers import NOIRQ, SYSTEM, build, members, runtime, sleep
+
+from dpmlens.syntax.parser import parse
+
+
+def _types(src: str) -> str:
+    return str(parse(src.encode()).root_node)
+
+
+def test_commaless_macro_then_designated_member() -> None:
+    src = """
+static const struct dev_pm_ops foo_pm = {
+	SET_NOIRQ_SYSTEM_SLEEP_PM_OPS(foo_s, foo_r)
+	.runtime_suspend = foo_rs,
+};
+"""
+    tree = _types(src)
+    assert "assignment_expression left: (field_expression" in tree  # the misparse
+    m = build(src)
+    assert members(m, "foo_pm") == {**sleep(NOIRQ, "foo_s", "foo_r"), "runtime_suspend": "foo_rs"}
+
+
+def test_two_commaless_macros_in_a_row() -> None:
+    src = """
+static const struct dev_pm_ops foo_pm = {
+	SET_SYSTEM_SLEEP_PM_OPS(foo_s, foo_r)
+	SET_RUNTIME_PM_OPS(foo_rs, foo_rr, NULL)
+};
+"""
+    assert "ERROR" in _types(src)
+    m = build(src)
+    assert members(m, "foo_pm") == {
+        **sleep(SYSTEM, "foo_s", "foo_r"),
+        **runtime("foo_rs", "foo_rr", None),
+    }
+
+
+def test_static_define_simple_swallowing_next_macro() -> None:
+    src = """
+static int foo_s(struct device *dev) { return 0; }
+static int foo_r(struct device *dev) { return 0; }
+static DEFINE_SIMPLE_DEV_PM_OPS(foo_pm, foo_s, foo_r);
+module_platform_driver(foo_driver);
+static struct platform_driver foo_driver = {
+	.driver = { .name = "foo", .pm = pm_sleep_ptr(&foo_pm) },
+};
+"""
+    tree = _types(src)
+    assert "macro_type_specifier" in tree and "ERROR" in tree
+    m = build(src)
+    assert members(m, "foo_pm") == {**sleep(SYSTEM, "foo_s", "foo_r"), **runtime(None, None, None)}
+    (d,) = m.drivers
+    assert d.registration == "module_platform_driver" and d.pm == "foo_pm"
+    assert set(m.functions) == {"foo_s", "foo_r"}
+
+
+def test_maybe_unused_function_still_defined() -> None:
+    src = "static int __maybe_unused foo_s(struct device *dev)\n{\n\treturn bar(dev);\n}\n"
+    assert "ERROR" in _types(src)
+    m = build(src)
+    f = m.functions["foo_s"]
+    assert f.maybe_unused and f.is_static
+    assert [c.callee for c in m.calls_in("foo_s")] == ["bar"]
+
+
+def test_macro_after_designated_member_without_comma() -> None:
+    # `.prepare = x` followed by a macro needs a comma in C; tolerate its absence anyway
+    m = build(
+        """
+static const struct dev_pm_ops foo_pm = {
+	.prepare = foo_prepare
+	SET_SYSTEM_SLEEP_PM_OPS(foo_s, foo_r)
+};
+"""
+    )
+    assert members(m, "foo_pm") == {"prepare": "foo_prepare", **sleep(SYSTEM, "foo_s", "foo_r")}
+
+
+def test_unterminated_table_does_not_crash() -> None:
+    m = build("static const struct dev_pm_ops foo_pm = {\n\t.suspend = foo_s,\n")
+    assert members(m, "foo_pm") == {"suspend": "foo_s"}
