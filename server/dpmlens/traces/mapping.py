@@ -73,8 +73,22 @@ _BUS_NAMES = frozenset(DRIVER_STRUCTS.values()) | {
     "pcieport",
     "intel_pmu_ext",
 }
-# The legacy member a phase falls back to (struct xxx_driver .suspend / .resume).
-_LEGACY_FOR_PHASE = {v: k for k, v in LEGACY_CALLBACKS.items() if k == v}
+# The legacy bus callback (struct xxx_driver .suspend(dev, pm_message_t) / .resume(dev)) that
+# serves a phase: it gets the pm_message_t, so one .suspend covers suspend, freeze and
+# poweroff, and one .resume covers resume, thaw and restore.
+_LEGACY_FOR_PHASE = {
+    "suspend": "suspend", "freeze": "suspend", "poweroff": "suspend",
+    "resume": "resume", "thaw": "resume", "restore": "resume",
+    "suspend_late": "suspend_late", "freeze_late": "suspend_late",
+    "poweroff_late": "suspend_late",
+    "resume_early": "resume_early", "thaw_early": "resume_early",
+    "restore_early": "resume_early",
+    "suspend_noirq": "suspend_noirq", "freeze_noirq": "suspend_noirq",
+    "poweroff_noirq": "suspend_noirq",
+    "resume_noirq": "resume_noirq", "thaw_noirq": "resume_noirq",
+    "restore_noirq": "resume_noirq",
+}
+assert set(_LEGACY_FOR_PHASE.values()) <= set(LEGACY_CALLBACKS)
 
 
 @dataclass(frozen=True)
@@ -97,92 +111,183 @@ class Mapping:
 class SourceIndex:
     root: str
     drivers: dict[str, list[tuple[FileModel, DriverStruct]]] = field(default_factory=dict)
-    models: list[FileModel] = field(default_factory=list)
+    models: dict[str, FileModel] = field(default_factory=dict)  # path -> model
+    table_files: dict[str, list[str]] = field(default_factory=dict)  # table name -> paths
+    dir_files: dict[str, list[str]] = field(default_factory=dict)  # dir -> .c paths
     files_scanned: int = 0
     files_parsed: int = 0
     errors: list[str] = field(default_factory=list)
+
+    def model(self, path: str) -> FileModel | None:
+        """The model of `path`, built on first use (tables and helpers in other files)."""
+        m = self.models.get(path)
+        if m is None and path not in self._failed:
+            try:
+                m = build_model(path, Path(path).read_bytes())
+            except Exception as exc:  # unreadable file or a parser bug: one file, not all
+                self.errors.append(f"{path}: could not build the PM model: {exc}")
+                self._failed.add(path)
+                return None
+            m.tree = None  # keep memory down: mapping needs no tree
+            self.models[path] = m
+            self.files_parsed += 1
+        return m
 
     def function(self, name: str, prefer: FileModel) -> tuple[FileModel, FunctionDef] | None:
         fn = prefer.functions.get(name)
         if fn is not None:
             return prefer, fn
-        same_dir = os.path.dirname(prefer.path)
-        for m in sorted(self.models, key=lambda m: os.path.dirname(m.path) != same_dir):
-            fn = m.functions.get(name)
-            if fn is not None:
-                return m, fn
+        # Static helpers live in the same file; exported ones usually in the same directory.
+        for path in self.dir_files.get(os.path.dirname(prefer.path), []):
+            m = self.model(path)
+            if m is not None and name in m.functions:
+                return m, m.functions[name]
+        for m in list(self.models.values()):
+            if name in m.functions:
+                return m, m.functions[name]
         return None
 
-    def table(self, name: str, prefer: FileModel):  # noqa: ANN201 - PmTable | None
+    def table(self, name: str, prefer: FileModel):  # noqa: ANN201 - (FileModel, PmTable) | None
         t = prefer.pm_tables.get(name)
         if t is not None:
             return prefer, t
-        for m in self.models:
-            t = m.pm_tables.get(name)
-            if t is not None:
-                return m, t
+        for path in self.table_files.get(name, []):
+            m = self.model(path)
+            if m is not None and name in m.pm_tables:
+                return m, m.pm_tables[name]
         return None
 
+    def __post_init__(self) -> None:
+        self._failed: set[str] = set()
 
-def build_index(
-    root: str | os.PathLike[str],
-    driver_names: Iterable[str] | None = None,
-    progress: Callable[[int], None] | None = None,
-) -> SourceIndex:
+
+_TABLE_DEF = re.compile(rb"\b(?:struct\s+dev_pm_ops\s+|[A-Z_]*DEV_PM_OPS\s*\(\s*)(\w+)")
+_MAKE_OBJ = re.compile(r"^\s*obj-[\w$()-]*\s*[:+]?=\s*((?:[^\n\\]|\\\n)*)", re.M)
+_MAKE_COMPOSITE = re.compile(
+    r"^\s*([\w-]+)-(?:y|objs|\$\(CONFIG_\w+\))\s*[:+]?=\s*((?:[^\n\\]|\\\n)*)", re.M)
+
+
+def module_names(directory: str) -> dict[str, str]:
+    """stem -> KBUILD_MODNAME for the objects the directory's Makefile/Kbuild builds.
+
+    `r8169-y += r8169_main.o` makes r8169_main.c part of module r8169, whose KBUILD_MODNAME is
+    "r8169", not the file stem; `snd-hda-intel-y := hda_intel.o` gives "snd_hda_intel".
+    """
+    text = ""
+    for name in ("Makefile", "Kbuild"):
+        try:
+            text += Path(directory, name).read_text(errors="replace") + "\n"
+        except OSError:
+            continue
+    objs: set[str] = set()
+    for m in _MAKE_OBJ.finditer(text):
+        objs.update(w[:-2] for w in m.group(1).split() if w.endswith(".o"))
+    out: dict[str, str] = {}
+    for m in _MAKE_COMPOSITE.finditer(text):
+        mod = m.group(1)
+        if mod not in objs:
+            continue
+        for w in m.group(2).split():
+            if w.endswith(".o"):
+                out.setdefault(w[:-2], mod.replace("-", "_"))
+    for o in objs:
+        out.setdefault(o, o.replace("-", "_"))
+    return out
+
+
+def build_index(root: str | os.PathLike[str], driver_names: Iterable[str] | None = None,
+                progress: Callable[[int], None] | None = None) -> SourceIndex:
     """Index the driver structs under `root` (a kernel tree, a directory or one .c file).
 
-    With `driver_names`, only files that mention one of those names (as a string literal or as
-    their KBUILD_MODNAME stem) are parsed: a byte search, so a whole drivers/ tree is cheap.
+    With `driver_names`, only files that can register one of those names are parsed: a byte
+    search for the quoted name, for a #define of it in a header of the same directory, or for
+    KBUILD_MODNAME in a file the directory's Makefile builds into a module of that name.
     """
     idx = SourceIndex(str(root))
     names = {n for n in (driver_names or ()) if n}
-    pattern = None
-    if names:
-        alts = b"|".join(re.escape(n.encode()) for n in sorted(names, key=len, reverse=True))
-        pattern = re.compile(b'"(?:' + alts + b')"')
-    stems = {n.replace("-", "_") for n in names}
-    for path in _c_files(Path(root)):
-        idx.files_scanned += 1
-        if progress is not None and idx.files_scanned % 1000 == 0:
-            progress(idx.files_scanned)
-        try:
-            src = path.read_bytes()
-        except OSError as exc:
-            idx.errors.append(f"{path}: {exc.strerror}")
-            continue
-        if not may_contain_pm(src) and b"_driver" not in src:
-            continue
-        if pattern is not None and not (
-            pattern.search(src)
-            or (path.stem.replace("-", "_") in stems and b"KBUILD_MODNAME" in src)
-        ):
-            continue
-        try:
-            model = build_model(str(path), src)
-        except Exception as exc:  # a parser bug must not lose the whole index
-            idx.errors.append(f"{path}: could not build the PM model: {exc}")
-            continue
-        idx.files_parsed += 1
-        keep = False
-        for drv in model.drivers:
-            if drv.name and (not names or drv.name in names):
-                idx.drivers.setdefault(drv.name, []).append((model, drv))
-                keep = True
-        if keep or model.pm_tables:
-            model.tree = None  # the tree is not needed here; keep memory down
-            idx.models.append(model)
+    norm = {n.replace("-", "_") for n in names}
+    alts = b"|".join(re.escape(n.encode()) for n in sorted(names, key=len, reverse=True))
+    quoted = re.compile(b'"(?:' + alts + b')"') if names else None
+    hdr_define = re.compile(rb'#define\s+(\w+)\s+"(' + alts + rb')"') if names else None
+    for directory, cfiles, hfiles in _source_dirs(Path(root)):
+        idx.dir_files[directory] = cfiles
+        mods = module_names(directory)
+        hdr_defs: dict[str, str] = {}
+        if hdr_define is not None:
+            for h in hfiles:
+                try:
+                    data = Path(h).read_bytes()
+                except OSError:
+                    continue
+                for m in hdr_define.finditer(data):
+                    hdr_defs[m.group(1).decode()] = m.group(2).decode()
+        for path in cfiles:
+            idx.files_scanned += 1
+            if progress is not None and idx.files_scanned % 1000 == 0:
+                progress(idx.files_scanned)
+            try:
+                src = Path(path).read_bytes()
+            except OSError as exc:
+                idx.errors.append(f"{path}: {exc.strerror}")
+                continue
+            if b"DEV_PM_OPS" in src or b"dev_pm_ops" in src:
+                for m in _TABLE_DEF.finditer(src):
+                    idx.table_files.setdefault(m.group(1).decode(), []).append(path)
+            if not may_contain_pm(src) and b"_driver" not in src:
+                continue
+            stem = Path(path).stem
+            modname = mods.get(stem, stem.replace("-", "_"))
+            if names and not (
+                (quoted is not None and quoted.search(src))
+                or (modname in norm and b"KBUILD_MODNAME" in src)
+                or any(ident.encode() in src for ident in hdr_defs)
+            ):
+                continue
+            model = idx.model(path)
+            if model is None:
+                continue
+            for drv in model.drivers:
+                name = _effective_name(model, drv, modname, hdr_defs)
+                if name and (not names or name in names or name in norm):
+                    idx.drivers.setdefault(name, []).append((model, drv))
     return idx
 
 
-def _c_files(root: Path) -> Iterable[Path]:
+def _source_dirs(root: Path) -> Iterable[tuple[str, list[str], list[str]]]:
     if root.is_file():
-        yield root
+        yield str(root.parent), [str(root)], []
         return
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for f in sorted(filenames):
-            if f.endswith(".c"):
-                yield Path(dirpath) / f
+        files = sorted(filenames)
+        cfiles = [os.path.join(dirpath, f) for f in files if f.endswith(".c")]
+        if cfiles:
+            yield dirpath, cfiles, [os.path.join(dirpath, f) for f in files if f.endswith(".h")]
+
+
+def _name_text(model: FileModel, drv: DriverStruct) -> str:
+    span = drv.name_span
+    if span is None:
+        return ""
+    lines = model.source.splitlines()
+    if span.line - 1 >= len(lines):
+        return ""
+    seg = lines[span.line - 1 : span.end_line]
+    return b" ".join(seg).decode("utf-8", "replace")
+
+
+def _effective_name(model: FileModel, drv: DriverStruct, modname: str,
+                    hdr_defs: dict[str, str]) -> str | None:
+    """The driver name as the running kernel reports it (dev_driver_string())."""
+    text = _name_text(model, drv)
+    if "KBUILD_MODNAME" in text:
+        # build_model uses the file stem; a multi-file module is named by its Makefile.
+        return modname
+    if drv.name is None:
+        for ident in re.findall(r"[A-Za-z_]\w*", text):
+            if ident in hdr_defs:
+                return hdr_defs[ident]
+    return drv.name
 
 
 def map_callback(stats: CallbackStats, index: SourceIndex) -> Mapping:
@@ -200,7 +305,11 @@ def map_callback(stats: CallbackStats, index: SourceIndex) -> Mapping:
         if m.source is not None:
             return m
         reasons.append(m.reason)
-    return Mapping(None, reasons[0])
+    reason = reasons[0] or "unknown"
+    if layer in ("bus", "type", "class", "power domain", "legacy bus", "legacy class",
+                 "legacy type"):
+        reason += f" (the time is spent in the {layer} callback itself)"
+    return Mapping(None, reason)
 
 
 def _via(layer: str, symbol: str | None, function: str) -> str | None:
@@ -241,7 +350,8 @@ def _map_one(
         legacy_key = _LEGACY_FOR_PHASE.get(phase)
         fn_name = drv.legacy.get(legacy_key) if legacy_key else None
         if fn_name is None:
-            return Mapping(None, f"{drv.var_name} has no .pm (and no legacy .{phase})")
+            return Mapping(None, f"{drv.var_name} has no .pm (and no legacy "
+                                 f".{legacy_key or phase})")
     found_fn = index.function(fn_name, model)
     if found_fn is None:
         return Mapping(None, f"{fn_name}() is not defined in the indexed source")
