@@ -137,3 +137,16 @@ def test_lazy_calls_match_full_list() -> None:
         "RUNTIME_PM_OPS",
         "pm_ptr",
     }
+
+
+def test_calls_to_and_callee_names_match_full_list() -> None:
+    lazy = build(SRC)
+    names = lazy.callee_names()
+    picked = lazy.calls_to("msleep", "enable_irq_wake", "pm_ptr", "not_called")
+    full = build(SRC)
+    assert names == {c.callee for c in full.calls}
+    assert picked == [c for c in full.calls if c.callee in ("msleep", "enable_irq_wake", "pm_ptr")]
+    assert full.calls_to("msleep") == [c for c in full.calls if c.callee == "msleep"]
+    # a name inside a comment or as a plain identifier is not a call
+    m = build("/* msleep(1) */\nvoid f(void) { int msleep = 2; g(msleep); }\n")
+    assert m.calls_to("msleep") == [] and [c.callee for c in m.calls_to("g")] == ["g"]

@@ -103,7 +103,7 @@ def build_model(path: str, source: bytes, tree: ts.Tree | None = None) -> FileMo
         drivers=drivers,
         defines=b.defs,
         tree=tree,
-        calls_loader=b.calls_of,
+        loader=b,
     )
 
 
@@ -228,30 +228,70 @@ class _Builder:
         q = load_query("calls")
         out: list[CallSite] = []
         for d in self.func_nodes.get(function, ()):
-            out.extend(self._calls(captures(q, d).get("call", [])))
+            out.extend(self._calls(captures(q, d).get("call", []), function))
         return out
 
-    def _calls(self, nodes: list[ts.Node]) -> list[CallSite]:
+    def calls_named(self, names: frozenset[str]) -> list[CallSite]:
+        """Calls to any of `names`: text search for each name, then the tree at each hit."""
         src = self.source
+        root = self.tree.root_node
+        nodes: list[ts.Node] = []
+        for name in names:
+            needle = name.encode("latin-1")
+            n = len(needle)
+            pos = src.find(needle)
+            while pos >= 0:
+                end = pos + n
+                if (pos == 0 or not _word(src[pos - 1])) and (
+                    end >= len(src) or not _word(src[end])
+                ):
+                    ident = root.descendant_for_byte_range(pos, end)
+                    call = ident.parent if ident is not None else None
+                    if (
+                        call is not None
+                        and call.type == "call_expression"
+                        and call.start_byte == pos
+                        and ident.type == "identifier"
+                    ):
+                        nodes.append(call)
+                pos = src.find(needle, end)
+        nodes.sort(key=lambda c: c.start_byte)
+        return self._calls(nodes)
+
+    def callee_names(self) -> frozenset[str]:
+        src = self.source
+        return frozenset(
+            src[c.start_byte : c.child(0).end_byte].decode("latin-1")
+            for c in captures(load_query("calls"), self.tree.root_node).get("call", [])
+        )
+
+    def _calls(self, nodes: list[ts.Node], caller: str | None = None) -> list[CallSite]:
+        """CallSites for call_expression nodes; `caller` when all are in that function."""
+        src = self.source
+        caller_at = self.caller_at
         out: list[CallSite] = []
+        append = out.append
         for c in nodes:
             fn = c.child(0)
             args_node = c.child(1)
             if fn is None or args_node is None:
                 continue
+            cs, ce = c.start_point, c.end_point
+            fe = fn.end_point
+            start = c.start_byte
             args = tuple(
                 src[a.start_byte : a.end_byte].decode("latin-1")
                 for a in args_node.named_children
                 if a.type != "comment"
             )
-            out.append(
+            append(
                 CallSite(
-                    callee=src[fn.start_byte : fn.end_byte].decode("latin-1"),
-                    caller=self.caller_at(c.start_byte),
-                    span=node_span(c),
-                    callee_span=node_span(fn),
+                    callee=src[start : fn.end_byte].decode("latin-1"),
+                    caller=caller if caller is not None else caller_at(start),
+                    span=Span(cs[0] + 1, cs[1] + 1, ce[0] + 1, ce[1] + 1),
+                    callee_span=Span(cs[0] + 1, cs[1] + 1, fe[0] + 1, fe[1] + 1),
                     args=args,
-                    start_byte=c.start_byte,
+                    start_byte=start,
                     end_byte=c.end_byte,
                 )
             )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from dpmlens.findings import Span
 
@@ -75,13 +76,24 @@ class DriverStruct:
     legacy_spans: dict[str, Span] = field(default_factory=dict)  # where each legacy fn is named
 
 
+class CallLoader(Protocol):
+    """Extracts call sites on demand (build_model's implementation reads the tree)."""
+
+    def calls_of(self, function: str) -> list[CallSite]: ...
+
+    def calls_named(self, names: frozenset[str]) -> list[CallSite]: ...
+
+    def callee_names(self) -> frozenset[str]: ...
+
+
 @dataclass
 class FileModel:
     """Everything one C file says about PM.
 
-    `calls` may be built lazily: `build_model` passes a loader and the full list is only
-    extracted on first access; `calls_in(fn)` extracts just one function's calls. Code that
-    needs calls inside PM callbacks and their helpers should use `calls_in`.
+    Call sites are extracted lazily when `build_model` made the model: `calls` (the whole
+    list) is built on first access, which costs as much as the rest of the model together
+    on big files. Cheaper ways in: `calls_in(fn)` (one function's calls), `calls_to(*names)`
+    (calls of given functions anywhere, found by a text search first) and `callee_names()`.
     """
 
     path: str
@@ -92,19 +104,35 @@ class FileModel:
     drivers: list[DriverStruct]
     defines: dict[str, str]  # object-like #defines: name -> replacement text
     tree: object | None = None  # the tree_sitter.Tree, for rules that need to look again
-    # optional lazy loader of one function's calls (set by build_model)
-    calls_loader: Callable[[str], list[CallSite]] | None = field(
-        default=None, repr=False, compare=False
-    )
+    loader: CallLoader | None = field(default=None, repr=False, compare=False)
+
+    def _lazy(self) -> bool:
+        return "_calls" not in self.__dict__ and self.loader is not None
 
     def calls_in(self, function: str) -> list[CallSite]:
         """The call sites inside `function`, in document order."""
-        if "_calls" not in self.__dict__ and self.calls_loader is not None:
+        if self._lazy():
+            assert self.loader is not None
             cache = self.__dict__.setdefault("_calls_in", {})
             if function not in cache:
-                cache[function] = self.calls_loader(function)
+                cache[function] = self.loader.calls_of(function)
             return cache[function]
         return self.calls_by_caller().get(function, [])
+
+    def calls_to(self, *names: str) -> list[CallSite]:
+        """Calls (anywhere in the file, file scope included) to any of `names`, in order."""
+        wanted = frozenset(names)
+        if self._lazy():
+            assert self.loader is not None
+            return self.loader.calls_named(wanted)
+        return [c for c in self.calls if c.callee in wanted]
+
+    def callee_names(self) -> frozenset[str]:
+        """The names called anywhere in the file."""
+        if self._lazy():
+            assert self.loader is not None
+            return self.loader.callee_names()
+        return frozenset(c.callee for c in self.calls)
 
     def calls_by_caller(self) -> dict[str | None, list[CallSite]]:
         """Call sites grouped by enclosing function (None: file scope); built once, cached."""
