@@ -1,0 +1,124 @@
+"""Bad input: each problem is one line naming the file; the other files are still checked;
+exit code 2 only for usage and configuration errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from cli_helpers import NOIRQ_WAKE, NOIRQ_WAKE_LINE, REPO, run_cli, run_process, write_driver
+
+WAKE = "[wake-setup-in-noirq]"
+
+
+def _skipped(err: str) -> dict[str, str]:
+    """stderr's `dpmlens: skipped: PATH: why` lines as {file name: why}."""
+    out = {}
+    for line in err.splitlines():
+        if line.startswith("dpmlens: skipped: "):
+            path, why = line[len("dpmlens: skipped: ") :].split(": ", 1)
+            out[Path(path).name] = why
+    return out
+
+
+def test_binary_file_named_and_others_checked(tmp_path: Path, capsys) -> None:
+    good = write_driver(tmp_path / "good.c")
+    (tmp_path / "blob.c").write_bytes(b"\x7fELF\x02\x01\x01\0\0\0" + bytes(range(256)) * 40)
+    r = run_cli(capsys, "check", str(tmp_path))
+    assert r.code == 1  # the finding in good.c decides, not the skipped file
+    assert f"{good}:{NOIRQ_WAKE_LINE}:2: warning:" in r.out
+    assert _skipped(r.err) == {"blob.c": "binary file (contains NUL bytes), skipped"}
+
+
+def test_non_utf8_bytes_are_analyzed(tmp_path: Path, capsys) -> None:
+    comment = "/* Gr\xfc\xdfe, \xa9 ACME */ "
+    latin1 = NOIRQ_WAKE.replace("struct foo {", comment + "struct foo {")
+    src = tmp_path / "latin1.c"
+    src.write_bytes(latin1.encode("latin-1") + b"\n/* stray \xff\xfe bytes */\n")
+    r = run_cli(capsys, "check", "-f", "checkpatch", str(src))
+    assert r.code == 1 and WAKE.strip("[]").upper() not in r.err
+    assert f"#{NOIRQ_WAKE_LINE}: FILE: {src}:{NOIRQ_WAKE_LINE}:" in r.out
+    assert "dpmlens: skipped" not in r.err
+
+
+def test_empty_file_is_fine(tmp_path: Path, capsys) -> None:
+    (tmp_path / "empty.c").write_bytes(b"")
+    (tmp_path / "empty.h").write_text("\n\n")
+    r = run_cli(capsys, "check", str(tmp_path))
+    assert (r.code, r.out) == (0, "")
+    assert r.err_lines == [r.err_lines[-1]]  # only the summary
+    assert "2 files checked" in r.err
+
+
+def test_large_generated_file(tmp_path: Path, capsys) -> None:
+    # ~5 MB of generated helpers with a PM table at the end: parsed, analyzed, reported.
+    body = "".join(
+        f"static int gen_helper_{n}(int x)\n{{\n\treturn x * {n} + ({n} << 2);\n}}\n\n"
+        for n in range(72000)
+    )
+    text = body + NOIRQ_WAKE
+    assert len(text) > 5_000_000
+    src = tmp_path / "generated.c"
+    src.write_text(text)
+    r = run_cli(capsys, "check", "-f", "json", str(src))
+    doc = json.loads(r.out)
+    lines = [f["line"] for f in doc["findings"] if f["rule"] == "wake-setup-in-noirq"]
+    base = body.count("\n")
+    assert lines == [base + NOIRQ_WAKE_LINE, base + NOIRQ_WAKE_LINE + 8]  # enable, disable
+    assert doc["summary"]["bytes_checked"] == len(text)
+
+
+def test_unreadable_paths_named_others_checked(tmp_path: Path, capsys) -> None:
+    write_driver(tmp_path / "good.c")
+    os.mkfifo(tmp_path / "fifo.c")  # opening it would block: must not be read
+    os.symlink("nowhere/missing.c", tmp_path / "dangling.c")
+    (tmp_path / "dir.c").mkdir()  # a directory where a file is expected: walked, not read
+    write_driver(tmp_path / "dir.c" / "inner.c")
+    r = run_cli(capsys, "check", str(tmp_path))
+    assert r.code == 1
+    assert r.out.count(WAKE) == 4  # two each in good.c and dir.c/inner.c
+    assert _skipped(r.err) == {
+        "fifo.c": "a FIFO, not a source file; skipped",
+        "dangling.c": "dangling symlink (to 'nowhere/missing.c'), skipped",
+    }
+
+
+def test_symlink_loop_named_once(tmp_path: Path, capsys) -> None:
+    write_driver(tmp_path / "drivers" / "good.c")
+    os.symlink("..", tmp_path / "drivers" / "loop")
+    r = run_cli(capsys, "check", str(tmp_path / "drivers"))
+    assert r.code == 1 and r.out.count(WAKE) == 2
+    loop = "symlink loop (points to an enclosing directory), not followed"
+    assert _skipped(r.err) == {"loop": loop}
+
+
+def test_missing_operand_is_exit_2_but_the_rest_is_checked(tmp_path: Path, capsys) -> None:
+    good = write_driver(tmp_path / "good.c")
+    r = run_cli(capsys, "check", str(tmp_path / "typo.c"), str(good))
+    assert r.code == 2
+    assert WAKE in r.out
+    assert f"dpmlens: error: {tmp_path / 'typo.c'}: no such file or directory" in r.err_lines
+
+
+def test_baseline_that_is_a_directory(tmp_path: Path, capsys) -> None:
+    good = write_driver(tmp_path / "good.c")
+    r = run_cli(capsys, "check", "--baseline", str(tmp_path), str(good))
+    assert r.code == 2
+    assert r.err_lines == [f"dpmlens: error: {tmp_path}: cannot read baseline: Is a directory"]
+
+
+def test_broken_rule_yaml_is_one_line_exit_2(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(REPO / "rules", data / "rules")
+    if (REPO / "grammars").is_dir():
+        shutil.copytree(REPO / "grammars", data / "grammars")
+    broken = data / "rules" / "msleep-under-20ms.yaml"
+    broken.write_text("id: msleep-under-20ms\nmessage: [unclosed\n")
+    src = write_driver(tmp_path / "good.c")
+    r = run_process("check", str(src), env={"DPMLENS_DATA_DIR": str(data)})
+    assert r.code == 2
+    assert "Traceback" not in r.err
+    errors = [line for line in r.err_lines if line.startswith("dpmlens: error: ")]
+    assert len(errors) == 1 and str(broken) in errors[0] and "invalid YAML" in errors[0]

@@ -1,0 +1,161 @@
+"""`dpmlens check` end to end: formats, options, exit codes, over real C files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from cli_helpers import DEMO, NOIRQ_WAKE, NOIRQ_WAKE_LINE, REPO, run_cli, run_process, write_driver
+
+
+def test_demo_reports_real_findings(capsys) -> None:
+    r = run_cli(capsys, "check", str(DEMO))
+    assert r.code == 1
+    lines = r.out.splitlines()
+    hits = [line for line in lines if ": warning: " in line]
+    assert hits, r.out
+    # the wake IRQ armed from suspend_noirq through acme_als_arm_wake()
+    assert any(
+        line.startswith(f"{DEMO}/acme_als.c:37:") and line.endswith("[wake-setup-in-noirq]")
+        for line in hits
+    ), r.out
+    assert r.err_lines[-1].startswith("dpmlens: 1 file checked (1 with PM code)")
+
+
+def test_paths_as_given_and_json_contract(tmp_path: Path, capsys, monkeypatch) -> None:
+    write_driver(tmp_path / "drivers" / "foo.c")
+    monkeypatch.chdir(tmp_path)
+    r = run_cli(capsys, "check", "--format", "json", "./drivers")
+    doc = json.loads(r.out)
+    assert doc["version"] == 1
+    finding = next(f for f in doc["findings"] if f["rule"] == "wake-setup-in-noirq")
+    assert finding["path"] == "./drivers/foo.c"
+    assert finding["line"] == NOIRQ_WAKE_LINE and finding["column"] == 2
+    assert finding["phase"] == "suspend_noirq"
+    assert finding["function"] == "foo_suspend_noirq"
+    assert doc["summary"]["files_checked"] == 1
+    assert r.code == 1
+
+
+@pytest.mark.parametrize("fmt", ["gnu", "checkpatch", "json", "sarif", "github"])
+def test_every_format_runs(tmp_path: Path, capsys, fmt: str) -> None:
+    src = write_driver(tmp_path / "foo.c")
+    r = run_cli(capsys, "check", "-q", "--format", fmt, str(src))
+    assert r.code == 1 and r.err == ""
+    assert "enable_irq_wake" in r.out
+
+
+def test_output_file(tmp_path: Path, capsys) -> None:
+    src = write_driver(tmp_path / "foo.c")
+    out = tmp_path / "report.sarif"
+    r = run_cli(capsys, "check", "-q", "-f", "sarif", "-o", str(out), str(src))
+    assert r.code == 1 and r.out == ""
+    results = json.loads(out.read_text())["runs"][0]["results"]
+    assert any(res["ruleId"] == "wake-setup-in-noirq" for res in results)
+
+
+def test_fail_level_and_rule_selection(tmp_path: Path, capsys) -> None:
+    src = str(write_driver(tmp_path / "foo.c"))
+    assert run_cli(capsys, "check", "-q", "--fail-level", "error", src).code == 0
+    assert run_cli(capsys, "check", "-q", "--fail-level", "none", src).code == 0
+    assert run_cli(capsys, "check", "-q", "--fail-level", "info", src).code == 1
+    ignored = run_cli(capsys, "check", "-q", "--ignore", "wake-setup-in-noirq", src)
+    assert "wake-setup-in-noirq" not in ignored.out
+    by_type = run_cli(capsys, "check", "-q", "--ignore", "pm_wake_setup_in_noirq", src)
+    assert "wake-setup-in-noirq" not in by_type.out
+    only = run_cli(capsys, "check", "-q", "--rule", "msleep-under-20ms", src)
+    assert only.out == "" and only.code == 0
+
+
+def test_unknown_rule_is_a_usage_error(tmp_path: Path, capsys) -> None:
+    src = str(write_driver(tmp_path / "foo.c"))
+    r = run_cli(capsys, "check", "--rule", "no-such-rule", src)
+    assert r.code == 2
+    assert r.err_lines == [
+        "dpmlens: error: --rule no-such-rule: unknown rule (see `dpmlens rules list`)"
+    ]
+
+
+def test_config_file_disables_and_reweights(tmp_path: Path, capsys) -> None:
+    src = str(write_driver(tmp_path / "drivers" / "foo.c"))
+    config = tmp_path / ".dpmlens.toml"
+    config.write_text('[rules]\nwake-setup-in-noirq = "error"\n')
+    r = run_cli(capsys, "check", "-q", src)
+    assert f"{src}:{NOIRQ_WAKE_LINE}:2: error: " in r.out
+    config.write_text("[rules]\nwake-setup-in-noirq = false\n")
+    assert "wake-setup-in-noirq" not in run_cli(capsys, "check", "-q", src).out
+    assert "wake-setup-in-noirq" in run_cli(capsys, "check", "-q", "--no-config", src).out
+
+
+def test_broken_config_is_exit_2_with_file_and_line(tmp_path: Path, capsys) -> None:
+    src = str(write_driver(tmp_path / "foo.c"))
+    (tmp_path / ".dpmlens.toml").write_text("[rules]\nwake-setup-in-noirq = \n")
+    r = run_cli(capsys, "check", src)
+    assert r.code == 2 and r.out == ""
+    (line,) = r.err_lines
+    assert line.startswith(f"dpmlens: error: {tmp_path / '.dpmlens.toml'}:2:")
+    r = run_cli(capsys, "check", "--config", str(tmp_path), src)  # a directory, not a file
+    assert r.code == 2 and len(r.err_lines) == 1 and "--config" in r.err
+
+
+def test_baseline_hides_known_findings_across_line_shifts(tmp_path: Path, capsys) -> None:
+    src = write_driver(tmp_path / "foo.c")
+    baseline = tmp_path / "baseline.json"
+    r = run_cli(capsys, "check", "--write-baseline", str(baseline), str(src))
+    assert r.code == 0 and "wrote" in r.err
+    src.write_text("/* a new comment\n * shifts every line\n */\n" + NOIRQ_WAKE)
+    r = run_cli(capsys, "check", "--baseline", str(baseline), str(src))
+    assert r.code == 0 and r.out == ""
+    assert "in baseline" in r.err_lines[-1]
+    # a new problem in another callback is reported
+    src.write_text(NOIRQ_WAKE.replace("disable_irq_wake(foo->irq);", "device_init_wakeup(dev, 0);"))
+    r = run_cli(capsys, "check", "--baseline", str(baseline), str(src))
+    assert r.code == 1 and "device_init_wakeup" in r.out
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_diff_reports_only_changed_lines(tmp_path: Path, capsys, monkeypatch) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+                       cwd=tmp_path, check=True, capture_output=True)  # fmt: skip
+
+    git("init", "-q")
+    old = NOIRQ_WAKE.replace("\tdisable_irq_wake(foo->irq);\n", "")
+    write_driver(tmp_path / "foo.c", old)
+    write_driver(tmp_path / "untouched.c")
+    git("add", ".")
+    git("commit", "-q", "-m", "base")
+    write_driver(tmp_path / "foo.c")  # the patch adds disable_irq_wake() in resume_noirq
+    monkeypatch.chdir(tmp_path)
+    full = run_cli(capsys, "check", "-q", ".")
+    assert "untouched.c" in full.out
+    r = run_cli(capsys, "check", "-q", "--diff", "HEAD", ".")
+    assert r.code == 1
+    lines = [line for line in r.out.splitlines() if "[wake-setup-in-noirq]" in line]
+    assert len(lines) == 1 and "disable_irq_wake" in lines[0], r.out
+    assert "untouched.c" not in r.out
+    bad = run_cli(capsys, "check", "--diff", "nope", ".")
+    assert bad.code == 2 and bad.err_lines == ["dpmlens: error: --diff nope: unknown git revision"]
+
+
+def test_parallel_jobs_give_the_same_findings(tmp_path: Path, capsys) -> None:
+    for n in range(24):  # enough files for the process pool
+        write_driver(tmp_path / f"d{n:02}" / "foo.c")
+    one = run_cli(capsys, "check", "-q", "-f", "json", "--jobs", "1", str(tmp_path))
+    two = run_cli(capsys, "check", "-q", "-f", "json", "--jobs", "2", str(tmp_path))
+    assert json.loads(one.out)["findings"] == json.loads(two.out)["findings"]
+    assert json.loads(two.out)["summary"]["files_checked"] == 24
+
+
+def test_console_script_and_usage_errors() -> None:
+    r = run_process("check", "--format", "xml", str(DEMO))
+    assert r.code == 2 and "invalid choice: 'xml'" in r.err
+    r = run_process("check", "--jobs", "-1", str(DEMO))
+    assert r.code == 2
+    r = run_process("--version")
+    assert r.code == 0 and r.out.startswith("dpmlens ")
+    r = run_process("check", "-q", str(DEMO), cwd=REPO)
+    assert r.code == 1 and "[wake-setup-in-noirq]" in r.out
