@@ -21,7 +21,9 @@ NAME = "ftrace"
 CHUNK = 4 << 20
 MAX_LINE = 1 << 20  # a "line" longer than this is binary garbage: dropped, counted
 
-_EVENT = re.compile(rb": (?:device_pm_callback_(?:start|end)|suspend_resume): ")
+# trace-cmd report pads short event names ("suspend_resume:       dpm_suspend[2] begin"); the
+# callback events are never padded, and their payload may start with a space (empty driver).
+_EVENT = re.compile(rb": (?:device_pm_callback_(?:start|end): |suspend_resume: +)")
 _STAMP = re.compile(rb"^# (?:suspend|freeze|standby|mem|disk|hibernate)-\d{6}-\d{6} ", re.M)
 _PARENT = b", parent: "
 _ERR = b", err="
