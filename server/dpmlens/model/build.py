@@ -39,6 +39,9 @@ _STRUCT_DECL = re.compile(
     rb"struct\s+(dev_pm_ops|" + b"|".join(k.encode() for k in DRIVER_STRUCTS) + rb")\b"
 )
 _STRING_ARRAY = re.compile(rb"char\s+(\w+)\s*\[\s*\w*\s*\]\s*=\s*((?:\"(?:[^\"\\\n]|\\.)*\"\s*)+)")
+_LOCAL_INCLUDE = re.compile(rb'#[ \t]*include[ \t]*"([^"\n]+\.h)"')
+_HEADER_DEFINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]*[^\\\n])$", re.M)
+_MAX_HEADER = 1 << 20
 _CONFIG_PM = re.compile(r"\bCONFIG_PM(?:_SLEEP)?\b")
 _REGISTRATION = re.compile(
     r"(?:module_\w*driver\w*|builtin_\w*driver\w*|\w*register\w*|\w+_add_driver"
@@ -147,6 +150,7 @@ class _Builder:
         self.func_ranges: list[tuple[int, int, str]] = []
         self.defs: dict[str, str] = {}
         self.strings: dict[str, str] = {}
+        self._header_defs: dict[str, str] | None = None
 
     # -- tree-based parts ---------------------------------------------------------------
 
@@ -560,10 +564,11 @@ class _Builder:
                     parts.append(kbuild_modname(self.path))
                 elif tok.text in self.strings:
                     parts.append(self.strings[tok.text])
-                elif tok.text in self.defs and tok.text not in seen:
-                    sub = self._string_toks(
-                        list(ctext.tokens(self.defs[tok.text])), seen | {tok.text}
-                    )
+                elif tok.text not in seen and (
+                    tok.text in self.defs or tok.text in self.header_defines()
+                ):
+                    value = self.defs.get(tok.text) or self.header_defines()[tok.text]
+                    sub = self._string_toks(list(ctext.tokens(value)), seen | {tok.text})
                     if sub is None:
                         return None
                     parts.append(sub)
@@ -572,6 +577,30 @@ class _Builder:
             else:
                 return None
         return "".join(parts)
+
+    def header_defines(self) -> dict[str, str]:
+        """Object-like #defines of the `#include "local.h"` headers next to this file.
+
+        Only read when a driver name is not resolved in the file itself (DRV_NAME is often
+        defined in the driver's own header); headers are looked up relative to the file's
+        directory, one level deep, and silently skipped when absent or unreadable.
+        """
+        if self._header_defs is not None:
+            return self._header_defs
+        defs: dict[str, str] = {}
+        self._header_defs = defs
+        base = os.path.dirname(self.path)
+        for m in _LOCAL_INCLUDE.finditer(self.source):
+            hpath = os.path.join(base, m.group(1).decode("latin-1"))
+            try:
+                with open(hpath, "rb") as fh:
+                    text = fh.read(_MAX_HEADER)
+            except OSError:
+                continue
+            for d in _HEADER_DEFINE.finditer(text):
+                name = d.group(1).decode("latin-1")
+                defs.setdefault(name, ctext.strip_comments(d.group(2).decode("latin-1")))
+        return defs
 
     def _registration(self, var: str) -> str | None:
         """The call or module_*_driver() macro that registers driver variable `var`."""
