@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -118,6 +119,8 @@ def main() -> int:
             peak_procs = max(peak_procs, procs)
             time.sleep(args.interval)
         wall = time.monotonic() - started
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = usage.ru_utime + usage.ru_stime
         stderr = child.stderr.read() if child.stderr else ""
         if child.returncode not in (0, 1) or not report.exists():
             print(stderr, file=sys.stderr)
@@ -135,8 +138,14 @@ def main() -> int:
     )
     print(f"MB           {mb:.1f}")
     print(f"findings     {summary['findings']}  {summary['by_severity']}")
-    print(f"jobs         {args.jobs} (machine has {os.cpu_count()} CPUs)")
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(
+        f"jobs         {args.jobs} (machine has {os.cpu_count()} CPUs, load average {load})"
+    )
     print(f"wall         {wall:.2f} s")
+    print(
+        f"CPU          {cpu:.2f} s user+sys over the process tree ({cpu / wall:.2f} cores busy)"
+    )
     print(f"files/s      {files / wall:.0f}  ({mb / wall:.0f} MB/s)")
     print(f"peak RSS     {peak_rss / 1024:.0f} MB (sum over {peak_procs} processes)")
     print(f"peak PSS     {peak_pss / 1024:.0f} MB (shared pages divided)")
