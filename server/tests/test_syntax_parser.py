@@ -9,7 +9,7 @@ import tree_sitter as ts
 
 from dpmlens.model.build import build_model
 from dpmlens.syntax import parser as sp
-from dpmlens.syntax.prefilter import PM_KEYWORDS, keywords_for, may_contain_pm
+from dpmlens.syntax.prefilter import PM_KEYWORDS, keywords_for, may_contain_pm, mentions_pm
 
 SRC = b"""#define DELAY 10
 static int foo_suspend(struct device *dev)
@@ -109,6 +109,7 @@ def test_repository_queries_compile() -> None:
         b"static const struct dev_pm_ops x = {};",
         b"static SIMPLE_DEV_PM_OPS(a, b, c);",
         b"static struct pci_driver d = { .suspend = x };",
+        b"static struct platform_driver d __initdata = {\n\t.resume = x,\n};",
         b"ret = pm_runtime_get_sync(dev);",
         b"msleep(USB_RESUME_TIMEOUT);",
         b"/* TRSTRCY = 10 ms; plus some extra */",
@@ -122,6 +123,11 @@ def test_prefilter_keeps_pm_files(text: bytes) -> None:
 def test_prefilter_drops_files_without_pm() -> None:
     assert not may_contain_pm(b"static int add(int a, int b) { return a + b; }\n")
     assert not may_contain_pm(b"")
+    # .suspend in a non-driver ops struct: not a legacy bus callback
+    ops = b"static const struct snd_soc_component_driver c = { .suspend = x };"
+    assert not may_contain_pm(ops)
+    assert mentions_pm(ops)
+    assert not may_contain_pm(b"pm_runtime_put(dev);") and mentions_pm(b"pm_runtime_put(dev);")
 
 
 def test_prefilter_extra_keywords() -> None:

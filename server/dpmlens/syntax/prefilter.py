@@ -1,29 +1,49 @@
-"""A byte-level prefilter: files with none of these words hold no PM construct worth parsing.
+"""A byte-level prefilter: files that fail it hold no PM construct worth parsing.
 
-The keyword list is data: `PM_KEYWORDS` covers dev_pm_ops tables and their macros, legacy bus
-callbacks, runtime PM calls, and the spec quantities / padded constants that delay rules report
-anywhere (`USB_RESUME_TIMEOUT`, comments naming TRSTRCY, ...). Rules that need more words pass
-them in `extra`; `keywords_for(extra)` gives the combined tuple.
+The word lists are data:
+- `PM_KEYWORDS`: any one of them keeps a file (dev_pm_ops tables and their macros,
+  `pm_runtime_get_sync` for the error-path rule, and `SPEC_KEYWORDS`: the spec quantities and
+  padded constants the delay rules report anywhere, such as `USB_RESUME_TIMEOUT` or a comment
+  naming TRSTRCY).
+- `LEGACY_KEYWORDS` (`.suspend`, `.resume`): these are common in non-PM structs, so they keep
+  a file only when it also declares a driver struct (`struct platform_driver x = {`, ...)
+  that could carry legacy bus callbacks.
+- `BROAD_KEYWORDS`: every PM-ish word, for `mentions_pm()` (the editor's workspace index).
+
+Measured on linux-6.12 drivers/ (20,681 .c files, 468 MB): `may_contain_pm` keeps 2,675
+files / 90 MB; `mentions_pm` keeps 3,309 files / 115 MB; both at ~250 MB/s on one core.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
-# Ordered by how often they decide a hit on drivers/ (most frequent first) so that the common
-# case stops after one or two substring searches.
-PM_KEYWORDS: tuple[bytes, ...] = (
-    b"dev_pm_ops",
-    b"PM_OPS",
-    b".suspend",
-    b".resume",
-    b"pm_runtime_",
+from dpmlens.model.buses import DRIVER_STRUCTS
+
+SPEC_KEYWORDS: tuple[bytes, ...] = (
     b"RESUME_TIMEOUT",  # USB_RESUME_TIMEOUT and friends
     b"TRSTRCY",
     b"TRSMRCY",
     b"TDRSMDN",
     b"TDRSTR",
     b"D3hot",
+)
+
+# Ordered by how often they decide a hit on drivers/ (most frequent first).
+PM_KEYWORDS: tuple[bytes, ...] = (
+    b"PM_OPS",
+    b"dev_pm_ops",
+    b"pm_runtime_get_sync",
+    *SPEC_KEYWORDS,
+)
+
+LEGACY_KEYWORDS: tuple[bytes, ...] = (b".suspend", b".resume")
+
+BROAD_KEYWORDS: tuple[bytes, ...] = (*PM_KEYWORDS, *LEGACY_KEYWORDS, b"pm_runtime_")
+
+_DRIVER_DECL = re.compile(
+    rb"struct\s+(?:" + b"|".join(k.encode() for k in DRIVER_STRUCTS) + rb")\s+[^;(){}]*=\s*\{"
 )
 
 
@@ -38,6 +58,19 @@ def keywords_for(extra: Iterable[bytes | str] = ()) -> tuple[bytes, ...]:
 
 
 def may_contain_pm(source: bytes, keywords: tuple[bytes, ...] | None = None) -> bool:
-    """True when `source` contains any PM keyword (substring search, no parsing)."""
+    """True when `source` may hold a PM construct the model or the rules care about.
+
+    Substring searches only, plus one regex when only a legacy word matched. `keywords`
+    replaces PM_KEYWORDS (see `keywords_for`); the legacy-callback check always applies.
+    """
     words = keywords if keywords is not None else PM_KEYWORDS
-    return any(word in source for word in words)
+    if any(word in source for word in words):
+        return True
+    if any(word in source for word in LEGACY_KEYWORDS):
+        return _DRIVER_DECL.search(source) is not None
+    return False
+
+
+def mentions_pm(source: bytes) -> bool:
+    """True when `source` mentions any PM word at all (BROAD_KEYWORDS); no regex."""
+    return any(word in source for word in BROAD_KEYWORDS)
