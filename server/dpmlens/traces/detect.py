@@ -75,9 +75,8 @@ def detect(path: Path) -> str:
 
 
 def _binary(head: bytes) -> bool:
+    # Ratio, not "any NUL": a kernel log with one corrupted line is still a kernel log.
     sample = head[:4096]
-    if b"\x00" in sample:
-        return True
     nontext = sum(1 for b in sample if b < 9 or 13 < b < 32)
     return nontext > len(sample) // 20
 

@@ -12,6 +12,8 @@ regex with a literal prefix scans each multi-megabyte block in C, which is what 
 from __future__ import annotations
 
 import re
+import zlib
+from collections.abc import Iterator
 from typing import BinaryIO
 
 from dpmlens.traces.events import Assembler
@@ -41,10 +43,7 @@ def looks_like(head: bytes) -> bool:
 def parse(stream: BinaryIO, coll: Collector) -> None:
     asm = Assembler(coll)
     carry = b""
-    while True:
-        block = stream.read(CHUNK)
-        if not block:
-            break
+    for block in _blocks(stream):
         buf = carry + block if carry else block
         cut = buf.rfind(b"\n")
         if cut < 0:
@@ -62,6 +61,31 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
     asm.finish()
     if asm.events == 0:
         coll.report.notes.append("no power:device_pm_callback_* or suspend_resume events")
+
+
+def _blocks(stream: BinaryIO) -> Iterator[bytes]:
+    """CHUNK-sized blocks. A truncated .gz raises at its end: the blocks decoded before that
+    are still yielded (read1 hands out what each step decompressed), then the error."""
+    read1 = getattr(stream, "read1", None) or stream.read
+    while True:
+        parts: list[bytes] = []
+        size = 0
+        failure: BaseException | None = None
+        try:
+            while size < CHUNK:
+                piece = read1(CHUNK - size)
+                if not piece:
+                    break
+                parts.append(piece)
+                size += len(piece)
+        except (EOFError, OSError, zlib.error) as exc:
+            failure = exc
+        if parts:
+            yield b"".join(parts)
+        if failure is not None:
+            raise failure
+        if size < CHUNK:
+            return
 
 
 def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector) -> None:

@@ -1,0 +1,105 @@
+"""Bad input never raises: each problem is one line naming the file."""
+
+from __future__ import annotations
+
+import gzip
+import os
+from pathlib import Path
+
+from traces_helpers import FIXTURES
+
+from dpmlens.traces import load_traces
+
+
+def _one_error(path: Path) -> str:
+    t = load_traces([path])
+    assert len(t.errors) == 1, t.errors
+    assert t.errors[0].startswith(f"{path}: ")
+    return t.errors[0]
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    p = tmp_path / "empty.txt"
+    p.write_bytes(b"")
+    assert _one_error(p).endswith("empty file")
+
+
+def test_binary_garbage(tmp_path: Path) -> None:
+    p = tmp_path / "garbage.bin"
+    p.write_bytes(os.urandom(70000))
+    msg = _one_error(p)
+    assert "tried dmesg, ftrace, perfetto" in msg
+
+
+def test_unknown_text_format_names_the_formats_tried(tmp_path: Path) -> None:
+    p = tmp_path / "notes.txt"
+    p.write_text("shopping list\neggs\nmilk\n")
+    msg = _one_error(p)
+    assert "unknown format" in msg and "tried dmesg, ftrace, perfetto" in msg
+
+
+def test_gz_name_on_non_gzip_data(tmp_path: Path) -> None:
+    p = tmp_path / "trace.txt.gz"
+    p.write_text("# tracer: nop\n")
+    assert "not gzip data" in _one_error(p)
+
+
+def test_truncated_gzip_keeps_what_was_read(tmp_path: Path) -> None:
+    data = gzip.compress((FIXTURES / "ftrace_basic.txt").read_bytes() * 50)
+    p = tmp_path / "trace.txt.gz"
+    p.write_bytes(data[: len(data) * 2 // 3])
+    t = load_traces([p])
+    assert len(t.errors) == 1 and "truncated or corrupt" in t.errors[0]
+    assert t.sample_count > 0
+
+
+def test_missing_path_and_empty_directory(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.md").write_text("x")
+    t = load_traces([tmp_path / "nope.txt", empty])
+    assert t.errors == [f"{tmp_path / 'nope.txt'}: no such file or directory",
+                        f"{empty}: directory holds no trace files (*_dmesg.txt, *_ftrace.txt, "
+                        "*.perfetto-trace, *.pftrace, ...)"]
+
+
+def test_perfetto_suffix_with_garbage(tmp_path: Path) -> None:
+    p = tmp_path / "x.perfetto-trace"
+    p.write_bytes(b"\x0a\xff\xff\xff\xff\x0f" + os.urandom(100))
+    t = load_traces([p])
+    assert len(t.errors) == 1 and t.sample_count == 0
+
+
+def test_text_with_nul_bytes_in_dmesg(tmp_path: Path) -> None:
+    p = tmp_path / "d.txt"
+    good = (FIXTURES / "dmesg_old.txt").read_bytes()
+    p.write_bytes(good.replace(b"[  100.211800] calling", b"[  100.211800] call\x00ing", 1))
+    t = load_traces([p])
+    assert t.errors == []
+    assert t.skipped_lines == 1
+
+
+def test_unreadable_file(tmp_path: Path) -> None:
+    p = tmp_path / "secret.txt"
+    p.write_text("# tracer: nop\n")
+    p.chmod(0)
+    try:
+        if os.access(p, os.R_OK):  # running as root: permissions do not apply
+            return
+        assert "ermission" in _one_error(p)
+    finally:
+        p.chmod(0o644)
+
+
+def test_sleepgraph_directory_counts_each_test_once(tmp_path: Path) -> None:
+    for name in ("suspend-221122-101500", "suspend-221122-101600"):
+        d = tmp_path / "multi" / name
+        d.mkdir(parents=True)
+        (d / "host_mem_ftrace.txt").write_bytes((FIXTURES / "trace_cmd_report.txt").read_bytes())
+        (d / "host_mem_dmesg.txt").write_bytes((FIXTURES / "dmesg_old.txt").read_bytes())
+    t = load_traces([tmp_path / "multi"])
+    assert t.errors == []
+    assert t.cycles == 2 and t.sample_count == 4
+    skipped = [f for f in t.files if f.notes and "same test as" in f.notes[0]]
+    assert len(skipped) == 2
+    assert sorted({s.cycle for s in t.samples()}) == [0, 1]
