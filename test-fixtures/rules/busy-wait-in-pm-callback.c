@@ -11,6 +11,38 @@ struct pll {
 	void __iomem *regs;
 };
 
+static void pll_full_lock(struct pll *pll)
+{
+	spin_lock_bh(&pll->lock);
+}
+
+static void pll_full_unlock(struct pll *pll)
+{
+	spin_unlock_bh(&pll->lock);
+}
+
+static void pll_halt(struct pll *pll)
+{
+	writel(2, pll->regs);
+	/* ok: busy-wait-in-pm-callback */
+	mdelay(12);
+}
+
+static int pll_resume_early(struct device *dev)
+{
+	struct pll *pll = dev_get_drvdata(dev);
+
+	pll_full_lock(pll);
+	pll_halt(pll);
+	pll_full_unlock(pll);
+	return 0;
+}
+
+static int pll_suspend_late(struct device *dev)
+{
+	return 0;
+}
+
 static int pll_resume_noirq(struct device *dev)
 {
 	struct pll *pll = dev_get_drvdata(dev);
@@ -40,6 +72,7 @@ static int pll_suspend_noirq(struct device *dev)
 
 static const struct dev_pm_ops pll_pm_ops = {
 	NOIRQ_SYSTEM_SLEEP_PM_OPS(pll_suspend_noirq, pll_resume_noirq)
+	LATE_SYSTEM_SLEEP_PM_OPS(pll_suspend_late, pll_resume_early)
 };
 
 static struct platform_driver pll_driver = {

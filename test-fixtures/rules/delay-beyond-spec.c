@@ -26,15 +26,15 @@ static int hub_port_reset(struct hub *hub)
 	if (hub->quirks & USB_QUIRK_HUB_SLOW_RESET)
 		reset_recovery_time += 100;
 
-	/* expect: delay-beyond-spec */
+	/* expect: delay-beyond-spec(warning) */
 	msleep(reset_recovery_time);
 	return 0;
 }
 
 static int hub_port_resume(struct hub *hub)
 {
-	/* drive resume for USB_RESUME_TIMEOUT msec */
-	/* expect: delay-beyond-spec */
+	/* drive resume for USB_RESUME_TIMEOUT msec; the padding is documented in usb.h */
+	/* expect: delay-beyond-spec(info) */
 	msleep(USB_RESUME_TIMEOUT);
 
 	/* TRSMRCY = 10 msec */
@@ -48,8 +48,12 @@ static int ctl_resume(struct device *dev)
 	struct hub *hub = dev_get_drvdata(dev);
 
 	/* power rails need to settle, just in case */
-	/* expect: delay-beyond-spec */
+	/* expect: delay-beyond-spec(warning) */
 	msleep(10 + 40);
+
+	/* let the PHY settle: a physical need, not an admission of padding */
+	/* expect: delay-beyond-spec(info) */
+	msleep(30);
 
 	/* expect: delay-beyond-spec(info) */
 	msleep(PHY_POWER_ON_MS);

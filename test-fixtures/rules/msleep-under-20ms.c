@@ -38,6 +38,12 @@ static int panel_resume(struct device *dev)
 
 static int panel_suspend(struct device *dev)
 {
+	struct panel *p = dev_get_drvdata(dev);
+	int tries = 100;
+
+	while (readl(p->regs) & 1 && --tries)
+		/* expect: msleep-under-20ms(info) */
+		msleep(1);
 	/* ok: msleep-under-20ms */
 	fsleep(1000);
 	return 0;

@@ -1,6 +1,12 @@
 """Checker `asymmetric`: a dev_pm_ops table that fills the suspend side of a pair but not the
-resume side. Late/noirq stages (and runtime) are warnings, main stage info; a resume side
-alone is legitimate (restore state after firmware) and not reported."""
+resume side.
+
+Warning only where the omission cannot be deliberate: a system-sleep `suspend_late` /
+`suspend_noirq` (or `runtime_suspend`) that does real work while the table has *no* callback
+on the way back up at any stage. Everything else (the work is undone in another stage, a
+main-phase or hibernation-only callback, a check that only aborts) is info; a resume side
+alone (restore state after firmware) is not reported.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +14,18 @@ from collections.abc import Iterator
 
 from dpmlens.findings import Finding, Severity
 from dpmlens.model.phases import PAIRS, PHASES
+from dpmlens.rules.async_suspend import non_trivial
 from dpmlens.rules.context import Context
 from dpmlens.rules.loader import Rule
 
+_UP_SIDE = {
+    "system": ("resume_noirq", "resume_early", "resume", "complete"),
+    "runtime": ("runtime_resume",),
+}
+_STRICT = frozenset({"suspend_late", "suspend_noirq", "runtime_suspend"})
 _WHY = {
-    "late": "state changed in the late suspend phase is never restored on resume",
-    "noirq": "state changed in the noirq suspend phase is never restored on resume",
+    "late": "what the late suspend callback changes is never restored on resume",
+    "noirq": "what the noirq suspend callback changes is never restored on resume",
     "main": "what the suspend callback changes is not undone on resume (often deliberate)",
     "prepare": "nothing undoes .prepare when the transition ends",
     "runtime": "the PM core treats a missing .runtime_resume as success without resuming",
@@ -25,15 +37,17 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
         filled = {m.member: m for m in table.members if m.function}
         for down, up in PAIRS.items():
             m = filled.get(down)
-            if m is None or up in filled:
+            if m is None or up in filled or m.function is None:
                 continue
-            stage = PHASES[down].stage
-            if stage in ("late", "noirq"):
-                severity = rule.severity
-            elif stage == "runtime":
-                severity = Severity.INFO
-            else:
-                severity = Severity.INFO
+            phase = PHASES[down]
+            severity = Severity.INFO
+            why = _WHY[phase.stage]
+            if down in _STRICT:
+                up_side = _UP_SIDE[phase.kind]
+                if any(u in filled for u in up_side):
+                    why = f"the resume side is handled in another stage ({_first(filled, up_side)})"
+                elif non_trivial(ctx, m.function):
+                    severity = rule.severity
             yield Finding(
                 rule=rule.id,
                 kernel_type=rule.kernel_type,
@@ -41,8 +55,12 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
                 path=ctx.model.path,
                 span=m.span,
                 message=rule.format_message(
-                    table=table.name, member=down, function=m.function, pair=up, why=_WHY[stage]
+                    table=table.name, member=down, function=m.function, pair=up, why=why
                 ),
                 function=m.function,
                 phase=down,
             )
+
+
+def _first(filled: dict, members: tuple[str, ...]) -> str:
+    return ", ".join(f".{u}" for u in members if u in filled)

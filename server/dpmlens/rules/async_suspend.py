@@ -37,7 +37,7 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
         busy = []
         for m in pm.members:
             fn = m.function
-            if m.member in SYSTEM_SLEEP_MEMBERS and fn and fn not in busy and _non_trivial(ctx, fn):
+            if m.member in SYSTEM_SLEEP_MEMBERS and fn and fn not in busy and non_trivial(ctx, fn):
                 busy.append(fn)
         if not busy:
             continue
@@ -62,7 +62,7 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
         )
 
 
-def _non_trivial(ctx: Context, function: str) -> bool:
+def non_trivial(ctx: Context, function: str) -> bool:
     if function in ("pm_runtime_force_suspend", "pm_runtime_force_resume"):
         return True
     if function not in ctx.model.functions:

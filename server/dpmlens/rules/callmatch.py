@@ -9,6 +9,9 @@ callback in one of these phases. Rule files configure it entirely:
       skip_paths: ["*/irqchip/*"]     # files not checked (fnmatch on the path)
       skip_sources: ['struct\\s+irq_chip\\b']   # files not checked (regex on the text)
       unless: [pinned-active]         # named conditions (CONDITIONS below)
+      calls_when_file_calls:          # more calls, reported only in files that also call
+        calls: [device_init_wakeup]   # one of file_calls
+        file_calls: [dev_pm_set_wake_irq]
 
 Message placeholders: {callee} {phase} {callback} {function} {via}.
 """
@@ -55,6 +58,12 @@ CONDITIONS: dict[str, Callable[[Context, Callback], bool]] = {
 }
 
 
+_KEYS = frozenset(
+    {"kind", "phases", "calls", "allow", "skip_paths", "skip_sources", "unless",
+     "calls_when_file_calls"}
+)  # fmt: skip
+
+
 def validate(match: dict[str, Any]) -> str | None:
     for key in ("phases", "calls"):
         if not isinstance(match.get(key), list) or not match[key]:
@@ -73,15 +82,14 @@ def validate(match: dict[str, Any]) -> str | None:
     for name in match.get("unless", []):
         if name not in CONDITIONS:
             return f"unknown condition {name!r} in unless (known: {', '.join(CONDITIONS)})"
-    unknown = set(match) - {
-        "kind",
-        "phases",
-        "calls",
-        "allow",
-        "skip_paths",
-        "skip_sources",
-        "unless",
-    }
+    extra = match.get("calls_when_file_calls")
+    if extra is not None and not (
+        isinstance(extra, dict)
+        and isinstance(extra.get("calls"), list)
+        and isinstance(extra.get("file_calls"), list)
+    ):
+        return "calls_when_file_calls needs lists 'calls' and 'file_calls'"
+    unknown = set(match) - _KEYS
     if unknown:
         return f"unknown key(s) {', '.join(sorted(unknown))}"
     return None
@@ -105,7 +113,11 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
     if file_skipped(ctx, match):
         return
     phases, _ = select(match["phases"])
-    wanted = _matcher(match["calls"])
+    patterns = list(match["calls"])
+    extra = match.get("calls_when_file_calls")
+    if extra and any(_matcher(extra["file_calls"])(c) for c in ctx.file_calls):
+        patterns += extra["calls"]
+    wanted = _matcher(patterns)
     allowed = set(match.get("allow", []))
     unless = [CONDITIONS[n] for n in match.get("unless", [])]
     seen: set[tuple[str, int]] = set()

@@ -48,7 +48,7 @@ class Quantity:
 @dataclass(frozen=True)
 class SpecTable:
     quantities: tuple[Quantity, ...]
-    constants: dict[str, tuple[Quantity, int, str]]  # name -> (quantity, raw value, unit)
+    constants: dict[str, tuple[Quantity, int, str, str]]  # name -> (q, raw, unit, documented)
     padding_words: re.Pattern[str]
     delay_functions: dict[str, tuple[int, str]]
     report_from_ms: float
@@ -60,7 +60,7 @@ def _spec(overrides: tuple[tuple[str, float], ...]) -> SpecTable:
     data = load_table("spec-delays")
     over = dict(overrides)
     quantities = []
-    constants: dict[str, tuple[Quantity, int, str]] = {}
+    constants: dict[str, tuple[Quantity, int, str, str]] = {}
     for q in data.get("quantities", []):
         quantity = Quantity(
             id=str(q["id"]),
@@ -71,7 +71,12 @@ def _spec(overrides: tuple[tuple[str, float], ...]) -> SpecTable:
         )
         quantities.append(quantity)
         for name, c in (q.get("constants") or {}).items():
-            constants[str(name)] = (quantity, int(c["value"]), str(c.get("unit", "ms")))
+            constants[str(name)] = (
+                quantity,
+                int(c["value"]),
+                str(c.get("unit", "ms")),
+                str(c.get("documented", "")),
+            )
     words = "|".join(re.escape(w) for w in data.get("padding_words", []))
     return SpecTable(
         quantities=tuple(quantities),
@@ -122,7 +127,7 @@ class _Analysis:
         self.ctx = ctx
         self.spec = spec_table(ctx)
         defines = dict(self.spec.unit_constants)
-        for name, (_q, raw, _unit) in self.spec.constants.items():
+        for name, (_q, raw, _unit, _doc) in self.spec.constants.items():
             defines[name] = str(raw)
         defines.update(ctx.model.defines)
         self.defines = defines
@@ -182,17 +187,18 @@ class _Analysis:
                         out.append(line[line.find("/") :])
         return out
 
-    def spec_link(self, d: Delay, comments: list[str]) -> tuple[Quantity, str] | None:
-        """The spec quantity this delay implements, and how we know."""
+    def spec_link(self, d: Delay, comments: list[str]) -> tuple[Quantity, str, str] | None:
+        """The spec quantity this delay implements, how we know, and where the padding is
+        documented (empty when it is not)."""
         for name in sorted(d.value.identifiers):
             if name in self.spec.constants and name not in self.ctx.model.defines:
-                quantity, raw, unit = self.spec.constants[name]
-                return quantity, f"{name} = {_fmt(raw * _UNIT_MS[unit])}"
+                quantity, raw, unit, documented = self.spec.constants[name]
+                return quantity, f"{name} = {_fmt(raw * _UNIT_MS[unit])}", documented
         text = "\n".join(comments)
         for q in self.spec.quantities:
             for kw in q.keywords:
                 if re.search(rf"(?<![\w-]){re.escape(kw)}(?![\w])", text):
-                    return q, f"the comment names {q.id}"
+                    return q, f"the comment names {q.id}", ""
         return None
 
 
@@ -257,7 +263,7 @@ def _beyond_spec(rule: Rule, a: _Analysis) -> Iterator[Finding]:
         if d.most_ms > d.ms and d.value.conditional:
             waits += f" ({_fmt(d.most_ms)} with `{d.value.conditional[0]}`)"
         if link is not None:
-            quantity, how = link
+            quantity, how, documented = link
             padding = d.ms - quantity.min_ms
             if padding <= 0:
                 continue
@@ -266,6 +272,9 @@ def _beyond_spec(rule: Rule, a: _Analysis) -> Iterator[Finding]:
                 f" ({quantity.source}; {how})"
             )
             severity = Severity.WARNING
+            if documented:
+                reason += f"; deliberate padding, {documented}"
+                severity = Severity.INFO
         else:
             if cb is None or d.in_loop or d.ms < a.spec.report_from_ms:
                 continue
@@ -294,10 +303,18 @@ def _msleep_short(rule: Rule, a: _Analysis) -> Iterator[Finding]:
         cb, r, where = _where(a, d)
         if cb is None:
             continue
-        message = rule.format_message(
-            arg=d.call.args[0], value=d.value.base, function=d.call.caller, where=where
+        loop = (
+            " (in a loop: the rounding lengthens every iteration, but check the loop's"
+            " timeout, which a shorter sleep also shortens)"
+            if d.in_loop
+            else ""
         )
-        yield _finding(rule, a, d, rule.severity, message, cb, r, _sleep_fixes(a, d))
+        message = rule.format_message(
+            arg=d.call.args[0], value=d.value.base, function=d.call.caller, where=where, loop=loop
+        )
+        severity = Severity.INFO if d.in_loop else rule.severity
+        fixes = () if d.in_loop else _sleep_fixes(a, d)
+        yield _finding(rule, a, d, severity, message, cb, r, fixes)
 
 
 def _sleep_fixes(a: _Analysis, d: Delay) -> tuple[Fix, ...]:
@@ -318,17 +335,37 @@ def _sleep_fixes(a: _Analysis, d: Delay) -> tuple[Fix, ...]:
     return (Fix(f"Use {new}", (TextEdit(path, d.call.span, new),)),)
 
 
-def _lock_held(ctx: Context, model: Any, call: CallSite) -> bool:
+def _net_locks(text: str, wrappers: dict[str, int]) -> int:
+    """Locks taken minus released in `text`, counting the file's own lock wrappers."""
+    n = len(_LOCKS.findall(text)) - len(_UNLOCKS.findall(text))
+    for name, delta in wrappers.items():
+        n += delta * len(re.findall(rf"\b{re.escape(name)}\s*\(", text))
+    return n
+
+
+def _lock_wrappers(model: Any) -> dict[str, int]:
+    """Functions of the file that leave a lock taken (tg3_full_lock) or release one."""
+    out: dict[str, int] = {}
+    for name, fn in model.functions.items():
+        body = model.source[fn.start_byte : fn.end_byte].decode("utf-8", "replace")
+        delta = _net_locks(body, {})
+        if delta:
+            out[name] = 1 if delta > 0 else -1
+    return out
+
+
+def _lock_held(ctx: Context, model: Any, call: CallSite, wrappers: dict[str, int]) -> bool:
     """Is a spinlock / irq-off / preempt-off section open at `call` in its function?"""
     fn = model.functions.get(call.caller) if call.caller else None
     if fn is None:
         return False
     before = model.source[fn.start_byte : call.start_byte].decode("utf-8", "replace")
-    return len(_LOCKS.findall(before)) > len(_UNLOCKS.findall(before))
+    return _net_locks(before, wrappers) > 0
 
 
 def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
     irq_safe = "pm_runtime_irq_safe" in a.ctx.file_calls
+    wrappers = _lock_wrappers(a.ctx.model)
     for d in a.delays.values():
         if d.call.callee not in ("mdelay", "udelay", "ndelay") or d.ms < min_ms:
             continue
@@ -337,8 +374,8 @@ def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
             continue
         if irq_safe and PHASES[cb.phase].kind == "runtime":
             continue
-        if _lock_held(a.ctx, r.model, r.call) or any(
-            _lock_held(a.ctx, h.model, h.call) for h in r.hops
+        if _lock_held(a.ctx, r.model, r.call, wrappers) or any(
+            _lock_held(a.ctx, h.model, h.call, wrappers) for h in r.hops
         ):
             continue
         message = rule.format_message(
