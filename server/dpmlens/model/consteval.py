@@ -26,7 +26,8 @@ _BINARY = {
     "<<": 8, ">>": 8,
     "&": 5, "^": 4, "|": 3,
 }  # fmt: skip
-_MAX_DEPTH = 16
+_MAX_DEPTH = 16  # nested #define expansions
+_MAX_NESTING = 100  # parentheses / unary operators
 
 
 class _Fail(Exception):
@@ -57,7 +58,7 @@ def eval_int(expr: str, defines: Mapping[str, str] | None = None) -> int | None:
     """
     try:
         return _eval(expr, defines or {}, 0)
-    except _Fail:
+    except (_Fail, RecursionError):
         return None
 
 
@@ -80,6 +81,7 @@ class _Parser:
         self.defines = defines
         self.depth = depth
         self.i = 0
+        self.nesting = 0
 
     def peek(self, k: int = 0) -> ctext.Tok | None:
         j = self.i + k
@@ -124,6 +126,15 @@ class _Parser:
         return nxt is not None and (nxt.kind in ("num", "ident", "chr") or nxt.text in "(-~+")
 
     def unary(self) -> int:
+        self.nesting += 1
+        if self.nesting > _MAX_NESTING:
+            raise _Fail
+        try:
+            return self._unary()
+        finally:
+            self.nesting -= 1
+
+    def _unary(self) -> int:
         tok = self.take()
         if tok.text == "(":
             if self._is_cast():

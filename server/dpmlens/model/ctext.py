@@ -146,8 +146,12 @@ def read_initializer(toks: list[Tok], text: str, base: int) -> tuple[Item, ...]:
     (`SET_SYSTEM_SLEEP_PM_OPS(a, b) SET_RUNTIME_PM_OPS(c, d, e) .x = y`).
     """
     end = len(toks) - 1 if toks and toks[-1].text == "}" else len(toks)
-    items, _ = _read_items(toks, 1, end, text, base)
+    items, _ = _read_items(toks, 1, end, text, base, 0)
     return tuple(items)
+
+
+# Nesting deeper than this is read as an opaque value (no recursion blow-up on odd input).
+MAX_NESTING = 32
 
 
 def _skip_group(toks: list[Tok], i: int, end: int) -> int:
@@ -166,7 +170,9 @@ def _skip_group(toks: list[Tok], i: int, end: int) -> int:
     return end
 
 
-def _read_items(toks: list[Tok], i: int, end: int, text: str, base: int) -> tuple[list[Item], int]:
+def _read_items(
+    toks: list[Tok], i: int, end: int, text: str, base: int, depth: int
+) -> tuple[list[Item], int]:
     items: list[Item] = []
     while i < end:
         tok = toks[i]
@@ -195,7 +201,7 @@ def _read_items(toks: list[Tok], i: int, end: int, text: str, base: int) -> tupl
                 i = j
         if path and i < end and toks[i].text == "=":
             i += 1
-        value, nested, i = _read_value(toks, i, end, text, base)
+        value, nested, i = _read_value(toks, i, end, text, base, depth)
         last_end = toks[i - 1].end if i > 0 else start
         if path:
             items.append(Designated(tuple(path), value, nested, start, last_end))
@@ -207,11 +213,14 @@ def _read_items(toks: list[Tok], i: int, end: int, text: str, base: int) -> tupl
 
 
 def _read_value(
-    toks: list[Tok], i: int, end: int, text: str, base: int
+    toks: list[Tok], i: int, end: int, text: str, base: int, depth: int
 ) -> tuple[Expr | None, tuple[Item, ...] | None, int]:
     if i < end and toks[i].text == "{":
         j = _skip_group(toks, i, end)
-        nested, _ = _read_items(toks, i + 1, j - 1 if toks[j - 1].text == "}" else j, text, base)
+        if depth >= MAX_NESTING:
+            return _expr(toks[i:j], text, base), None, j
+        inner_end = j - 1 if toks[j - 1].text == "}" else j
+        nested, _ = _read_items(toks, i + 1, inner_end, text, base, depth + 1)
         return None, tuple(nested), j
     cur: list[Tok] = []
     depth = 0
