@@ -87,3 +87,17 @@ static const struct dev_pm_ops foo_pm = {
 def test_unterminated_table_does_not_crash() -> None:
     m = build("static const struct dev_pm_ops foo_pm = {\n\t.suspend = foo_s,\n")
     assert members(m, "foo_pm") == {"suspend": "foo_s"}
+
+
+def test_stray_line_continuations_in_initializer() -> None:
+    # drivers/gpu/drm/arm/malidp_drv.c writes its table with trailing backslashes
+    m = build(
+        "static const struct dev_pm_ops foo_pm = {\n"
+        "\tSET_SYSTEM_SLEEP_PM_OPS(foo_s, foo_r) \\\n"
+        "\tSET_RUNTIME_PM_OPS(foo_rs, foo_rr, NULL)\n"
+        "};\n"
+    )
+    assert members(m, "foo_pm") == {
+        **sleep(SYSTEM, "foo_s", "foo_r"),
+        **runtime("foo_rs", "foo_rr", None),
+    }

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 _TOKEN = re.compile(
     r"""
-    (?P<ws>\s+)
+    (?P<ws>\s+|\\\r?\n)  # a stray line continuation counts as white space
   | (?P<comment>//[^\n]*|/\*.*?(?:\*/|\Z))
   | (?P<pp>(?<![^\n])[ \t]*\#(?:\\\r?\n|[^\n])*)
   | (?P<str>L?"(?:\\.|[^"\\\n])*"?)
