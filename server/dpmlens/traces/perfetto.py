@@ -7,13 +7,18 @@ packet is framed by the tag byte 0x0A and a varint length (the same framing the 
 own trace_processor/rpc.py reads); the packet itself is parsed by `TracePacket`.
 
 Bundles are per CPU, so events are not in global time order across packets: the PM events
-(a few per device and phase, not the whole trace) are collected and sorted before pairing.
+(a few per device and phase, not the whole trace) are kept column-wise per CPU and merged
+by timestamp before pairing.
 """
 
 from __future__ import annotations
 
+import heapq
+from array import array
+from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
+from dpmlens.model.phases import PM_EVENT_VERBS
 from dpmlens.traces.events import Assembler
 from dpmlens.traces.sample import Collector
 
@@ -105,11 +110,61 @@ def _packets(stream: BinaryIO, coll: Collector):  # noqa: ANN202 - generator of 
         pos = p2 + n
 
 
+class _CpuEvents:
+    """One CPU's PM events, column-wise (17 bytes an event instead of a tuple of objects)."""
+
+    __slots__ = ("ts", "kind", "ref", "num", "ordered")
+
+    def __init__(self) -> None:
+        self.ts = array("q")
+        self.kind = array("b")  # 0 suspend_resume, 1 callback start, 2 callback end
+        self.ref = array("l")  # index into the string table
+        self.num = array("l")  # suspend_resume val*2+start | start event | end error
+        self.ordered = True
+
+    def add(self, ts: int, kind: int, ref: int, num: int) -> None:
+        if self.ts and ts < self.ts[-1]:
+            self.ordered = False
+        self.ts.append(ts)
+        self.kind.append(kind)
+        self.ref.append(ref)
+        self.num.append(num)
+
+    def order(self) -> Iterator[tuple[int, int, int]]:
+        """(ts, kind, i) in time order; kind sorts markers before starts before ends."""
+        idx: Iterable[int] = range(len(self.ts))
+        if not self.ordered:
+            idx = sorted(idx, key=lambda i: (self.ts[i], self.kind[i]))
+        return ((self.ts[i], self.kind[i], i) for i in idx)
+
+
+def _tagged(events: Iterator[tuple[int, int, int]],
+            cpu: int) -> Iterator[tuple[int, int, int, int]]:
+    for ts, kind, i in events:
+        yield ts, kind, i, cpu
+
+
 def parse(stream: BinaryIO, coll: Collector) -> None:
+    """Stream packets; keep only the PM events (column-wise, per CPU); merge them by time.
+
+    Each CPU's bundles come in time order, so a k-way merge orders the whole trace without a
+    global sort and memory stays proportional to the PM events, not to the file.
+    """
     pb = _classes()
     packet_cls = pb.TracePacket
-    events: list[tuple] = []
+    cpus: dict[int, _CpuEvents] = {}
+    strings: dict[tuple, int] = {}
+    table: list[tuple] = []
+
+    def ref(key: tuple) -> int:
+        r = strings.get(key)
+        if r is None:
+            r = strings[key] = len(table)
+            table.append(key)
+        return r
+
     bad = 0
+    n_events = 0
     for raw in _packets(stream, coll):
         try:
             packet = packet_cls.FromString(raw)
@@ -118,36 +173,45 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
             continue
         if not packet.HasField("ftrace_events"):
             continue
-        for ev in packet.ftrace_events.event:
+        bundle = packet.ftrace_events
+        cpu = cpus.get(bundle.cpu)
+        if cpu is None:
+            cpu = cpus[bundle.cpu] = _CpuEvents()
+        for ev in bundle.event:
             kind = ev.WhichOneof("event")
             if kind == "device_pm_callback_start":
                 e = ev.device_pm_callback_start
-                events.append((ev.timestamp, 1, e.driver, e.device, e.parent, e.pm_ops, e.event))
+                cpu.add(ev.timestamp, 1, ref((e.driver, e.device, e.parent, e.pm_ops)), e.event)
             elif kind == "device_pm_callback_end":
                 e = ev.device_pm_callback_end
-                events.append((ev.timestamp, 2, e.driver, e.device, e.error))
+                cpu.add(ev.timestamp, 2, ref((e.driver, e.device)), e.error)
             elif kind == "suspend_resume":
                 e = ev.suspend_resume
-                events.append((ev.timestamp, 0, e.action, e.val, e.start))
+                cpu.add(ev.timestamp, 0, ref((e.action,)), e.val * 2 + (1 if e.start else 0))
+            else:
+                continue
+            n_events += 1
     if bad:
         coll.report.skipped_lines += bad
         coll.report.skip_reasons["undecodable TracePacket"] += bad
-    events.sort(key=lambda t: (t[0], t[1]))
     asm = Assembler(coll)
-    from dpmlens.model.phases import PM_EVENT_VERBS
-
-    for ev in events:
-        ts = ev[0] / 1e9
-        if ev[1] == 1:
-            asm.start_fields(ts, ev[2], ev[3], ev[4], ev[5], PM_EVENT_VERBS.get(ev[6], str(ev[6])))
-        elif ev[1] == 2:
-            asm.end_fields(ts, ev[2], ev[3], ev[4])
+    heads = [f"{k[0]} {k[1]}" if len(k) > 1 else "" for k in table]
+    verbs = PM_EVENT_VERBS
+    streams = [_tagged(ce.order(), c) for c, ce in cpus.items()]
+    for ts_ns, kind, i, c in heapq.merge(*streams):
+        ce = cpus[c]
+        key = table[ce.ref[i]]
+        num = ce.num[i]
+        ts = ts_ns / 1e9
+        if kind == 1:
+            asm.start(ts, heads[ce.ref[i]], key[2], f"{key[3]}[{verbs.get(num, str(num))}]")
+        elif kind == 2:
+            asm.end(ts, heads[ce.ref[i]], num)
         else:
-            asm.marker(ts, ev[2], ev[3], bool(ev[4]))
+            asm.marker(ts, key[0], num >> 1, bool(num & 1))
     asm.finish()
-    if not events:
+    if not n_events:
         coll.report.notes.append(
             "no PM events (device_pm_callback_start/end, suspend_resume) in this Perfetto trace;"
             " record with ftrace_events: power/device_pm_callback_start, "
-            "power/device_pm_callback_end, power/suspend_resume"
-        )
+            "power/device_pm_callback_end, power/suspend_resume")
