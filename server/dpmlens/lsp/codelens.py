@@ -37,8 +37,10 @@ def callback_titles(rows: list[dict[str, Any]]) -> list[str]:
     for phase in sorted(by_phase, key=_order):
         group = sorted(by_phase[phase], key=lambda r: -r["median_us"])
         r = group[0]
-        title = (f"{phase} · median {fmt_ms(r['median_us'])} · p95 {fmt_ms(r['p95_us'])} "
-                 f"· max {fmt_ms(r['max_us'])} · {r['n']} cycles · {r.get('device') or '?'}")
+        title = (
+            f"{phase} · median {fmt_ms(r['median_us'])} · p95 {fmt_ms(r['p95_us'])} "
+            f"· max {fmt_ms(r['max_us'])} · {r['n']} cycles · {r.get('device') or '?'}"
+        )
         if len(group) > 1:
             title += f" (slowest of {len(group)} devices)"
         if r.get("layer") and r["layer"] != "driver":
@@ -70,16 +72,21 @@ def lenses_for(server: Any, doc: Document) -> list[types.CodeLens]:
 
     def lens(span: Any, title: str) -> None:
         line = span.line - 1
-        rng = types.Range(start=doc.position_of_point(line, 0, enc),
-                          end=doc.position_of_point(line, 0, enc))
+        rng = types.Range(
+            start=doc.position_of_point(line, 0, enc), end=doc.position_of_point(line, 0, enc)
+        )
         out.append(types.CodeLens(range=rng, command=types.Command(title=title, command="")))
 
     callbacks: set[str] = set()
     for table in model.pm_tables.values():
         names = [m.function for m in table.members if m.function]
         callbacks.update(names)
-        rows = [r for n in set(names) for r in traces.callbacks_for(doc.path, n)
-                if any(m.member == r["phase"] and m.function == n for m in table.members)]
+        rows = [
+            r
+            for n in set(names)
+            for r in traces.callbacks_for(doc.path, n)
+            if any(m.member == r["phase"] and m.function == n for m in table.members)
+        ]
         title = table_title(rows)
         if title:
             lens(table.span, title)

@@ -11,6 +11,7 @@ import asyncio
 import glob
 import os
 import re
+import threading
 from typing import Any
 
 from lsprotocol import types
@@ -86,16 +87,35 @@ def glob_trace_files(roots: list[str], globs: tuple[str, ...]) -> list[str]:
 
 
 async def load_traces(server: Any, paths: list[str], token: Any = None) -> dict[str, Any]:
+    """Parse `paths` in a thread, map them, install; a cancelled request changes nothing."""
+    from dpmlens.lsp.trace_mapping import parse_traces
+
     traces: TraceState = server.traces
     progress = server.work_done_progress
+    loop = asyncio.get_running_loop()
+    stop = threading.Event()
+
+    def report(path: str, i: int, n: int) -> None:
+        if token is not None:
+            loop.call_soon_threadsafe(progress.report, token, types.WorkDoneProgressReport(
+                message=os.path.basename(path), percentage=int(100 * i / max(1, n))))
+
     if token is not None:
         progress.begin(token, types.WorkDoneProgressBegin(
             title="dpmlens: loading traces", message=f"{len(paths)} path(s)", cancellable=True))
+        fut = progress.tokens.get(token)
+        if fut is not None:  # window/workDoneProgress/cancel from the client
+            fut.add_done_callback(lambda f: stop.set())
     try:
-        loop = asyncio.get_running_loop()
-        snapshot = traces.mapping_inputs(server)
-        result = await loop.run_in_executor(None, traces.compute, paths, snapshot)
+        parsed = await loop.run_in_executor(None, parse_traces, paths, stop.is_set, report)
+        if stop.is_set():
+            raise asyncio.CancelledError
+        result = await loop.run_in_executor(
+            None, traces.compute, parsed, traces.mapping_inputs(server))
         traces.install(result)
+    except asyncio.CancelledError:
+        stop.set()  # $/cancelRequest: the worker thread stops between files
+        raise
     finally:
         if token is not None:
             progress.end(token, types.WorkDoneProgressEnd(message="done"))
@@ -106,6 +126,18 @@ async def load_traces(server: Any, paths: list[str], token: Any = None) -> dict[
         server.log("warning", f"dpmlens: trace: {err}")
     refresh_lenses(server)
     return status
+
+
+async def remap(server: Any) -> None:
+    """Map the loaded traces again (the workspace index has more drivers now)."""
+    traces: TraceState = server.traces
+    if traces.result is None:
+        return
+    loop = asyncio.get_running_loop()
+    result = await loop.run_in_executor(
+        None, traces.compute, traces.result.parsed, traces.mapping_inputs(server))
+    traces.install(result)
+    refresh_lenses(server)
 
 
 def refresh_lenses(server: Any) -> None:
@@ -122,8 +154,7 @@ async def load_globbed(server: Any) -> None:
     if not roots or not server.settings.trace_globs:
         return
     loop = asyncio.get_running_loop()
-    files = await loop.run_in_executor(
-        None, glob_trace_files, roots, server.settings.trace_globs)
+    files = await loop.run_in_executor(None, glob_trace_files, roots, server.settings.trace_globs)
     if files or server.traces.auto_files:
         server.traces.auto_files = files
         with server.guard("traces (globs)"):
@@ -136,8 +167,12 @@ def setup(server: Any) -> None:
     def spawn(coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
         task.add_done_callback(
-            lambda t: t.cancelled() or t.exception() is None
-            or server.log_exception("traces", t.exception()))
+            lambda t: (
+                t.cancelled()
+                or t.exception() is None
+                or server.log_exception("traces", t.exception())
+            )
+        )
 
     server.on("initialized", "traces", lambda: spawn(load_globbed(server)))
 
@@ -161,10 +196,17 @@ def setup(server: Any) -> None:
 
     # Re-map when the index finishes: callbacks in files not yet indexed map now.
     def on_indexed() -> None:
-        if server.traces.loaded:
-            spawn(load_traces(server, server.traces.files_requested))
+        if server.traces.result is not None:
+            spawn(remap(server))
 
     server.on("workspace_indexed", "traces", on_indexed)
+
+    # A directory of an open document was indexed: callbacks that did not map may now.
+    def on_dir_indexed(_directory: Any) -> None:
+        if server.traces.result is not None and server.traces.status()["callbacks_unmapped"]:
+            spawn(remap(server))
+
+    server.on("index_updated", "traces", on_dir_indexed)
 
     @server.command(LOAD)
     async def cmd_load(ls: Any, *args: Any) -> dict[str, Any]:

@@ -112,8 +112,9 @@ class Diagnostics:
         self.results[doc.uri] = res
         self.runs += 1
         server.log(
-            "debug", f"analysed {doc.path} v{doc.version}: {len(res.findings)} findings "
-            f"in {res.seconds * 1000:.1f} ms"
+            "debug",
+            f"analysed {doc.path} v{doc.version}: {len(res.findings)} findings "
+            f"in {res.seconds * 1000:.1f} ms",
         )
         self.publish(doc.uri, doc.version, self.to_lsp(doc, res.findings))
         return res
@@ -139,9 +140,12 @@ class Diagnostics:
         for f in findings:
             rule = rules.get(f.rule)
             url = getattr(rule, "url", None)
+            span = anchor_span(f, doc.path)
+            if span is None:
+                continue
             out.append(
                 types.Diagnostic(
-                    range=self.range_in(f.path, f.span, doc, enc),
+                    range=doc.span_to_range(span, enc),
                     message=f.message,
                     severity=_SEVERITY.get(f.severity, types.DiagnosticSeverity.Warning),
                     code=f.rule,
@@ -189,6 +193,19 @@ class Diagnostics:
         )
 
 
+def anchor_span(f: Finding, path: str) -> Any:
+    """Where a finding shows in the document `path`.
+
+    A finding reached through a helper in another file is located at the offending call over
+    there; in this document it belongs on the last hop that is here (the call into the
+    helper). The full chain stays in relatedInformation.
+    """
+    if f.path == path:
+        return f.span
+    here = [step for step in f.chain if step.path == path]
+    return here[-1].span if here else None
+
+
 def _disk_lines(server: Any, path: str, *wanted: int) -> dict[int, bytes]:
     """A few 1-based lines of a file that is not open (for column conversion only)."""
     source = server.index.source_of(path) if server.index is not None else None
@@ -198,9 +215,28 @@ def _disk_lines(server: Any, path: str, *wanted: int) -> dict[int, bytes]:
     return {n: lines[n - 1] for n in wanted if 0 < n <= len(lines)}
 
 
+_WARM_UP = b"""
+static int w_suspend(struct device *dev) { msleep(1); return pm_runtime_get_sync(dev); }
+static int w_resume(struct device *dev) { return 0; }
+static SIMPLE_DEV_PM_OPS(w_pm, w_suspend, w_resume);
+static struct platform_driver w_driver = { .driver = { .name = "w", .pm = &w_pm } };
+"""
+
+
+def warm_up(server: Any) -> None:
+    """Import the engine, load the rules and compile their queries before the first document
+    arrives (the client is waiting for `initialize` anyway), so didOpen pays only for parsing."""
+    from dpmlens.engine import analyze_model
+    from dpmlens.model.build import build_model
+
+    rules_by_id(server)
+    analyze_model(build_model("warm-up.c", _WARM_UP), server.settings.to_config())
+
+
 def setup(server: Any) -> None:
     diags = Diagnostics(server)
     server.diagnostics = diags
+    server.on("initialize", "diagnostics (warm-up)", lambda: warm_up(server))
 
     server.on("opened", "diagnostics", lambda doc: diags.schedule(doc, 0))
     server.on(

@@ -186,8 +186,9 @@ class DocumentStore:
 
     def open(self, uri: str, version: int | None, text: str) -> Document:
         path = to_fs_path(uri) or uri
-        doc = Document(uri=uri, path=path, version=version,
-                       source=text.encode("utf-8", "surrogateescape"))
+        doc = Document(
+            uri=uri, path=path, version=version, source=text.encode("utf-8", "surrogateescape")
+        )
         self.docs[uri] = doc
         return doc
 

@@ -61,8 +61,13 @@ def measured_table(rows: list[dict[str, Any]]) -> str:
         "| phase | device | n | median | p95 | max |",
         "|---|---|--:|--:|--:|--:|",
     ]
-    for r in sorted(rows, key=lambda r: (PHASES[r["phase"]].order if r["phase"] in PHASES
-                                         else 99, r.get("device") or "")):
+    for r in sorted(
+        rows,
+        key=lambda r: (
+            PHASES[r["phase"]].order if r["phase"] in PHASES else 99,
+            r.get("device") or "",
+        ),
+    ):
         lines.append(
             f"| {r['phase']} | {r.get('device') or '?'} | {r['n']} | {_fmt_ms(r['median_us'])} "
             f"| {_fmt_ms(r['p95_us'])} | {_fmt_ms(r['max_us'])} |"
@@ -84,8 +89,9 @@ def _members_of_function(model: FileModel, name: str) -> list[tuple[str, str, st
     return out
 
 
-def hover_markdown(server: Any, doc: Document, model: FileModel, name: str,
-                   node_type: str) -> str | None:
+def hover_markdown(
+    server: Any, doc: Document, model: FileModel, name: str, node_type: str
+) -> str | None:
     parts: list[str] = []
     if name in pm_macros.MEMBER_MACROS or name in pm_macros.TABLE_MACROS:
         fills = pm_macros.MEMBER_MACROS.get(name) or pm_macros.TABLE_MACROS[name].fills
@@ -93,8 +99,10 @@ def hover_markdown(server: Any, doc: Document, model: FileModel, name: str,
         if name in pm_macros.DEPRECATED_MEMBER_MACROS or (
             name in pm_macros.TABLE_MACROS and pm_macros.TABLE_MACROS[name].deprecated
         ):
-            head += "\n\n*Deprecated*: the callbacks need `__maybe_unused` or `#ifdef` guards; " \
-                    "prefer the macros without `SET_`/`SIMPLE_` with `pm_ptr()`/`pm_sleep_ptr()`."
+            head += (
+                "\n\n*Deprecated*: the callbacks need `__maybe_unused` or `#ifdef` guards; "
+                "prefer the macros without `SET_`/`SIMPLE_` with `pm_ptr()`/`pm_sleep_ptr()`."
+            )
         parts.append(head)
         parts.extend(f"- {describe_phase(PHASES[m])}" for m, _ in fills if m in PHASES)
         return "\n".join(parts)
@@ -107,8 +115,9 @@ def hover_markdown(server: Any, doc: Document, model: FileModel, name: str,
         table = model.pm_tables[name]
         how = f" via `{table.macro}`" if table.macro else ""
         parts.append(f"**{name}**: `struct dev_pm_ops`{how}\n")
-        for m in sorted(table.members, key=lambda m: PHASES[m.member].order
-                        if m.member in PHASES else 99):
+        for m in sorted(
+            table.members, key=lambda m: PHASES[m.member].order if m.member in PHASES else 99
+        ):
             parts.append(f"- `{m.member}` -> `{m.function or 'NULL'}`")
         rows = _trace_rows(server, doc, [m.function for m in table.members if m.function])
         if rows:

@@ -145,10 +145,11 @@ def _parse_mappings(v: Any, s: Settings, workspace_folder: str | None) -> None:
         return
     out = []
     for i, m in enumerate(v):
-        if not (isinstance(m, dict) and isinstance(m.get("from"), str)
-                and isinstance(m.get("to"), str)):
+        if not (
+            isinstance(m, dict) and isinstance(m.get("from"), str) and isinstance(m.get("to"), str)
+        ):
             s.problems.append(
-                f"settings: pathMappings[{i}]: expected {{\"from\": path, \"to\": path}}, got {m!r}"
+                f'settings: pathMappings[{i}]: expected {{"from": path, "to": path}}, got {m!r}'
             )
             continue
         target = m["to"]
@@ -187,6 +188,7 @@ def setup(server: Any) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: Any, params: types.InitializeParams) -> None:
         ls.settings = parse_settings(params.initialization_options, _workspace_folder(ls))
+        ls.emit("initialize")
 
     @server.feature(types.INITIALIZED)
     def initialized(ls: Any, params: types.InitializedParams) -> None:
@@ -196,9 +198,7 @@ def setup(server: Any) -> None:
         ls.emit("initialized")
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(
-        ls: Any, params: types.DidChangeConfigurationParams
-    ) -> None:
+    async def did_change_configuration(ls: Any, params: types.DidChangeConfigurationParams) -> None:
         raw = unwrap(params.settings)
         if not isinstance(raw, dict) or not raw:
             # VS Code sends {"settings": null} when it expects the server to pull.

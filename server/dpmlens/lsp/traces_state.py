@@ -1,8 +1,8 @@
 """The traces the server has loaded, mapped to source, in the JSON shapes of docs/lsp-protocol.md.
 
-`compute()` runs off the event loop (a thread): it parses the captures, aggregates per callback
-and maps each callback to a function definition using skeleton models of the workspace (the
-index summaries plus the open documents). `install()` swaps the result in on the loop.
+Parsing and mapping run off the event loop (a thread); the mapping uses skeleton models of the
+workspace (the index summaries plus the open documents). `install()` swaps the result in on the
+loop, so a request never sees half a load.
 """
 
 from __future__ import annotations
@@ -12,14 +12,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from pygls.uris import from_fs_path
-
 from dpmlens.model.types import FileModel
 
 
 @dataclass
 class TraceResult:
-    files_requested: list[str]
+    parsed: Any  # trace_mapping.ParsedTraces
     callbacks: list[dict[str, Any]]
     phases: list[dict[str, Any]]
     status: dict[str, Any]
@@ -31,7 +29,6 @@ class TraceState:
     manual_paths: list[str] = field(default_factory=list)  # from dpmlens.loadTraces
     auto_files: list[str] = field(default_factory=list)  # from traceGlobs
     _by_function: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
-    path_map: Any = None  # Settings.map_path, captured at load
 
     @property
     def loaded(self) -> bool:
@@ -39,11 +36,7 @@ class TraceState:
 
     @property
     def files(self) -> list[str]:
-        return list(self.result.status.get("paths", [])) if self.result else []
-
-    @property
-    def files_requested(self) -> list[str]:
-        return self.result.files_requested if self.result else []
+        return list(self.result.parsed.paths) if self.result else []
 
     def clear(self) -> None:
         self.result = None
@@ -52,9 +45,7 @@ class TraceState:
         self._by_function = {}
 
     def status(self) -> dict[str, Any]:
-        if self.result is None:
-            return empty_status()
-        return {k: v for k, v in self.result.status.items() if k != "paths"}
+        return dict(self.result.status) if self.result is not None else empty_status()
 
     def slowest(self, limit: int) -> dict[str, Any]:
         cbs = self.result.callbacks if self.result else []
@@ -77,7 +68,7 @@ class TraceState:
     # -- computing (thread) ----------------------------------------------------------------
 
     def mapping_inputs(self, server: Any) -> dict[str, Any]:
-        """What compute() needs from the server, captured on the loop thread."""
+        """What the mapping needs from the server, captured on the loop thread."""
         models: dict[str, FileModel] = {}
         if server.index is not None:
             for s in server.index.pm_summaries():
@@ -91,16 +82,21 @@ class TraceState:
                 models[doc.path] = res.model
         return {"models": list(models.values()), "map_path": server.settings.map_path}
 
-    def compute(self, paths: list[str], inputs: dict[str, Any]) -> TraceResult:
-        from dpmlens.lsp.trace_mapping import compute_traces
+    @staticmethod
+    def compute(parsed: Any, inputs: dict[str, Any]) -> TraceResult:
+        from dpmlens.lsp.trace_mapping import map_traces
 
-        return compute_traces(paths, inputs["models"], inputs["map_path"])
+        callbacks, phases, status = map_traces(parsed, inputs["models"], inputs["map_path"])
+        return TraceResult(parsed, callbacks, phases, status)
 
 
 def empty_status() -> dict[str, Any]:
-    return {"files": 0, "samples": 0, "cycles": 0, "callbacks_mapped": 0,
-            "callbacks_unmapped": 0, "unmapped_reasons": {}, "errors": []}
-
-
-def source_ref(path: str, line: int, function: str) -> dict[str, Any]:
-    return {"uri": from_fs_path(path) or path, "path": path, "line": line, "function": function}
+    return {
+        "files": 0,
+        "samples": 0,
+        "cycles": 0,
+        "callbacks_mapped": 0,
+        "callbacks_unmapped": 0,
+        "unmapped_reasons": {},
+        "errors": [],
+    }

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import multiprocessing
 import os
 import sys
@@ -213,7 +214,6 @@ class WorkspaceIndex:
         if source is None:
             return None
         model = build_model(path, source)
-        model.tree = None  # the resolver only needs functions and calls; keep memory small
         self._models[path] = (mtime, model)
         while len(self._models) > MODEL_CACHE:
             self._models.popitem(last=False)
@@ -349,7 +349,9 @@ class WorkspaceIndex:
         self.state = "indexing"
         token = await self._progress_begin()
         loop = asyncio.get_running_loop()
-        files = await loop.run_in_executor(None, _walk, roots)
+        # The walk runs in a worker process too: in a thread it would hold the GIL against
+        # the open document's first analysis.
+        files = await loop.run_in_executor(self._ensure_pool(), _walk, roots)
         self.files_seen = len(files)
         self._scan_total = len(files)
         self._scan_done = 0
@@ -362,13 +364,23 @@ class WorkspaceIndex:
             pct = int(100 * self._scan_done / max(1, self._scan_total))
             if token is not None and pct != last:
                 last = pct
-                self._progress(token, types.WorkDoneProgressReport(
-                    message=f"{self._scan_done}/{self._scan_total} files", percentage=pct))
+                self._progress(
+                    token,
+                    types.WorkDoneProgressReport(
+                        message=f"{self._scan_done}/{self._scan_total} files", percentage=pct
+                    ),
+                )
         self.seconds = time.perf_counter() - t0
         self.state = "done"
+        # The summaries live as long as the server: take them out of the cyclic GC's scans,
+        # so a full collection during typing does not walk the whole index.
+        gc.collect()
+        gc.freeze()
         n_pm = sum(1 for _ in self.pm_summaries())
-        msg = (f"indexed {self.files_seen} C files in {self.seconds:.1f} s "
-               f"({self.files_parsed} parsed, {n_pm} with PM tables or drivers)")
+        msg = (
+            f"indexed {self.files_seen} C files in {self.seconds:.1f} s "
+            f"({self.files_parsed} parsed, {n_pm} with PM tables or drivers)"
+        )
         self.server.log("info", f"dpmlens: {msg}")
         if token is not None:
             self._progress(token, types.WorkDoneProgressEnd(message=msg))
@@ -384,8 +396,12 @@ class WorkspaceIndex:
         except Exception as e:  # the client said no: index anyway, silently
             self.server.log("debug", f"no progress for the index: {e}")
             return None
-        self._progress(token, types.WorkDoneProgressBegin(
-            title="dpmlens: indexing C files", percentage=0, cancellable=False))
+        self._progress(
+            token,
+            types.WorkDoneProgressBegin(
+                title="dpmlens: indexing C files", percentage=0, cancellable=False
+            ),
+        )
         return token
 
     def _progress(self, token: str, value: Any) -> None:
@@ -436,8 +452,9 @@ def setup(server: Any) -> None:
             asyncio.get_running_loop().create_task(index.scan(roots))
 
     server.on("initialized", "workspace index", start)
-    server.on("opened", "workspace index", lambda doc: index.want_directory(
-        os.path.dirname(doc.path)))
+    server.on(
+        "opened", "workspace index", lambda doc: index.want_directory(os.path.dirname(doc.path))
+    )
     server.on("saved", "workspace index", lambda doc: index.refresh_file(doc.path))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)

@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+"""Benchmark the language server over stdio, as an editor would drive it.
+
+On a large real driver (default drivers/usb/core/hub.c of a kernel tree) with the workspace
+folder set to the tree's drivers/ (so the background index covers all of it):
+  - didOpen -> first publishDiagnostics,
+  - didChange -> publishDiagnostics for N single-character edits (debounceMs 0), measured
+    while the workspace index is still running and again after it finished,
+  - the time the workspace index takes, and the RSS of the server (and of its index workers).
+
+Budgets (issue 4): p95 edit-to-diagnostics <= 30 ms, open-to-diagnostics <= 150 ms,
+index of drivers/ <= 60 s in the background, RSS <= 400 MB with that index.
+Prints a small report; `--json` for machine-readable output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+DEFAULT_KERNEL = "/work/linux/linux-source-6.12"
+
+
+class Client:
+    """A minimal JSON-RPC client with a reader thread that timestamps every message."""
+
+    def __init__(self, cmd: list[str], cwd: str | None = None) -> None:
+        self.proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=cwd,
+        )
+        self.next_id = 0
+        self.responses: dict[int, Any] = {}
+        self.diag_times: dict[tuple[str, int | None], float] = {}
+        self.events: queue.Queue[tuple[float, dict[str, Any]]] = queue.Queue()
+        self.lock = threading.Condition()
+        self.index_done: float | None = None
+        self.index_message = ""
+        threading.Thread(target=self._reader, daemon=True).start()
+
+    def _send(self, msg: dict[str, Any]) -> None:
+        body = json.dumps(msg).encode()
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.flush()
+
+    def _reader(self) -> None:
+        out = self.proc.stdout
+        assert out is not None
+        while True:
+            length = 0
+            while True:
+                line = out.readline()
+                if not line:
+                    return
+                if line in (b"\r\n", b"\n"):
+                    break
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            msg = json.loads(out.read(length))
+            now = time.perf_counter()
+            self._handle(now, msg)
+
+    def _handle(self, now: float, msg: dict[str, Any]) -> None:
+        method = msg.get("method")
+        if "id" in msg and method is not None:  # a request from the server: say yes
+            self._send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
+            return
+        with self.lock:
+            if method == "textDocument/publishDiagnostics":
+                p = msg["params"]
+                self.diag_times.setdefault((p["uri"], p.get("version")), now)
+            elif method == "$/progress":
+                v = msg["params"].get("value", {})
+                if v.get("kind") == "end" and "indexed" in (v.get("message") or ""):
+                    self.index_done = now
+                    self.index_message = v["message"]
+            elif "id" in msg:
+                self.responses[msg["id"]] = msg
+            self.lock.notify_all()
+
+    def request(self, method: str, params: Any, timeout: float = 60) -> Any:
+        self.next_id += 1
+        rid = self.next_id
+        self._send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        with self.lock:
+            if not self.lock.wait_for(lambda: rid in self.responses, timeout):
+                raise TimeoutError(method)
+            return self.responses.pop(rid)
+
+    def notify(self, method: str, params: Any) -> None:
+        self._send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def wait_diag(self, uri: str, version: int | None, timeout: float = 30) -> float:
+        with self.lock:
+            if not self.lock.wait_for(
+                lambda: (uri, version) in self.diag_times, timeout
+            ):
+                raise TimeoutError(f"no diagnostics for {uri} v{version}")
+            return self.diag_times[(uri, version)]
+
+    def close(self) -> None:
+        try:
+            self.request("shutdown", None, timeout=10)
+            self.notify("exit", None)
+            self.proc.wait(timeout=10)
+        except (OSError, TimeoutError, subprocess.TimeoutExpired):
+            self.proc.kill()
+
+
+def rss_mb(pid: int) -> tuple[float, float]:
+    """(current RSS, peak RSS) of one process in MB, from /proc."""
+    cur = peak = 0.0
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                cur = int(line.split()[1]) / 1024
+            elif line.startswith("VmHWM:"):
+                peak = int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return cur, peak
+
+
+def children(pid: int) -> list[int]:
+    out = []
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                fields = (p / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(p.name))
+    return out
+
+
+def edit_positions(text: str, n: int) -> list[tuple[int, int]]:
+    """Lines inside function bodies (tab-indented statements), spread over the file."""
+    lines = text.split("\n")
+    body = [
+        i
+        for i, ln in enumerate(lines)
+        if ln.startswith("\t") and ln.rstrip().endswith(";")
+    ]
+    step = max(1, len(body) // n)
+    return [(body[(i * step) % len(body)], 1) for i in range(n)]
+
+
+def run_edits(
+    c: Client, uri: str, text: str, version: int, n: int
+) -> tuple[list[float], int]:
+    """n single-character edits (insert a space, then delete it): latency to diagnostics."""
+    lat = []
+    for i, (line, col) in enumerate(edit_positions(text, n // 2 + 1)):
+        for insert in (True, False):
+            if len(lat) >= n:
+                break
+            version += 1
+            end = {"line": line, "character": col if insert else col + 1}
+            change = {
+                "range": {"start": {"line": line, "character": col}, "end": end},
+                "text": " " if insert else "",
+            }
+            t0 = time.perf_counter()
+            c.notify(
+                "textDocument/didChange",
+                {
+                    "textDocument": {"uri": uri, "version": version},
+                    "contentChanges": [change],
+                },
+            )
+            lat.append((c.wait_diag(uri, version) - t0) * 1000)
+        _ = i
+    return lat, version
+
+
+def pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    k = (len(s) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--kernel", default=os.environ.get("BENCH_KERNEL", DEFAULT_KERNEL))
+    ap.add_argument("--file", default="drivers/usb/core/hub.c")
+    ap.add_argument(
+        "--root", default="drivers", help="workspace folder, relative to --kernel"
+    )
+    ap.add_argument("--edits", type=int, default=200)
+    ap.add_argument("--index-timeout", type=float, default=600)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+
+    kernel = Path(args.kernel)
+    path = kernel / args.file
+    root = kernel / args.root
+    if not path.is_file() or not root.is_dir():
+        print(
+            f"bench_lsp: {path} or {root} not found (set --kernel or BENCH_KERNEL)",
+            file=sys.stderr,
+        )
+        return 2
+    text = path.read_text(encoding="utf-8", errors="surrogateescape")
+    uri = path.as_uri()
+
+    c = Client([sys.executable, "-m", "dpmlens.lsp"])
+    t_start = time.perf_counter()
+    c.request(
+        "initialize",
+        {
+            "processId": os.getpid(),
+            "rootUri": root.as_uri(),
+            "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+            "capabilities": {
+                "window": {"workDoneProgress": True},
+                "textDocument": {"publishDiagnostics": {"versionSupport": True}},
+            },
+            "initializationOptions": {"debounceMs": 0, "traceGlobs": []},
+        },
+    )
+    c.notify("initialized", {})
+    t0 = time.perf_counter()
+    c.notify(
+        "textDocument/didOpen",
+        {"textDocument": {"uri": uri, "languageId": "c", "version": 1, "text": text}},
+    )
+    open_ms = (c.wait_diag(uri, 1) - t0) * 1000
+
+    during, version = run_edits(c, uri, text, 1, args.edits)
+    indexing_when_edits_done = c.index_done is None
+
+    with c.lock:
+        c.lock.wait_for(lambda: c.index_done is not None, args.index_timeout)
+    index_s = (c.index_done - t_start) if c.index_done else float("nan")
+    _rss, server_peak = rss_mb(c.proc.pid)
+    worker_rss = sum(rss_mb(p)[0] for p in children(c.proc.pid))
+
+    after, version = run_edits(c, uri, text, version, args.edits)
+    server_rss2, server_peak2 = rss_mb(c.proc.pid)
+    c.close()
+
+    result = {
+        "file": str(path),
+        "file_lines": text.count("\n"),
+        "open_to_diagnostics_ms": round(open_ms, 1),
+        "edits": len(during),
+        "edits_during_index": indexing_when_edits_done,
+        "edit_p50_ms_during_index": round(statistics.median(during), 1),
+        "edit_p95_ms_during_index": round(pct(during, 0.95), 1),
+        "edit_p50_ms": round(statistics.median(after), 1),
+        "edit_p95_ms": round(pct(after, 0.95), 1),
+        "edit_max_ms": round(max(after), 1),
+        "index_seconds": round(index_s, 1),
+        "index_summary": c.index_message,
+        "server_rss_mb": round(server_rss2, 1),
+        "server_peak_rss_mb": round(max(server_peak, server_peak2), 1),
+        "index_workers_rss_mb": round(worker_rss, 1),
+    }
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        for k, v in result.items():
+            print(f"{k:28} {v}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

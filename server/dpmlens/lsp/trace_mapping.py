@@ -1,0 +1,94 @@
+"""Traces -> the JSON shapes of docs/lsp-protocol.md, mapped onto workspace models.
+
+`parse_traces` (slow: reads the captures) and `map_traces` (fast: driver name -> .pm table ->
+callback) are separate so that a finished workspace index re-maps without re-reading files.
+Both run off the event loop.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from dpmlens.model.types import FileModel
+from dpmlens.traces.aggregate import CallbackStats, PhaseStats, aggregate, phase_stats
+from dpmlens.traces.mapping import SourceIndex, map_to_source
+from dpmlens.traces.traceset import load_traces
+
+
+@dataclass
+class ParsedTraces:
+    paths: list[str]
+    stats: list[CallbackStats]
+    phases: list[PhaseStats]
+    files: int
+    samples: int
+    cycles: int
+    errors: list[str]
+
+
+def parse_traces(
+    paths: list[str],
+    cancelled: Callable[[], bool] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> ParsedTraces:
+    ts = load_traces(list(paths), progress=progress, cancelled=cancelled)
+    return ParsedTraces(
+        paths=list(paths),
+        stats=aggregate(ts),
+        phases=phase_stats(ts),
+        files=len(ts.files),
+        samples=ts.sample_count,
+        cycles=ts.cycles,
+        errors=list(ts.errors),
+    )
+
+
+def map_traces(
+    parsed: ParsedTraces, models: list[FileModel], map_path: Callable[[str], str]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    """(callbacks, phases, status) as the protocol documents them."""
+    from pygls.uris import from_fs_path
+
+    index = SourceIndex(root="workspace")
+    for m in models:
+        index.models[m.path] = m
+        index.dir_files.setdefault(os.path.dirname(m.path), []).append(m.path)
+        for name in m.pm_tables:
+            index.table_files.setdefault(name, []).append(m.path)
+        for drv in m.drivers:
+            if drv.name:
+                index.drivers.setdefault(drv.name, []).append((m, drv))
+    report = map_to_source(parsed.stats, index)
+    callbacks = []
+    for s in parsed.stats:
+        mapping = report.mappings.get(s.key)
+        source = None
+        reason = None
+        if mapping is not None and mapping.source is not None:
+            ref = mapping.source
+            path = map_path(ref.path)
+            source = {"uri": from_fs_path(path) or path, "path": path, "line": ref.line,
+                      "function": ref.function}
+        else:
+            reason = mapping.reason if mapping is not None else "not mapped"
+        callbacks.append({
+            "driver": s.driver, "device": s.device, "parent": s.parent, "phase": s.phase,
+            "layer": s.layer, "n": s.n, "min_us": s.min_us, "median_us": s.median_us,
+            "mean_us": s.mean_us, "p95_us": s.p95_us, "max_us": s.max_us,
+            "total_us": s.total_us, "source": source, "unmapped_reason": reason,
+        })
+    phases = [{"phase": p.phase, "cycles": p.cycles, "mean_us": p.mean_us, "sd_us": p.sd_us}
+              for p in parsed.phases]
+    status = {
+        "files": parsed.files,
+        "samples": parsed.samples,
+        "cycles": parsed.cycles,
+        "callbacks_mapped": report.mapped_callbacks,
+        "callbacks_unmapped": report.unmapped_callbacks,
+        "unmapped_reasons": dict(report.unmapped_reasons),
+        "errors": list(parsed.errors),
+    }
+    return callbacks, phases, status

@@ -1,0 +1,105 @@
+"""End-to-end: the real `dpmlens serve` process over stdio, driven by pytest-lsp."""
+
+from __future__ import annotations
+
+import pytest
+import pytest_lsp
+from lsp_harness import CONFIG, copy_workspace, initialize, line_of, open_file, wait_for
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+
+@pytest_lsp.fixture(config=CONFIG)
+async def client(lsp_client: LanguageClient, tmp_path):
+    lsp_client.ws = copy_workspace(tmp_path)  # type: ignore[attr-defined]
+    result = await initialize(lsp_client, lsp_client.ws)  # type: ignore[attr-defined]
+    lsp_client.server_caps = result.capabilities  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_hover_on_pm_member(client: LanguageClient):
+    ws = client.ws  # type: ignore[attr-defined]
+    path = ws / "foo_core.c"
+    uri = open_file(client, path)
+    line = line_of(path, ".suspend_noirq = foo_suspend_noirq")
+    col = path.read_text().splitlines()[line].index("suspend_noirq")
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri),
+                          position=types.Position(line=line, character=col + 2))
+    )
+    assert hover is not None
+    assert "device IRQs suspended" in hover.contents.value
+    assert "runtime PM disabled" in hover.contents.value
+
+
+@pytest.mark.parametrize("needle,expect", [
+    ("static int foo_suspend_noirq", "suspend_noirq"),
+    ("SYSTEM_SLEEP_PM_OPS(foo_suspend", "fills these"),
+])
+async def test_hover_callback_and_macro(client: LanguageClient, needle: str, expect: str):
+    ws = client.ws  # type: ignore[attr-defined]
+    path = ws / "foo_core.c"
+    uri = open_file(client, path)
+    line = line_of(path, needle)
+    text = path.read_text().splitlines()[line]
+    word = needle.split()[-1].split("(")[0]
+    col = text.index(word)
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri),
+                          position=types.Position(line=line, character=col + 1))
+    )
+    assert hover is not None, f"no hover on {word}"
+    assert expect in hover.contents.value
+
+
+async def test_no_codelens_without_traces(client: LanguageClient):
+    ws = client.ws  # type: ignore[attr-defined]
+    uri = open_file(client, ws / "foo_core.c")
+    await wait_for(lambda: uri in client.diagnostics, what="first diagnostics")
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    assert not lenses
+
+
+async def test_capabilities_and_commands(client: LanguageClient):
+    caps: types.ServerCapabilities = client.server_caps  # type: ignore[attr-defined]
+    assert caps.hover_provider
+    assert caps.code_lens_provider is not None
+    assert caps.code_action_provider
+    sync = caps.text_document_sync
+    assert sync.change == types.TextDocumentSyncKind.Incremental
+    assert set(caps.execute_command_provider.commands) == {
+        "dpmlens.loadTraces", "dpmlens.clearTraces", "dpmlens.traceStatus",
+        "dpmlens.slowestCallbacks", "dpmlens.explainRule",
+    }
+    # The file watchers were registered dynamically (VS Code supports it).
+    regs = client.registrations  # type: ignore[attr-defined]
+    await wait_for(
+        lambda: any(r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES for r in regs),
+        what="watched-files registration",
+    )
+    status = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="dpmlens.traceStatus", arguments=[])
+    )
+    assert status["files"] == 0 and status["samples"] == 0
+
+
+async def test_explain_rule_and_bad_arguments(client: LanguageClient):
+    got = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="dpmlens.explainRule",
+                                   arguments=["wake-setup-in-noirq"])
+    )
+    assert got["id"] == "wake-setup-in-noirq"
+    assert got["kernel_type"] == "PM_WAKE_SETUP_IN_NOIRQ"
+    assert got["url"].startswith("https://")
+    assert "suspend_device_irqs()" in got["markdown"]
+    with pytest.raises(Exception, match="unknown rule"):
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="dpmlens.explainRule", arguments=["nope"])
+        )
+    with pytest.raises(Exception, match="paths"):
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="dpmlens.loadTraces", arguments=[{"x": 1}])
+        )

@@ -1,0 +1,182 @@
+"""End-to-end diagnostics, code actions and settings against the real server process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest_lsp
+from lsp_harness import (
+    CONFIG,
+    apply_edits,
+    copy_workspace,
+    initialize,
+    line_of,
+    open_file,
+    wait_diagnostics,
+)
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from dpmlens.config import Config
+from dpmlens.engine import analyze_source
+
+
+@pytest_lsp.fixture(config=CONFIG)
+async def client(lsp_client: LanguageClient, tmp_path):
+    lsp_client.ws = copy_workspace(tmp_path)  # type: ignore[attr-defined]
+    await initialize(lsp_client, lsp_client.ws)  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
+
+
+def codes(diags: list[types.Diagnostic]) -> set[str]:
+    return {str(d.code) for d in diags}
+
+
+def by_code(diags: list[types.Diagnostic], code: str) -> types.Diagnostic:
+    found = [d for d in diags if d.code == code]
+    assert found, f"no {code} in {codes(diags)}"
+    return found[0]
+
+
+async def test_open_publishes_findings_with_chain(client: LanguageClient):
+    ws: Path = client.ws  # type: ignore[attr-defined]
+    path = ws / "foo_core.c"
+    uri = open_file(client, path)
+    diags = await wait_diagnostics(client, uri, lambda d: "msleep-under-20ms" in codes(d))
+    d = by_code(diags, "msleep-under-20ms")
+    line = line_of(path, "msleep(5);")
+    assert d.range == types.Range(start=types.Position(line=line, character=1),
+                                  end=types.Position(line=line, character=10))
+    assert d.source == "dpmlens"
+    assert d.severity == types.DiagnosticSeverity.Warning
+    assert d.code_description is not None
+    assert d.code_description.href.startswith("https://docs.kernel.org/")
+    # relatedInformation: the callback, then the offending call.
+    rel = d.related_information or []
+    assert [r.location.uri for r in rel] == [uri, uri]
+    assert rel[0].location.range.start.line == line_of(path, "static int foo_suspend(")
+    assert "suspend callback" in rel[0].message
+    assert rel[1].location.range.start.line == line
+
+
+async def test_helper_in_other_file_of_directory_is_followed(client: LanguageClient):
+    """foo_suspend_noirq() -> foo_arm_wake() in foo_wake.c -> enable_irq_wake()."""
+    ws: Path = client.ws  # type: ignore[attr-defined]
+    path = ws / "foo_core.c"
+    uri = open_file(client, path)
+    diags = await wait_diagnostics(client, uri, lambda d: "wake-setup-in-noirq" in codes(d),
+                                   what="wake-setup-in-noirq through foo_wake.c")
+    d = by_code(diags, "wake-setup-in-noirq")
+    assert "enable_irq_wake" in d.message
+    # Reported on the call in the callback (this document) ...
+    assert d.range.start.line == line_of(path, "foo_arm_wake(foo);")
+    # ... with the chain reaching into the other file.
+    rel = d.related_information or []
+    wake_uri = (ws / "foo_wake.c").as_uri()
+    in_other = [r for r in rel if r.location.uri == wake_uri]
+    assert in_other, [r.location.uri for r in rel]
+    assert in_other[-1].location.range.start.line == line_of(ws / "foo_wake.c",
+                                                             "enable_irq_wake(")
+
+
+async def test_edit_updates_diagnostics(client: LanguageClient):
+    ws: Path = client.ws  # type: ignore[attr-defined]
+    path = ws / "foo_core.c"
+    uri = open_file(client, path)
+    await wait_diagnostics(client, uri, lambda d: "msleep-under-20ms" in codes(d))
+    line = line_of(path, "msleep(5);")
+    # Delete the msleep line with an incremental edit.
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        content_changes=[types.TextDocumentContentChangePartial(
+            range=types.Range(start=types.Position(line=line, character=0),
+                              end=types.Position(line=line + 1, character=0)),
+            text="")],
+    ))
+    diags = await wait_diagnostics(client, uri, lambda d: "msleep-under-20ms" not in codes(d),
+                                   what="msleep finding gone")
+    assert "asymmetric-pm-callbacks" in codes(diags)
+    # Put a short sleep back, two lines further down: the finding moves with it.
+    at = line_of(path, "writel(1, foo->base);") - 1
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=3),
+        content_changes=[types.TextDocumentContentChangePartial(
+            range=types.Range(start=types.Position(line=at, character=0),
+                              end=types.Position(line=at, character=0)),
+            text="\tmsleep(2);\n")],
+    ))
+    diags = await wait_diagnostics(client, uri, lambda d: "msleep-under-20ms" in codes(d))
+    d = by_code(diags, "msleep-under-20ms")
+    assert d.range.start.line == at
+    assert "resume" in d.message
+
+
+async def _fix_and_recheck(client: LanguageClient, path: Path, uri: str, code: str) -> str:
+    diags = await wait_diagnostics(client, uri, lambda d: code in codes(d))
+    d = by_code(diags, code)
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        range=d.range,
+        context=types.CodeActionContext(diagnostics=[d]),
+    ))
+    assert actions, f"no code action for {code}"
+    action = actions[0]
+    assert action.kind == types.CodeActionKind.QuickFix
+    assert action.diagnostics and action.diagnostics[0].code == code
+    edits = action.edit.changes[uri]
+    new_text = apply_edits(path.read_text(), edits)
+    # Apply it the way an editor does (full text), and see the finding go.
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text=new_text)],
+    ))
+    await wait_diagnostics(client, uri, lambda d: code not in codes(d), what=f"{code} fixed")
+    # And the engine agrees on the fixed text, read the way the CLI reads it.
+    findings = analyze_source(str(path), new_text.encode(), Config())
+    assert code not in {f.rule for f in findings}
+    return new_text
+
+
+async def test_code_action_get_sync(client: LanguageClient):
+    ws: Path = client.ws  # type: ignore[attr-defined]
+    path = ws / "bar_legacy.c"
+    uri = open_file(client, path)
+    text = await _fix_and_recheck(client, path, uri, "get-sync-without-put-on-error")
+    assert "pm_runtime_resume_and_get(bar->dev)" in text
+    assert "pm_runtime_get_sync(bar->dev)" not in text
+
+
+async def test_code_action_deprecated_macro(client: LanguageClient):
+    ws: Path = client.ws  # type: ignore[attr-defined]
+    path = ws / "bar_legacy.c"
+    uri = open_file(client, path)
+    text = await _fix_and_recheck(client, path, uri, "deprecated-pm-ops-macro")
+    assert "DEFINE_SIMPLE_DEV_PM_OPS(bar_pm_ops, bar_suspend, bar_resume)" in text
+    assert "pm_sleep_ptr(&bar_pm_ops)" in text
+
+
+async def test_code_action_msleep(client: LanguageClient):
+    ws: Path = client.ws  # type: ignore[attr-defined]
+    path = ws / "foo_core.c"
+    uri = open_file(client, path)
+    text = await _fix_and_recheck(client, path, uri, "msleep-under-20ms")
+    assert "msleep(5)" not in text
+    assert "fsleep(5000)" in text or "usleep_range(" in text
+
+
+async def test_configuration_change_turns_rule_off(client: LanguageClient):
+    ws: Path = client.ws  # type: ignore[attr-defined]
+    uri = open_file(client, ws / "foo_core.c")
+    await wait_diagnostics(client, uri, lambda d: "msleep-under-20ms" in codes(d))
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"dpmlens": {"debounceMs": 0,
+                              "rules": {"msleep-under-20ms": {"enabled": False},
+                                        "asymmetric-pm-callbacks": {"severity": "error"}}}}))
+    diags = await wait_diagnostics(client, uri, lambda d: "msleep-under-20ms" not in codes(d))
+    assert by_code(diags, "asymmetric-pm-callbacks").severity == types.DiagnosticSeverity.Error
+    # A bad value is reported in one line and the rest still applies.
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"dpmlens": {"debounceMs": "soon", "enable": False}}))
+    await wait_diagnostics(client, uri, lambda d: not d, what="diagnostics cleared")
+    assert any("debounceMs" in m.message for m in client.log_messages)

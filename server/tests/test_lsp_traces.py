@@ -1,0 +1,129 @@
+"""Traces in the editor: load a capture, CodeLens text, hover distribution, commands."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsp_harness import CONFIG, copy_workspace, initialize, line_of, open_file, wait_for
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+
+@pytest_lsp.fixture(config=CONFIG)
+async def client(lsp_client: LanguageClient, tmp_path):
+    lsp_client.ws = copy_workspace(tmp_path)  # type: ignore[attr-defined]
+    await initialize(lsp_client, lsp_client.ws)  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def command(client: LanguageClient, name: str, *args: object) -> object:
+    return await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=name, arguments=list(args)))
+
+
+async def lenses(client: LanguageClient, uri: str) -> list[types.CodeLens]:
+    got = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    return list(got or [])
+
+
+async def test_load_trace_gives_codelens_and_hover(client: LanguageClient):
+    ws: Path = client.ws  # type: ignore[attr-defined]
+    path = ws / "foo_core.c"
+    uri = open_file(client, path)
+    await wait_for(lambda: uri in client.diagnostics, what="diagnostics")
+    assert await lenses(client, uri) == []
+
+    status = await command(client, "dpmlens.loadTraces",
+                           {"paths": [str(ws / "traces" / "foo_ftrace.txt")]})
+    assert status["files"] == 1
+    assert status["samples"] == 9
+    assert status["cycles"] == 3
+    assert status["callbacks_mapped"] == 3
+    assert status["callbacks_unmapped"] == 0
+    assert status["errors"] == []
+    await wait_for(lambda: client.lens_refreshes > 0,  # type: ignore[attr-defined]
+                   what="workspace/codeLens/refresh")
+
+    got = await lenses(client, uri)
+    by_line: dict[int, list[str]] = {}
+    for lens in got:
+        by_line.setdefault(lens.range.start.line, []).append(lens.command.title)
+    noirq = by_line[line_of(path, "static int foo_suspend_noirq(")]
+    assert noirq == [
+        "suspend_noirq · median 2.10 ms · p95 2.37 ms · max 2.40 ms · 3 cycles · foo-sensor.0"
+    ]
+    assert by_line[line_of(path, "static int foo_resume(")] == [
+        "resume · median 3.00 ms · p95 3.09 ms · max 3.10 ms · 3 cycles · foo-sensor.0"
+    ]
+    table = by_line[line_of(path, "static const struct dev_pm_ops foo_pm_ops")]
+    assert table == ["dev_pm_ops · median sum per phase: suspend 1.25 ms · "
+                     "suspend_noirq 2.10 ms · resume 3.00 ms"]
+
+    line = line_of(path, "static int foo_resume(")
+    col = path.read_text().splitlines()[line].index("foo_resume") + 2
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        position=types.Position(line=line, character=col)))
+    assert hover is not None
+    text = hover.contents.value
+    assert "**Measured**" in text
+    assert "| resume | foo-sensor.0 | 3 | 3.00 ms | 3.09 ms | 3.10 ms |" in text
+
+    slow = await command(client, "dpmlens.slowestCallbacks", {"limit": 2})
+    assert [c["phase"] for c in slow["callbacks"]] == ["resume", "suspend_noirq"]
+    first = slow["callbacks"][0]
+    assert first["driver"] == "foo-sensor" and first["device"] == "foo-sensor.0"
+    assert first["source"]["path"] == str(path)
+    assert first["source"]["line"] == line + 1  # 1-based in the protocol
+    assert first["source"]["function"] == "foo_resume"
+    assert first["unmapped_reason"] is None
+    assert {p["phase"] for p in slow["phases"]} >= {"suspend", "resume"}
+
+    cleared = await command(client, "dpmlens.clearTraces")
+    assert cleared["samples"] == 0
+    assert await lenses(client, uri) == []
+
+
+async def test_trace_globs_load_at_start(client: LanguageClient, tmp_path):
+    """A second server whose settings have trace globs loads the capture by itself."""
+    # The fixture's server runs with traceGlobs []; ask for the default globs.
+    ws: Path = client.ws  # type: ignore[attr-defined]
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"dpmlens": {"debounceMs": 0, "traceGlobs": ["**/*_ftrace.txt"]}}))
+
+    async def loaded() -> bool:
+        st = await command(client, "dpmlens.traceStatus")
+        return st["samples"] == 9
+
+    for _ in range(100):
+        if await loaded():
+            break
+        await asyncio.sleep(0.1)
+    assert await loaded(), "trace globs did not load the fixture capture"
+    uri = open_file(client, ws / "foo_core.c")
+    # Mapped once the workspace index has the driver; the server then refreshes the lenses.
+    for _ in range(100):
+        if await lenses(client, uri):
+            break
+        await asyncio.sleep(0.1)
+    st = await command(client, "dpmlens.traceStatus")
+    assert st["callbacks_mapped"] == 3, st
+    assert await lenses(client, uri)
+
+
+async def test_broken_and_missing_traces_do_not_kill_the_server(client: LanguageClient):
+    ws: Path = client.ws  # type: ignore[attr-defined]
+    bad = ws / "traces" / "garbage_ftrace.txt"
+    bad.write_bytes(b"# tracer: nop\n\x00\xff\xfe not a trace\n" * 100)
+    status = await command(client, "dpmlens.loadTraces", {"paths": [str(bad)]})
+    assert status["samples"] == 0
+    with pytest.raises(Exception, match="no such file"):
+        await command(client, "dpmlens.loadTraces", {"paths": [str(ws / "nope.txt")]})
+    # Still serving.
+    st = await command(client, "dpmlens.traceStatus")
+    assert "errors" in st
