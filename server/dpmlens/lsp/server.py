@@ -38,6 +38,18 @@ class DpmlensProtocol(LanguageServerProtocol):
     # a second full-text update per keystroke (~1 ms on a 6,000-line file) and a second copy
     # in memory, so the three sync notifications go straight to our handlers.
 
+    def _execute_handler(self, msg_id: Any, handler: Any, callback: Any,
+                         args: Any = None, kwargs: Any = None) -> None:
+        # pygls 2.1.1 files the future of every generator/async handler under its message id
+        # and pops it only for requests: each notification (every didChange!) would stay in
+        # `_request_futures` for ever. Pop it when it is done; cancellation of a running
+        # request still finds its future until then.
+        def done(future: Any) -> None:
+            self._request_futures.pop(msg_id, None)
+            callback(future)
+
+        super()._execute_handler(msg_id, handler, done, args, kwargs)
+
     def _user(self, method: str, params: Any):  # noqa: ANN202 - pygls handler generator
         if (handler := self.fm.features.get(method)) is not None:
             yield handler, (params,), None
