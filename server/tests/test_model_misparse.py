@@ -101,3 +101,40 @@ def test_stray_line_continuations_in_initializer() -> None:
         **sleep(SYSTEM, "foo_s", "foo_r"),
         **runtime("foo_rs", "foo_rr", None),
     }
+
+
+def test_callback_lost_in_error_region_is_recovered() -> None:
+    # an unknown loop macro (drivers/usb/host/ohci-at91.c: at91_for_each_port) wrecks the tree
+    src = """static void foo_remove(struct platform_device *pdev)
+{
+	struct foo_data	*pdata = dev_get_platdata(&pdev->dev);
+	int			i;
+
+	if (pdata) {
+		foo_for_each_port(i)
+			foo_set_power(pdata, i, 0);
+	}
+}
+
+static int __maybe_unused
+foo_suspend(struct device *dev)
+{
+	msleep(10 + 5);
+	return foo_helper(dev);
+}
+static SIMPLE_DEV_PM_OPS(foo_pm, foo_suspend, NULL);
+"""
+    assert "function_definition" not in _types(src)  # the misparse: no definition at all
+    m = build(src)
+    f = m.functions["foo_suspend"]
+    assert f.maybe_unused and f.is_static
+    assert (f.span.line, f.name_span.line, f.name_span.column, f.span.end_line) == (12, 13, 1, 17)
+    calls = m.calls_in("foo_suspend")
+    assert [(c.callee, c.args, c.span.line, c.span.column) for c in calls] == [
+        ("msleep", ("10 + 5",), 15, 2),
+        ("foo_helper", ("dev",), 16, 9),
+    ]
+    assert m.calls_to("msleep") == calls[:1]
+    full = build(src)
+    assert [c for c in full.calls if c.caller == "foo_suspend"] == calls
+    assert m.source[calls[0].start_byte : calls[0].end_byte] == b"msleep(10 + 5)"

@@ -97,6 +97,7 @@ def build_model(path: str, source: bytes, tree: ts.Tree | None = None) -> FileMo
     b.string_arrays()
     tables = b.tables()
     drivers = b.drivers()
+    b.recover_callbacks(tables, drivers)
     return FileModel(
         path=path,
         source=source,
@@ -150,6 +151,7 @@ class _Builder:
         self.func_ranges: list[tuple[int, int, str]] = []
         self.defs: dict[str, str] = {}
         self.strings: dict[str, str] = {}
+        self.recovered: dict[str, tuple[int, int]] = {}  # name -> text range (see recover_)
         self._header_defs: dict[str, str] | None = None
 
     # -- tree-based parts ---------------------------------------------------------------
@@ -201,6 +203,81 @@ class _Builder:
             self.func_ranges.append((d.start_byte, d.end_byte, name))
         self.func_starts = [r[0] for r in self.func_ranges]
 
+    def recover_callbacks(self, tables: dict[str, PmTable], drivers: list[DriverStruct]) -> None:
+        """Find callbacks whose definition tree-sitter lost in an ERROR region, by text.
+
+        A macro the grammar cannot know (`foo_for_each_port(i)` used as a loop) can wreck
+        the tree for the following functions (drivers/usb/host/ohci-at91.c). For each table
+        or legacy callback with no definition in the tree, look for `name(...) {` in the
+        text, take the body by brace matching, and re-parse that function on its own for its
+        calls (see `_snippet_calls`).
+        """
+        names = {m.function for t in tables.values() for m in t.members if m.function}
+        names.update(fn for d in drivers for fn in d.legacy.values())
+        missing = sorted(n for n in names if n not in self.funcs)
+        for name in missing:
+            pat = rb"\b" + re.escape(name.encode()) + rb"\s*\([^;{}]*\)\s*\{"
+            for m in re.finditer(pat, self.source):
+                if self.context(m.start()) is None:
+                    continue
+                it = ctext.tokens(self.text, m.end() - 1)
+                first = next(it, None)
+                if first is None or first.text != "{":
+                    continue
+                body = ctext.balanced(it, first)
+                end = body[-1].end
+                name_line = self.source.rfind(b"\n", 0, m.start()) + 1
+                # the return type may sit on the line above (`static int __maybe_unused\n`)
+                start = name_line
+                if self.source[name_line : m.start()].strip() == b"" and name_line > 0:
+                    start = self.source.rfind(b"\n", 0, name_line - 1) + 1
+                head = self.source[start : m.start()]
+                self.funcs[name] = FunctionDef(
+                    name=name,
+                    span=self.span(start, end),
+                    name_span=self.span(m.start(), m.start() + len(name)),
+                    is_static=re.search(rb"\bstatic\b", head) is not None,
+                    start_byte=start,
+                    end_byte=end,
+                    maybe_unused=b"__maybe_unused" in head,
+                    under_config_ifdef=self.config_guard(self.context(m.start())) is not None,
+                )
+                self.recovered[name] = (start, end)
+                self.func_ranges.append((start, end, name))
+                break
+        if self.recovered:
+            self.func_ranges.sort()
+            self.func_starts = [r[0] for r in self.func_ranges]
+
+    def _snippet_calls(self, name: str) -> list[CallSite]:
+        """Calls of a recovered function: its text parsed alone, offsets mapped back."""
+        start, end = self.recovered[name]
+        snippet = self.source[start:end]
+        sub = parse(snippet)
+        line0 = self.span(start, start).line - 1
+        out: list[CallSite] = []
+        for c in captures(load_query("calls"), sub.root_node).get("call", []):
+            fn, args_node = c.child(0), c.child(1)
+            if fn is None or args_node is None:
+                continue
+            cs, ce, fe = c.start_point, c.end_point, fn.end_point
+            out.append(
+                CallSite(
+                    callee=snippet[c.start_byte : fn.end_byte].decode("latin-1"),
+                    caller=name,
+                    span=Span(cs[0] + 1 + line0, cs[1] + 1, ce[0] + 1 + line0, ce[1] + 1),
+                    callee_span=Span(cs[0] + 1 + line0, cs[1] + 1, fe[0] + 1 + line0, fe[1] + 1),
+                    args=tuple(
+                        snippet[a.start_byte : a.end_byte].decode("latin-1")
+                        for a in args_node.named_children
+                        if a.type != "comment"
+                    ),
+                    start_byte=c.start_byte + start,
+                    end_byte=c.end_byte + start,
+                )
+            )
+        return out
+
     def caller_at(self, offset: int) -> str | None:
         i = bisect_right(self.func_starts, offset) - 1
         if i >= 0:
@@ -225,10 +302,19 @@ class _Builder:
 
     def all_calls(self) -> list[CallSite]:
         """Every call through an identifier in the file, in document order."""
-        return self._calls(captures(load_query("calls"), self.tree.root_node).get("call", []))
+        calls = self._calls(captures(load_query("calls"), self.tree.root_node).get("call", []))
+        if self.recovered:
+            ranges = list(self.recovered.values())
+            calls = [c for c in calls if not any(s <= c.start_byte < e for s, e in ranges)]
+            for name in self.recovered:
+                calls.extend(self._snippet_calls(name))
+            calls.sort(key=lambda c: c.start_byte)
+        return calls
 
     def calls_of(self, function: str) -> list[CallSite]:
         """The calls inside the definition(s) of `function`, in document order."""
+        if function in self.recovered:
+            return self._snippet_calls(function)
         q = load_query("calls")
         out: list[CallSite] = []
         for d in self.func_nodes.get(function, ()):
@@ -259,8 +345,14 @@ class _Builder:
                     ):
                         nodes.append(call)
                 pos = src.find(needle, end)
-        nodes.sort(key=lambda c: c.start_byte)
-        return self._calls(nodes)
+        calls = self._calls(nodes)
+        if self.recovered:
+            ranges = list(self.recovered.values())
+            calls = [c for c in calls if not any(s <= c.start_byte < e for s, e in ranges)]
+            for fn in self.recovered:
+                calls.extend(c for c in self._snippet_calls(fn) if c.callee in names)
+        calls.sort(key=lambda c: c.start_byte)
+        return calls
 
     def callee_names(self) -> frozenset[str]:
         src = self.source
