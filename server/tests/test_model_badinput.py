@@ -29,7 +29,9 @@ def test_deeply_nested_initializer() -> None:
 
 
 def test_unbalanced_text() -> None:
-    m = build("static SIMPLE_DEV_PM_OPS(foo_pm, a\nstatic const struct dev_pm_ops p = { .suspend = (\n")
+    m = build(
+        "static SIMPLE_DEV_PM_OPS(foo_pm, a\nstatic const struct dev_pm_ops p = { .suspend = (\n"
+    )
     assert set(m.pm_tables) <= {"foo_pm", "p"}  # whatever is read, reading does not raise
     assert eval_int("((((((((1", {}) is None
     assert eval_int("(" * 5000 + "1" + ")" * 5000, {}) is None  # too deep: refused, no crash
