@@ -38,8 +38,28 @@ static int pll_resume_early(struct device *dev)
 	return 0;
 }
 
+/* Shared with a caller that holds the lock: mdelay() is the only option here. */
+static void pll_port_power(struct pll *pll, int on)
+{
+	writel(on, pll->regs);
+	/* ok: busy-wait-in-pm-callback */
+	mdelay(15);
+}
+
+static void pll_hub_control(struct pll *pll)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&pll->lock, flags);
+	pll_port_power(pll, 1);
+	spin_unlock_irqrestore(&pll->lock, flags);
+}
+
 static int pll_suspend_late(struct device *dev)
 {
+	struct pll *pll = dev_get_drvdata(dev);
+
+	pll_port_power(pll, 0);
 	return 0;
 }
 

@@ -88,3 +88,21 @@ static struct pci_driver ctl_driver = {
 	.driver.pm = &ctl_pm_ops,
 };
 module_pci_driver(ctl_driver);
+
+static int mon_resume(struct device *dev)
+{
+	/*
+	 * Wait for the device. It takes 100ms to wake up so, 10ms extra
+	 * should be enough.
+	 */
+	/* expect: delay-beyond-spec(info) */
+	msleep(110);
+	return 0;
+}
+
+static int mon_suspend(struct device *dev)
+{
+	return 0;
+}
+
+static DEFINE_SIMPLE_DEV_PM_OPS(mon_pm_ops, mon_suspend, mon_resume);

@@ -278,8 +278,18 @@ def _beyond_spec(rule: Rule, a: _Analysis) -> Iterator[Finding]:
         else:
             if cb is None or d.in_loop or d.ms < a.spec.report_from_ms:
                 continue
-            admit = a.spec.padding_words.search("\n".join(comments))
-            if admit:
+            text = "\n".join(comments)
+            admit = a.spec.padding_words.search(text)
+            stated = _stated_need(text, d.ms)
+            if admit and stated is not None:
+                # "It takes 100ms to wake up so, 10ms extra should be enough": a stated need
+                # plus a small, explained margin is reported with the margin, as info.
+                reason = (
+                    f': {_fmt(d.ms - stated)} of admitted margin ("{admit.group(0)}") over the'
+                    f" {_fmt(stated)} the comment states"
+                )
+                severity = Severity.INFO
+            elif admit:
                 reason = f': the comment admits padding ("{admit.group(0)}"), no spec minimum known'
                 severity = Severity.WARNING
             else:
@@ -294,6 +304,22 @@ def _beyond_spec(rule: Rule, a: _Analysis) -> Iterator[Finding]:
             cycle = f"every call pays {_fmt(d.ms)} (its PM callers are in other files)"
         message = rule.format_message(delay=waits, reason=reason, via=where, cycle=cycle)
         yield _finding(rule, a, d, severity, message, cb, r)
+
+
+_STATED = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|msec|msecs|milliseconds?|us|usec|usecs|s)\b", re.I)
+
+
+def _stated_need(text: str, delay_ms: float) -> float | None:
+    """The largest time the comment states that is below the delay but covers at least 75%
+    of it (the need the delay pads), or None."""
+    best = None
+    for m in _STATED.finditer(text):
+        unit = m.group(2).lower()
+        scale = 1.0 if unit.startswith("m") else (1000.0 if unit == "s" else 0.001)
+        value = float(m.group(1)) * scale
+        if 0.75 * delay_ms <= value < delay_ms and (best is None or value > best):
+            best = value
+    return best
 
 
 def _msleep_short(rule: Rule, a: _Analysis) -> Iterator[Finding]:
@@ -363,6 +389,33 @@ def _lock_held(ctx: Context, model: Any, call: CallSite, wrappers: dict[str, int
     return _net_locks(before, wrappers) > 0
 
 
+def _atomic_callers(
+    ctx: Context, model: Any, function: str | None, wrappers: dict[str, int]
+) -> bool:
+    """Is `function` (or a function calling it, two levels up) called with a lock held, or
+    from an interrupt handler (a function returning irqreturn_t)?"""
+    todo, seen = [function], set()
+    for _level in range(3):
+        nxt = []
+        for name in todo:
+            if name is None or name in seen:
+                continue
+            seen.add(name)
+            fn = model.functions.get(name)
+            if (
+                fn is not None
+                and model.source[fn.start_byte : fn.start_byte + 40].find(b"irqreturn_t") >= 0
+            ):
+                return True
+            for c in model.calls:
+                if c.callee == name and c.caller:
+                    if _lock_held(ctx, model, c, wrappers):
+                        return True
+                    nxt.append(c.caller)
+        todo = nxt
+    return False
+
+
 def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
     irq_safe = "pm_runtime_irq_safe" in a.ctx.file_calls
     wrappers = _lock_wrappers(a.ctx.model)
@@ -378,6 +431,8 @@ def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
             _lock_held(a.ctx, h.model, h.call, wrappers) for h in r.hops
         ):
             continue
+        if r.hops and _atomic_callers(a.ctx, r.model, d.call.caller, wrappers):
+            continue  # a helper shared with atomic callers cannot simply sleep
         message = rule.format_message(
             callee=d.call.callee,
             arg=d.call.args[0],

@@ -26,7 +26,7 @@ _RESUME_SIDE = frozenset(
     {"resume", "resume_early", "resume_noirq", "restore", "restore_early", "restore_noirq",
      "complete"}
 )  # fmt: skip
-_WAKE_WORD = re.compile(r"wak|wol", re.IGNORECASE)  # wakeup, wake_enabled, wol, wowlan
+_WAKE_WORD = re.compile(r"wak|wol|wowl", re.IGNORECASE)  # wakeup, wake_enabled, wol, wowlan
 _MAY_WAKEUP = re.compile(r"\bdevice_may_wakeup\s*\(")
 _PROVIDERS = {
     "skip_paths": ["*/irqchip/*", "*/gpio/*", "*/pinctrl/*"],
