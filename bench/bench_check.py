@@ -105,7 +105,7 @@ def main() -> int:
         print(
             "$ cd",
             args.kernel,
-            "&&",
+            "&& dpmlens",
             " ".join(command[1:]).replace(str(report), "REPORT"),
         )
         started = time.monotonic()
