@@ -146,6 +146,11 @@ def main() -> int:
     print(
         f"CPU          {cpu:.2f} s user+sys over the process tree ({cpu / wall:.2f} cores busy)"
     )
+    # On a busy machine wall time mostly measures the other load; CPU / jobs is what an idle
+    # machine with `jobs` free cores would take (the walk and the parent's work overlap).
+    print(
+        f"idle-machine {cpu / args.jobs:.2f} s wall expected with {args.jobs} free cores"
+    )
     print(f"files/s      {files / wall:.0f}  ({mb / wall:.0f} MB/s)")
     print(f"peak RSS     {peak_rss / 1024:.0f} MB (sum over {peak_procs} processes)")
     print(f"peak PSS     {peak_pss / 1024:.0f} MB (shared pages divided)")
