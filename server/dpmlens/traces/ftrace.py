@@ -26,7 +26,7 @@ MAX_LINE = 1 << 20  # a "line" longer than this is binary garbage: dropped, coun
 # trace-cmd report pads short event names ("suspend_resume:       dpm_suspend[2] begin"); the
 # callback events are never padded, and their payload may start with a space (empty driver).
 _EVENT = re.compile(rb": (?:device_pm_callback_(?:start|end): |suspend_resume: +)")
-_STAMP = re.compile(rb"^# (?:suspend|freeze|standby|mem|disk|hibernate)-\d{6}-\d{6} ", re.M)
+_STAMP = re.compile(rb"# (?:suspend|freeze|standby|mem|disk|hibernate)-\d{6}-\d{6} ")
 _PARENT = b", parent: "
 _ERR = b", err="
 _S = ord("s")
@@ -88,11 +88,28 @@ def _blocks(stream: BinaryIO) -> Iterator[bytes]:
             return
 
 
+def _stamps(buf: bytes, limit: int) -> list[int]:
+    """Positions of sleepgraph stamp lines; a `^`-anchored regex would try every byte."""
+    out: list[int] = []
+    pos = 0
+    if not buf.startswith(b"# "):
+        pos = buf.find(b"\n# ", 0, limit) + 1
+        if pos == 0:
+            return out
+    while True:
+        if _STAMP.match(buf, pos):
+            out.append(pos)
+        nxt = buf.find(b"\n# ", pos, limit)
+        if nxt < 0:
+            return out
+        pos = nxt + 1
+
+
 def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector) -> None:
     # sleepgraph writes one "# suspend-MMDDYY-HHMMSS host mode kernel" stamp per test; with
     # several tests in one file each stamp starts a new cycle. Stamps are rare: collect them
     # first and interleave by position.
-    stamps = [m.start() for m in _STAMP.finditer(buf, 0, limit)]
+    stamps = _stamps(buf, limit)
     si = 0
     rfind = buf.rfind
     find = buf.find

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""Benchmark the trace importers (see BENCHMARKS.md, "Traces").
+
+Generates a sleepgraph-like ftrace capture of CYCLES suspend/resume cycles x DEVICES devices
+(8 phases each: prepare .. complete, async-interleaved callbacks, kprobe lines between them as
+sleepgraph records them), the same content as a Perfetto trace written with the perfetto
+package's StreamingTraceProtoBuilder, and optionally a ~1 GB ftrace file with the same PM
+content and more kprobe lines. Each file is loaded by `load_traces()` + `aggregate()` in a
+fresh child process, which reports wall time, CPU time and its peak RSS (ru_maxrss).
+
+    python bench/bench_traces.py [--cycles 100] [--devices 600] [--noise 3] [--big-gb 1.0]
+
+Data goes to bench-data/traces/ (gitignored) and is reused when the parameters match.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+OUT = REPO / "bench-data" / "traces"
+BUDGET_MB_S = 50.0
+BUDGET_RSS_MB = 200.0
+
+# (marker, pm event value, info prefix, verb)
+PHASES = [
+    ("dpm_prepare", 2, "", "suspend"),
+    ("dpm_suspend", 2, "", "suspend"),
+    ("dpm_suspend_late", 2, "late ", "suspend"),
+    ("dpm_suspend_noirq", 2, "noirq ", "suspend"),
+    ("dpm_resume_noirq", 16, "noirq ", "resume"),
+    ("dpm_resume_early", 16, "early ", "resume"),
+    ("dpm_resume", 16, "", "resume"),
+    ("dpm_complete", 16, "", "resume"),
+]
+LAYERS = ["bus ", "driver ", "type ", "power domain ", "class "]
+
+
+def _devices(n: int) -> list[tuple[str, str, str, str]]:
+    out = []
+    for i in range(n):
+        drv = f"drv{i % 97}"
+        dev = f"0000:{i // 32:02x}:{i % 32:02x}.{i % 8}"
+        parent = "pci0000:00" if i % 5 else "none"
+        out.append((drv, dev, parent, LAYERS[i % len(LAYERS)]))
+    return out
+
+
+def _duration_us(cycle: int, dev: int, phase: int) -> int:
+    # deterministic, skewed: most callbacks are short, a few devices are slow
+    h = (cycle * 2654435761 + dev * 40503 + phase * 97) & 0xFFFFFFFF
+    base = 5 + h % 200
+    if dev % 50 == 0:
+        base += 20000 + h % 5000
+    return base
+
+
+def _events(cycles: int, devices: list[tuple[str, str, str, str]]):  # noqa: ANN202
+    """Yield (ts_ns, cpu, kind, fields) in time order; kind: 'sr', 'start', 'end'."""
+    t = 100_000_000_000
+    for c in range(cycles):
+        for p, (marker, val, stage, verb) in enumerate(PHASES):
+            yield t, 0, "sr", (marker, val, 1)
+            t += 1000
+            pair = []
+            for d, (drv, dev, parent, layer) in enumerate(devices):
+                info = "" if p in (0, 7) else stage + layer
+                pair.append((d, drv, dev, parent, info))
+                if len(pair) == 2 or d == len(devices) - 1:
+                    ends = []
+                    for dd, drv2, dev2, parent2, info2 in pair:
+                        yield t, dd % 4, "start", (drv2, dev2, parent2, info2, val)
+                        ends.append((t + _duration_us(c, dd, p) * 1000, dd, drv2, dev2))
+                        t += 2000
+                    for te, dd, drv2, dev2 in sorted(ends):
+                        yield te, dd % 4, "end", (drv2, dev2, 0)
+                    t = max(e[0] for e in ends) + 3000
+                    pair = []
+            yield t, 0, "sr", (marker, val, 0)
+            t += 5000
+        t += 2_000_000_000
+
+
+def write_ftrace(path: Path, cycles: int, ndev: int, noise: int) -> None:
+    devices = _devices(ndev)
+    with open(path, "w", buffering=1 << 20) as f:
+        f.write("# suspend-112226-101500 benchhost mem 6.12.0\n# tracer: nop\n#\n"
+                "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n")
+        buf: list[str] = []
+        for ts_ns, cpu, kind, fields in _events(cycles, devices):
+            ts = f"{ts_ns // 1000 // 1_000_000}.{ts_ns // 1000 % 1_000_000:06d}"
+            task = f"     kworker/u8:{cpu}-{190 + cpu:<5} [{cpu:03d}] d..1. {ts:>13}: "
+            if kind == "sr":
+                buf.append(f"{task}suspend_resume: {fields[0]}[{fields[1]}] "
+                           f"{'begin' if fields[2] else 'end'}\n")
+            elif kind == "start":
+                drv, dev, parent, info, val = fields
+                verb = "suspend" if val == 2 else "resume"
+                buf.append(f"{task}device_pm_callback_start: {drv} {dev}, parent: {parent}, "
+                           f"{info}[{verb}]\n")
+                for k in range(noise):  # what sleepgraph's kprobes add inside a callback
+                    if k % 2 == 0:
+                        buf.append(f"{task}msleep_cal: (msleep+0x0/0x40) time=10\n")
+                    else:
+                        buf.append(f"{task}msleep_ret: (rtl8169_suspend+0x5c/0x90 [r8169] <- "
+                                   "msleep) arg1=0x0\n")
+            else:
+                drv, dev, err = fields
+                buf.append(f"{task}device_pm_callback_end: {drv} {dev}, err={err}\n")
+            if len(buf) > 20000:
+                f.write("".join(buf))
+                buf.clear()
+        f.write("".join(buf))
+
+
+def write_perfetto(path: Path, cycles: int, ndev: int) -> None:
+    from perfetto.trace_builder.proto_builder import StreamingTraceProtoBuilder
+
+    devices = _devices(ndev)
+    with open(path, "wb") as f:
+        builder = StreamingTraceProtoBuilder(f)
+        pending: dict[int, list] = {}
+
+        def flush(cpu: int) -> None:
+            packet = builder.create_packet()
+            bundle = packet.ftrace_events
+            bundle.cpu = cpu
+            for ts, kind, fields in pending.pop(cpu):
+                ev = bundle.event.add()
+                ev.timestamp = ts
+                ev.pid = 190 + cpu
+                if kind == "sr":
+                    e = ev.suspend_resume
+                    e.action, e.val, e.start = fields
+                elif kind == "start":
+                    e = ev.device_pm_callback_start
+                    e.driver, e.device, e.parent, e.pm_ops, e.event = fields
+                else:
+                    e = ev.device_pm_callback_end
+                    e.driver, e.device, e.error = fields
+            builder.write_packet(packet)
+
+        for ts, cpu, kind, fields in _events(cycles, devices):
+            pending.setdefault(cpu, []).append((ts, kind, fields))
+            if len(pending[cpu]) >= 1000:  # like per-CPU ring buffer pages read in turn
+                flush(cpu)
+        for cpu in list(pending):
+            flush(cpu)
+
+
+CHILD = r"""
+import json, resource, sys, time
+t0 = time.perf_counter(); c0 = time.process_time()
+from dpmlens.traces import aggregate, load_traces, phase_stats
+ts = load_traces(sys.argv[1:])
+stats = aggregate(ts); phases = phase_stats(ts)
+wall = time.perf_counter() - t0; cpu = time.process_time() - c0
+print(json.dumps({"wall": wall, "cpu": cpu, "samples": ts.sample_count, "cycles": ts.cycles,
+                  "callbacks": len(stats), "errors": ts.errors, "skipped": ts.skipped_lines,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+BASELINE = r"""
+import json, resource
+import dpmlens.traces
+print(json.dumps({"rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def measure(path: Path) -> dict:
+    r = subprocess.run([sys.executable, "-c", CHILD, str(path)], capture_output=True, text=True,
+                       check=True)
+    data = json.loads(r.stdout)
+    size = path.stat().st_size / 1e6
+    data.update(file=path.name, mb=round(size, 1), mb_s_wall=round(size / data["wall"], 1),
+                mb_s_cpu=round(size / data["cpu"], 1))
+    return data
+
+
+def _ensure(path: Path, params: str, make) -> None:  # noqa: ANN001
+    stamp = path.with_suffix(path.suffix + ".params")
+    if path.exists() and stamp.exists() and stamp.read_text() == params:
+        return
+    t0 = time.perf_counter()
+    make()
+    stamp.write_text(params)
+    print(f"  generated {path.name}: {path.stat().st_size / 1e6:.0f} MB in "
+          f"{time.perf_counter() - t0:.0f} s", file=sys.stderr)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cycles", type=int, default=100)
+    ap.add_argument("--devices", type=int, default=600)
+    ap.add_argument("--noise", type=int, default=3, help="kprobe lines inside each callback")
+    ap.add_argument("--big-gb", type=float, default=1.0,
+                    help="also a file of about this many GB with the same PM content (0: none)")
+    ap.add_argument("--no-perfetto", action="store_true")
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    key = f"{args.cycles}x{args.devices}"
+    files: list[Path] = []
+
+    ft = args.out / f"bench_{key}_n{args.noise}_ftrace.txt"
+    _ensure(ft, f"{key} {args.noise}",
+            lambda: write_ftrace(ft, args.cycles, args.devices, args.noise))
+    files.append(ft)
+    if args.big_gb > 0:
+        per_noise = ft.stat().st_size / max(args.noise + 3, 1)  # rough bytes per noise unit
+        noise = max(args.noise, int(args.big_gb * 1e9 / per_noise) - 3)
+        big = args.out / f"bench_{key}_n{noise}_ftrace.txt"
+        _ensure(big, f"{key} {noise}", lambda: write_ftrace(big, args.cycles, args.devices, noise))
+        files.append(big)
+    if not args.no_perfetto:
+        pf = args.out / f"bench_{key}.perfetto-trace"
+        _ensure(pf, key, lambda: write_perfetto(pf, args.cycles, args.devices))
+        files.append(pf)
+
+    base = json.loads(subprocess.run([sys.executable, "-c", BASELINE], capture_output=True,
+                                     text=True, check=True).stdout)["rss_mb"]
+    print(f"interpreter + dpmlens.traces imported: {base:.0f} MB RSS "
+          f"(load average {os.getloadavg()[0]:.1f})")
+    print(f"{'file':<44} {'MB':>7} {'wall s':>7} {'cpu s':>7} {'MB/s wall':>9} "
+          f"{'MB/s cpu':>9} {'RSS MB':>7} {'samples':>8} {'cycles':>6}")
+    ok = True
+    for f in files:
+        m = measure(f)
+        print(f"{m['file']:<44} {m['mb']:>7.1f} {m['wall']:>7.2f} {m['cpu']:>7.2f} "
+              f"{m['mb_s_wall']:>9.1f} {m['mb_s_cpu']:>9.1f} {m['rss_mb']:>7.0f} "
+              f"{m['samples']:>8} {m['cycles']:>6}")
+        if m["errors"] or m["skipped"]:
+            print(f"  errors={m['errors']} skipped={m['skipped']}")
+            ok = False
+        if f.suffix == ".txt":
+            ok &= m["mb_s_cpu"] >= BUDGET_MB_S and m["rss_mb"] < BUDGET_RSS_MB
+    print(f"budgets (ftrace text): >= {BUDGET_MB_S:.0f} MB/s on one core (CPU time), "
+          f"peak RSS < {BUDGET_RSS_MB:.0f} MB: {'met' if ok else 'NOT met'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
