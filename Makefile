@@ -25,6 +25,10 @@ BENCH_JOBS   ?= 2
 bench: $(STAMP)
 	$(PY) bench/bench_check.py --kernel $(BENCH_KERNEL) --jobs $(BENCH_JOBS)
 
+# Trace importers: generates ~250 MB + ~1.1 GB ftrace and a Perfetto trace under bench-data/.
+bench-traces: $(STAMP)
+	$(PY) bench/bench_traces.py
+
 # Language server over stdio on drivers/usb/core/hub.c, workspace = drivers/ (BENCHMARKS.md).
 bench-lsp: $(STAMP)
 	$(PY) bench/bench_lsp.py --kernel $(BENCH_KERNEL)
