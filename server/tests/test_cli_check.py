@@ -111,9 +111,12 @@ def test_baseline_hides_known_findings_across_line_shifts(tmp_path: Path, capsys
     assert r.code == 0 and r.out == ""
     assert "in baseline" in r.err_lines[-1]
     # a new problem in another callback is reported
-    src.write_text(NOIRQ_WAKE.replace("disable_irq_wake(foo->irq);", "device_init_wakeup(dev, 0);"))
+    added = "disable_irq_wake(foo->irq);\n\tpm_runtime_resume(dev);"
+    src.write_text(NOIRQ_WAKE.replace("disable_irq_wake(foo->irq);", added))
     r = run_cli(capsys, "check", "--baseline", str(baseline), str(src))
-    assert r.code == 1 and "device_init_wakeup" in r.out
+    assert r.code == 1
+    assert r.out.splitlines()[0].endswith("[runtime-pm-while-disabled]")
+    assert "wake-setup-in-noirq" not in r.out
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
