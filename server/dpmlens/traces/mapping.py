@@ -247,7 +247,7 @@ def build_index(root: str | os.PathLike[str], driver_names: Iterable[str] | None
             if model is None:
                 continue
             for drv in model.drivers:
-                name = _effective_name(model, drv, modname, hdr_defs)
+                name = effective_name(model, drv, modname, hdr_defs)
                 if name and (not names or name in names or name in norm):
                     idx.drivers.setdefault(name, []).append((model, drv))
     return idx
@@ -276,7 +276,7 @@ def _name_text(model: FileModel, drv: DriverStruct) -> str:
     return b" ".join(seg).decode("utf-8", "replace")
 
 
-def _effective_name(model: FileModel, drv: DriverStruct, modname: str,
+def effective_name(model: FileModel, drv: DriverStruct, modname: str,
                     hdr_defs: dict[str, str]) -> str | None:
     """The driver name as the running kernel reports it (dev_driver_string())."""
     text = _name_text(model, drv)
