@@ -85,6 +85,9 @@ static int pll_suspend_noirq(struct device *dev)
 	spin_unlock_irqrestore(&pll->lock, flags);
 	/* ok: busy-wait-in-pm-callback */
 	mdelay(2);
+	while (readl(pll->regs) & 1)
+		/* expect: busy-wait-in-pm-callback(info) */
+		mdelay(10);
 	/* expect: busy-wait-in-pm-callback */
 	udelay(12000);
 	return 0;

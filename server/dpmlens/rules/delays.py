@@ -441,4 +441,7 @@ def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
             callback=cb.function,
             via=a.ctx.via(r),
         )
-        yield _finding(rule, a, d, rule.severity, message, cb, r)
+        # A polling loop (`do { if (ready) break; mdelay(10); } while (...)`) lives in low-level
+        # helpers that are often shared with atomic paths: advisory only.
+        severity = Severity.INFO if d.in_loop else rule.severity
+        yield _finding(rule, a, d, severity, message, cb, r)
