@@ -10,8 +10,8 @@ The word lists are data:
   that could carry legacy bus callbacks.
 - `BROAD_KEYWORDS`: every PM-ish word, for `mentions_pm()` (the editor's workspace index).
 
-Measured on linux-6.12 drivers/ (20,681 .c files, 468 MB): `may_contain_pm` keeps 2,675
-files / 90 MB; `mentions_pm` keeps 3,309 files / 115 MB; both at ~250 MB/s on one core.
+Measured on linux-6.12 drivers/ (20,681 .c files, 468 MB): `may_contain_pm` keeps 2,666
+files / 89 MB; `mentions_pm` keeps 3,309 files / 115 MB; both at ~200-250 MB/s on one core.
 """
 
 from __future__ import annotations
