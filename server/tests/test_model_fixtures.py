@@ -57,3 +57,6 @@ def test_driver_name_and_delay_from_local_header() -> None:
     (d,) = m.drivers
     assert d.name == "hdr-named" and d.pm == "hdr_pm"
     assert "DRV_NAME" not in m.defines  # the header's defines stay out of the file model
+    (call,) = m.calls_to("msleep")
+    assert eval_int(call.args[0], m.defines) is None
+    assert eval_int(call.args[0], m.all_defines()) == 20

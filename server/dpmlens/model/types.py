@@ -85,6 +85,8 @@ class CallLoader(Protocol):
 
     def callee_names(self) -> frozenset[str]: ...
 
+    def header_defines(self) -> dict[str, str]: ...
+
 
 @dataclass
 class FileModel:
@@ -133,6 +135,19 @@ class FileModel:
             assert self.loader is not None
             return self.loader.callee_names()
         return frozenset(c.callee for c in self.calls)
+
+    def all_defines(self) -> dict[str, str]:
+        """`defines` over those of the file's local `#include "x.h"` headers (file wins).
+
+        For evaluating `msleep(FOO_DELAY)` when FOO_DELAY lives in the driver's own header;
+        the headers are read on first use (see build.py `header_defines`).
+        """
+        merged = self.__dict__.get("_all_defines")
+        if merged is None:
+            extra = self.loader.header_defines() if self.loader is not None else {}
+            merged = {**extra, **self.defines} if extra else self.defines
+            self.__dict__["_all_defines"] = merged
+        return merged
 
     def calls_by_caller(self) -> dict[str | None, list[CallSite]]:
         """Call sites grouped by enclosing function (None: file scope); built once, cached."""
