@@ -13,6 +13,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from dpmlens.config import Config
 from dpmlens.findings import Finding
@@ -55,12 +56,12 @@ class _FileResult:
     lines: dict[int, str]
 
 
-_worker_config: Config | None = None
+_worker_state: tuple[Config, list[Any] | None] | None = None
 
 
-def _init_worker(config: Config) -> None:
-    global _worker_config
-    _worker_config = config
+def _init_worker(config: Config, rules: list[Any] | None) -> None:
+    global _worker_state
+    _worker_state = (config, rules)
 
 
 def default_jobs() -> int:
@@ -70,9 +71,13 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def check_file(path: str, config: Config) -> _FileResult:
-    """Read, prefilter and analyze one file; every failure becomes an InputError."""
-    from dpmlens.engine import analyze_source
+def check_file(path: str, config: Config, rules: list[Any] | None = None) -> _FileResult:
+    """Read, prefilter and analyze one file; every failure becomes an InputError.
+
+    `rules`: the rules to run (default: all of `rules/`, as `engine.analyze_source` does).
+    """
+    from dpmlens.engine import analyze_model
+    from dpmlens.model.build import build_model
     from dpmlens.syntax.prefilter import may_contain_pm
 
     try:
@@ -88,7 +93,7 @@ def check_file(path: str, config: Config) -> _FileResult:
     if not may_contain_pm(source):
         return _FileResult(path, [], None, nbytes, nlines, False, {})
     try:
-        findings = analyze_source(path, source, config)
+        findings = analyze_model(build_model(path, source), config, None, rules)
     except RecursionError:
         error = InputError(path, "too deeply nested to analyze, skipped")
         return _FileResult(path, [], error, nbytes, nlines, True, {})
@@ -113,8 +118,8 @@ def _quoted_lines(source: bytes, findings: list[Finding]) -> dict[int, str]:
 
 
 def _check_in_worker(path: str) -> _FileResult:
-    assert _worker_config is not None
-    return check_file(path, _worker_config)
+    assert _worker_state is not None
+    return check_file(path, *_worker_state)
 
 
 def check_paths(
@@ -123,10 +128,12 @@ def check_paths(
     jobs: int | None = None,
     *,
     keep_file: Callable[[str], bool] | None = None,
+    rules: list[Any] | None = None,
 ) -> CheckRun:
     """Check every .c/.h under `paths` with `jobs` processes (default: all cores).
 
-    `keep_file` narrows the walk (e.g. `--diff`: only files the revision changed).
+    `keep_file` narrows the walk (e.g. `--diff`: only files the revision changed); `rules`
+    replaces the default rule set (all of `rules/`).
     """
     started = time.monotonic()
     walk_errors: list[InputError] = []
@@ -135,7 +142,7 @@ def check_paths(
         files = filter(keep_file, files)
     jobs = max(1, jobs or default_jobs())
     run = CheckRun(findings=[], errors=[], jobs=jobs)
-    for result in _results(files, config, jobs):
+    for result in _results(files, config, jobs, rules):
         run.files_checked += 1
         run.bytes_checked += result.nbytes
         run.lines_checked += result.nlines
@@ -163,11 +170,13 @@ def _configured(findings: list[Finding], config: Config) -> list[Finding]:
     return out
 
 
-def _results(files: Iterator[str], config: Config, jobs: int) -> Iterator[_FileResult]:
+def _results(
+    files: Iterator[str], config: Config, jobs: int, rules: list[Any] | None
+) -> Iterator[_FileResult]:
     first = list(itertools.islice(files, _POOL_MIN_FILES))
     if jobs == 1 or len(first) < _POOL_MIN_FILES:
         for path in itertools.chain(first, files):
-            yield check_file(path, config)
+            yield check_file(path, config, rules)
         return
     # Import the engine (and whatever it loads at import time) before forking, so the workers
     # share it copy-on-write instead of each importing it again.
@@ -178,5 +187,5 @@ def _results(files: Iterator[str], config: Config, jobs: int) -> Iterator[_FileR
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     # The walk feeds the pool as it goes (the pool's feeder thread pulls from the generator),
     # so workers start on the first files while the tree is still being listed.
-    with context.Pool(jobs, initializer=_init_worker, initargs=(config,)) as pool:
+    with context.Pool(jobs, initializer=_init_worker, initargs=(config, rules)) as pool:
         yield from pool.imap_unordered(_check_in_worker, itertools.chain(first, files), _CHUNK)

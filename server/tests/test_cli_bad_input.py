@@ -109,16 +109,40 @@ def test_baseline_that_is_a_directory(tmp_path: Path, capsys) -> None:
     assert r.err_lines == [f"dpmlens: error: {tmp_path}: cannot read baseline: Is a directory"]
 
 
-def test_broken_rule_yaml_is_one_line_exit_2(tmp_path: Path) -> None:
+def _data_copy(tmp_path: Path) -> Path:
     data = tmp_path / "data"
     shutil.copytree(REPO / "rules", data / "rules")
     if (REPO / "grammars").is_dir():
         shutil.copytree(REPO / "grammars", data / "grammars")
+    return data
+
+
+def test_broken_rule_yaml_is_one_line_exit_2_other_rules_run(tmp_path: Path) -> None:
+    data = _data_copy(tmp_path)
     broken = data / "rules" / "msleep-under-20ms.yaml"
     broken.write_text("id: msleep-under-20ms\nmessage: [unclosed\n")
     src = write_driver(tmp_path / "good.c")
-    r = run_process("check", str(src), env={"DPMLENS_DATA_DIR": str(data)})
+    env = {"DPMLENS_DATA_DIR": str(data)}
+    r = run_process("check", str(src), env=env)
     assert r.code == 2
     assert "Traceback" not in r.err
     errors = [line for line in r.err_lines if line.startswith("dpmlens: error: ")]
-    assert len(errors) == 1 and str(broken) in errors[0] and "invalid YAML" in errors[0]
+    assert errors == [
+        f"dpmlens: error: {broken}:3: invalid YAML: expected ',' or ']', but got '<stream end>'"
+    ]
+    assert WAKE in r.out  # the rules that loaded still ran
+    listed = run_process("rules", "list", env=env)
+    assert listed.code == 2 and "wake-setup-in-noirq" in listed.out
+    assert "msleep-under-20ms" not in listed.out
+
+
+def test_broken_table_is_fatal(tmp_path: Path) -> None:
+    data = _data_copy(tmp_path)
+    table = data / "rules" / "tables" / "spec-delays.yaml"
+    table.write_text("usb: {trstrcy: [\n")
+    r = run_process(
+        "check", str(write_driver(tmp_path / "good.c")), env={"DPMLENS_DATA_DIR": str(data)}
+    )
+    assert r.code == 2 and r.out == ""
+    assert r.err_lines == [line for line in r.err_lines if str(table) in line]
+    assert len(r.err_lines) == 1 and "invalid YAML" in r.err

@@ -130,12 +130,14 @@ def _load_config(args: argparse.Namespace, paths: list[str], rule_ids: list[str]
 
 def run(args: argparse.Namespace) -> int:
     from dpmlens.check import check_paths
-    from dpmlens.rules.loader import load_rules
+    from dpmlens.rule_set import load_rule_set
 
     paths = args.paths or ["."]
     if args.baseline and args.write_baseline:
         raise UsageError("--baseline and --write-baseline cannot be used together")
-    rules = load_rules()
+    rules, rule_errors = load_rule_set()
+    for error in rule_errors:  # the other rules still run; the exit code says 2
+        print(f"dpmlens: error: {error}", file=sys.stderr)
     config = _load_config(args, paths, [r.id for r in rules])
     _select_rules(args, rules, config)
 
@@ -145,7 +147,11 @@ def run(args: argparse.Namespace) -> int:
 
         changed = ChangedLines.since(args.diff, paths[0])
     run_ = check_paths(
-        paths, config, args.jobs or None, keep_file=changed.touches_file if changed else None
+        paths,
+        config,
+        args.jobs or None,
+        keep_file=changed.touches_file if changed else None,
+        rules=rules,
     )
     if changed is not None:
         run_.findings = [f for f in run_.findings if changed.keep(f)]
@@ -156,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
         count = write_baseline(args.write_baseline, run_.findings)
         _print_errors(run_)
         print(f"dpmlens: wrote {count} findings to {args.write_baseline}", file=sys.stderr)
-        return 2 if run_.usage_errors else 0
+        return 2 if run_.usage_errors or rule_errors else 0
     if args.baseline:
         from dpmlens.baseline import subtract_baseline
 
@@ -167,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
     _print_errors(run_)
     if not args.quiet:
         print(_summary_line(run_), file=sys.stderr)
-    return exit_code(run_, args.fail_level)
+    return 2 if rule_errors else exit_code(run_, args.fail_level)
 
 
 def exit_code(run_: Any, fail_level: str) -> int:

@@ -28,10 +28,14 @@ def _help(parser: argparse.ArgumentParser) -> int:
     return 2
 
 
-def _rules() -> list[Any]:
-    from dpmlens.rules.loader import load_rules
+def _rules() -> tuple[list[Any], int]:
+    """The rules that load, and how many rule files are broken (each reported on stderr)."""
+    from dpmlens.rule_set import load_rule_set
 
-    return load_rules()
+    rules, errors = load_rule_set()
+    for error in errors:
+        print(f"dpmlens: error: {error}", file=sys.stderr)
+    return rules, len(errors)
 
 
 def _summary(message: str) -> str:
@@ -43,7 +47,7 @@ def _summary(message: str) -> str:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    rules = _rules()
+    rules, broken = _rules()
     if args.format == "json":
         payload = [
             {
@@ -56,17 +60,17 @@ def run_list(args: argparse.Namespace) -> int:
             for r in rules
         ]
         print(json.dumps(payload, indent=2))
-        return 0
+        return 2 if broken else 0
     width = max((len(r.id) for r in rules), default=0)
     kwidth = max((len(r.kernel_type) for r in rules), default=0)
     for r in rules:
         severity = str(r.severity)
         print(f"{r.id:<{width}}  {severity:<7}  {r.kernel_type:<{kwidth}}  {_summary(r.message)}")
-    return 0
+    return 2 if broken else 0
 
 
 def run_explain(args: argparse.Namespace) -> int:
-    rules = _rules()
+    rules, _broken = _rules()
     wanted = args.rule.strip()
     rule = next((r for r in rules if r.id == wanted or r.kernel_type == wanted.upper()), None)
     if rule is None:

@@ -18,26 +18,41 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("trace", help="measured suspend/resume callback latencies")
     sub = p.add_subparsers(title="trace commands", metavar="ACTION")
     rep = sub.add_parser(
-        "report", help="slowest callbacks, phase wall times, mapping onto the source",
+        "report",
+        help="slowest callbacks, phase wall times, mapping onto the source",
         description="Read dmesg (pm_print_times/initcall_debug), ftrace text (raw trace, "
         "trace-cmd report, sleepgraph *_ftrace.txt) and Perfetto traces, .gz or not; "
-        "directories are read recursively (sleepgraph -multi output).")
+        "directories are read recursively (sleepgraph -multi output).",
+    )
     rep.add_argument("paths", nargs="+", metavar="FILE|DIR")
-    rep.add_argument("--source", metavar="DIR", help="kernel tree or driver directory to map "
-                     "callbacks onto")
+    rep.add_argument(
+        "--source", metavar="DIR", help="kernel tree or driver directory to map callbacks onto"
+    )
     rep.add_argument("--format", choices=("table", "json", "csv"), default="table")
-    rep.add_argument("--top", type=int, default=None, metavar="N",
-                     help="show the N slowest callbacks (table default 25; json/csv: all)")
+    rep.add_argument(
+        "--top",
+        type=int,
+        default=None,
+        metavar="N",
+        help="show the N slowest callbacks (table default 25; json/csv: all)",
+    )
     rep.set_defaults(handler=run_report)
     dif = sub.add_parser(
-        "diff", help="before/after medians per callback and phase, Mann-Whitney U test",
+        "diff",
+        help="before/after medians per callback and phase, Mann-Whitney U test",
         description="Compare two sets of captures; a significance test runs when both sides "
-        "have >= 5 cycles.")
+        "have >= 5 cycles.",
+    )
     dif.add_argument("before", nargs="+", metavar="BEFORE")
     dif.add_argument("--vs", nargs="+", required=True, metavar="AFTER", dest="after")
     dif.add_argument("--format", choices=("table", "json", "csv"), default="table")
-    dif.add_argument("--top", type=int, default=25, metavar="N",
-                     help="callbacks to show, largest change first (default 25)")
+    dif.add_argument(
+        "--top",
+        type=int,
+        default=25,
+        metavar="N",
+        help="callbacks to show, largest change first (default 25)",
+    )
     dif.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
     dif.set_defaults(handler=run_diff)
     p.set_defaults(handler=lambda args: _help(p))
@@ -54,7 +69,8 @@ def _load(paths: list[str]):  # noqa: ANN202 - TraceSet
     traces = load_traces(paths)
     if traces.sample_count == 0 and not traces.phase_times:
         problems = "; ".join(traces.errors) or "; ".join(
-            f"{f.path}: {', '.join(f.notes) or 'no PM callback samples'}" for f in traces.files)
+            f"{f.path}: {', '.join(f.notes) or 'no PM callback samples'}" for f in traces.files
+        )
         raise UsageError(f"no PM timing data read: {problems}")
     return traces
 
@@ -99,25 +115,73 @@ def run_diff(args: argparse.Namespace) -> int:
     phases = [r for r in rows if r.kind == "phase"]
     callbacks = [r for r in rows if r.kind == "callback"][: args.top]
     if args.format == "json":
+
         def js(r: Any) -> dict[str, Any]:
-            return {k: getattr(r, k) for k in (
-                "driver", "device", "phase", "n_before", "n_after", "median_before_us",
-                "median_after_us", "change_us", "change_pct", "p", "verdict")}
-        sys.stdout.write(dumps({"version": 1, "cycles_before": before.cycles,
-                                "cycles_after": after.cycles,
-                                "phases": [js(r) for r in phases],
-                                "callbacks": [js(r) for r in callbacks]}))
+            return {
+                k: getattr(r, k)
+                for k in (
+                    "driver",
+                    "device",
+                    "phase",
+                    "n_before",
+                    "n_after",
+                    "median_before_us",
+                    "median_after_us",
+                    "change_us",
+                    "change_pct",
+                    "p",
+                    "verdict",
+                )
+            }
+
+        sys.stdout.write(
+            dumps(
+                {
+                    "version": 1,
+                    "cycles_before": before.cycles,
+                    "cycles_after": after.cycles,
+                    "phases": [js(r) for r in phases],
+                    "callbacks": [js(r) for r in callbacks],
+                }
+            )
+        )
         return 0
     if args.format == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["kind", "driver", "device", "phase", "n_before", "n_after",
-                    "median_before_us", "median_after_us", "change_us", "change_pct", "p",
-                    "verdict"])
+        w.writerow(
+            [
+                "kind",
+                "driver",
+                "device",
+                "phase",
+                "n_before",
+                "n_after",
+                "median_before_us",
+                "median_after_us",
+                "change_us",
+                "change_pct",
+                "p",
+                "verdict",
+            ]
+        )
         for r in phases + callbacks:
-            w.writerow([r.kind, r.driver, r.device, r.phase, r.n_before, r.n_after,
-                        r.median_before_us, r.median_after_us, r.change_us, r.change_pct,
-                        r.p, r.verdict])
+            w.writerow(
+                [
+                    r.kind,
+                    r.driver,
+                    r.device,
+                    r.phase,
+                    r.n_before,
+                    r.n_after,
+                    r.median_before_us,
+                    r.median_after_us,
+                    r.change_us,
+                    r.change_pct,
+                    r.p,
+                    r.verdict,
+                ]
+            )
         sys.stdout.write(buf.getvalue())
         return 0
 
@@ -126,21 +190,37 @@ def run_diff(args: argparse.Namespace) -> int:
             return "-" if v is None else human_us(v)
 
         pct = "" if r.change_pct is None else f" ({r.change_pct:+.1f}%)"
-        chg = "-" if r.change_us is None else f"{'+' if r.change_us > 0 else ''}" \
-            f"{human_us(r.change_us)}{pct}"
+        chg = (
+            "-"
+            if r.change_us is None
+            else f"{'+' if r.change_us > 0 else ''}{human_us(r.change_us)}{pct}"
+        )
         p = "-" if r.p is None else f"{r.p:.3g}"
         return [med(r.median_before_us), med(r.median_after_us), chg, p, r.verdict]
 
-    out = [f"before: {before.cycles} cycle(s), {before.sample_count} samples; "
-           f"after: {after.cycles} cycle(s), {after.sample_count} samples"]
+    out = [
+        f"before: {before.cycles} cycle(s), {before.sample_count} samples; "
+        f"after: {after.cycles} cycle(s), {after.sample_count} samples"
+    ]
     from dpmlens.traces.output import _table
 
     rows_t = [["phase", "n", "median before", "median after", "change", "p", "verdict"]]
     for r in phases:
         rows_t.append([r.phase, f"{r.n_before}/{r.n_after}"] + fmt(r))
     out += ["", "Phases (wall time per cycle):", _table(rows_t, {1, 2, 3, 4, 5})]
-    rows_c = [["driver", "device", "phase", "n", "median before", "median after", "change", "p",
-               "verdict"]]
+    rows_c = [
+        [
+            "driver",
+            "device",
+            "phase",
+            "n",
+            "median before",
+            "median after",
+            "change",
+            "p",
+            "verdict",
+        ]
+    ]
     for r in callbacks:
         rows_c.append([r.driver or "-", r.device, r.phase, f"{r.n_before}/{r.n_after}"] + fmt(r))
     out += ["", "Callbacks (largest change first):", _table(rows_c, {3, 4, 5, 6, 7})]

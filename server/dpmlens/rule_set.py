@@ -1,0 +1,54 @@
+"""The CLI's rule set: every rule file that loads, and one error line per broken one.
+
+`rules.loader.load_rules()` stops at the first broken file, which is right for the editor but
+not for CI: one broken rule must not silence the other rules. The CLI runs the rules that load,
+prints one line per broken file and exits 2 (a configuration error). A broken data table
+(`rules/tables/*.yaml`) is fatal: the rules that read it cannot run without it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from dpmlens.errors import UsageError
+from dpmlens.paths import rules_dir as default_rules_dir
+from dpmlens.rules.loader import Rule, RuleError, load_rules, load_table, parse_rule
+
+
+def _one_rule(path: Path) -> Rule:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RuleError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise RuleError(f"{path}{where}: invalid YAML: {problem}") from None
+    return parse_rule(path, data)
+
+
+def load_rule_set(rules_dir: Path | str | None = None) -> tuple[list[Rule], list[str]]:
+    """(rules that load, sorted by id; one error line per rule file that does not)."""
+    directory = Path(rules_dir or default_rules_dir())
+    if not directory.is_dir():
+        raise UsageError(f"{directory}: rules directory not found (set DPMLENS_DATA_DIR?)")
+    for table in sorted((directory / "tables").glob("*.yaml")):
+        try:
+            load_table(table.stem, directory)
+        except RuleError as exc:
+            raise UsageError(str(exc)) from None
+    try:
+        return load_rules(directory), []
+    except RuleError:
+        pass  # find every broken file, keep the rest
+    rules: list[Rule] = []
+    errors: list[str] = []
+    for path in sorted(directory.glob("*.yaml")):
+        try:
+            rules.append(_one_rule(path))
+        except RuleError as exc:
+            errors.append(str(exc))
+    return sorted(rules, key=lambda r: r.id), errors
