@@ -17,6 +17,7 @@ import tree_sitter as ts
 
 from dpmlens.config import Config
 from dpmlens.findings import ChainStep, Span
+from dpmlens.model.callgraph import pm_callbacks
 from dpmlens.model.phases import PHASES
 from dpmlens.model.types import CallSite, FileModel, FunctionDef
 from dpmlens.syntax.parser import parse
@@ -63,20 +64,14 @@ class Context:
 
     @cached_property
     def callbacks(self) -> list[Callback]:
+        """(function, phase) pairs, from model.callgraph.pm_callbacks (tables + legacy)."""
         found: dict[tuple[str, str], Callback] = {}
-        for table in self.model.pm_tables.values():
-            for m in table.members:
-                if m.function and m.member in PHASES:
+        for function, roles in pm_callbacks(self.model).items():
+            for role in roles:
+                if role.member in PHASES:
+                    source = role.table or f"{role.driver} (legacy .{role.field})"
                     found.setdefault(
-                        (m.function, m.member), Callback(m.function, m.member, m.span, table.name)
-                    )
-        for drv in self.model.drivers:
-            for key, fn in drv.legacy.items():
-                phase = _LEGACY.get(key)
-                if phase and fn:
-                    span = drv.span or Span(1, 1, 1, 1)
-                    found.setdefault(
-                        (fn, phase), Callback(fn, phase, span, f"{drv.var_name} (legacy .{key})")
+                        (function, role.member), Callback(function, role.member, role.span, source)
                     )
         return sorted(found.values(), key=lambda c: (PHASES[c.phase].order, c.function))
 
@@ -205,18 +200,3 @@ class Context:
 
     def source_matches(self, pattern: str) -> bool:
         return re.search(pattern.encode(), self.model.source) is not None
-
-
-_LEGACY = {
-    "suspend": "suspend",
-    "resume": "resume",
-    "suspend_late": "suspend_late",
-    "resume_early": "resume_early",
-    "suspend_noirq": "suspend_noirq",
-    "resume_noirq": "resume_noirq",
-    "reset_resume": "resume",
-    "freeze": "freeze",
-    "thaw": "thaw",
-    "poweroff": "poweroff",
-    "restore": "restore",
-}

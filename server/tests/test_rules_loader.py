@@ -1,0 +1,118 @@
+"""The rule loader: the shipped rules load, and every kind of broken rule file gives one
+line naming the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dpmlens.findings import Severity
+from dpmlens.rules.loader import RuleError, load_rules, parse_rule
+
+GOOD = """\
+id: {id}
+kernel_type: PM_TEST
+severity: warning
+message: "{{callee}}() in {{phase}}"
+note: why
+url: https://docs.kernel.org/power/
+match:
+  kind: call-in-phase
+  phases: [noirq]
+  calls: [enable_irq_wake]
+"""
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_shipped_rules_load_with_unique_ids_and_types() -> None:
+    rules = load_rules()
+    ids = [r.id for r in rules]
+    assert len(ids) == 11 and len(set(ids)) == 11
+    assert len({r.kernel_type for r in rules}) == 11
+    for r in rules:
+        assert r.url.startswith("https://docs.kernel.org/"), r.id
+        assert r.note and r.message
+
+
+def test_a_common_rule_needs_no_python(tmp_path: Path) -> None:
+    _write(tmp_path, "my-rule", GOOD.format(id="my-rule"))
+    (rule,) = load_rules(tmp_path)
+    assert rule.severity == Severity.WARNING
+    assert rule.kind == "call-in-phase"
+    assert rule.format_message(callee="enable_irq_wake", phase="suspend_noirq") == (
+        "enable_irq_wake() in suspend_noirq"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        ("bad-yaml", "id: [unclosed\n", "invalid YAML"),
+        ("not-a-map", "- a\n- b\n", "must be a YAML mapping"),
+        ("wrong-name", GOOD.format(id="other-name"), "must equal the file name"),
+        ("missing", "id: missing\n", "missing field(s)"),
+        ("bad-sev", GOOD.format(id="bad-sev").replace("warning", "loud"), "unknown severity"),
+        (
+            "bad-type",
+            GOOD.format(id="bad-type").replace("PM_TEST", "pm-test"),
+            "not UPPER_SNAKE",
+        ),
+        (
+            "bad-phase",
+            GOOD.format(id="bad-phase").replace("[noirq]", "[sleepy]"),
+            "unknown phase 'sleepy'",
+        ),
+        (
+            "bad-kind",
+            GOOD.format(id="bad-kind").replace("call-in-phase", "call-anywhere"),
+            "unknown match kind",
+        ),
+        (
+            "bad-checker",
+            GOOD.format(id="bad-checker").replace(
+                "  kind: call-in-phase\n  phases: [noirq]\n  calls: [enable_irq_wake]\n",
+                "  checker: nope\n",
+            ),
+            "unknown checker 'nope'",
+        ),
+        (
+            "bad-key",
+            GOOD.format(id="bad-key") + "  calss: [x]\n",
+            "unknown key(s) calss",
+        ),
+    ],
+)
+def test_broken_rule_files_name_the_file(tmp_path: Path, name: str, text: str, expected: str):
+    path = _write(tmp_path, name, text)
+    with pytest.raises(RuleError) as err:
+        load_rules(tmp_path)
+    message = str(err.value)
+    assert message.startswith(str(path)), message
+    assert expected in message, message
+    assert "\n" not in message
+
+
+def test_invalid_yaml_names_the_line(tmp_path: Path) -> None:
+    path = _write(tmp_path, "broken", "id: broken\nmatch: {kind: [\n")
+    with pytest.raises(RuleError, match=rf"^{path}:\d+: invalid YAML"):
+        load_rules(tmp_path)
+
+
+def test_missing_rules_directory(tmp_path: Path) -> None:
+    with pytest.raises(RuleError, match="rules directory not found"):
+        load_rules(tmp_path / "nowhere")
+
+
+def test_parse_rule_rejects_bad_fix(tmp_path: Path) -> None:
+    import yaml
+
+    data = yaml.safe_load(GOOD.format(id="fixy"))
+    data["fix"] = "just do it"
+    with pytest.raises(RuleError, match="fix must be a mapping"):
+        parse_rule(tmp_path / "fixy.yaml", data)
