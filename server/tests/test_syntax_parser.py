@@ -136,3 +136,12 @@ def test_prefilter_extra_keywords() -> None:
     assert words.count(b"dev_pm_ops") == 1
     assert may_contain_pm(b"x = my_special_delay;", words)
     assert not may_contain_pm(b"x = my_special_delay;")
+
+
+def test_line_index_after_many_lookups_uses_the_full_index() -> None:
+    idx = sp.LineIndex(SRC)
+    offsets = list(range(0, len(SRC), 3)) + [len(SRC)]
+    assert len(offsets) > 16
+    for off in offsets + offsets[::-1]:
+        row, c = _point(SRC, off)
+        assert idx.point(off) == (row + 1, c + 1)

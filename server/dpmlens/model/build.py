@@ -191,7 +191,7 @@ class _Builder:
                 name=name,
                 span=node_span(d),
                 name_span=node_span(n),
-                is_static=re.search(rb"\bstatic\b", head) is not None,
+                is_static=b"static" in head and re.search(rb"\bstatic\b", head) is not None,
                 start_byte=d.start_byte,
                 end_byte=d.end_byte,
                 maybe_unused=b"__maybe_unused" in head,

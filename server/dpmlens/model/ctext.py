@@ -243,7 +243,7 @@ def _read_value(
 
 def strip_comments(text: str) -> str:
     """`text` without C comments (replaced by one space), e.g. a #define's value."""
-    if "/" not in text:
+    if "/*" not in text and "//" not in text:
         return text.strip()
     out = []
     for m in _TOKEN.finditer(text):

@@ -6,6 +6,7 @@ sources are almost all ASCII, and the LSP layer converts to UTF-16 where it must
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from functools import cache
 
 import tree_sitter as ts
@@ -68,23 +69,37 @@ def has_error(tree: ts.Tree) -> bool:
 class LineIndex:
     """Byte offset -> 1-based (line, byte column), for spans of text found without the tree.
 
-    Counts newlines on demand from the last position asked (C-speed `bytes.count`), which is
-    cheaper than indexing every line when a file needs only a few spans.
+    The first few lookups count newlines on demand (C-speed `bytes.count`), which is cheaper
+    than indexing every line when a file needs only a few spans; after that a full index of
+    line starts is built once and searched.
     """
+
+    _ON_DEMAND = 16
 
     def __init__(self, source: bytes) -> None:
         self._src = source
-        self._off = 0
-        self._line = 1
+        self._asked = 0
+        self._starts: list[int] | None = None
+
+    def _index(self) -> list[int]:
+        starts = [0]
+        find = self._src.find
+        pos = find(b"\n")
+        while pos >= 0:
+            starts.append(pos + 1)
+            pos = find(b"\n", pos + 1)
+        return starts
 
     def point(self, offset: int) -> tuple[int, int]:
         src = self._src
-        if offset >= self._off:
-            line = self._line + src.count(b"\n", self._off, offset)
-        else:
-            line = 1 + src.count(b"\n", 0, offset)
-        self._off, self._line = offset, line
-        return line, offset - (src.rfind(b"\n", 0, offset) + 1) + 1
+        if self._starts is None:
+            self._asked += 1
+            if self._asked <= self._ON_DEMAND:
+                line = 1 + src.count(b"\n", 0, offset)
+                return line, offset - (src.rfind(b"\n", 0, offset) + 1) + 1
+            self._starts = self._index()
+        line = bisect_right(self._starts, offset) - 1
+        return line + 1, offset - self._starts[line] + 1
 
     def span(self, start: int, end: int) -> Span:
         line, col = self.point(start)
