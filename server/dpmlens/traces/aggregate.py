@@ -81,11 +81,13 @@ def aggregate(traces: TraceSet) -> list[CallbackStats]:
     """One entry per (driver, device, phase), slowest total first."""
     merged: dict[CallbackKey, list] = {}
     for g in traces.groups.values():
+        if not g.durations:  # created for a start that never ended
+            continue
         drv, dev, parent, phase, layer = g.key
         m = merged.get((drv, dev, phase))
         if m is None:
             m = merged[(drv, dev, phase)] = [[], set(), Counter(), Counter(), 0, None]
-        m[0].extend(g.durations)
+        m[0].extend([round(d, 3) for d in g.durations])  # to the ns: no float noise
         m[1].update(g.cycles)
         m[2][parent] += len(g.durations)
         m[3][layer] += len(g.durations)

@@ -19,7 +19,7 @@ from dpmlens.model.phases import (
     member_for_stage,
     split_layer,
 )
-from dpmlens.traces.sample import Collector, CycleTracker
+from dpmlens.traces.sample import Collector, CycleTracker, Group
 
 _NAN = float("nan")
 
@@ -38,30 +38,46 @@ class Assembler:
         self._pending: dict[bytes | str, tuple] = {}
         self._open_markers: dict[str, tuple[float, str, int]] = {}
         self._heads: dict[bytes | str, tuple[str, str]] = {}
-        self._names: dict[bytes | str, str] = {}
-        self._tails: dict[tuple[bytes | str, str], tuple[str, str] | None] = {}
+        self._groups: dict[tuple, tuple[Group, str] | bool] = {}
         self.events = 0
+        self._last_phase: str | None = None
+        self._last_cycle = 0
+        self._open_members: set[str] = set()
 
     # -- events -------------------------------------------------------------------------
     def start(self, ts: float, head: bytes | str, parent: bytes | str, tail: bytes | str) -> None:
         """`head` is "<driver> <device>", `tail` is "<info>[<verb>]" as the kernel prints it."""
         self.events += 1
-        resolved = self._tails.get((tail, self.marker_stage), False)
-        if resolved is False:
-            resolved = self._resolve_tail(_text(tail), self.marker_stage)
-            self._tails[(tail, self.marker_stage)] = resolved
-        if resolved is None:
+        # One lookup on the hot path: the raw fields (and the marker stage an empty info
+        # defers to) -> the sample group and phase they land in.
+        key = (head, parent, tail, self.marker_stage)
+        hit = self._groups.get(key)
+        if hit is None:
+            hit = self._groups[key] = self._resolve(head, parent, tail)
+        if hit is False:
             self.coll.skip("callback start with an unknown verb or stage")
             return
-        phase, layer = resolved
-        cycle = self.cycles.observe(phase)
+        group, phase = hit
+        if phase is not self._last_phase:  # the cycle can only change with the phase
+            self._last_cycle = self.cycles.observe(phase)
+            self._last_phase = phase
         if head in self._pending:
             self.coll.report.incomplete += 1
-        self._pending[head] = (ts, parent, phase, layer, cycle)
+        self._pending[head] = (ts, group, phase, self._last_cycle)
 
-    def start_fields(
-        self, ts: float, driver: str, device: str, parent: str, info: str, verb: str
-    ) -> None:
+    def _resolve(self, head: bytes | str, parent: bytes | str, tail: bytes | str):  # noqa: ANN202
+        resolved = self._resolve_tail(_text(tail), self.marker_stage)
+        if resolved is None:
+            return False
+        phase, layer = resolved
+        names = self._heads.get(head)
+        if names is None:
+            names = self._heads[head] = self._split_head(_text(head))
+        group = self.coll.group(names[0], names[1], _text(parent), phase, layer)
+        return group, phase
+
+    def start_fields(self, ts: float, driver: str, device: str, parent: str, info: str,
+                     verb: str) -> None:
         """The same event with its fields already separated (Perfetto)."""
         head = f"{driver} {device}"
         if head not in self._heads:
@@ -74,18 +90,13 @@ class Assembler:
         if p is None:
             self.coll.report.unmatched_ends += 1
             return
-        t0, parent, phase, layer, cycle = p
-        names = self._heads.get(head)
-        if names is None:
-            names = self._heads[head] = self._split_head(_text(head))
-        pname = self._names.get(parent)
-        if pname is None:
-            pname = self._names[parent] = _text(parent)
-        dur = round((ts - t0) * 1e6, 3)
+        t0, group, phase, cycle = p
+        dur = (ts - t0) * 1e6  # rounded to ns where reported (sample.py, aggregate.py)
         if dur < 0:
             self.coll.skip("callback end before its start")
             return
-        self.coll.add(names[0], names[1], pname, phase, layer, t0, dur, err, cycle)
+        # Within an open dpm_* marker the phase wall time will be measured: no span needed.
+        self.coll.add_to(group, phase, t0, dur, err, cycle, phase not in self._open_members)
 
     def end_fields(self, ts: float, driver: str, device: str, err: int) -> None:
         self.end(ts, f"{driver} {device}", err)
@@ -102,16 +113,20 @@ class Assembler:
             self.marker_stage = stage
             if member is not None:
                 cycle = self.cycles.observe(member)
+                self._last_phase = None
                 self._open_markers[action] = (ts, member, cycle)
+                self._open_members.add(member)
         else:
             self.marker_stage = "main"
             opened = self._open_markers.pop(action, None)
             if opened is not None:
                 t0, member0, cycle = opened
+                self._open_members.discard(member0)
                 self.coll.phase_time(cycle, member0, (ts - t0) * 1e6)
 
     def boundary(self) -> None:
         self.cycles.boundary()
+        self._last_phase = None
 
     def finish(self) -> None:
         self.coll.report.incomplete += len(self._pending)

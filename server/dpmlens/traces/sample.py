@@ -108,7 +108,7 @@ class SampleStore:
                     phase,
                     layer,
                     g.starts[i],
-                    dur,
+                    round(dur, 3),
                     g.errors.get(i, 0),
                     g.cycles[i],
                     self.files[g.files[i]],
@@ -167,6 +167,37 @@ class Collector:
                     span[0] = start
                 if end > span[1]:
                     span[1] = end
+
+    def group(self, driver: str, device: str, parent: str, phase: str, layer: str) -> Group:
+        key = (driver, device, parent, phase, layer)
+        g = self.store.groups.get(key)
+        if g is None:
+            g = self.store.groups[key] = Group(key)
+        return g
+
+    def add_to(self, g: Group, phase: str, start: float, dur_us: float, err: int,
+               cycle: int, track_span: bool = True) -> None:
+        """`add` for a group the importer already holds (the ftrace/Perfetto hot path)."""
+        if err:
+            g.errors[len(g.durations)] = err
+        g.durations.append(dur_us)
+        g.starts.append(start)
+        g.cycles.append(self.cycle_base + cycle)
+        g.files.append(self.file_id)
+        self.report.samples += 1
+        if cycle > self._max_cycle:
+            self._max_cycle = cycle
+        if not track_span:
+            return
+        span = self._spans.get((cycle, phase))
+        end = start + dur_us / 1e6
+        if span is None:
+            self._spans[(cycle, phase)] = [start, end]
+        else:
+            if start < span[0]:
+                span[0] = start
+            if end > span[1]:
+                span[1] = end
 
     def phase_time(self, cycle: int, phase: str, wall_us: float) -> None:
         if phase not in PHASES or wall_us < 0:
