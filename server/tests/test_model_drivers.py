@@ -115,6 +115,24 @@ static struct i2c_driver foo_driver = {{
             "module_driver",
         ),
         ("static void f(void) { platform_driver_unregister(&foo_driver); }", None),
+        ("drm_module_platform_driver(foo_driver);", "drm_module_platform_driver"),
+        (
+            'static int __init f(void)\n{\n\treturn coresight_init_driver("foo", &a_driver,'
+            " &foo_driver, THIS_MODULE);\n}",
+            "coresight_init_driver",
+        ),
+        (
+            "static struct platform_driver * const drivers[] = {\n\t&a_driver,\n\t&foo_driver,\n};"
+            "\nstatic int __init f(void)\n{\n"
+            "\treturn platform_register_drivers(drivers, ARRAY_SIZE(drivers));\n}",
+            "platform_register_drivers",
+        ),
+        (
+            "static int __init f(void)\n{\n\tif (platform_driver_register(&foo_driver))\n"
+            "\t\treturn -ENODEV;\n\treturn 0;\n}",
+            "platform_driver_register",
+        ),
+        ("static void f(void) { usb_driver_claim_interface(&foo_driver, i, NULL); }", None),
         ("/* module_platform_driver(foo_driver); */", None),
     ],
 )

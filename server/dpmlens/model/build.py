@@ -44,9 +44,13 @@ _HEADER_DEFINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]*[^\\\n])$", 
 _MAX_HEADER = 1 << 20
 _CONFIG_PM = re.compile(r"\bCONFIG_PM(?:_SLEEP)?\b")
 _REGISTRATION = re.compile(
-    r"(?:module_\w*driver\w*|builtin_\w*driver\w*|\w*register\w*|\w+_add_driver"
-    r"|platform_driver_probe|platform_create_bundle)"
+    r"(?:\w*module_\w*driver\w*|builtin_\w*driver\w*|\w*register\w*|\w+_add_driver"
+    r"|platform_driver_probe|platform_create_bundle|\w+_init_driver)"
 )
+# the innermost call still open at the end of a text window: `name(arg, (x), &`
+_OPEN_CALL = re.compile(r"(\w+)\s*\((?:[^()]|\([^()]*\))*[\s,&]*$")
+# an array initializer still open at the end of a text window: `name[] = { &a,`
+_OPEN_ARRAY = re.compile(r"(\w+)\s*\[[^\]]*\]\s*=\s*\{[^;{}]*$")
 _QUALIFIERS = frozenset(
     {
         "const",
@@ -694,32 +698,35 @@ class _Builder:
                 defs.setdefault(name, ctext.strip_comments(d.group(2).decode("latin-1")))
         return defs
 
-    def _registration(self, var: str) -> str | None:
-        """The call or module_*_driver() macro that registers driver variable `var`."""
+    def _registration(self, var: str, depth: int = 0) -> str | None:
+        """The call or module_*_driver() macro that registers driver variable `var`.
+
+        `var` may be any argument of the call (`coresight_init_driver("x", &a, &var, ...)`),
+        or an element of an array that is registered as a whole
+        (`static struct platform_driver * const drivers[] = { &a, &var };` +
+        `platform_register_drivers(drivers, ...)`).
+        """
         src = self.source
         needle = var.encode()
         pos = src.find(needle)
         while pos >= 0:
             end = pos + len(needle)
             if (pos == 0 or not _word(src[pos - 1])) and (end >= len(src) or not _word(src[end])):
-                i = pos - 1
-                while i >= 0 and src[i] in b" \t\n&":
-                    i -= 1
-                if i >= 0 and src[i] == 0x28:  # '('
-                    j = i - 1
-                    while j >= 0 and src[j] in b" \t":
-                        j -= 1
-                    k = j
-                    while k >= 0 and _word(src[k]):
-                        k -= 1
-                    fn = src[k + 1 : j + 1].decode("latin-1")
+                window = src[max(0, pos - 300) : pos].decode("latin-1")
+                call = _OPEN_CALL.search(window)
+                if call is not None:
+                    fn = call.group(1)
                     if (
-                        fn
-                        and "unregister" not in fn
+                        "unregister" not in fn
                         and _REGISTRATION.fullmatch(fn)
                         and self.context(pos) is not None
                     ):
                         return fn
+                array = _OPEN_ARRAY.search(window)
+                if array is not None and depth == 0 and self.context(pos) is not None:
+                    found = self._registration(array.group(1), depth + 1)
+                    if found is not None:
+                        return found
             pos = src.find(needle, end)
         return None
 
