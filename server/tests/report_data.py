@@ -54,6 +54,7 @@ def wake_finding() -> Finding:
         phase="suspend_noirq",
         chain=(
             ChainStep("acme_suspend_noirq", PATH, Span(70, 2, 70, 25), "suspend_noirq callback"),
+            ChainStep("acme_suspend_noirq", PATH, Span(74, 2, 74, 20), "calls acme_arm_wake()"),
             ChainStep("acme_arm_wake", PATH, Span(37, 3, 37, 28), "calls enable_irq_wake()"),
         ),
     )

@@ -36,6 +36,8 @@ def test_json_contract_shape() -> None:
         "chain": [
             {"function": "acme_suspend_noirq", "path": PATH, "line": 70, "column": 2,
              "end_line": 70, "end_column": 25, "note": "suspend_noirq callback"},
+            {"function": "acme_suspend_noirq", "path": PATH, "line": 74, "column": 2,
+             "end_line": 74, "end_column": 20, "note": "calls acme_arm_wake()"},
             {"function": "acme_arm_wake", "path": PATH, "line": 37, "column": 3,
              "end_line": 37, "end_column": 28, "note": "calls enable_irq_wake()"},
         ],
@@ -87,6 +89,7 @@ def test_sarif_rules_results_and_flows() -> None:
     flow = wake["codeFlows"][0]["threadFlows"][0]["locations"]
     assert [s["location"]["message"]["text"] for s in flow] == [
         "suspend_noirq callback",
+        "calls acme_arm_wake()",
         "calls enable_irq_wake()",
     ]
     assert len(wake["partialFingerprints"]["dpmlens/v1"]) == 32

@@ -34,7 +34,10 @@ def render(run: CheckRun, rules: Sequence[Any] = ()) -> str:
         )
         message = f.message
         if f.chain:
-            steps = " -> ".join(f"{step.function}()" for step in f.chain)
+            # Steps name the function they are in; a callback and its first call share one.
+            names = [step.function for step in f.chain]
+            unique = [n for i, n in enumerate(names) if i == 0 or n != names[i - 1]]
+            steps = " -> ".join(f"{name}()" for name in unique)
             message += f"\ncall chain: {steps}"
         out.append(f"::{command} {props}::{_data(message)}")
     for e in run.errors:
