@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from report_data import PATH, rules, sample_run
 
+from dpmlens.findings import Span
 from dpmlens.report import json as json_report
 from dpmlens.report import sarif
 
@@ -112,3 +114,17 @@ def test_sarif_uri_is_relative_and_percent_encoded() -> None:
         for r in doc["runs"][0]["results"]
     }
     assert uris == {"drivers/a%20b.c"}
+
+
+def test_sarif_columns_count_code_points() -> None:
+    run = sample_run()
+    # "Grüße" is 5 code points but 7 bytes: the call starts at byte column 16, code point 14.
+    line = "\t/* Grüße */ msleep(2);"
+    run.source_lines[(PATH, 80)] = line
+    byte_col = line.encode().index(b"msleep") + 1
+    msleep = next(f for f in run.findings if f.rule == "msleep-under-20ms")
+    run.findings = [replace(msleep, span=Span(80, byte_col, 80, byte_col + 9))]
+    region = json.loads(sarif.render(run, rules()))["runs"][0]["results"][0]["locations"][0][
+        "physicalLocation"
+    ]["region"]
+    assert (byte_col, region["startColumn"], region["endColumn"]) == (16, 14, 23)

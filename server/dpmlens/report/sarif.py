@@ -33,12 +33,22 @@ def _uri(path: str) -> str:
     return quote(path[2:] if path.startswith("./") else path, safe="/:@!$&'()*+,;=")
 
 
+def _code_point_column(line_text: str, byte_column: int) -> int:
+    """Findings count columns in bytes (like gcc); SARIF here counts code points."""
+    return len(line_text.encode("utf-8")[: byte_column - 1].decode("utf-8", "replace")) + 1
+
+
 def _region(span: Span, snippet: str | None = None) -> dict[str, Any]:
+    start, end = span.column, span.end_column
+    if snippet is not None and not snippet.isascii():
+        start = _code_point_column(snippet, start)
+        if span.end_line == span.line:
+            end = _code_point_column(snippet, end)
     region: dict[str, Any] = {
         "startLine": span.line,
-        "startColumn": span.column,
+        "startColumn": start,
         "endLine": span.end_line,
-        "endColumn": span.end_column,
+        "endColumn": end,
     }
     if snippet is not None:
         region["snippet"] = {"text": snippet}
@@ -86,7 +96,7 @@ def _result(f: Finding, index: dict[str, int], run: CheckRun) -> dict[str, Any]:
         "message": {"text": f.message},
         "locations": [location],
         "partialFingerprints": {"dpmlens/v1": fingerprint(f)},
-        "properties": {"kernel_type": f.kernel_type, "phase": f.phase},
+        "properties": {"kernel_type": f.kernel_type, **({"phase": f.phase} if f.phase else {})},
     }
     if f.rule in index:
         result["ruleIndex"] = index[f.rule]
