@@ -103,3 +103,20 @@ def test_sleepgraph_directory_counts_each_test_once(tmp_path: Path) -> None:
     skipped = [f for f in t.files if f.notes and "same test as" in f.notes[0]]
     assert len(skipped) == 2
     assert sorted({s.cycle for s in t.samples()}) == [0, 1]
+
+
+def test_small_truncated_gzip(tmp_path: Path) -> None:
+    data = gzip.compress((FIXTURES / "ftrace_basic.txt").read_bytes())
+    p = tmp_path / "t.txt.gz"
+    p.write_bytes(data[: len(data) - 30])
+    t = load_traces([p])
+    assert t.files[0].format == "ftrace"
+    assert len(t.errors) == 1 and "truncated or corrupt" in t.errors[0]
+    assert t.sample_count > 0
+
+
+def test_log_starting_with_a_newline_is_not_protobuf(tmp_path: Path) -> None:
+    p = tmp_path / "d.txt"
+    p.write_bytes(b"\n" + (FIXTURES / "dmesg_old.txt").read_bytes())
+    t = load_traces([p])
+    assert t.files[0].format == "dmesg" and t.sample_count == 5

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import zlib
 from pathlib import Path
 from typing import BinaryIO
 
@@ -51,22 +52,34 @@ def open_stream(path: Path) -> BinaryIO:
 
 def detect(path: Path) -> str:
     """Return one of FORMATS, or raise FormatError naming the formats tried."""
+    head = b""
     with open_stream(path) as s:
+        read1 = getattr(s, "read1", None) or s.read
         try:
-            head = s.read(HEAD)
-        except (OSError, EOFError) as exc:
-            raise FormatError(f"cannot decompress: {exc}") from None
+            while len(head) < HEAD:
+                piece = read1(HEAD - len(head))
+                if not piece:
+                    break
+                head += piece
+        except (OSError, EOFError, zlib.error) as exc:
+            if not head:  # a truncated .gz still gets read as far as it goes
+                raise FormatError(f"cannot decompress: {exc}") from None
     if not head:
         raise FormatError("empty file")
     base = path.name[:-3] if path.name.endswith(".gz") else path.name
-    if perfetto.looks_like(head) or (base.endswith(perfetto.SUFFIXES) and _binary(head)):
-        return "perfetto"
     if _binary(head):
-        raise FormatError(f"binary data that is not a Perfetto trace (tried {', '.join(FORMATS)})")
+        if perfetto.looks_like(head) or base.endswith(perfetto.SUFFIXES):
+            return "perfetto"
+        raise FormatError("binary data that is not a Perfetto trace "
+                          f"(tried {', '.join(FORMATS)})")
+    # Text first: a log that starts with an empty line also starts with byte 0x0A, and
+    # protobuf parses many byte strings without complaint.
     if ftrace.looks_like(head):
         return "ftrace"
     if dmesg.looks_like(head.decode("utf-8", "replace")):
         return "dmesg"
+    if perfetto.looks_like(head):
+        return "perfetto"
     raise FormatError(
         "unknown format: no pm_print_times/initcall_debug lines (dmesg), no "
         "device_pm_callback/suspend_resume events or '# tracer:' header (ftrace), not a "

@@ -55,7 +55,11 @@ def looks_like(head: bytes) -> bool:
     if pos + n > len(head):
         return True  # a big first packet: plausible, the parser will tell
     try:
-        _classes().TracePacket.FromString(head[pos : pos + n])
+        cls = _classes().TracePacket
+    except PerfettoUnavailable:
+        return True  # plausible; parse() then says what to install
+    try:
+        cls.FromString(head[pos : pos + n])
     except Exception:
         return False
     return True
