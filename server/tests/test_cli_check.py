@@ -162,3 +162,28 @@ def test_console_script_and_usage_errors() -> None:
     assert r.code == 0 and r.out.startswith("dpmlens ")
     r = run_process("check", "-q", str(DEMO), cwd=REPO)
     assert r.code == 1 and "[wake-setup-in-noirq]" in r.out
+
+
+def test_machine_formats_keep_stdout_clean(tmp_path: Path, capsys) -> None:
+    write_driver(tmp_path / "good.c")
+    (tmp_path / "blob.c").write_bytes(b"\0\1\2binary")
+    r = run_cli(capsys, "check", "-f", "json", str(tmp_path))
+    doc = json.loads(r.out)  # stdout is only the document; messages go to stderr
+    assert doc["summary"]["errors"] == [
+        {"path": str(tmp_path / "blob.c"), "message": "binary file (contains NUL bytes), skipped"}
+    ]
+    assert (
+        r.err_lines[0]
+        == f"dpmlens: skipped: {tmp_path / 'blob.c'}: binary file (contains NUL bytes), skipped"
+    )
+
+
+def test_usage_mistakes_exit_2(tmp_path: Path, capsys) -> None:
+    src = str(write_driver(tmp_path / "foo.c"))
+    r = run_cli(capsys, "check", "-o", str(tmp_path), src)  # a directory as output file
+    assert r.code == 2
+    assert f"dpmlens: error: --output {tmp_path}: cannot write: Is a directory" in r.err_lines
+    r = run_cli(capsys, "check", "--baseline", "a.json", "--write-baseline", "b.json", src)
+    assert r.code == 2 and "cannot be used together" in r.err
+    assert run_cli(capsys).code == 2  # no command: help on stderr
+    assert run_cli(capsys, "rules").code == 2
