@@ -47,8 +47,6 @@ _REGISTRATION = re.compile(
     r"(?:\w*module_\w*driver\w*|builtin_\w*driver\w*|\w*register\w*|\w+_add_driver"
     r"|platform_driver_probe|platform_create_bundle|\w+_init_driver)"
 )
-# the innermost call still open at the end of a text window: `name(arg, (x), &`
-_OPEN_CALL = re.compile(r"(\w+)\s*\((?:[^()]|\([^()]*\))*[\s,&]*$")
 # an array initializer still open at the end of a text window: `name[] = { &a,`
 _OPEN_ARRAY = re.compile(r"(\w+)\s*\[[^\]]*\]\s*=\s*\{[^;{}]*$")
 _QUALIFIERS = frozenset(
@@ -712,23 +710,63 @@ class _Builder:
         while pos >= 0:
             end = pos + len(needle)
             if (pos == 0 or not _word(src[pos - 1])) and (end >= len(src) or not _word(src[end])):
-                window = src[max(0, pos - 300) : pos].decode("latin-1")
-                call = _OPEN_CALL.search(window)
-                if call is not None:
-                    fn = call.group(1)
+                fn, opener = _enclosing_opener(src, pos)
+                if opener == 0x28 and fn:  # inside a call's argument list
                     if (
                         "unregister" not in fn
                         and _REGISTRATION.fullmatch(fn)
                         and self.context(pos) is not None
                     ):
                         return fn
-                array = _OPEN_ARRAY.search(window)
-                if array is not None and depth == 0 and self.context(pos) is not None:
-                    found = self._registration(array.group(1), depth + 1)
-                    if found is not None:
-                        return found
+                elif opener == 0x7B and depth == 0:  # inside `{ ... }`: a driver array?
+                    window = src[max(0, pos - 300) : pos].decode("latin-1")
+                    array = _OPEN_ARRAY.search(window)
+                    if array is not None and self.context(pos) is not None:
+                        found = self._registration(array.group(1), depth + 1)
+                        if found is not None:
+                            return found
             pos = src.find(needle, end)
         return None
+
+
+def _enclosing_opener(src: bytes, pos: int, limit: int = 400) -> tuple[str, int]:
+    """The innermost bracket still open before `pos` in the same statement.
+
+    Returns (identifier before it, the bracket byte: '(' 0x28, '{' 0x7B) or ("", 0) when a
+    statement boundary (';' or '}' at depth 0) or the scan limit comes first. Ignores
+    brackets in strings and comments (good enough for `register(&drv)` shapes).
+    """
+    depth = 0
+    i = pos - 1
+    stop = max(0, pos - limit)
+    while i >= stop:
+        c = src[i]
+        if c == 0x29 or c == 0x5D:  # ) ]
+            depth += 1
+        elif c == 0x28 or c == 0x5B:  # ( [
+            if depth == 0:
+                if c == 0x5B:
+                    return "", 0
+                j = i - 1
+                while j >= 0 and src[j] in b" \t\n":
+                    j -= 1
+                k = j
+                while k >= 0 and _word(src[k]):
+                    k -= 1
+                return src[k + 1 : j + 1].decode("latin-1"), c
+            depth -= 1
+        elif c == 0x7B:  # {
+            if depth == 0:
+                return "", c
+            depth -= 1
+        elif c == 0x7D:  # }
+            if depth == 0:
+                return "", 0
+            depth += 1
+        elif c == 0x3B and depth == 0:  # ;
+            return "", 0
+        i -= 1
+    return "", 0
 
 
 def _function_name(defn: ts.Node) -> ts.Node | None:
