@@ -258,3 +258,32 @@ int f(const struct dev_pm_ops *ops);
 """
     )
     assert m.pm_tables == {}
+
+
+def test_function_guards_and_maybe_unused() -> None:
+    m = build(
+        """
+#ifdef CONFIG_PM_SLEEP
+static int a_s(struct device *dev) { return 0; }
+#ifdef CONFIG_OF
+static int b_s(struct device *dev) { return 0; }
+#endif
+#else
+static int c_s(struct device *dev) { return 0; }
+#endif
+#ifndef CONFIG_PM
+static int d_s(struct device *dev) { return 0; }
+#endif
+#if IS_ENABLED(CONFIG_PM) && defined(CONFIG_OF)
+static int e_s(struct device *dev) { return 0; }
+#elif defined(CONFIG_PM_SLEEP)
+static int f_s(struct device *dev) { return 0; }
+#endif
+static int __maybe_unused g_s(struct device *dev) { return 0; }
+int h_s(struct device *dev) { return 0; }
+"""
+    )
+    guarded = {n for n, f in m.functions.items() if f.under_config_ifdef}
+    assert guarded == {"a_s", "b_s", "e_s", "f_s"}
+    assert {n for n, f in m.functions.items() if f.maybe_unused} == {"g_s"}
+    assert {n for n, f in m.functions.items() if not f.is_static} == {"h_s"}

@@ -166,26 +166,39 @@ class _Builder:
         """
         defs: list[ts.Node] = []
         names: list[ts.Node] = []
-        stack = [root]
+        guarded: list[bool] = []
+        # (node, inside a positive CONFIG_PM guard): guards are tracked on the way down
+        # because Node.parent is not free in tree-sitter (it re-walks from the root)
+        stack: list[tuple[ts.Node, bool]] = [(root, False)]
         while stack:
-            node = stack.pop()
+            node, flag = stack.pop()
+            inner = flag
+            alt_start = -1
+            if node.type in _GUARD_TYPES:
+                inner = flag or self._is_pm_guard(node)
+                alt = node.child_by_field_name("alternative")
+                alt_start = alt.start_byte if alt is not None else -1
             for ch in node.children:
                 ty = ch.type
+                f = flag if ch.start_byte == alt_start else inner
                 if ty == "function_definition":
                     n = _function_name(ch)
                     if n is not None:
                         defs.append(ch)
                         names.append(n)
+                        guarded.append(f)
                 elif ty == "preproc_def":
                     self._define(ch)
                 elif ty in _CONTAINERS:
-                    stack.append(ch)
+                    stack.append((ch, f))
         order = sorted(range(len(defs)), key=lambda i: defs[i].start_byte)
-        self.functions([defs[i] for i in order], [names[i] for i in order])
+        self.functions(
+            [defs[i] for i in order], [names[i] for i in order], [guarded[i] for i in order]
+        )
 
-    def functions(self, defs: list[ts.Node], names: list[ts.Node]) -> None:
+    def functions(self, defs: list[ts.Node], names: list[ts.Node], guarded: list[bool]) -> None:
         src = self.source
-        for d, n in zip(defs, names, strict=True):
+        for d, n, g in zip(defs, names, guarded, strict=True):
             name = src[n.start_byte : n.end_byte].decode("latin-1")
             line_start = src.rfind(b"\n", 0, d.start_byte) + 1
             head = src[line_start : n.start_byte]
@@ -197,7 +210,7 @@ class _Builder:
                 start_byte=d.start_byte,
                 end_byte=d.end_byte,
                 maybe_unused=b"__maybe_unused" in head,
-                under_config_ifdef=self.config_guard(d) is not None,
+                under_config_ifdef=g,
             )
             # keep the first definition (the CONFIG_PM branch usually comes first)
             self.funcs.setdefault(name, fd)
@@ -405,6 +418,12 @@ class _Builder:
             n = n.parent
         return node
 
+    def _is_pm_guard(self, p: ts.Node) -> bool:
+        """Whether #ifdef/#if/#elif node `p` is a positive CONFIG_PM / CONFIG_PM_SLEEP test."""
+        head = self.source[p.start_byte : p.start_byte + 200].split(b"\n", 1)[0]
+        cond = head.decode("latin-1")
+        return bool(_CONFIG_PM.search(cond)) and "ifndef" not in cond and "!" not in cond
+
     def config_guard(self, node: ts.Node | None) -> str | None:
         """The `#ifdef CONFIG_PM*` / `#if ...CONFIG_PM...` condition enclosing `node`, if any."""
         child, p = node, node.parent if node is not None else None
@@ -414,11 +433,9 @@ class _Builder:
                 in_alt = (
                     alt is not None and child is not None and child.start_byte >= alt.start_byte
                 )
-                if not in_alt:
+                if not in_alt and self._is_pm_guard(p):
                     head = self.source[p.start_byte : p.start_byte + 200].split(b"\n", 1)[0]
-                    cond = head.decode("latin-1")
-                    if _CONFIG_PM.search(cond) and "ifndef" not in cond and "!" not in cond:
-                        return cond.strip()
+                    return head.decode("latin-1").strip()
             child, p = p, p.parent
         return None
 

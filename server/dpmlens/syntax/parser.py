@@ -69,37 +69,25 @@ def has_error(tree: ts.Tree) -> bool:
 class LineIndex:
     """Byte offset -> 1-based (line, byte column), for spans of text found without the tree.
 
-    The first few lookups count newlines on demand (C-speed `bytes.count`), which is cheaper
-    than indexing every line when a file needs only a few spans; after that a full index of
-    line starts is built once and searched.
+    Newlines are counted on demand (C-speed `bytes.count`) from the nearest offset already
+    resolved, so a file needing a few spans pays for a few short scans, never for an index
+    of every line.
     """
-
-    _ON_DEMAND = 16
 
     def __init__(self, source: bytes) -> None:
         self._src = source
-        self._asked = 0
-        self._starts: list[int] | None = None
-
-    def _index(self) -> list[int]:
-        starts = [0]
-        find = self._src.find
-        pos = find(b"\n")
-        while pos >= 0:
-            starts.append(pos + 1)
-            pos = find(b"\n", pos + 1)
-        return starts
+        self._offsets = [0]  # sorted checkpoints
+        self._lines = [1]  # line number at each checkpoint
 
     def point(self, offset: int) -> tuple[int, int]:
         src = self._src
-        if self._starts is None:
-            self._asked += 1
-            if self._asked <= self._ON_DEMAND:
-                line = 1 + src.count(b"\n", 0, offset)
-                return line, offset - (src.rfind(b"\n", 0, offset) + 1) + 1
-            self._starts = self._index()
-        line = bisect_right(self._starts, offset) - 1
-        return line + 1, offset - self._starts[line] + 1
+        i = bisect_right(self._offsets, offset) - 1
+        base = self._offsets[i]
+        line = self._lines[i] + src.count(b"\n", base, offset)
+        if base != offset:
+            self._offsets.insert(i + 1, offset)
+            self._lines.insert(i + 1, line)
+        return line, offset - (src.rfind(b"\n", 0, offset) + 1) + 1
 
     def span(self, start: int, end: int) -> Span:
         line, col = self.point(start)
