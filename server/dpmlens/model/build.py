@@ -49,6 +49,7 @@ _REGISTRATION = re.compile(
 )
 # an array initializer still open at the end of a text window: `name[] = { &a,`
 _OPEN_ARRAY = re.compile(r"(\w+)\s*\[[^\]]*\]\s*=\s*\{[^;{}]*$")
+_STATIC = re.compile(rb"\bstatic\b")
 _QUALIFIERS = frozenset(
     {
         "const",
@@ -206,7 +207,7 @@ class _Builder:
                 name=name,
                 span=node_span(d),
                 name_span=node_span(n),
-                is_static=b"static" in head and re.search(rb"\bstatic\b", head) is not None,
+                is_static=b"static" in head and _STATIC.search(head) is not None,
                 start_byte=d.start_byte,
                 end_byte=d.end_byte,
                 maybe_unused=b"__maybe_unused" in head,
@@ -231,8 +232,11 @@ class _Builder:
         names.update(fn for d in drivers for fn in d.legacy.values())
         missing = sorted(n for n in names if n not in self.funcs)
         for name in missing:
-            pat = rb"\b" + re.escape(name.encode()) + rb"\s*\([^;{}]*\)\s*\{"
+            # no leading \b: a literal prefix lets `re` scan fast; the boundary is checked below
+            pat = re.escape(name.encode()) + rb"\s*\([^;{}]*\)\s*\{"
             for m in re.finditer(pat, self.source):
+                if m.start() > 0 and _word(self.source[m.start() - 1]):
+                    continue
                 if self.context(m.start()) is None:
                     continue
                 it = ctext.tokens(self.text, m.end() - 1)
@@ -251,7 +255,7 @@ class _Builder:
                     name=name,
                     span=self.span(start, end),
                     name_span=self.span(m.start(), m.start() + len(name)),
-                    is_static=re.search(rb"\bstatic\b", head) is not None,
+                    is_static=_STATIC.search(head) is not None,
                     start_byte=start,
                     end_byte=end,
                     maybe_unused=b"__maybe_unused" in head,
