@@ -11,7 +11,9 @@ import itertools
 import multiprocessing
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -117,9 +119,9 @@ def _quoted_lines(source: bytes, findings: list[Finding]) -> dict[int, str]:
     }
 
 
-def _check_in_worker(path: str) -> _FileResult:
+def _check_chunk(paths: list[str]) -> list[_FileResult]:
     assert _worker_state is not None
-    return check_file(path, *_worker_state)
+    return [check_file(path, *_worker_state) for path in paths]
 
 
 def check_paths(
@@ -183,9 +185,82 @@ def _results(
     import dpmlens.engine  # noqa: F401
     import dpmlens.syntax.prefilter  # noqa: F401
 
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    # The walk feeds the pool as it goes (the pool's feeder thread pulls from the generator),
-    # so workers start on the first files while the tree is still being listed.
-    with context.Pool(jobs, initializer=_init_worker, initargs=(config, rules)) as pool:
-        yield from pool.imap_unordered(_check_in_worker, itertools.chain(first, files), _CHUNK)
+    yield from _Pool(jobs, config, rules).run(itertools.chain(first, files))
+
+
+def _chunks(files: Iterator[str], size: int) -> Iterator[list[str]]:
+    while chunk := list(itertools.islice(files, size)):
+        yield chunk
+
+
+class _Pool:
+    """Worker processes fed with chunks of file names as the walk yields them.
+
+    A worker that dies (a crash in native code, the OOM killer) must not hang or end the run:
+    the chunks it took down are re-checked one file per task in a fresh worker, and the file
+    that kills it again is reported as an InputError.
+    """
+
+    def __init__(self, jobs: int, config: Config, rules: list[Any] | None) -> None:
+        self.jobs, self.config, self.rules = jobs, config, rules
+        methods = multiprocessing.get_all_start_methods()
+        self.context = multiprocessing.get_context("fork" if "fork" in methods else None)
+
+    def _executor(self, workers: int) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(
+            workers,
+            mp_context=self.context,
+            initializer=_init_worker,
+            initargs=(self.config, self.rules),
+        )
+
+    def run(self, files: Iterator[str]) -> Iterator[_FileResult]:
+        suspects: list[str] = []
+        executor = self._executor(self.jobs)
+        pending: dict[Future[list[_FileResult]], list[str]] = {}
+        try:
+            for chunk in _chunks(files, _CHUNK):
+                # Keep a few chunks per worker in flight: enough to never starve, few enough
+                # that a crash sends little back for re-checking.
+                while len(pending) >= 4 * self.jobs:
+                    if (yield from self._harvest(pending, suspects)):
+                        executor.shutdown(wait=False)
+                        executor = self._executor(self.jobs)
+                pending[executor.submit(_check_chunk, chunk)] = chunk
+            while pending:
+                yield from self._harvest(pending, suspects)
+        finally:
+            executor.shutdown(wait=True, cancel_futures=True)
+        yield from self._isolate(suspects)
+
+    @staticmethod
+    def _harvest(
+        pending: dict[Future[list[_FileResult]], list[str]], suspects: list[str]
+    ) -> Generator[_FileResult, None, bool]:
+        """Yield the results of finished chunks; True if the pool broke."""
+        done, _ = wait(pending, return_when=FIRST_COMPLETED)
+        broken = False
+        for future in done:
+            chunk = pending.pop(future)
+            try:
+                yield from future.result()
+            except (BrokenProcessPool, CancelledError):
+                suspects.extend(chunk)
+                broken = True
+        return broken
+
+    def _isolate(self, suspects: list[str]) -> Iterator[_FileResult]:
+        executor: ProcessPoolExecutor | None = None
+        try:
+            for path in suspects:
+                executor = executor or self._executor(1)
+                try:
+                    yield from executor.submit(_check_chunk, [path]).result()
+                except BrokenProcessPool:
+                    executor.shutdown(wait=False)
+                    executor = None
+                    message = "the analysis crashed its worker process; file skipped"
+                    yield _FileResult(path, [], InputError(path, message), 0, 0, False, {})
+        finally:
+            if executor is not None:
+                executor.shutdown(wait=True)

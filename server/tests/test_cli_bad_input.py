@@ -146,3 +146,27 @@ def test_broken_table_is_fatal(tmp_path: Path) -> None:
     assert r.code == 2 and r.out == ""
     assert r.err_lines == [line for line in r.err_lines if str(table) in line]
     assert len(r.err_lines) == 1 and "invalid YAML" in r.err
+
+
+def test_worker_crash_names_the_file_and_the_run_goes_on(tmp_path: Path, capsys, monkeypatch):
+    # A crash in native code (tree-sitter) kills the worker process without a Python
+    # exception. Simulate one: the forked workers inherit this patched engine function.
+    import signal
+
+    import dpmlens.engine
+
+    real = dpmlens.engine.analyze_model
+
+    def crashing(model, *args, **kwargs):
+        if model.path.endswith("crash.c"):
+            os.kill(os.getpid(), signal.SIGKILL)  # like a segfault or the OOM killer
+        return real(model, *args, **kwargs)
+
+    monkeypatch.setattr(dpmlens.engine, "analyze_model", crashing)
+    for n in range(40):
+        write_driver(tmp_path / f"d{n:02}.c")
+    write_driver(tmp_path / "crash.c")
+    r = run_cli(capsys, "check", "--jobs", "2", str(tmp_path))
+    assert r.code == 1
+    assert r.out.count(WAKE) == 80  # two in each of the 40 good files
+    assert _skipped(r.err) == {"crash.c": "the analysis crashed its worker process; file skipped"}
