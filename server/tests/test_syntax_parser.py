@@ -145,3 +145,12 @@ def test_line_index_after_many_lookups_uses_the_full_index() -> None:
     for off in offsets + offsets[::-1]:
         row, c = _point(SRC, off)
         assert idx.point(off) == (row + 1, c + 1)
+
+
+def test_parse_from_threads() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    sources = [SRC.replace(b"DELAY", f"D{i}".encode()) for i in range(16)]
+    with ThreadPoolExecutor(4) as pool:
+        trees = list(pool.map(sp.parse, sources))
+    assert [str(t.root_node) for t in trees] == [str(sp.parse(s).root_node) for s in sources]

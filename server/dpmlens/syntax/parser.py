@@ -6,6 +6,7 @@ sources are almost all ASCII, and the LSP layer converts to UTF-16 where it must
 
 from __future__ import annotations
 
+import threading
 from bisect import bisect_right
 from functools import cache
 
@@ -16,14 +17,24 @@ from dpmlens.findings import Span
 from dpmlens.paths import grammars_dir
 
 LANGUAGE = ts.Language(tsc.language())
-_PARSER = ts.Parser(LANGUAGE)
+_LOCAL = threading.local()  # a tree-sitter Parser must not be shared between threads
+
+
+def _parser() -> ts.Parser:
+    p = getattr(_LOCAL, "parser", None)
+    if p is None:
+        p = _LOCAL.parser = ts.Parser(LANGUAGE)
+    return p
 
 
 def parse(source: bytes, old_tree: ts.Tree | None = None) -> ts.Tree:
-    """Parse C `source`; pass the previous tree (already `.edit()`ed) to reparse incrementally."""
+    """Parse C `source`; pass the previous tree (already `.edit()`ed) to reparse incrementally.
+
+    Safe to call from several threads (one parser per thread).
+    """
     if old_tree is None:
-        return _PARSER.parse(source)
-    return _PARSER.parse(source, old_tree)
+        return _parser().parse(source)
+    return _parser().parse(source, old_tree)
 
 
 @cache
