@@ -45,5 +45,19 @@ test-node: node_modules/.installed
 
 test: test-python test-node
 
+# VS Code extension: dpmlens-<version>.vsix = esbuild bundle + the server wheel (rules/ and
+# grammars/ inside as dpmlens/data/), built by `npm run package` (prepackage bundles the server).
+package: node_modules/.installed $(STAMP)
+	npm run --silent package
+
+# The extension in a real VS Code: code-server + playwright-core + Debian chromium (e2e/).
+# e2e/install.sh installs what is missing (apt, npm ci); results and screenshots: e2e/artifacts/.
+e2e/node_modules/.installed: e2e/package.json e2e/package-lock.json e2e/install.sh
+	e2e/install.sh
+	touch $@
+
+e2e: package e2e/node_modules/.installed
+	node e2e/run.mjs
+
 clean:
-	rm -rf $(VENV) node_modules out dist *.vsix
+	rm -rf $(VENV) node_modules out dist bundled *.vsix e2e/node_modules e2e/artifacts

@@ -5,7 +5,6 @@ import {
   ExecuteCommandRequest,
   LanguageClient,
   State,
-  TransportKind,
   WorkDoneProgress,
   type LanguageClientOptions,
   type ServerOptions,
@@ -31,7 +30,8 @@ export function createClient(opts: ClientOptions): LanguageClient {
   const serverOptions: ServerOptions = {
     command: command!,
     args,
-    transport: TransportKind.stdio,
+    // No `transport`: TransportKind.stdio would append `--stdio`, which `dpmlens serve` does
+    // not take; a plain executable already talks LSP over stdin/stdout.
     options: { env: { ...process.env, PYTHONUNBUFFERED: "1" } },
   };
   const clientOptions: LanguageClientOptions = {

@@ -1,5 +1,6 @@
 // Wiring: logger, Python discovery, the managed server environment, the language client,
 // the PM Latency view, the status bar and the commands. No analysis happens here.
+import * as fs from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
@@ -19,13 +20,30 @@ import {
   type CallbackSource,
   type SlowestCallbacks,
 } from "./protocol";
-import { discoverPython, versionText } from "./python";
+import {
+  discoverPython,
+  discoveryKey,
+  reusableInterpreter,
+  versionText,
+  type CachedInterpreter,
+  type DiscoveryInput,
+  type Interpreter,
+} from "./python";
 import { pythonExtensionInterpreter, onPythonInterpreterChanged } from "./pythonExtension";
 import { ensureServerEnv, existingServerEnv, type ServerEnv } from "./serverEnv";
 import { toServerSettings, type ServerSettings } from "./settings";
 import { SHOW_UNMAPPED_COMMAND, TraceStatusBar } from "./statusBar";
 
 const RULE_SCHEME = "dpmlens-rule";
+const INTERPRETER_KEY = "dpmlens.lastInterpreter";
+
+async function mtimeOf(file: string): Promise<number | undefined> {
+  try {
+    return (await fs.stat(file)).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
 
 class DpmlensExtension implements vscode.Disposable {
   private readonly output = vscode.window.createOutputChannel("dpmlens", { log: true });
@@ -118,19 +136,9 @@ class DpmlensExtension implements vscode.Disposable {
     }
     this.statusBar.setServerState("$(sync~spin) dpmlens", "dpmlens: starting the language server");
     try {
-      const setting = (this.config().get<string>("interpreter") ?? "").trim();
-      const discovery = await discoverPython({
-        setting: setting ? expandVariables(setting, this.variableContext()).value : undefined,
-        pythonExtension: vscode.extensions.getExtension("ms-python.python") ? pythonExtensionInterpreter : undefined,
-      });
-      for (const r of discovery.rejected) this.output.info(`Python candidate ${r.candidate.command} (${r.candidate.source}) ${r.reason}`);
-      const python = discovery.interpreter;
-      if (!python) {
-        this.output.error(discovery.message ?? "no Python found");
-        this.statusBar.setServerState("$(error) dpmlens", discovery.message);
-        this.notifyOnce(discovery.message ?? "dpmlens: no suitable Python found", "error", "Open Settings", "Show Output");
-        return;
-      }
+      const found = await this.findPython();
+      if (!found) return;
+      const { python, fromCache } = found;
       this.output.info(`using Python ${versionText(python.version)} at ${python.executable} (from ${python.source})`);
 
       const env = await this.serverEnv(python);
@@ -148,6 +156,7 @@ class DpmlensExtension implements vscode.Disposable {
       this.lastNotice = undefined;
       this.statusBar.setServerState(undefined);
       await this.refreshTraces();
+      if (fromCache) void this.recheckPython(python);
     } catch (err) {
       const message = `dpmlens: the language server could not start: ${err instanceof Error ? err.message : String(err)}`;
       this.output.error(message);
@@ -155,6 +164,54 @@ class DpmlensExtension implements vscode.Disposable {
       this.notifyOnce(message, "error", "Show Output");
       await this.doStop();
     }
+  }
+
+  private discoveryInput(): { key: string; input: DiscoveryInput } {
+    const setting = (this.config().get<string>("interpreter") ?? "").trim();
+    const hasPythonExtension = vscode.extensions.getExtension("ms-python.python") !== undefined;
+    return {
+      key: discoveryKey(setting, hasPythonExtension),
+      input: {
+        setting: setting ? expandVariables(setting, this.variableContext()).value : undefined,
+        pythonExtension: hasPythonExtension ? pythonExtensionInterpreter : undefined,
+      },
+    };
+  }
+
+  /** Discovery, or the remembered answer when it still holds (rechecked after start-up). */
+  private async findPython(): Promise<{ python: Interpreter; fromCache: boolean } | undefined> {
+    const { key, input } = this.discoveryInput();
+    const cached = this.context.globalState.get<CachedInterpreter>(INTERPRETER_KEY);
+    const reusable = reusableInterpreter(cached, key, cached && (await mtimeOf(cached.interpreter.executable)));
+    if (reusable) return { python: reusable, fromCache: true };
+    const discovery = await discoverPython(input);
+    for (const r of discovery.rejected) this.output.info(`Python candidate ${r.candidate.command} (${r.candidate.source}) ${r.reason}`);
+    const python = discovery.interpreter;
+    if (!python) {
+      const message = discovery.message ?? "dpmlens: no suitable Python found";
+      this.output.error(message);
+      this.statusBar.setServerState("$(error) dpmlens", message);
+      this.notifyOnce(message, "error", "Open Settings", "Show Output");
+      return undefined;
+    }
+    const mtimeMs = await mtimeOf(python.executable);
+    if (mtimeMs !== undefined) {
+      await this.context.globalState.update(INTERPRETER_KEY, { key, interpreter: python, mtimeMs } satisfies CachedInterpreter);
+    }
+    return { python, fromCache: false };
+  }
+
+  /** After a start from the cached interpreter: rediscover, and restart if the answer changed. */
+  private async recheckPython(used: Interpreter): Promise<void> {
+    const { key, input } = this.discoveryInput();
+    const discovery = await discoverPython(input);
+    const now = discovery.interpreter;
+    if (now && now.executable === used.executable && versionText(now.version) === versionText(used.version)) return;
+    await this.context.globalState.update(INTERPRETER_KEY, undefined);
+    this.output.info(
+      `Python changed since the last session (${used.executable} -> ${now?.executable ?? "none"}, key ${key}); restarting the server`,
+    );
+    void this.restart();
   }
 
   private async serverEnv(python: { executable: string; version: [number, number, number] }): Promise<ServerEnv> {
@@ -228,7 +285,7 @@ class DpmlensExtension implements vscode.Disposable {
     const register = (id: string, handler: (...args: unknown[]) => unknown) =>
       this.disposables.push(vscode.commands.registerCommand(id, handler));
     register("dpmlens.loadTraceFiles", (arg, ...rest) => this.loadTraces(arg, rest));
-    register("dpmlens.clearTraces", () => this.clearTraces());
+    register("dpmlens.clearTraceData", () => this.clearTraces());
     register("dpmlens.showSlowestCallbacks", () => this.showSlowest());
     register("dpmlens.showRuleExplanation", (arg) => this.explainRule(arg));
     register("dpmlens.restartServer", () => {
@@ -360,7 +417,8 @@ class DpmlensExtension implements vscode.Disposable {
       );
       return;
     }
-    void vscode.commands.executeCommand("dpmlens.latency.focus");
+    // Show the view first: focusing it after the quick pick opened would close the pick.
+    await vscode.commands.executeCommand("dpmlens.latency.focus");
     const picked = await vscode.window.showQuickPick(
       data.callbacks.map((cb) => ({
         label: `${cb.source?.function || cb.driver} · ${cb.phase}`,

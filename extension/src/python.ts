@@ -160,3 +160,31 @@ export async function discoverPython(input: DiscoveryInput, probe: Probe = probe
       `with its venv module, or point the "dpmlens.interpreter" setting at one.`,
   };
 }
+
+/** The last interpreter discovery chose, remembered across sessions (VS Code globalState). */
+export interface CachedInterpreter {
+  /** What discovery was asked (setting, Python extension present): another question, another answer. */
+  key: string;
+  interpreter: Interpreter;
+  /** mtime of interpreter.executable when it was probed. */
+  mtimeMs: number;
+}
+
+export function discoveryKey(setting: string | undefined, hasPythonExtension: boolean): string {
+  return JSON.stringify({ setting: setting?.trim() || "", hasPythonExtension });
+}
+
+/**
+ * The cached interpreter when it still answers the same question and its executable is
+ * unchanged. Probing costs a Python start-up (~0.1-1 s): with this, a window reload starts the
+ * server without waiting for it, and discovery re-runs in the background to catch changes
+ * (a new `python3` on PATH, another selection in the Python extension).
+ */
+export function reusableInterpreter(
+  cached: CachedInterpreter | undefined,
+  key: string,
+  currentMtimeMs: number | undefined,
+): Interpreter | undefined {
+  if (!cached || cached.key !== key || currentMtimeMs === undefined) return undefined;
+  return cached.mtimeMs === currentMtimeMs && unsuitableReason(cached.interpreter) === undefined ? cached.interpreter : undefined;
+}

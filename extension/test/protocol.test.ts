@@ -1,5 +1,8 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
+  ServerCommand,
   formatDuration,
   readLoadTracesArgument,
   readRuleExplanation,
@@ -64,5 +67,14 @@ describe("formatDuration", () => {
     expect(formatDuration(12_345)).toBe("12.3 ms");
     expect(formatDuration(250_000)).toBe("250 ms");
     expect(formatDuration(2_410_000)).toBe("2.41 s");
+  });
+});
+
+describe("package.json contributions", () => {
+  it("never reuse a server command id (the language client registers those itself)", () => {
+    const manifest = JSON.parse(readFileSync(join(__dirname, "..", "..", "package.json"), "utf8"));
+    const ours: string[] = manifest.contributes.commands.map((c: { command: string }) => c.command);
+    expect(ours).toContain("dpmlens.loadTraceFiles");
+    for (const id of Object.values(ServerCommand)) expect(ours).not.toContain(id);
   });
 });

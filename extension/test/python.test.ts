@@ -4,7 +4,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { discoverPython, probePython, unsuitableReason } from "../src/python";
+import { discoverPython, discoveryKey, probePython, reusableInterpreter, unsuitableReason } from "../src/python";
 
 let dir: string;
 const fake = (name: string, version: number[], venv = true): string => {
@@ -117,5 +117,29 @@ describe("unsuitableReason", () => {
     expect(unsuitableReason({ executable: "x", version: [3, 9, 18], canCreateVenv: true })).toContain("older");
     expect(unsuitableReason({ executable: "x", version: [2, 7, 18], canCreateVenv: true })).toContain("older");
     expect(unsuitableReason({ executable: "x", version: [3, 12, 0], canCreateVenv: false })).toContain("venv");
+  });
+});
+
+describe("reusableInterpreter", () => {
+  const interpreter = {
+    executable: "/usr/bin/python3.11",
+    version: [3, 11, 2] as [number, number, number],
+    canCreateVenv: true,
+    source: "path" as const,
+    command: "python3",
+  };
+  const key = discoveryKey("", false);
+  const cached = { key, interpreter, mtimeMs: 1000 };
+
+  it("reuses the last answer for the same question and an unchanged executable", () => {
+    expect(reusableInterpreter(cached, discoveryKey("  ", false), 1000)).toEqual(interpreter);
+  });
+
+  it("rediscovers when the setting, the Python extension or the executable changed", () => {
+    expect(reusableInterpreter(cached, discoveryKey("/opt/py/bin/python", false), 1000)).toBeUndefined();
+    expect(reusableInterpreter(cached, discoveryKey("", true), 1000)).toBeUndefined();
+    expect(reusableInterpreter(cached, key, 2000)).toBeUndefined();
+    expect(reusableInterpreter(cached, key, undefined)).toBeUndefined();
+    expect(reusableInterpreter(undefined, key, 1000)).toBeUndefined();
   });
 });

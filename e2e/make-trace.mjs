@@ -1,0 +1,65 @@
+// Writes an ftrace capture (the `power:` events a kernel with pm_print_times/ftrace emits) of
+// N suspend/resume cycles of the e2e fixture driver. Deterministic: the same N gives the same
+// bytes. Usage: node e2e/make-trace.mjs OUT [CYCLES]
+import { writeFileSync } from "node:fs";
+
+/** Durations in µs per (driver, device, phase): base and jitter, so medians are predictable. */
+const CALLBACKS = [
+  { driver: "zeta-touch", device: "zeta-touch.0", parent: "platform", ops: "driver", verb: "suspend", phase: "suspend", base: 1200, jitter: 300 },
+  { driver: "zeta-touch", device: "zeta-touch.1", parent: "platform", ops: "driver", verb: "suspend", phase: "suspend", base: 900, jitter: 200 },
+  { driver: "zeta-touch", device: "zeta-touch.0", parent: "platform", ops: "noirq driver", verb: "suspend", phase: "suspend_noirq", base: 2100, jitter: 500 },
+  { driver: "zeta-touch", device: "zeta-touch.1", parent: "platform", ops: "noirq driver", verb: "suspend", phase: "suspend_noirq", base: 1800, jitter: 400 },
+  { driver: "other-chip", device: "other-chip.0", parent: "platform", ops: "driver", verb: "suspend", phase: "suspend", base: 400, jitter: 100 },
+  { driver: "zeta-touch", device: "zeta-touch.0", parent: "platform", ops: "driver", verb: "resume", phase: "resume", base: 5600, jitter: 900 },
+  { driver: "zeta-touch", device: "zeta-touch.1", parent: "platform", ops: "driver", verb: "resume", phase: "resume", base: 5400, jitter: 700 },
+];
+
+const PHASE_EVENTS = { suspend: "dpm_suspend[2]", suspend_noirq: "dpm_suspend_noirq[2]", resume: "dpm_resume[16]" };
+
+export function makeTrace(cycles) {
+  let seed = 20261122;
+  const rand = () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed / 2147483648;
+  };
+  const lines = [
+    "# tracer: nop",
+    "#",
+    "#                              _-----=> irqs-off",
+    "#           TASK-PID   CPU#  ||||    TIMESTAMP  FUNCTION",
+    "#              | |       |   ||||       |         |",
+  ];
+  let t = 100_000_000; // µs
+  const line = (what) => {
+    const s = (t / 1e6).toFixed(6);
+    lines.push(`            bash-1234  [000] .... ${s.padStart(12)}: ${what}`);
+  };
+  for (let cycle = 0; cycle < cycles; cycle++) {
+    line("suspend_resume: suspend_enter[3] begin");
+    for (const phase of ["suspend", "suspend_noirq", "resume"]) {
+      if (phase === "resume") t += 500_000; // asleep
+      line(`suspend_resume: ${PHASE_EVENTS[phase]} begin`);
+      for (const cb of CALLBACKS.filter((c) => c.phase === phase)) {
+        t += 50;
+        line(`device_pm_callback_start: ${cb.driver} ${cb.device}, parent: ${cb.parent}, ${cb.ops} [${cb.verb}]`);
+        t += Math.round(cb.base + (rand() - 0.5) * 2 * cb.jitter);
+        line(`device_pm_callback_end: ${cb.driver} ${cb.device}, err=0`);
+      }
+      t += 50;
+      line(`suspend_resume: ${PHASE_EVENTS[phase]} end`);
+    }
+    t += 1000;
+    line("suspend_resume: suspend_enter[3] end");
+    t += 10_000_000;
+  }
+  return lines.join("\n") + "\n";
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const [out, cycles = "100"] = process.argv.slice(2);
+  if (!out) {
+    console.error("usage: node e2e/make-trace.mjs OUT [CYCLES]");
+    process.exit(2);
+  }
+  writeFileSync(out, makeTrace(Number(cycles)));
+}

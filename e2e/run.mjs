@@ -1,0 +1,444 @@
+// End-to-end test of the dpmlens extension in a real VS Code: code-server (VS Code 1.100 from
+// npm) with the built .vsix installed, driven by playwright-core through Debian's chromium.
+//
+// It opens test-fixtures/e2e/ws/zeta_touch.c, waits for the expected diagnostics in the
+// Problems panel (the first run also creates the server environment), reloads the window and
+// measures activation -> first diagnostics, then loads a generated 100-cycle ftrace capture
+// through `dpmlens: Load Trace Files...` with a path argument (a keybinding carrying `args`)
+// and measures the time until the latency CodeLens shows, and checks the PM Latency view and
+// the status bar. Screenshots and results.json go to e2e/artifacts/; outside CI the figures
+// are also written into BENCHMARKS.md and one screenshot into docs/.
+import { spawn, execFileSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+import { makeTrace } from "./make-trace.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const top = resolve(here, "..");
+const artifacts = join(here, "artifacts");
+const codeServer = join(here, "node_modules", ".bin", "code-server");
+const chromiumPath = process.env.CHROMIUM ?? "/usr/bin/chromium";
+const KEEP = process.env.E2E_KEEP === "1";
+const UPDATE_DOCS = process.env.CI !== "true" && process.env.E2E_UPDATE_DOCS !== "0";
+const ENV_TIMEOUT_MS = 420_000; // first use: venv + pip install of pygls, tree-sitter, ... from the index
+const BUDGET_DIAG_MS = 2000;
+const BUDGET_LENS_MS = 3000;
+const RELOADS = 3;
+const EXPECTED_RULES = ["wake-setup-in-noirq", "msleep-under-20ms"];
+
+const results = { checks: [], timings: {}, screenshots: [] };
+let failures = 0;
+
+function log(message) {
+  console.log(`e2e: ${message}`);
+}
+
+function check(name, ok, detail = "") {
+  results.checks.push({ name, ok, detail });
+  if (!ok) failures++;
+  console.log(`${ok ? "PASS" : "FAIL"} ${name}${detail ? ` (${detail})` : ""}`);
+}
+
+function newestVsix() {
+  const found = readdirSync(top)
+    .filter((f) => /^dpmlens-.*\.vsix$/.test(f))
+    .map((f) => ({ f, t: statSync(join(top, f)).mtimeMs }))
+    .sort((a, b) => b.t - a.t);
+  if (!found.length) throw new Error(`no dpmlens-*.vsix in ${top}: run \`make package\` first`);
+  return join(top, found[0].f);
+}
+
+function freePort() {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.once("error", rej);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => res(port));
+    });
+  });
+}
+
+function startCodeServer(port, dirs) {
+  const args = [
+    "--bind-addr", `127.0.0.1:${port}`,
+    "--auth", "none",
+    "--disable-telemetry",
+    "--disable-update-check",
+    "--disable-workspace-trust",
+    "--disable-getting-started-override",
+    "--user-data-dir", dirs.userData,
+    "--extensions-dir", dirs.extensions,
+    "--config", dirs.config,
+    dirs.ws,
+  ];
+  // Own process group, so the whole code-server tree can be stopped by its id at the end.
+  const child = spawn(codeServer, args, { detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env } });
+  const lines = [];
+  const ready = new Promise((res, rej) => {
+    const timer = setTimeout(() => rej(new Error(`code-server did not start in 60 s:\n${lines.join("\n")}`)), 60_000);
+    const onData = (buf) => {
+      for (const line of buf.toString().split("\n")) {
+        if (!line.trim()) continue;
+        lines.push(line);
+        if (/HTTP server listening/.test(line)) {
+          clearTimeout(timer);
+          res();
+        }
+      }
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    child.on("exit", (code) => rej(new Error(`code-server exited with ${code}:\n${lines.join("\n")}`)));
+  });
+  return { child, ready, lines };
+}
+
+function stopProcessGroup(child) {
+  if (!child || child.exitCode !== null) return;
+  try {
+    process.kill(-child.pid, "SIGTERM");
+  } catch {
+    /* already gone */
+  }
+}
+
+/** Every `[perf]` line the extension logged to its output channel, oldest first. */
+function perfLines(userData) {
+  const out = [];
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, entry.name);
+      if (entry.isDirectory()) walk(p);
+      else if (entry.name === "dpmlens.log") {
+        for (const line of readFileSync(p, "utf8").split("\n")) if (line.includes("[perf]")) out.push(line);
+      }
+    }
+  };
+  const logs = join(userData, "logs");
+  if (existsSync(logs)) walk(logs);
+  return out.sort(); // lines start with an ISO-like timestamp
+}
+
+function extensionLog(userData) {
+  const out = [];
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, entry.name);
+      if (entry.isDirectory()) walk(p);
+      else if (entry.name === "dpmlens.log") out.push(`--- ${p}\n${readFileSync(p, "utf8")}`);
+    }
+  };
+  const logs = join(userData, "logs");
+  if (existsSync(logs)) walk(logs);
+  return out.join("\n");
+}
+
+async function shot(page, name) {
+  const file = join(artifacts, `${name}.png`);
+  await page.screenshot({ path: file });
+  results.screenshots.push(file);
+  log(`screenshot ${file}`);
+  return file;
+}
+
+async function runCommand(page, title) {
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible", timeout: 10_000 });
+  await input.fill(`>${title}`);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor({ timeout: 10_000 });
+  await page.keyboard.press("Enter");
+}
+
+async function openFile(page, name) {
+  await runCommand(page, "Go to File...");
+  const input = page.locator(".quick-input-widget input");
+  await input.fill(name);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor({ timeout: 15_000 });
+  await page.keyboard.press("Enter");
+  await page.locator(".tab.active", { hasText: name }).waitFor({ timeout: 15_000 });
+}
+
+async function waitForWorkbench(page) {
+  await page.locator(".monaco-workbench .part.statusbar").waitFor({ timeout: 90_000 });
+  await page.locator(".monaco-workbench .part.editor").waitFor({ timeout: 30_000 });
+}
+
+async function problemsText(page) {
+  return (await page.locator(".markers-panel").allInnerTexts()).join("\n");
+}
+
+async function waitForProblems(page, timeout, userData) {
+  const started = Date.now();
+  for (;;) {
+    const text = await problemsText(page).catch(() => "");
+    if (EXPECTED_RULES.every((r) => text.includes(r))) return Date.now() - started;
+    const failed = userData && /\[error\] (dpmlens needs Python|dpmlens: the .*could not start.*)/.exec(extensionLog(userData));
+    if (failed) throw new Error(`the extension reported: ${failed[0]}`);
+    if (Date.now() - started > timeout) throw new Error(`Problems panel never showed ${EXPECTED_RULES.join(", ")}; it shows:\n${text}`);
+    await page.waitForTimeout(100);
+  }
+}
+
+async function main() {
+  mkdirSync(artifacts, { recursive: true });
+  const vsix = newestVsix();
+  const work = mkdtempSync(join(tmpdir(), "dpmlens-e2e-"));
+  const dirs = {
+    userData: join(work, "user-data"),
+    extensions: join(work, "extensions"),
+    config: join(work, "code-server.yaml"),
+    ws: join(work, "ws"),
+  };
+  cpSync(join(top, "test-fixtures", "e2e", "ws"), dirs.ws, { recursive: true });
+  const traceDir = join(work, "traces");
+  mkdirSync(traceDir);
+  const trace = join(traceDir, "zeta_ftrace.txt");
+  writeFileSync(trace, makeTrace(100));
+  writeFileSync(dirs.config, "bind-addr: 127.0.0.1:0\nauth: none\ncert: false\n");
+  mkdirSync(join(dirs.userData, "User"), { recursive: true });
+  writeFileSync(
+    join(dirs.userData, "User", "settings.json"),
+    JSON.stringify(
+      {
+        "workbench.startupEditor": "none",
+        "workbench.tips.enabled": false,
+        "workbench.enableExperiments": false,
+        "security.workspace.trust.enabled": false,
+        "telemetry.telemetryLevel": "off",
+        "extensions.autoCheckUpdates": false,
+        "extensions.autoUpdate": false,
+        "extensions.ignoreRecommendations": true,
+        "update.mode": "none",
+        "editor.minimap.enabled": false,
+        "window.zoomLevel": 0,
+        "dpmlens.logLevel": "info",
+      },
+      null,
+      2,
+    ),
+  );
+  // A keybinding with `args` is how a user (or this test) runs the command with a path argument.
+  writeFileSync(
+    join(dirs.userData, "User", "keybindings.json"),
+    JSON.stringify([{ key: "ctrl+alt+shift+l", command: "dpmlens.loadTraceFiles", args: trace }], null, 2),
+  );
+
+  log(`installing ${vsix}`);
+  execFileSync(codeServer, ["--user-data-dir", dirs.userData, "--extensions-dir", dirs.extensions, "--install-extension", vsix], {
+    stdio: "inherit",
+  });
+  check("vsix installs into code-server", existsSync(dirs.extensions) && readdirSync(dirs.extensions).some((d) => d.startsWith("dpmlens.dpmlens-")));
+
+  const port = await freePort();
+  const server = startCodeServer(port, dirs);
+  let browser;
+  try {
+    await server.ready;
+    log(`code-server on 127.0.0.1:${port}`);
+    browser = await chromium.launch({
+      executablePath: chromiumPath,
+      headless: true,
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--no-first-run",
+        "--disable-sync",
+      ],
+    });
+    const page = await browser.newPage({ viewport: { width: 1500, height: 920 } });
+    page.on("pageerror", (err) => log(`page error: ${err.message}`));
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(dirs.ws)}`);
+    await waitForWorkbench(page);
+    log("workbench loaded");
+
+    // 1. First use: opening a C file activates the extension, which creates the server env.
+    const firstStart = Date.now();
+    await openFile(page, "zeta_touch.c");
+    await runCommand(page, "View: Focus Problems");
+    await page.locator(".markers-panel").waitFor({ timeout: 15_000 });
+    try {
+      await waitForProblems(page, ENV_TIMEOUT_MS, dirs.userData);
+      results.timings.first_use_open_to_diagnostics_ms = Date.now() - firstStart;
+      check("diagnostics in the Problems panel on first use", true, `${EXPECTED_RULES.join(", ")} after ${results.timings.first_use_open_to_diagnostics_ms} ms incl. environment creation`);
+    } catch (err) {
+      check("diagnostics in the Problems panel on first use", false, err.message.split("\n")[0]);
+      await shot(page, "failure-first-use");
+      throw err;
+    }
+    await shot(page, "01-problems-first-use");
+
+    // 2. With the environment in place: reload the window and measure activation -> first
+    // diagnostics, as the extension logs it. Three reloads, judged by the median: this 2-core
+    // machine is shared, and one reload can land on a busy second.
+    const samples = [];
+    for (let round = 0; round < RELOADS; round++) {
+      const perfBefore = perfLines(dirs.userData).length;
+      const reloadStart = Date.now();
+      await runCommand(page, "Developer: Reload Window");
+      await page.waitForTimeout(500);
+      await waitForWorkbench(page);
+      await page.locator(".tab.active", { hasText: "zeta_touch.c" }).waitFor({ timeout: 30_000 });
+      await runCommand(page, "View: Focus Problems");
+      await waitForProblems(page, 30_000, undefined);
+      results.timings.reload_to_problems_shown_ms = Date.now() - reloadStart;
+      let ms;
+      for (let i = 0; i < 50 && ms === undefined; i++) {
+        const hit = perfLines(dirs.userData)
+          .slice(perfBefore)
+          .map((l) => /first diagnostics (\d+) ms after activation/.exec(l))
+          .find(Boolean);
+        if (hit) ms = Number(hit[1]);
+        else await page.waitForTimeout(200);
+      }
+      if (ms !== undefined) samples.push(ms);
+    }
+    samples.sort((x, y) => x - y);
+    const activationToDiag = samples.length === RELOADS ? samples[Math.floor(RELOADS / 2)] : undefined;
+    results.timings.activation_to_first_diagnostics_ms = activationToDiag;
+    results.timings.activation_to_first_diagnostics_samples_ms = samples;
+    check(
+      "activation -> first diagnostics within 2 s (server env exists)",
+      activationToDiag !== undefined && activationToDiag <= BUDGET_DIAG_MS,
+      `median ${activationToDiag ?? "n/a"} ms of ${samples.join(", ")} ms over ${RELOADS} window reloads`,
+    );
+    const problems = await problemsText(page);
+    for (const rule of EXPECTED_RULES) check(`Problems panel lists ${rule}`, problems.includes(rule));
+    await shot(page, "02-problems");
+
+    // 3. Load the 100-cycle capture with a path argument and wait for the latency CodeLens.
+    await page.locator(".monaco-editor .view-lines").first().click();
+    // Bring the three callbacks into view: CodeLens renders only for visible lines.
+    await page.keyboard.press("F1");
+    await page.locator(".quick-input-widget input").fill(":33");
+    await page.keyboard.press("Enter");
+    await page.waitForTimeout(300);
+    const lensStart = Date.now();
+    await page.keyboard.press("Control+Alt+Shift+L");
+    const lens = page.locator(".monaco-editor .codelens-decoration", { hasText: "median" });
+    let lensText = "";
+    try {
+      await lens.first().waitFor({ timeout: 30_000 });
+      results.timings.trace_load_to_codelens_ms = Date.now() - lensStart;
+      // The lenses of one refresh render one after another; wait for the noirq one too.
+      await page.locator(".monaco-editor .codelens-decoration", { hasText: "suspend_noirq" }).first().waitFor({ timeout: 5000 }).catch(() => undefined);
+      lensText = (await page.locator(".monaco-editor .codelens-decoration").allInnerTexts()).filter((t) => t.trim()).join(" | ");
+    } catch (err) {
+      results.timings.trace_load_to_codelens_ms = undefined;
+      await shot(page, "failure-codelens");
+    }
+    check(
+      "trace load of a 100-cycle capture -> CodeLens within 3 s",
+      results.timings.trace_load_to_codelens_ms !== undefined && results.timings.trace_load_to_codelens_ms <= BUDGET_LENS_MS,
+      `${results.timings.trace_load_to_codelens_ms ?? "no CodeLens"} ms`,
+    );
+    results.codelens = lensText;
+    check("CodeLens shows the measured suspend_noirq latency", /suspend_noirq · median [\d.]+ (ms|µs)/.test(lensText), lensText);
+    check("CodeLens counts 100 cycles", /100 cycles/.test(lensText), lensText);
+    await shot(page, "03-codelens");
+
+    // 4. The PM Latency view and the status bar.
+    await runCommand(page, "dpmlens: Show Slowest Callbacks");
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: "zeta_resume" }).first().waitFor({ timeout: 10_000 });
+    const slowest = (await page.locator(".quick-input-list .monaco-list-row").allInnerTexts()).map((t) => t.replace(/\s+/g, " "));
+    check("Show Slowest Callbacks puts zeta_resume first", slowest[0]?.includes("zeta_resume") ?? false, slowest[0] ?? "");
+    await page.keyboard.press("Escape");
+    await runCommand(page, "Focus on PM Latency View");
+    const pane = page.locator(".pane", { has: page.locator(".pane-header", { hasText: "PM Latency" }) });
+    await pane.locator(".monaco-list-row", { hasText: "zeta_resume" }).first().waitFor({ timeout: 10_000 });
+    const rows = (await pane.locator(".monaco-list-row").allInnerTexts()).map((t) => t.replace(/\s+/g, " ").trim());
+    results.latency_view = rows;
+    check("PM Latency view groups by phase, slowest phase first", rows[0]?.startsWith("resume") ?? false, rows[0] ?? "");
+    check("PM Latency view shows device counts", rows.some((r) => /zeta_resume.*2 devices/.test(r)), rows.join(" / "));
+    check("PM Latency view lists the unmapped driver", rows.some((r) => r.includes("other-chip")), "");
+    const status = (await page.locator(".part.statusbar").innerText()).replace(/\s+/g, " ");
+    check("status bar shows traces loaded and mapped/unmapped callbacks", /1 trace · \d+\/\d+ mapped/.test(status), status.match(/\d+ traces? · \d+\/\d+ mapped/)?.[0] ?? status);
+    // Clicking a callback opens its source at the definition line.
+    await pane.locator(".monaco-list-row", { hasText: "zeta_suspend_noirq" }).first().click();
+    await page.mouse.move(1300, 830); // an inert spot: no hover tooltip over the screenshot
+    await page.waitForTimeout(700);
+    const cursor = (await page.locator(".part.statusbar").innerText()).match(/Ln (\d+)/)?.[1];
+    const expectedLine = readFileSync(join(dirs.ws, "zeta_touch.c"), "utf8").split("\n").findIndex((l) => l.startsWith("static int zeta_suspend_noirq")) + 1;
+    check("clicking a callback in the view opens its definition", Number(cursor) === expectedLine, `cursor at line ${cursor}, definition at ${expectedLine}`);
+    await shot(page, "04-pm-latency-view");
+  } finally {
+    results.perf = perfLines(dirs.userData);
+    writeFileSync(join(artifacts, "extension.log"), extensionLog(dirs.userData));
+    writeFileSync(join(artifacts, "code-server.log"), server.lines.join("\n"));
+    await browser?.close().catch(() => undefined);
+    stopProcessGroup(server.child);
+    if (!KEEP) rmSync(work, { recursive: true, force: true });
+    else log(`kept ${work}`);
+  }
+}
+
+function commit() {
+  try {
+    return execFileSync("git", ["-C", top, "rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
+  } catch {
+    return "unknown";
+  }
+}
+
+function updateDocs() {
+  const shotFile = join(artifacts, "04-pm-latency-view.png");
+  if (existsSync(shotFile)) {
+    mkdirSync(join(top, "docs"), { recursive: true });
+    cpSync(shotFile, join(top, "docs", "vscode-e2e.png"));
+  }
+  const bench = join(top, "BENCHMARKS.md");
+  const t = results.timings;
+  const fmt = (ms) => (ms === undefined ? "not measured" : `${ms} ms`);
+  const section = [
+    "<!-- e2e:start (written by `make e2e`) -->",
+    `Measured by \`make e2e\` (e2e/run.mjs) at ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, commit ${commit()}, ` +
+      `load average ${loadavg()[0].toFixed(1)} on ${cpus().length} cores: code-server 4.100.3 (VS Code 1.100.3) in headless chromium, ` +
+      "the server env already created for the first row, fixture test-fixtures/e2e/ws/zeta_touch.c, trace from e2e/make-trace.mjs (100 cycles, 700 samples).",
+    "",
+    "| what | budget | measured |",
+    "|---|---|---|",
+    `| activation -> first diagnostics in an open driver (server env exists; median of ${(t.activation_to_first_diagnostics_samples_ms ?? []).join(" / ")} ms) | <= 2 s | ${fmt(t.activation_to_first_diagnostics_ms)} |`,
+    `| trace load of a 100-cycle capture -> CodeLens shown | <= 3 s | ${fmt(t.trace_load_to_codelens_ms)} |`,
+    `| window reload -> Problems panel filled again (UI, includes workbench start) | - | ${fmt(t.reload_to_problems_shown_ms)} |`,
+    `| first use: open driver -> diagnostics, including creating the server env (pip) | - | ${fmt(t.first_use_open_to_diagnostics_ms)} |`,
+    "<!-- e2e:end -->",
+  ].join("\n");
+  let text = existsSync(bench) ? readFileSync(bench, "utf8") : "# Benchmarks\n";
+  if (/<!-- e2e:start[\s\S]*?<!-- e2e:end -->/.test(text)) {
+    text = text.replace(/<!-- e2e:start[\s\S]*?<!-- e2e:end -->/, section);
+  } else if (/^## Extension.*$/m.test(text)) {
+    text = text.replace(/^(## Extension.*\n)/m, `$1\n${section}\n`);
+  } else {
+    text = `${text.trimEnd()}\n\n## Extension (VS Code end-to-end)\n\n${section}\n`;
+  }
+  writeFileSync(bench, text);
+  log("updated BENCHMARKS.md and docs/vscode-e2e.png");
+}
+
+const deadline = setTimeout(() => {
+  console.error("e2e: gave up after 15 minutes");
+  process.exit(1);
+}, 15 * 60_000);
+deadline.unref();
+
+try {
+  await main();
+} catch (err) {
+  failures++;
+  console.error(`e2e: ${err.stack ?? err}`);
+}
+writeFileSync(join(artifacts, "results.json"), JSON.stringify(results, null, 2));
+const passed = results.checks.filter((c) => c.ok).length;
+if (failures === 0 && UPDATE_DOCS) updateDocs();
+// A crash before all checks ran counts as one failure, so the summary never reads all-green.
+const failed = results.checks.length - passed + (failures > results.checks.length - passed ? 1 : 0);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failures === 0 ? 0 : 1);
