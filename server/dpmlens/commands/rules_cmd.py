@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import re
 import sys
 from typing import Any
 
@@ -38,12 +39,10 @@ def _rules() -> tuple[list[Any], int]:
     return rules, len(errors)
 
 
-def _summary(message: str) -> str:
-    """The message template without its placeholders, cut to one readable line."""
-    import re
-
-    text = re.sub(r"\{[a-z_]*\}", "…", message).replace("…()", "…")
-    return text if len(text) <= 90 else text[:89] + "…"
+def _summary(message: str, width: int = 90) -> str:
+    """The message template with its placeholders shown as <name>, cut to one line."""
+    text = re.sub(r"\{([a-z_]*)\}", r"<\1>", message)
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def run_list(args: argparse.Namespace) -> int:
