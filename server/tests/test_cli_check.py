@@ -40,7 +40,7 @@ def test_paths_as_given_and_json_contract(tmp_path: Path, capsys, monkeypatch) -
     assert r.code == 1
 
 
-@pytest.mark.parametrize("fmt", ["gnu", "checkpatch", "json", "sarif", "github"])
+@pytest.mark.parametrize("fmt", ["gnu", "checkpatch", "json", "sarif", "github", "html"])
 def test_every_format_runs(tmp_path: Path, capsys, fmt: str) -> None:
     src = write_driver(tmp_path / "foo.c")
     r = run_cli(capsys, "check", "-q", "--format", fmt, str(src))

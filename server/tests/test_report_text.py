@@ -70,3 +70,21 @@ def test_github_annotations_escape_properties_and_data() -> None:
         "::error file=drivers/misc/blob.c,title=dpmlens::binary file (contains NUL bytes), skipped"
     )
     assert all("\n" not in line for line in out)
+
+
+def test_html_is_escaped_and_grouped_by_file() -> None:
+    from dataclasses import replace
+
+    from dpmlens.report import html
+
+    run = sample_run()
+    run.findings[0] = replace(run.findings[0], message="a <b> & c")
+    out = html.render(run, rules())
+    assert out.startswith("<!DOCTYPE html>")
+    assert "a &lt;b&gt; &amp; c" in out and "<b>" not in out
+    assert out.count("<h2>") == 3  # skipped files, then one heading per file with findings
+    assert '<a href="https://docs.kernel.org/power/suspend-and-interrupts.html">' in out
+    assert "<pre>37: \t\tenable_irq_wake(als-&gt;irq);</pre>" in out
+    assert (
+        "<li>calls acme_arm_wake() <span class=muted>drivers/misc/acme,als.c:74</span></li>" in out
+    )

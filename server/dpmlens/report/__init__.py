@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from dpmlens.check import CheckRun
 
-FORMATS = ("gnu", "checkpatch", "json", "sarif", "github")
+FORMATS = ("gnu", "checkpatch", "json", "sarif", "github", "html")
 
 Renderer = Callable[["CheckRun", Sequence[Any]], str]
 
