@@ -2,8 +2,9 @@
 """Where does `dpmlens check` spend its time? One process, stage by stage, over a kernel tree.
 
 Stages: walk (listing files), read, prefilter (byte keywords), parse (tree-sitter),
-model (build_model on the parsed tree) and rules (analyze_model). CPU seconds per stage are
-summed over all files; divide by the job count for the best case of a parallel run.
+model (build_model on the parsed tree) and rules (analyze_model). Times are CPU seconds of this
+process (time.process_time), so other load on the machine does not inflate them; divide by the
+job count for the best case of a parallel run on an idle machine.
 
     python bench/profile_check.py [--kernel DIR] [--subdir drivers] [--every N]
 """
@@ -42,20 +43,20 @@ def main() -> int:
         print(f"no kernel tree at {target} (see README: Benchmark)", file=sys.stderr)
         return 2
     config = Config()
-    t = time.perf_counter()
+    t = time.process_time()
     files, _errors = collect_files([str(target)])
-    stages = {"walk": time.perf_counter() - t, "read": 0.0, "prefilter": 0.0, "parse": 0.0,
+    stages = {"walk": time.process_time() - t, "read": 0.0, "prefilter": 0.0, "parse": 0.0,
               "model": 0.0, "rules": 0.0}  # fmt: skip
     files = files[:: args.every]
     total_bytes = passed_bytes = passed = findings = 0
     slow: list[tuple[float, str, int]] = []
     for path in files:
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         with open(path, "rb") as handle:
             source = handle.read()
-        t1 = time.perf_counter()
+        t1 = time.process_time()
         hit = may_contain_pm(source)
-        t2 = time.perf_counter()
+        t2 = time.process_time()
         stages["read"] += t1 - t0
         stages["prefilter"] += t2 - t1
         total_bytes += len(source)
@@ -64,11 +65,11 @@ def main() -> int:
         passed += 1
         passed_bytes += len(source)
         tree = parse(source)
-        t3 = time.perf_counter()
+        t3 = time.process_time()
         model = build_model(path, source, tree=tree)
-        t4 = time.perf_counter()
+        t4 = time.process_time()
         findings += len(analyze_model(model, config))
-        t5 = time.perf_counter()
+        t5 = time.process_time()
         stages["parse"] += t3 - t2
         stages["model"] += t4 - t3
         stages["rules"] += t5 - t4
