@@ -204,6 +204,7 @@ def main() -> int:
     ap.add_argument("--edits", type=int, default=200)
     ap.add_argument("--index-timeout", type=float, default=600)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--profile", metavar="PATH", help="run the server under cProfile, write PATH")
     args = ap.parse_args()
 
     kernel = Path(args.kernel)
@@ -218,7 +219,8 @@ def main() -> int:
     text = path.read_text(encoding="utf-8", errors="surrogateescape")
     uri = path.as_uri()
 
-    c = Client([sys.executable, "-m", "dpmlens.lsp"])
+    prof = ["-m", "cProfile", "-o", args.profile] if args.profile else []
+    c = Client([sys.executable, *prof, "-m", "dpmlens.lsp"])
     t_start = time.perf_counter()
     c.request(
         "initialize",

@@ -44,13 +44,14 @@ def run(args: argparse.Namespace) -> int:
     from dpmlens.lsp.server import create_server
 
     server = create_server()
-    if hostport is not None:
-        server.start_tcp(*hostport)
-        return 0
     # Keep the protocol channel for pygls alone: fd 1 becomes a copy of stderr, so a stray
-    # print (ours, a library's, a child process's) cannot corrupt the stream.
-    proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    # print (ours, a library's, a child process's) cannot corrupt the stream. Over TCP,
+    # stdout carries nothing at all.
+    proto_out = os.fdopen(os.dup(1), "wb", buffering=0) if hostport is None else None
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    server.start_io(sys.stdin.buffer, proto_out)
+    if hostport is not None:
+        server.start_tcp(*hostport)
+    else:
+        server.start_io(sys.stdin.buffer, proto_out)
     return 0

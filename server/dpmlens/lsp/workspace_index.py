@@ -21,6 +21,7 @@ import gc
 import multiprocessing
 import os
 import sys
+import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Iterable
@@ -55,12 +56,21 @@ class FileSummary:
 # -- worker side (runs in the pool processes) ------------------------------------------------
 
 
-def _worker_init() -> None:
+def _worker_init(server_pid: int) -> None:
     # fd 1 of the server is the protocol pipe: make sure nothing a worker prints lands there.
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     with contextlib.suppress(OSError):
         os.nice(10)
+    # A server that exits without joining its pool (pygls exits from inside the event loop;
+    # a kill or a crash cannot clean up at all) must not leave workers behind: leave with it.
+    # (The server's pid comes as an argument: it may be gone before this runs at all.)
+    def watch_parent() -> None:
+        while os.getppid() == server_pid:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch_parent, name="dpmlens-parent-watch", daemon=True).start()
 
 
 def summarize(path: str, source: bytes | None = None, mtime_ns: int = 0) -> FileSummary:
@@ -301,7 +311,8 @@ class WorkspaceIndex:
         if self._pool is None:
             ctx = multiprocessing.get_context("spawn")
             self._pool = ProcessPoolExecutor(
-                max_workers=self.workers, mp_context=ctx, initializer=_worker_init
+                max_workers=self.workers, mp_context=ctx, initializer=_worker_init,
+                initargs=(os.getpid(),),
             )
         return self._pool
 
