@@ -9,6 +9,7 @@ from pathlib import Path
 from traces_helpers import FIXTURES
 
 from dpmlens.traces import load_traces
+from dpmlens.traces.detect import NO_TRACES
 
 
 def _one_error(path: Path) -> str:
@@ -59,8 +60,25 @@ def test_missing_path_and_empty_directory(tmp_path: Path) -> None:
     (empty / "notes.md").write_text("x")
     t = load_traces([tmp_path / "nope.txt", empty])
     assert t.errors == [f"{tmp_path / 'nope.txt'}: no such file or directory",
-                        f"{empty}: directory holds no trace files (*_dmesg.txt, *_ftrace.txt, "
-                        "*.perfetto-trace, *.pftrace, ...)"]
+                        f"{empty}: {NO_TRACES}"]
+
+
+def test_directory_reads_trace_content_and_ignores_notes(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("suspend took long on tuesday\n")
+    (tmp_path / "run1.log").write_bytes((FIXTURES / "dmesg_current.txt").read_bytes())
+    (tmp_path / "Makefile").write_text("all:\n")
+    t = load_traces([tmp_path])
+    assert t.errors == [] and t.ignored == [str(tmp_path / "notes.txt")]
+    assert [f.format for f in t.files] == ["dmesg"] and t.sample_count == 4
+    # only notes: the directory holds no traces, which is an error
+    (tmp_path / "run1.log").unlink()
+    assert load_traces([tmp_path]).errors == [f"{tmp_path}: {NO_TRACES}"]
+
+
+def test_trace_cmd_binary_dat(tmp_path: Path) -> None:
+    p = tmp_path / "trace.dat"
+    p.write_bytes(b"\x17\x08\x44tracing6\x00\x00" + bytes(200))
+    assert "trace-cmd report -i trace.dat > trace.txt" in _one_error(p)
 
 
 def test_perfetto_suffix_with_garbage(tmp_path: Path) -> None:

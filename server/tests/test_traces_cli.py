@@ -105,3 +105,25 @@ def test_as_child_process_no_traceback(tmp_path: Path) -> None:
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2
     assert "Traceback" not in r.stderr and r.stderr.startswith("dpmlens: error:")
+
+
+def test_trace_without_action_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(["trace"], capsys)
+    assert code == 2 and "report" in err and "diff" in err
+
+
+def test_top_must_be_positive(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(["trace", "report", BASIC, "--top", "0"], capsys)
+    assert code == 2 and "--top must be at least 1" in err
+
+
+def test_diff_csv(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(["trace", "diff", BASIC, "--vs", str(FIXTURES / "perfetto_basic"
+                                                              ".perfetto-trace"),
+                         "--format", "csv"], capsys)
+    rows = list(csv.DictReader(io.StringIO(out)))
+    phase = next(r for r in rows if r["kind"] == "phase" and r["phase"] == "suspend")
+    # before: 2 cycles (19900, 9900 us); after: 1 cycle (19900 us)
+    assert (phase["n_before"], phase["n_after"], phase["median_before_us"],
+            phase["median_after_us"]) == ("2", "1", "14900.0", "19900.0")
+    assert phase["verdict"].startswith("too few cycles")

@@ -57,3 +57,12 @@ def test_for_model_of_an_open_document() -> None:
     by_fn = idx.for_model(build_model(str(bar), bar.read_bytes()))
     assert {fn: [s.phase for s in v] for fn, v in by_fn.items()} == {
         "bar_suspend_noirq": ["suspend_noirq"]}
+
+
+def test_load_reports_progress_and_can_be_cancelled() -> None:
+    seen: list[tuple[str, int, int]] = []
+    idx = TimingIndex.load([FIXTURES], progress=lambda p, i, n: seen.append((p, i, n)))
+    assert len(seen) == len(idx.traces.files) >= 5
+    assert [i for _, i, _ in seen] == list(range(len(seen)))
+    stopped = TimingIndex.load([FIXTURES], cancelled=lambda: True)
+    assert stopped.traces.files == [] and stopped.traces.errors == ["loading cancelled"]

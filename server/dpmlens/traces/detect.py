@@ -66,6 +66,9 @@ def detect(path: Path) -> str:
                 raise FormatError(f"cannot decompress: {exc}") from None
     if not head:
         raise FormatError("empty file")
+    if head.startswith(b"\x17\x08\x44tracing"):
+        raise FormatError("trace-cmd binary data: convert it with "
+                          f"`trace-cmd report -i {path.name} > {path.stem}.txt`")
     base = path.name[:-3] if path.name.endswith(".gz") else path.name
     if _binary(head):
         if perfetto.looks_like(head) or base.endswith(perfetto.SUFFIXES):
@@ -94,32 +97,48 @@ def _binary(head: bytes) -> bool:
     return nontext > len(sample) // 20
 
 
-def expand(paths: list[str | os.PathLike[str]]) -> tuple[list[Path], list[str]]:
-    """Files to read, in a stable order; errors for paths that do not exist."""
-    files: list[Path] = []
+def expand(paths: list[str | os.PathLike[str]]) -> tuple[list[tuple[Path, bool, Path | None]],
+                                                      list[str]]:
+    """(file, named, directory it came from) in a stable order, and errors for missing paths.
+
+    `named` files (given by the user, or with a capture name such as `*_ftrace.txt`) are
+    always read; other `.txt`/`.log`/... files found in a directory are read only if their
+    content is a trace, so a directory of notes beside captures is not an error.
+    """
+    files: list[tuple[Path, bool, Path | None]] = []
     errors: list[str] = []
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            found = sorted(f for f in p.rglob("*") if f.is_file() and _wanted(f.name))
+            found = []
+            for f in sorted(p.rglob("*")):
+                kind = _wanted(f.name)
+                if kind and f.is_file():
+                    found.append((f, kind == "named", p))
             if not found:
-                errors.append(
-                    f"{p}: directory holds no trace files (*_dmesg.txt, "
-                    "*_ftrace.txt, *.perfetto-trace, *.pftrace, ...)"
-                )
+                errors.append(f"{p}: {NO_TRACES}")
             files.extend(found)
         elif p.exists():
-            files.append(p)
+            files.append((p, True, None))
         else:
             errors.append(f"{p}: no such file or directory")
     seen: set[Path] = set()
-    unique = [f for f in files if not (f.resolve() in seen or seen.add(f.resolve()))]
+    unique = [t for t in files if not (t[0].resolve() in seen or seen.add(t[0].resolve()))]
     return unique, errors
 
 
-def _wanted(name: str) -> bool:
+NO_TRACES = ("directory holds no trace files (*_dmesg.txt, *_ftrace.txt, *.perfetto-trace, "
+             "*.pftrace, or .txt/.log files with trace content)")
+_MAYBE_SUFFIXES = (".txt", ".log", ".trace", ".dat", ".out")
+
+
+def _wanted(name: str) -> str | None:
     base = name[:-3] if name.endswith(".gz") else name
-    return base.endswith(_DIR_SUFFIXES) or base in ("trace", "dmesg")
+    if base.endswith(_DIR_SUFFIXES) or base in ("trace", "dmesg"):
+        return "named"
+    if base.endswith(_MAYBE_SUFFIXES):
+        return "maybe"
+    return None
 
 
 def sleepgraph_pair(path: Path) -> Path | None:

@@ -21,8 +21,6 @@ from dpmlens.model.phases import (
 )
 from dpmlens.traces.sample import Collector, CycleTracker, Group
 
-_NAN = float("nan")
-
 
 def _text(x: bytes | str) -> str:
     return x.decode("utf-8", "replace") if isinstance(x, bytes) else x
@@ -152,4 +150,4 @@ class Assembler:
         return member, split_layer(info)[1]
 
 
-__all__ = ["Assembler", "_NAN"]
+__all__ = ["Assembler"]

@@ -30,6 +30,7 @@ class TraceSet:
     store: SampleStore = field(default_factory=SampleStore)
     cycles: int = 0
     errors: list[str] = field(default_factory=list)  # "file: message", paths and files
+    ignored: list[str] = field(default_factory=list)  # files in a directory that are no trace
 
     @property
     def groups(self) -> dict[GroupKey, Group]:
@@ -73,40 +74,50 @@ def load_traces(
     is called before each file; `cancelled()` stops between files.
     """
     ts = TraceSet()
-    files, errors = detect.expand(paths)
+    entries, errors = detect.expand(paths)
     ts.errors.extend(errors)
     # ftrace before dmesg so that a dmesg can see whether its ftrace twin had callbacks.
-    order = sorted(files, key=lambda f: (detect.sleepgraph_pair(f) is not None, str(f)))
+    entries.sort(key=lambda e: (detect.sleepgraph_pair(e[0]) is not None, str(e[0])))
     by_path: dict[Path, FileReport] = {}
-    for i, path in enumerate(order):
+    loaded_from: set[Path] = set()
+    dirs = {d for _, _, d in entries if d is not None}
+    for i, (path, named, directory) in enumerate(entries):
         if cancelled is not None and cancelled():
             ts.errors.append("loading cancelled")
             break
         if progress is not None:
-            progress(str(path), i, len(order))
+            progress(str(path), i, len(entries))
         twin = detect.sleepgraph_pair(path)
         if twin is not None and by_path.get(twin) is not None and by_path[twin].samples:
             rep = FileReport(str(path), "dmesg")
-            rep.notes.append(
-                f"same test as {twin.name}, which has the callbacks: skipped so "
-                "the suspend is not counted twice"
-            )
+            rep.notes.append(f"same test as {twin.name}, which has the callbacks: skipped so "
+                             "the suspend is not counted twice")
             ts.files.append(rep)
             by_path[path] = rep
             continue
-        rep = _load_one(path, ts)
+        rep = _load_one(path, ts, named)
+        if rep is None:  # found in a directory, not a trace: not an error
+            ts.ignored.append(str(path))
+            continue
         by_path[path] = rep
         ts.files.append(rep)
+        if directory is not None:
+            loaded_from.add(directory)
         if rep.error:
             ts.errors.append(f"{path}: {rep.error}")
+    for d in sorted(dirs - loaded_from):
+        if not (cancelled is not None and cancelled()):
+            ts.errors.append(f"{d}: {detect.NO_TRACES}")
     return ts
 
 
-def _load_one(path: Path, ts: TraceSet) -> FileReport:
+def _load_one(path: Path, ts: TraceSet, named: bool = True) -> FileReport | None:
     rep = FileReport(str(path))
     try:
         rep.format = detect.detect(path)
     except detect.FormatError as exc:
+        if not named:
+            return None
         rep.error = str(exc)
         return rep
     except OSError as exc:
@@ -128,4 +139,4 @@ def _load_one(path: Path, ts: TraceSet) -> FileReport:
     return rep
 
 
-__all__ = ["TraceSet", "load_traces", "ftrace", "dmesg"]
+__all__ = ["TraceSet", "load_traces"]
