@@ -8,6 +8,7 @@
 
 struct pll {
 	spinlock_t lock;
+	struct timer_list timer;
 	void __iomem *regs;
 };
 
@@ -55,11 +56,28 @@ static void pll_hub_control(struct pll *pll)
 	spin_unlock_irqrestore(&pll->lock, flags);
 }
 
+/* Also shared with a timer callback, which runs in softirq context. */
+static void pll_reinit(struct pll *pll)
+{
+	writel(3, pll->regs);
+	/* ok: busy-wait-in-pm-callback */
+	mdelay(18);
+}
+
+static void pll_watchdog(struct timer_list *t)
+{
+	struct pll *pll = from_timer(pll, t, timer);
+
+	pll_reinit(pll);
+}
+
 static int pll_suspend_late(struct device *dev)
 {
 	struct pll *pll = dev_get_drvdata(dev);
 
 	pll_port_power(pll, 0);
+	timer_setup(&pll->timer, pll_watchdog, 0);
+	pll_reinit(pll);
 	return 0;
 }
 

@@ -389,23 +389,50 @@ def _lock_held(ctx: Context, model: Any, call: CallSite, wrappers: dict[str, int
     return _net_locks(before, wrappers) > 0
 
 
+# Registrations whose callback runs in atomic context: (registering call, argument index).
+_ATOMIC_REGISTRATIONS = {
+    "timer_setup": 1,
+    "setup_timer": 1,
+    "tasklet_setup": 1,
+    "tasklet_init": 1,
+    "request_irq": 1,
+    "devm_request_irq": 2,
+    "request_any_context_irq": 1,
+    "request_threaded_irq": 1,  # the hard handler; the thread function may sleep
+    "devm_request_threaded_irq": 2,
+    "hrtimer_setup": 1,
+}
+
+
+def _atomic_entries(model: Any) -> set[str]:
+    """Functions of the file that run in atomic context: IRQ handlers, timer and tasklet
+    callbacks (by registration, and functions returning irqreturn_t)."""
+    out: set[str] = set()
+    for c in model.calls:
+        index = _ATOMIC_REGISTRATIONS.get(c.callee)
+        if index is not None and len(c.args) > index:
+            out.add(c.args[index].strip().lstrip("&"))
+    for name, fn in model.functions.items():
+        if b"irqreturn_t" in model.source[fn.start_byte : fn.start_byte + 60]:
+            out.add(name)
+    return out
+
+
 def _atomic_callers(
     ctx: Context, model: Any, function: str | None, wrappers: dict[str, int]
 ) -> bool:
-    """Is `function` (or a function calling it, two levels up) called with a lock held, or
-    from an interrupt handler (a function returning irqreturn_t)?"""
-    todo, seen = [function], set()
-    for _level in range(3):
-        nxt = []
+    """Is `function`, or a function calling it (three levels up), called with a lock held
+    or from an atomic entry point (IRQ handler, timer, tasklet)?"""
+    atomic = _atomic_entries(model)
+    todo: list[str | None] = [function]
+    seen: set[str] = set()
+    for _level in range(4):
+        nxt: list[str | None] = []
         for name in todo:
             if name is None or name in seen:
                 continue
             seen.add(name)
-            fn = model.functions.get(name)
-            if (
-                fn is not None
-                and model.source[fn.start_byte : fn.start_byte + 40].find(b"irqreturn_t") >= 0
-            ):
+            if name in atomic:
                 return True
             for c in model.calls:
                 if c.callee == name and c.caller:
