@@ -93,3 +93,17 @@ def test_real_kernel_tree_multi_file_module() -> None:
     src = rep.mappings[("r8169", "0000:00:1f.0", "suspend")].source
     assert src is not None and src.function == "rtl8169_suspend" and src.via == "bus"
     assert Path(src.path).name == "r8169_main.c"
+
+
+def test_index_from_prebuilt_models_uses_makefile_names() -> None:
+    from dpmlens.model.build import build_model
+    from dpmlens.traces import SourceIndex
+
+    idx = SourceIndex("workspace")
+    for name in ("foo.c", "bar_main.c", "bar_hw.c"):
+        idx.add_model(build_model(str(SRC / name), (SRC / name).read_bytes()))
+    assert sorted(idx.drivers) == ["bar", "foo"]  # not "bar_main"
+    stats = aggregate(load_traces([FIXTURES / "ftrace_basic.txt"]))
+    rep = map_to_source(stats, idx)
+    assert rep.mapped_callbacks == 4
+    assert rep.mappings[("bar", "0000:00:1f.0", "suspend")].source.function == "bar_suspend"

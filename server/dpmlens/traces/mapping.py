@@ -159,6 +159,33 @@ class SourceIndex:
 
     def __post_init__(self) -> None:
         self._failed: set[str] = set()
+        self._modnames: dict[str, dict[str, str]] = {}
+
+    def add_model(self, model: FileModel) -> None:
+        """Register an already built model (the language server's workspace index).
+
+        Driver names go through `effective_name`: KBUILD_MODNAME of a multi-file module is
+        taken from the Makefile beside the file, not from the file stem.
+        """
+        self.models[model.path] = model
+        directory = os.path.dirname(model.path)
+        files = self.dir_files.setdefault(directory, [])
+        if model.path not in files:
+            files.append(model.path)
+        for name in model.pm_tables:
+            paths = self.table_files.setdefault(name, [])
+            if model.path not in paths:
+                paths.append(model.path)
+        mods = self._modnames.get(directory)
+        if mods is None:
+            mods = self._modnames[directory] = module_names(directory)
+        stem = Path(model.path).stem
+        for drv in model.drivers:
+            name = effective_name(model, drv, mods.get(stem, stem.replace("-", "_")), {})
+            if name:
+                entries = self.drivers.setdefault(name, [])
+                if all(d is not drv for _, d in entries):
+                    entries.append((model, drv))
 
 
 _TABLE_DEF = re.compile(rb"\b(?:struct\s+dev_pm_ops\s+|[A-Z_]*DEV_PM_OPS\s*\(\s*)(\w+)")
