@@ -138,3 +138,30 @@ def test_log_starting_with_a_newline_is_not_protobuf(tmp_path: Path) -> None:
     p.write_bytes(b"\n" + (FIXTURES / "dmesg_old.txt").read_bytes())
     t = load_traces([p])
     assert t.files[0].format == "dmesg" and t.sample_count == 5
+
+
+def test_mutated_captures_never_raise(tmp_path: Path) -> None:
+    """Cut and corrupt every fixture at many places: each load ends with a report."""
+    import random
+
+    rng = random.Random(1234)
+    sources = sorted(p for p in FIXTURES.iterdir() if p.is_file() and p.suffix != ".py")
+    for i in range(120):
+        data = bytearray(rng.choice(sources).read_bytes())
+        for _ in range(rng.randint(1, 8)):
+            pos = rng.randrange(len(data) + 1)
+            op = rng.random()
+            if op < 0.4 and pos < len(data):
+                data[pos] = rng.randrange(256)
+            elif op < 0.7:
+                del data[pos : pos + rng.randint(1, 40)]
+            else:
+                data[pos:pos] = rng.choice([b"\n", b", ", b"[", b"]", b"\x00", b": ", b" err="])
+        if rng.random() < 0.3:
+            data = data[: rng.randrange(len(data) + 1)]
+        p = tmp_path / f"m{i}.txt"
+        p.write_bytes(bytes(data))
+        t = load_traces([p])
+        assert len(t.files) == 1
+        for s in t.samples():
+            assert s.duration_us >= 0

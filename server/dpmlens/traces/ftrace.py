@@ -59,7 +59,7 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
         # end line fails to parse and is counted as skipped; a whole one still counts.
         _scan(carry + b"\n", len(carry) + 1, asm, coll)
     asm.finish()
-    if asm.events == 0:
+    if asm.events == 0 and not coll.report.skipped_lines:
         coll.report.notes.append("no power:device_pm_callback_* or suspend_resume events")
 
 
@@ -132,15 +132,15 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector) -> None:
         except ValueError:
             coll.skip("no timestamp before the event name")
             continue
-        c = buf[s + 21]
-        if c == _S and buf[s + 2] == _D:  # device_pm_callback_start
+        d = buf[s + 2] == _D  # "device_pm_callback_..." (else "suspend_resume")
+        if d and buf[s + 21] == _S:  # device_pm_callback_start
             j = find(_PARENT, e, le)
             k = find(b", ", j + 10, le)
             if j < 0 or k < 0 or buf[le - 1] != _RB:
                 coll.skip("malformed device_pm_callback_start")
                 continue
             start(ts, buf[e:j], buf[j + 10 : k], buf[k + 2 : le])
-        elif buf[s + 2] == _D:  # device_pm_callback_end
+        elif d:  # device_pm_callback_end
             j = rfind(_ERR, e, le)
             try:
                 err = int(buf[j + 6 : le])
