@@ -7,6 +7,7 @@ never stops the server.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -152,7 +153,7 @@ def _parse_mappings(v: Any, s: Settings, workspace_folder: str | None) -> None:
                 f'settings: pathMappings[{i}]: expected {{"from": path, "to": path}}, got {m!r}'
             )
             continue
-        target = m["to"]
+        target = os.path.expanduser(m["to"].replace("${userHome}", os.path.expanduser("~")))
         if "${workspaceFolder}" in target:
             if workspace_folder is None:
                 s.problems.append(
