@@ -150,3 +150,21 @@ def test_calls_to_and_callee_names_match_full_list() -> None:
     # a name inside a comment or as a plain identifier is not a call
     m = build("/* msleep(1) */\nvoid f(void) { int msleep = 2; g(msleep); }\n")
     assert m.calls_to("msleep") == [] and [c.callee for c in m.calls_to("g")] == ["g"]
+
+
+def test_call_sites_behave_like_plain_call_sites() -> None:
+    import pickle
+    from dataclasses import fields, replace
+
+    from dpmlens.model.types import CallSite
+
+    (c,) = build(SRC).calls_to("udelay")
+    plain = CallSite(**{f.name: getattr(c, f.name) for f in fields(CallSite)})
+    assert plain == c and c == plain and hash(plain) == hash(c)
+    assert {c, plain} == {c}
+    back = pickle.loads(pickle.dumps(c))
+    assert type(back) is CallSite and back == c
+    assert (c.args, c.span.line, c.callee_span.end_column) == (("5",), 4, 34)
+    assert repr(c) == repr(plain)
+    moved = replace(c, caller="elsewhere")
+    assert moved.caller == "elsewhere" and moved.span == c.span and moved != c

@@ -381,33 +381,27 @@ class _Builder:
         )
 
     def _calls(self, nodes: list[ts.Node], caller: str | None = None) -> list[CallSite]:
-        """CallSites for call_expression nodes; `caller` when all are in that function."""
+        """CallSites for call_expression nodes; `caller` when all are in that function.
+
+        Callee, caller and start are read now; spans, arguments and end on first use
+        (`_TreeCall`): most call sites are only ever filtered by callee.
+        """
         src = self.source
         caller_at = self.caller_at
         out: list[CallSite] = []
         append = out.append
         for c in nodes:
             fn = c.child(0)
-            args_node = c.child(1)
-            if fn is None or args_node is None:
+            if fn is None or c.child_count < 2:
                 continue
-            cs, ce = c.start_point, c.end_point
-            fe = fn.end_point
             start = c.start_byte
-            args = tuple(
-                src[a.start_byte : a.end_byte].decode("latin-1")
-                for a in args_node.named_children
-                if a.type != "comment"
-            )
             append(
-                CallSite(
-                    callee=src[start : fn.end_byte].decode("latin-1"),
-                    caller=caller if caller is not None else caller_at(start),
-                    span=Span(cs[0] + 1, cs[1] + 1, ce[0] + 1, ce[1] + 1),
-                    callee_span=Span(cs[0] + 1, cs[1] + 1, fe[0] + 1, fe[1] + 1),
-                    args=args,
-                    start_byte=start,
-                    end_byte=c.end_byte,
+                _TreeCall(
+                    c,
+                    src[start : fn.end_byte].decode("latin-1"),
+                    caller if caller is not None else caller_at(start),
+                    start,
+                    src,
                 )
             )
         return out
@@ -748,6 +742,95 @@ class _Builder:
                             return found
             pos = src.find(needle, end)
         return None
+
+
+class _TreeCall(CallSite):
+    """A CallSite backed by its tree node: `span`, `callee_span`, `args` and `end_byte` are
+    read from the node on first use and cached. Compares, hashes, prints and pickles like a
+    plain CallSite, and `dataclasses.replace()` works on it.
+    """
+
+    def __init__(self, *args: object, **fields: object) -> None:
+        d = self.__dict__
+        if fields:  # dataclass-style construction (dataclasses.replace)
+            d.update(
+                callee=fields["callee"],
+                caller=fields["caller"],
+                start_byte=fields["start_byte"],
+                _node=None,
+                _src=b"",
+                _span=fields["span"],
+                _callee_span=fields["callee_span"],
+                _args=fields["args"],
+                _end=fields["end_byte"],
+            )
+            return
+        node, callee, caller, start, src = args
+        d.update(callee=callee, caller=caller, start_byte=start, _node=node, _src=src)
+
+    @property  # type: ignore[override]
+    def span(self) -> Span:
+        d = self.__dict__
+        v = d.get("_span")
+        if v is None:
+            n = d["_node"]
+            a, b = n.start_point, n.end_point
+            v = d["_span"] = Span(a[0] + 1, a[1] + 1, b[0] + 1, b[1] + 1)
+        return v
+
+    @property  # type: ignore[override]
+    def callee_span(self) -> Span:
+        d = self.__dict__
+        v = d.get("_callee_span")
+        if v is None:
+            n = d["_node"].child(0)
+            a, b = n.start_point, n.end_point
+            v = d["_callee_span"] = Span(a[0] + 1, a[1] + 1, b[0] + 1, b[1] + 1)
+        return v
+
+    @property  # type: ignore[override]
+    def args(self) -> tuple[str, ...]:
+        d = self.__dict__
+        v = d.get("_args")
+        if v is None:
+            src = d["_src"]
+            v = d["_args"] = tuple(
+                src[a.start_byte : a.end_byte].decode("latin-1")
+                for a in d["_node"].child(1).named_children
+                if a.type != "comment"
+            )
+        return v
+
+    @property  # type: ignore[override]
+    def end_byte(self) -> int:
+        d = self.__dict__
+        v = d.get("_end")
+        if v is None:
+            v = d["_end"] = d["_node"].end_byte
+        return v
+
+    def _fields(self) -> tuple[object, ...]:
+        return _fields_of(self)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CallSite):
+            return NotImplemented
+        if self.start_byte != other.start_byte or self.callee != other.callee:
+            return False
+        return self._fields() == _fields_of(other)
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return repr(CallSite(*self._fields()))  # type: ignore[arg-type]
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return (CallSite, self._fields())
+
+
+def _fields_of(c: CallSite) -> tuple[object, ...]:
+    return (c.callee, c.caller, c.span, c.callee_span, c.args, c.start_byte, c.end_byte)
 
 
 def _enclosing_opener(src: bytes, pos: int, limit: int = 400) -> tuple[str, int]:
