@@ -1,0 +1,93 @@
+"""Generate docs/rules.md from the rule files and tables.
+
+    cd server && python -m dpmlens.rules.docgen > ../docs/rules.md
+"""
+
+from __future__ import annotations
+
+from dpmlens.rules.loader import Rule, load_rules, load_table
+
+
+def _match_text(rule: Rule) -> str:
+    m = rule.match
+    if "checker" in m:
+        extra = {k: v for k, v in m.items() if k != "checker"}
+        more = f" ({', '.join(f'{k}: {v}' for k, v in extra.items())})" if extra else ""
+        return f"checker `{m['checker']}`{more} (server/dpmlens/rules/)"
+    lines = [f"generic `{m['kind']}`: phases {', '.join(f'`{p}`' for p in m['phases'])}"]
+    lines.append(f"- calls: {', '.join(f'`{c}`' for c in m['calls'])}")
+    if m.get("calls_when_file_calls"):
+        extra = m["calls_when_file_calls"]
+        lines.append(
+            f"- also {', '.join(f'`{c}`' for c in extra['calls'])} in files that call "
+            f"{', '.join(f'`{c}`' for c in extra['file_calls'])}"
+        )
+    if m.get("allow"):
+        lines.append(f"- allowed: {', '.join(f'`{c}`' for c in m['allow'])}")
+    if m.get("skip_paths") or m.get("skip_sources"):
+        skipped = [f"`{p}`" for p in m.get("skip_paths", []) + m.get("skip_sources", [])]
+        lines.append(f"- files skipped: {', '.join(skipped)}")
+    if m.get("unless"):
+        lines.append(f"- not reported when: {', '.join(m['unless'])}")
+    return "\n".join(lines)
+
+
+def render() -> str:
+    out = [
+        "# dpmlens rules",
+        "",
+        "Generated from `rules/*.yaml` by `python -m dpmlens.rules.docgen` (a test checks it is",
+        "current). Each rule: id, checkpatch-style type, default severity, what it matches, why.",
+        "Fixtures with expected findings: `test-fixtures/rules/<id>*.c`. Precision on the real",
+        "`drivers/` tree: [precision.md](precision.md).",
+        "",
+        "| rule | type | severity | fix |",
+        "|---|---|---|---|",
+    ]
+    rules = load_rules()
+    for r in rules:
+        fix = r.fix["title"] if r.fix else ""
+        out.append(f"| [{r.id}](#{r.id}) | `{r.kernel_type}` | {r.severity} | {fix} |")
+    for r in rules:
+        out += [
+            "",
+            f"## {r.id}",
+            "",
+            f"`{r.kernel_type}`, default severity **{r.severity}**, see <{r.url}>",
+            "",
+            f"Match: {_match_text(r)}",
+            "",
+            f"Message: `{r.message}`",
+            "",
+            r.note,
+        ]
+        if r.fix:
+            out += ["", f"Fix: {r.fix['title']}"]
+    spec = load_table("spec-delays")
+    out += [
+        "",
+        "## Spec minimum delays (rules/tables/spec-delays.yaml)",
+        "",
+        "| quantity | minimum | source | kernel constants |",
+        "|---|---|---|---|",
+    ]
+    for q in spec.get("quantities", []):
+        consts = ", ".join(f"`{c}`" for c in (q.get("constants") or {}))
+        out.append(
+            f"| {q['id']}: {q.get('title', '')} | {q['min_ms']} ms | {q['source']} | {consts} |"
+        )
+    buses = load_table("async-buses")
+    out += [
+        "",
+        "## Buses that enable async suspend (rules/tables/async-buses.yaml)",
+        "",
+    ]
+    for bus, where in (buses.get("async_buses") or {}).items():
+        out.append(f"- `{bus}`: {where}")
+    out.append("")
+    out.append(f"Known synchronous: {', '.join(f'`{b}`' for b in buses.get('sync_buses', []))}")
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    print(render(), end="")
