@@ -61,7 +61,7 @@ def _duration_us(cycle: int, dev: int, phase: int) -> int:
     return base
 
 
-def _events(cycles: int, devices: list[tuple[str, str, str, str]]):  # noqa: ANN202
+def _events(cycles: int, devices: list[tuple[str, str, str, str]]):
     """Yield (ts_ns, cpu, kind, fields) in time order; kind: 'sr', 'start', 'end'."""
     t = 100_000_000_000
     for c in range(cycles):
@@ -183,7 +183,7 @@ def measure(path: Path) -> dict:
     return data
 
 
-def _ensure(path: Path, params: str, make) -> None:  # noqa: ANN001
+def _ensure(path: Path, params: str, make) -> None:
     stamp = path.with_suffix(path.suffix + ".params")
     if path.exists() and stamp.exists() and stamp.read_text() == params:
         return
