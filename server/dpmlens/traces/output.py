@@ -152,6 +152,10 @@ def _file_summary(traces: TraceSet) -> str:
     for e in traces.errors:
         if not any(e.startswith(f.path + ":") for f in traces.files):
             lines.append(f"  error: {e}")
+    if traces.ignored:
+        shown = ", ".join(traces.ignored[:3]) + (", ..." if len(traces.ignored) > 3 else "")
+        lines.append(f"  ignored {len(traces.ignored)} file(s) in directories that hold no "
+                     f"trace: {shown}")
     return "\n".join(lines)
 
 
