@@ -154,8 +154,8 @@ def _file_summary(traces: TraceSet) -> str:
             lines.append(f"  error: {e}")
     if traces.ignored:
         shown = ", ".join(traces.ignored[:3]) + (", ..." if len(traces.ignored) > 3 else "")
-        lines.append(f"  ignored {len(traces.ignored)} file(s) in directories that hold no "
-                     f"trace: {shown}")
+        lines.append(f"  ignored {len(traces.ignored)} file(s) found in directories that are "
+                     f"not traces: {shown}")
     return "\n".join(lines)
 
 
