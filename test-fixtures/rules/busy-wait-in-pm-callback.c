@@ -71,6 +71,22 @@ static void pll_watchdog(struct timer_list *t)
 	pll_reinit(pll);
 }
 
+/* Only reached from the netdev watchdog (atomic) besides suspend. */
+static void pll_hw_reset(struct pll *pll)
+{
+	/* ok: busy-wait-in-pm-callback */
+	mdelay(11);
+}
+
+static void pll_tx_timeout(struct net_device *ndev, unsigned int txqueue)
+{
+	pll_hw_reset(netdev_priv(ndev));
+}
+
+static const struct net_device_ops pll_netdev_ops = {
+	.ndo_tx_timeout = pll_tx_timeout,
+};
+
 static int pll_suspend_late(struct device *dev)
 {
 	struct pll *pll = dev_get_drvdata(dev);
@@ -78,6 +94,7 @@ static int pll_suspend_late(struct device *dev)
 	pll_port_power(pll, 0);
 	timer_setup(&pll->timer, pll_watchdog, 0);
 	pll_reinit(pll);
+	pll_hw_reset(pll);
 	return 0;
 }
 

@@ -404,6 +404,12 @@ _ATOMIC_REGISTRATIONS = {
 }
 
 
+# Callbacks the kernel calls with BHs or IRQs off: netdev watchdog/xmit/rx-mode, irq_chip ops.
+_ATOMIC_FIELDS = re.compile(
+    rb"\.(?:ndo_tx_timeout|ndo_start_xmit|ndo_set_rx_mode|irq_[a-z_]+)\s*=\s*&?\s*(\w+)"
+)
+
+
 def _atomic_entries(model: Any) -> set[str]:
     """Functions of the file that run in atomic context: IRQ handlers, timer and tasklet
     callbacks (by registration, and functions returning irqreturn_t)."""
@@ -415,6 +421,8 @@ def _atomic_entries(model: Any) -> set[str]:
     for name, fn in model.functions.items():
         if b"irqreturn_t" in model.source[fn.start_byte : fn.start_byte + 60]:
             out.add(name)
+    for m in _ATOMIC_FIELDS.finditer(model.source):
+        out.add(m.group(1).decode())
     return out
 
 

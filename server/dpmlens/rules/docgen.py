@@ -1,6 +1,6 @@
 """Generate docs/rules.md from the rule files and tables.
 
-    cd server && python -m dpmlens.rules.docgen > ../docs/rules.md
+cd server && python -m dpmlens.rules.docgen > ../docs/rules.md
 """
 
 from __future__ import annotations
