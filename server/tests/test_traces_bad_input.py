@@ -165,3 +165,12 @@ def test_mutated_captures_never_raise(tmp_path: Path) -> None:
         assert len(t.files) == 1
         for s in t.samples():
             assert s.duration_us >= 0
+
+
+def test_text_quoting_log_lines_in_a_directory_is_ignored(tmp_path: Path) -> None:
+    (tmp_path / "howto.txt").write_text("Boot shows:\n[    0.000000] Linux version 6.12\n")
+    (tmp_path / "host_mem_ftrace.txt").write_bytes(
+        (FIXTURES / "trace_cmd_report.txt").read_bytes())
+    t = load_traces([tmp_path])
+    assert t.ignored == [str(tmp_path / "howto.txt")]
+    assert [Path(f.path).name for f in t.files] == ["host_mem_ftrace.txt"]

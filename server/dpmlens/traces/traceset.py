@@ -96,7 +96,10 @@ def load_traces(
             by_path[path] = rep
             continue
         rep = _load_one(path, ts, named)
-        if rep is None:  # found in a directory, not a trace: not an error
+        if rep is None or (not named and not rep.error and rep.samples == 0
+                           and rep.cycles == 0):
+            # found in a directory and not a trace (or a text quoting a few log lines, as
+            # kernel documentation does): not an error
             ts.ignored.append(str(path))
             continue
         by_path[path] = rep
