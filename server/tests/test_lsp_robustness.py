@@ -118,3 +118,64 @@ async def test_memory_bounded_over_10000_edits(client: LanguageClient):
     d = next(x for x in diags if x.code == "msleep-under-20ms")
     assert d.range.start.line == next(i for i, ln in enumerate(lines) if "msleep(5)" in ln)
     assert os.path.exists(f"/proc/{pid}")
+
+
+async def test_debounce_coalesces_a_burst(client: LanguageClient):
+    """debounceMs 20 (fixture): ten quick edits give one analysis, of the last version."""
+    ws: Path = client.ws  # type: ignore[attr-defined]
+    path = ws / "foo_core.c"
+    uri = open_file(client, path)
+    await wait_diagnostics(client, uri, lambda d: "msleep-under-20ms" in codes(d))
+    seen: list[int | None] = []
+
+    features = client.protocol.fm.features
+    original = features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
+
+    def record(params: types.PublishDiagnosticsParams) -> None:
+        seen.append(params.version)
+        original(params)
+
+    features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = record
+
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"dpmlens": {"debounceMs": 300, "traceGlobs": []}}))
+    await asyncio.sleep(0.5)
+    seen.clear()
+    for v in range(2, 12):
+        client.text_document_did_change(change(uri, v, 0, 0, 0, " "))
+    await wait_diagnostics(client, uri, lambda d: bool(seen), what="debounced publish")
+    await asyncio.sleep(0.5)
+    # Only the last version was analysed (the index finishing may rerun it once more).
+    assert set(seen) == {11}, seen
+
+
+async def test_broken_rules_leave_other_features_working(tmp_path: Path):
+    """A rule set that cannot load: logged, no diagnostics, hover still answers."""
+    import shutil
+
+    from lsp_harness import REPO, SERVER_CMD, copy_workspace
+    from pytest_lsp import make_test_lsp_client
+
+    data = tmp_path / "data"
+    shutil.copytree(REPO / "rules", data / "rules")
+    shutil.copytree(REPO / "grammars", data / "grammars")
+    (data / "rules" / "msleep-under-20ms.yaml").write_text("id: [unclosed\n")
+    ws = copy_workspace(tmp_path)
+    client = make_test_lsp_client()
+    await client.start_io(*SERVER_CMD, env={**os.environ, "DPMLENS_DATA_DIR": str(data)})
+    try:
+        await initialize(client, ws)
+        path = ws / "foo_core.c"
+        uri = open_file(client, path)
+        await wait_diagnostics(client, uri, lambda d: d == [], what="empty diagnostics")
+        lines = path.read_text().splitlines()
+        line = next(i for i, ln in enumerate(lines) if ".suspend_noirq =" in ln)
+        hover = await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=line, character=lines[line].index("suspend") + 1)))
+        assert hover is not None and "device IRQs suspended" in hover.contents.value
+        errors = [m.message for m in client.log_messages if m.type == types.MessageType.Error]
+        assert any("msleep-under-20ms.yaml" in e for e in errors), errors
+        await client.shutdown_session()
+    finally:
+        await client.stop()
