@@ -47,3 +47,24 @@ static struct i2c_driver qux_driver = {
 	},
 };
 module_i2c_driver(qux_driver);
+
+/* The reference taken in suspend_noirq is dropped in resume_noirq: only a balance. */
+static int mmc_suspend_noirq(struct device *dev)
+{
+	/* ok: runtime-pm-while-disabled */
+	pm_runtime_get_noresume(dev);
+	return pm_runtime_force_suspend(dev);
+}
+
+static int mmc_resume_noirq(struct device *dev)
+{
+	int ret = pm_runtime_force_resume(dev);
+
+	/* ok: runtime-pm-while-disabled */
+	pm_runtime_put(dev);
+	return ret;
+}
+
+static const struct dev_pm_ops mmc_pm_ops = {
+	NOIRQ_SYSTEM_SLEEP_PM_OPS(mmc_suspend_noirq, mmc_resume_noirq)
+};

@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from dpmlens.findings import Finding, Fix, TextEdit
+from dpmlens.model.phases import PAIRS
+from dpmlens.model.types import CallSite
 from dpmlens.rules.context import Callback, Context
 from dpmlens.rules.loader import Rule
 from dpmlens.rules.phasesel import select
@@ -37,9 +39,20 @@ _RUNTIME_GETS = (
 _RUNTIME_PUTS_PREFIX = "pm_runtime_put"
 
 
-def _pinned_active(ctx: Context, cb: Callback) -> bool:
-    """The driver's .suspend/.prepare takes a runtime-PM reference (and .resume/.complete
-    drops it): the device is active while runtime PM is disabled, so resumes succeed."""
+def _pinned_active(ctx: Context, cb: Callback, call: CallSite) -> bool:
+    """The device is pinned active around this callback, so the call is harmless:
+
+    - the driver's .suspend/.prepare takes a runtime-PM reference and .resume/.complete
+      drops it: the device is active while runtime PM is disabled, so resumes succeed;
+    - a put in an up-phase callback whose down-phase pair took the reference (get_noresume
+      in suspend_noirq, put in resume_noirq): it only balances the count.
+    """
+    if call.callee.startswith(_RUNTIME_PUTS_PREFIX):
+        down = next((d for d, u in PAIRS.items() if u == cb.phase), None)
+        if down is not None:
+            for other in ctx.callbacks_in({down}):
+                if any(r.call.callee in _RUNTIME_GETS for r in ctx.reach(other.function)):
+                    return True
     pinned = False
     for other in ctx.callbacks_in({"prepare", "suspend", "freeze", "poweroff"}):
         if any(r.call.callee in _RUNTIME_GETS for r in ctx.reach(other.function)):
@@ -53,7 +66,7 @@ def _pinned_active(ctx: Context, cb: Callback) -> bool:
     return False
 
 
-CONDITIONS: dict[str, Callable[[Context, Callback], bool]] = {
+CONDITIONS: dict[str, Callable[[Context, Callback, CallSite], bool]] = {
     "pinned-active": _pinned_active,
 }
 
@@ -122,11 +135,11 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
     unless = [CONDITIONS[n] for n in match.get("unless", [])]
     seen: set[tuple[str, int]] = set()
     for cb in ctx.callbacks_in(phases):
-        if any(cond(ctx, cb) for cond in unless):
-            continue
         for reached in ctx.reach(cb.function):
             call = reached.call
             if call.callee in allowed or not wanted(call.callee):
+                continue
+            if any(cond(ctx, cb, call) for cond in unless):
                 continue
             key = (reached.model.path, call.start_byte)
             if key in seen:
