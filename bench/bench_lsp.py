@@ -134,6 +134,15 @@ def rss_mb(pid: int) -> tuple[float, float]:
     return cur, peak
 
 
+def cpu_s(pid: int) -> float:
+    """user+sys CPU seconds of one process (the stable measure on a loaded machine)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def children(pid: int) -> list[int]:
     out = []
     for p in Path("/proc").iterdir():
@@ -243,7 +252,9 @@ def main() -> int:
     )
     open_ms = (c.wait_diag(uri, 1) - t0) * 1000
 
+    cpu0 = cpu_s(c.proc.pid)
     during, version = run_edits(c, uri, text, 1, args.edits)
+    cpu_during = cpu_s(c.proc.pid) - cpu0
     indexing_when_edits_done = c.index_done is None
 
     with c.lock:
@@ -252,11 +263,14 @@ def main() -> int:
     _rss, server_peak = rss_mb(c.proc.pid)
     worker_rss = sum(rss_mb(p)[0] for p in children(c.proc.pid))
 
+    cpu0 = cpu_s(c.proc.pid)
     after, version = run_edits(c, uri, text, version, args.edits)
+    cpu_after = cpu_s(c.proc.pid) - cpu0
     server_rss2, server_peak2 = rss_mb(c.proc.pid)
     c.close()
 
     result = {
+        "load_average": os.getloadavg()[0],
         "file": str(path),
         "file_lines": text.count("\n"),
         "open_to_diagnostics_ms": round(open_ms, 1),
@@ -267,6 +281,8 @@ def main() -> int:
         "edit_p50_ms": round(statistics.median(after), 1),
         "edit_p95_ms": round(pct(after, 0.95), 1),
         "edit_max_ms": round(max(after), 1),
+        "server_cpu_ms_per_edit_during_index": round(1000 * cpu_during / len(during), 1),
+        "server_cpu_ms_per_edit": round(1000 * cpu_after / len(after), 1),
         "index_seconds": round(index_s, 1),
         "index_summary": c.index_message,
         "server_rss_mb": round(server_rss2, 1),

@@ -127,3 +127,18 @@ async def test_broken_and_missing_traces_do_not_kill_the_server(client: Language
     # Still serving.
     st = await command(client, "dpmlens.traceStatus")
     assert "errors" in st
+
+
+async def test_load_with_work_done_token_reports_progress(client: LanguageClient):
+    ws: Path = client.ws  # type: ignore[attr-defined]
+    token = "load-1"
+    client.progress_reports[token] = []
+    status = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="dpmlens.loadTraces", work_done_token=token,
+        arguments=[{"paths": [str(ws / "traces")]}]))  # a directory works too
+    assert status["samples"] == 9
+    reports = client.progress_reports[token]
+    await wait_for(lambda: reports and isinstance(reports[-1], types.WorkDoneProgressEnd),
+                   what="progress end")
+    assert isinstance(reports[0], types.WorkDoneProgressBegin)
+    assert reports[0].cancellable

@@ -17,6 +17,7 @@ from typing import Any
 from lsprotocol import types
 
 from dpmlens.lsp.diagnostics import rules_by_id
+from dpmlens.lsp.server import COMMAND_PARAMS
 from dpmlens.lsp.traces_state import TraceState
 from dpmlens.lsp.workspace_index import workspace_roots
 
@@ -119,6 +120,7 @@ async def load_traces(server: Any, paths: list[str], token: Any = None) -> dict[
     finally:
         if token is not None:
             progress.end(token, types.WorkDoneProgressEnd(message="done"))
+            progress.tokens.pop(token, None)  # the client may use the token again
     status = traces.status()
     server.log("info", f"dpmlens: traces loaded: {status['samples']} samples from "
                        f"{status['files']} file(s), {status['callbacks_mapped']} callbacks mapped")
@@ -210,7 +212,7 @@ def setup(server: Any) -> None:
 
     @server.command(LOAD)
     async def cmd_load(ls: Any, *args: Any) -> dict[str, Any]:
-        params = ls.command_params
+        params = COMMAND_PARAMS.get()
         token = params.work_done_token if params is not None else None
         paths = _paths_arg(args)
         missing = [p for p in paths if not os.path.exists(p)]

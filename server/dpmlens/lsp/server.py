@@ -13,6 +13,7 @@ import traceback
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from contextvars import ContextVar
 from typing import Any
 
 from lsprotocol import types
@@ -24,6 +25,10 @@ from dpmlens import __version__
 from dpmlens.lsp.settings import LOG_LEVELS, Settings
 
 log = logging.getLogger("dpmlens.lsp")
+
+COMMAND_PARAMS: ContextVar[types.ExecuteCommandParams | None] = ContextVar(
+    "dpmlens_command_params", default=None
+)
 
 _MESSAGE_TYPES = {
     "error": types.MessageType.Error,
@@ -69,8 +74,9 @@ class DpmlensProtocol(LanguageServerProtocol):
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams):
         # Command handlers only see their arguments; keep the whole request (its
-        # workDoneToken) where the handler can read it as it starts.
-        self._server.command_params = params  # type: ignore[attr-defined]
+        # workDoneToken) in a context variable: the handler's task is created from this
+        # context, so two commands in flight each see their own request.
+        COMMAND_PARAMS.set(params)
         return (yield from super().lsp_workspace__execute_command(params))
 
 
@@ -78,7 +84,6 @@ class DpmlensServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("dpmlens", __version__, protocol_cls=DpmlensProtocol)
         self.settings = Settings()
-        self.command_params: types.ExecuteCommandParams | None = None
         self._listeners: dict[str, list[tuple[str, Callable[..., Any]]]] = defaultdict(list)
         # Feature state, set by the modules' setup():
         self.documents: Any = None  # documents.DocumentStore
