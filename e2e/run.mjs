@@ -147,12 +147,34 @@ async function shot(page, name) {
 }
 
 async function runCommand(page, title) {
-  await page.keyboard.press("F1");
-  const input = page.locator(".quick-input-widget input");
-  await input.waitFor({ state: "visible", timeout: 10_000 });
-  await input.fill(`>${title}`);
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor({ timeout: 10_000 });
-  await page.keyboard.press("Enter");
+  // The palette can lose a race with a focus change (a view or preview opening): retry once.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await page.keyboard.press("F1");
+      const input = page.locator(".quick-input-widget input");
+      await input.waitFor({ state: "visible", timeout: 10_000 });
+      await input.fill(`>${title}`);
+      await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor({ timeout: 10_000 });
+      await page.keyboard.press("Enter");
+      return;
+    } catch (err) {
+      if (attempt >= 3) throw new Error(`running "${title}" from the command palette: ${err.message.split("\n")[0]}`);
+      log(`command palette: retrying "${title}" (${err.message.split("\n")[0]})`);
+      await page.keyboard.press("Escape");
+      await page.waitForTimeout(500);
+    }
+  }
+}
+
+/** Runs one independent part of the test; a crash there is a failed check, not the end of the run. */
+async function step(page, name, fn) {
+  try {
+    await fn();
+  } catch (err) {
+    check(`${name} (step crashed)`, false, err.message.split("\n")[0]);
+    await shot(page, `failure-${name.replace(/\W+/g, "-")}`).catch(() => undefined);
+    await page.keyboard.press("Escape").catch(() => undefined);
+  }
 }
 
 async function openFile(page, name) {
@@ -314,6 +336,38 @@ async function main() {
     for (const rule of EXPECTED_RULES) check(`Problems panel lists ${rule}`, problems.includes(rule));
     await shot(page, "02-problems");
 
+    const settingsFile = join(dirs.userData, "User", "settings.json");
+    const baseSettings = JSON.parse(readFileSync(settingsFile, "utf8"));
+    const editSettings = async (value) => {
+      await runCommand(page, "Preferences: Open User Settings (JSON)");
+      await page.locator(".tab.active", { hasText: "settings.json" }).waitFor({ timeout: 15_000 });
+      await page.locator(".editor-instance .monaco-editor .view-lines").first().click();
+      await page.keyboard.press("Control+A");
+      await page.keyboard.insertText(JSON.stringify(value, null, 2)); // no auto-closing brackets
+      await page.keyboard.press("Control+S");
+      await page.waitForTimeout(300);
+      await page.keyboard.press("Control+W");
+    };
+
+    // 2b. A settings change reaches the server without a reload: in the user settings JSON
+    // editor, turn one rule off (save), see its diagnostic go, then turn it back on.
+    await step(page, "settings change without reload", async () => {
+      await editSettings({ ...baseSettings, "dpmlens.rules": { "msleep-under-20ms": { enabled: false } } });
+      let gone = false;
+      for (let i = 0; i < 100 && !gone; i++) {
+        const text = await problemsText(page);
+        gone = text.includes("wake-setup-in-noirq") && !text.includes("msleep-under-20ms");
+        if (!gone) await page.waitForTimeout(100);
+      }
+      check("turning a rule off in the settings removes its diagnostic without a reload", gone);
+      await editSettings(baseSettings);
+      await waitForProblems(page, 10_000, undefined).then(
+        () => check("turning it back on brings the diagnostic back", true),
+        () => check("turning it back on brings the diagnostic back", false),
+      );
+      await page.locator(".tab.active", { hasText: "zeta_touch.c" }).waitFor({ timeout: 10_000 });
+    });
+
     // 3. Load the 100-cycle capture with a path argument and wait for the latency CodeLens.
     await page.locator(".monaco-editor .view-lines").first().click();
     // Bring the three callbacks into view: CodeLens renders only for visible lines.
@@ -346,29 +400,85 @@ async function main() {
     await shot(page, "03-codelens");
 
     // 4. The PM Latency view and the status bar.
-    await runCommand(page, "dpmlens: Show Slowest Callbacks");
-    await page.locator(".quick-input-list .monaco-list-row", { hasText: "zeta_resume" }).first().waitFor({ timeout: 10_000 });
-    const slowest = (await page.locator(".quick-input-list .monaco-list-row").allInnerTexts()).map((t) => t.replace(/\s+/g, " "));
-    check("Show Slowest Callbacks puts zeta_resume first", slowest[0]?.includes("zeta_resume") ?? false, slowest[0] ?? "");
-    await page.keyboard.press("Escape");
-    await runCommand(page, "Focus on PM Latency View");
-    const pane = page.locator(".pane", { has: page.locator(".pane-header", { hasText: "PM Latency" }) });
-    await pane.locator(".monaco-list-row", { hasText: "zeta_resume" }).first().waitFor({ timeout: 10_000 });
-    const rows = (await pane.locator(".monaco-list-row").allInnerTexts()).map((t) => t.replace(/\s+/g, " ").trim());
-    results.latency_view = rows;
-    check("PM Latency view groups by phase, slowest phase first", rows[0]?.startsWith("resume") ?? false, rows[0] ?? "");
-    check("PM Latency view shows device counts", rows.some((r) => /zeta_resume.*2 devices/.test(r)), rows.join(" / "));
-    check("PM Latency view lists the unmapped driver", rows.some((r) => r.includes("other-chip")), "");
-    const status = (await page.locator(".part.statusbar").innerText()).replace(/\s+/g, " ");
-    check("status bar shows traces loaded and mapped/unmapped callbacks", /1 trace · \d+\/\d+ mapped/.test(status), status.match(/\d+ traces? · \d+\/\d+ mapped/)?.[0] ?? status);
-    // Clicking a callback opens its source at the definition line.
-    await pane.locator(".monaco-list-row", { hasText: "zeta_suspend_noirq" }).first().click();
-    await page.mouse.move(1300, 830); // an inert spot: no hover tooltip over the screenshot
-    await page.waitForTimeout(700);
-    const cursor = (await page.locator(".part.statusbar").innerText()).match(/Ln (\d+)/)?.[1];
-    const expectedLine = readFileSync(join(dirs.ws, "zeta_touch.c"), "utf8").split("\n").findIndex((l) => l.startsWith("static int zeta_suspend_noirq")) + 1;
-    check("clicking a callback in the view opens its definition", Number(cursor) === expectedLine, `cursor at line ${cursor}, definition at ${expectedLine}`);
-    await shot(page, "04-pm-latency-view");
+    await step(page, "PM Latency view", async () => {
+      await runCommand(page, "dpmlens: Show Slowest Callbacks");
+      await page.locator(".quick-input-list .monaco-list-row", { hasText: "zeta_resume" }).first().waitFor({ timeout: 10_000 });
+      const slowest = (await page.locator(".quick-input-list .monaco-list-row").allInnerTexts()).map((t) => t.replace(/\s+/g, " "));
+      check("Show Slowest Callbacks puts zeta_resume first", slowest[0]?.includes("zeta_resume") ?? false, slowest[0] ?? "");
+      await page.keyboard.press("Escape");
+      await runCommand(page, "Focus on PM Latency View");
+      const pane = page.locator(".pane", { has: page.locator(".pane-header", { hasText: "PM Latency" }) });
+      await pane.locator(".monaco-list-row", { hasText: "zeta_resume" }).first().waitFor({ timeout: 10_000 });
+      const rows = (await pane.locator(".monaco-list-row").allInnerTexts()).map((t) => t.replace(/\s+/g, " ").trim());
+      results.latency_view = rows;
+      check("PM Latency view groups by phase, slowest phase first", rows[0]?.startsWith("resume") ?? false, rows[0] ?? "");
+      check("PM Latency view shows device counts", rows.some((r) => /zeta_resume.*2 devices/.test(r)), rows.join(" / "));
+      check("PM Latency view lists the unmapped driver", rows.some((r) => r.includes("other-chip")), "");
+      const status = (await page.locator(".part.statusbar").innerText()).replace(/\s+/g, " ");
+      check("status bar shows traces loaded and mapped/unmapped callbacks", /1 trace · \d+\/\d+ mapped/.test(status), status.match(/\d+ traces? · \d+\/\d+ mapped/)?.[0] ?? status);
+      // Clicking a callback opens its source at the definition line.
+      await pane.locator(".monaco-list-row", { hasText: "zeta_suspend_noirq" }).first().click();
+      await page.mouse.move(1300, 830); // an inert spot: no hover tooltip over the screenshot
+      await page.waitForTimeout(700);
+      const cursor = (await page.locator(".part.statusbar").innerText()).match(/Ln (\d+)/)?.[1];
+      const expectedLine = readFileSync(join(dirs.ws, "zeta_touch.c"), "utf8").split("\n").findIndex((l) => l.startsWith("static int zeta_suspend_noirq")) + 1;
+      check("clicking a callback in the view opens its definition", Number(cursor) === expectedLine, `cursor at line ${cursor}, definition at ${expectedLine}`);
+      await shot(page, "04-pm-latency-view");
+    });
+
+    // 5. Explain Rule: pick a rule reported in the open file; its documentation opens as a preview.
+    await step(page, "Explain Rule", async () => {
+      await runCommand(page, "dpmlens: Explain Rule");
+      await page.locator(".quick-input-list .monaco-list-row", { hasText: "wake-setup-in-noirq" }).first().waitFor({ timeout: 10_000 });
+      await page.locator(".quick-input-widget input").fill("wake-setup-in-noirq");
+      await page.keyboard.press("Enter");
+      const explained = await page
+        .locator(".tab", { hasText: "wake-setup-in-noirq" })
+        .first()
+        .waitFor({ timeout: 15_000 })
+        .then(() => true, () => false);
+      check("Explain Rule opens the rule's documentation", explained);
+      await page.waitForTimeout(800);
+      await shot(page, "05-explain-rule");
+    });
+
+    // 6. Clear Traces, then load through the file picker (code-server's simple file dialog).
+    await step(page, "Clear Traces and the file picker", async () => {
+      await runCommand(page, "dpmlens: Clear Traces");
+      await page.locator(".part.statusbar", { hasText: "1 trace" }).waitFor({ state: "detached", timeout: 10_000 }).catch(() => undefined);
+      const cleared = !/\d+ traces? · \d+\/\d+ mapped/.test(await page.locator(".part.statusbar").innerText());
+      check("Clear Traces empties the status bar count", cleared);
+      await runCommand(page, "dpmlens: Load Trace Files...");
+      await page.locator(".quick-input-list .monaco-list-row", { hasText: "Trace files..." }).first().waitFor({ timeout: 10_000 });
+      await page.keyboard.press("Enter");
+      const dialogInput = page.locator(".quick-input-widget input");
+      await page.waitForTimeout(500);
+      await dialogInput.fill(trace);
+      await page.waitForTimeout(500);
+      await page.keyboard.press("Enter");
+      const picked = await page
+        .locator(".part.statusbar", { hasText: "1 trace" })
+        .waitFor({ timeout: 15_000 })
+        .then(() => true, () => false);
+      check("Load Trace Files... through the file picker loads the trace", picked);
+      if (!picked) await shot(page, "failure-picker");
+    });
+
+    // 7. An unusable dpmlens.interpreter gives one clear notification; clearing it restarts the server.
+    await step(page, "interpreter notification", async () => {
+      await editSettings({ ...baseSettings, "dpmlens.interpreter": "/nonexistent/python3" });
+      const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "dpmlens.interpreter" });
+      const toastShown = await toast.first().waitFor({ timeout: 15_000 }).then(() => true, () => false);
+      const toastText = toastShown ? (await toast.first().innerText()).replace(/\s+/g, " ") : "";
+      check("an unusable interpreter setting gives one clear notification", toastShown && /not found/.test(toastText), toastText.slice(0, 200));
+      await shot(page, "06-interpreter-notification");
+      check("with no usable server its diagnostics are gone", !(await problemsText(page)).includes("wake-setup-in-noirq"));
+      await editSettings(baseSettings);
+      await page.waitForTimeout(500);
+      const recovered = await waitForProblems(page, 30_000, undefined).then(() => true, () => false);
+      check("clearing the interpreter setting restarts the server without a reload", recovered);
+    });
+
   } finally {
     results.perf = perfLines(dirs.userData);
     writeFileSync(join(artifacts, "extension.log"), extensionLog(dirs.userData));

@@ -492,11 +492,9 @@ class DpmlensExtension implements vscode.Disposable {
       void vscode.window.showErrorMessage(`dpmlens: no rule named "${ruleId}".`);
       return;
     }
-    const header = `# ${explanation.id}: ${explanation.title}\n\n` +
-      `Severity: **${explanation.severity}** · checkpatch type: \`${explanation.kernel_type}\`` +
-      (explanation.url ? ` · [kernel documentation](${explanation.url})` : "") + "\n\n";
+    // The server's markdown carries the id, checkpatch type, severity and documentation link.
     const uri = vscode.Uri.from({ scheme: RULE_SCHEME, path: `/${explanation.id}.md` });
-    this.ruleDocs.set(uri.path, header + explanation.markdown);
+    this.ruleDocs.set(uri.path, explanation.markdown);
     this.ruleDocChanged.fire(uri);
     try {
       await vscode.commands.executeCommand("markdown.showPreview", uri);
