@@ -156,6 +156,7 @@ class _Builder:
         self.strings: dict[str, str] = {}
         self.recovered: dict[str, tuple[int, int]] = {}  # name -> text range (see recover_)
         self._header_defs: dict[str, str] | None = None
+        self._struct_hits: list[re.Match[bytes]] | None = None
 
     # -- tree-based parts ---------------------------------------------------------------
 
@@ -486,11 +487,17 @@ class _Builder:
                 out.append(self._member(member, args[src], macro))
         return out
 
+    def struct_hits(self) -> list[re.Match[bytes]]:
+        """`struct <dev_pm_ops or a driver type>` occurrences (one regex pass, cached)."""
+        if self._struct_hits is None:
+            self._struct_hits = list(_STRUCT_DECL.finditer(self.source))
+        return self._struct_hits
+
     def tables(self) -> dict[str, PmTable]:
         tables: dict[str, PmTable] = {}
         src = self.source
         if b"dev_pm_ops" in src:
-            for m in _STRUCT_DECL.finditer(src):
+            for m in self.struct_hits():
                 if m.group(1) != b"dev_pm_ops":
                     continue
                 t = self._struct_table(m.start(), m.end())
@@ -587,7 +594,7 @@ class _Builder:
 
     def drivers(self) -> list[DriverStruct]:
         out: list[DriverStruct] = []
-        for m in _STRUCT_DECL.finditer(self.source):
+        for m in self.struct_hits():
             stype = m.group(1).decode("latin-1")
             if stype == "dev_pm_ops":
                 continue
