@@ -44,3 +44,16 @@ def test_large_generated_file_is_linear() -> None:
     m = build_model("gen.c", src)
     assert len(m.functions) == 20000 and "pm" in m.pm_tables
     assert time.perf_counter() - t0 < 30  # ~1 MB: well under a second on a normal machine
+
+
+def test_crlf_line_endings_give_the_same_model() -> None:
+    from model_helpers import FIXTURES
+
+    src = (FIXTURES / "full_driver.c").read_bytes()
+    lf = build_model("full_driver.c", src)
+    crlf = build_model("full_driver.c", src.replace(b"\n", b"\r\n"))
+    assert crlf.pm_tables == lf.pm_tables and crlf.defines == lf.defines
+    assert [f.span for f in crlf.functions.values()] == [f.span for f in lf.functions.values()]
+    assert [(d.name, d.pm, d.registration) for d in crlf.drivers] == [
+        ("full_driver", "foo_pm_ops", "module_platform_driver")
+    ]
