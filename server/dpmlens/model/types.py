@@ -111,9 +111,9 @@ class FileModel:
     def _lazy(self) -> bool:
         return "_calls" not in self.__dict__ and self.loader is not None
 
-    def calls_in(self, function: str) -> list[CallSite]:
-        """The call sites inside `function`, in document order."""
-        if self._lazy():
+    def calls_in(self, function: str | None) -> list[CallSite]:
+        """The call sites inside `function` (None: at file scope), in document order."""
+        if function is not None and self._lazy():
             assert self.loader is not None
             cache = self.__dict__.setdefault("_calls_in", {})
             if function not in cache:
