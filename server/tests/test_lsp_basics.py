@@ -36,6 +36,8 @@ async def test_hover_on_pm_member(client: LanguageClient):
 @pytest.mark.parametrize("needle,expect", [
     ("static int foo_suspend_noirq", "suspend_noirq"),
     ("SYSTEM_SLEEP_PM_OPS(foo_suspend", "fills these"),
+    ("static void foo_hw_off", "`foo_suspend()` -> `foo_hw_off()`"),
+    ("static const struct dev_pm_ops foo_pm_ops", "`suspend_noirq` -> `foo_suspend_noirq`"),
 ])
 async def test_hover_callback_and_macro(client: LanguageClient, needle: str, expect: str):
     ws = client.ws  # type: ignore[attr-defined]

@@ -12,6 +12,7 @@ from lsprotocol import types
 
 from dpmlens.lsp.documents import UTF16, Document
 from dpmlens.model import pm_macros
+from dpmlens.model.callgraph import pm_callbacks, reachable_calls
 from dpmlens.model.phases import PHASES, Phase
 from dpmlens.model.types import FileModel
 
@@ -75,17 +76,28 @@ def measured_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _members_of_function(model: FileModel, name: str) -> list[tuple[str, str, str]]:
-    """(member, table, via) for every table member filled with `name`."""
+def _roles_text(roles: list[Any]) -> list[str]:
     out = []
-    for table in model.pm_tables.values():
-        for m in table.members:
-            if m.function == name:
-                out.append((m.member, table.name, m.via))
-    for drv in model.drivers:
-        for member, fn in drv.legacy.items():
-            if fn == name:
-                out.append((member, drv.var_name, f"legacy {drv.bus} bus callback"))
+    for r in roles:
+        if r.legacy:
+            src = f"`.{getattr(r, 'field', r.member)}` of `{r.driver}` (legacy bus callback)"
+        else:
+            src = f"`{r.table}`" + ("" if r.via == "designated" else f" via `{r.via}`")
+        phase = PHASES.get(r.member)
+        out.append(f"- {describe_phase(phase) if phase else f'`{r.member}`'} (in {src})")
+    return out
+
+
+def _callers(model: FileModel, name: str, depth: int) -> list[tuple[list[Any], list[str]]]:
+    """PM callbacks of this file that reach helper `name`: (their roles, the call chain)."""
+    out = []
+    for cb, roles in pm_callbacks(model).items():
+        if cb not in model.functions or cb == name:
+            continue
+        for hops, call in reachable_calls(model, cb, depth):
+            if call.callee == name:
+                out.append((roles, [h.function for h in hops] + [name]))
+                break
     return out
 
 
@@ -124,14 +136,20 @@ def hover_markdown(
             parts.append("\n**Measured** (loaded traces)\n\n" + measured_table(rows))
         return "\n".join(parts)
 
-    uses = _members_of_function(model, name)
-    if not uses:
-        return None
+    roles = pm_callbacks(model).get(name)
+    if not roles:
+        if name not in model.functions:
+            return None
+        callers = _callers(model, name, server.settings.helper_depth)
+        if not callers:
+            return None
+        parts.append(f"**{name}**: called from PM callbacks, so it runs in their phases\n")
+        for cb_roles, chain in callers:
+            parts.append(f"`{'()` -> `'.join(chain)}()`")
+            parts.extend(_roles_text(cb_roles))
+        return "\n".join(parts)
     parts.append(f"**{name}**: PM callback\n")
-    for member, table, via in uses:
-        src = f"`{table}`" + ("" if via == "designated" else f" via `{via}`")
-        phase = PHASES.get(member)
-        parts.append(f"- {describe_phase(phase) if phase else f'`{member}`'} (in {src})")
+    parts.extend(_roles_text(roles))
     rows = _trace_rows(server, doc, [name])
     if rows:
         parts.append("\n**Measured** (loaded traces)\n\n" + measured_table(rows))

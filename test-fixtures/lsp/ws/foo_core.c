@@ -10,11 +10,16 @@
 #include <linux/pm_runtime.h>
 #include "foo.h"
 
+static void foo_hw_off(struct foo *foo)
+{
+	writel(0, foo->base);
+}
+
 static int foo_suspend(struct device *dev)
 {
 	struct foo *foo = dev_get_drvdata(dev);
 
-	writel(0, foo->base);
+	foo_hw_off(foo);
 	msleep(5);
 	return 0;
 }
