@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from model_helpers import FIXTURES
 
@@ -32,6 +33,7 @@ def test_unreadable_file_is_one_line_error(tmp_path) -> None:
         [sys.executable, "-m", "dpmlens.model.dump", str(tmp_path / "missing.c")],
         capture_output=True,
         text=True,
+        cwd=Path(__file__).resolve().parents[1],  # server/: dpmlens importable without install
     )
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip().endswith("missing.c: cannot read: No such file or directory")
