@@ -21,7 +21,7 @@ _TRIVIAL_CALLS = frozenset(
 
 
 def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
-    if _ENABLE in ctx.file_calls:
+    if ctx.file_calls_any((_ENABLE,)):
         return
     table = load_table("async-buses")
     async_buses = set((table.get("async_buses") or {}).keys())

@@ -128,7 +128,7 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
     phases, _ = select(match["phases"])
     patterns = list(match["calls"])
     extra = match.get("calls_when_file_calls")
-    if extra and any(_matcher(extra["file_calls"])(c) for c in ctx.file_calls):
+    if extra and ctx.file_calls_any(extra["file_calls"]):
         patterns += extra["calls"]
     wanted = _matcher(patterns)
     allowed = set(match.get("allow", []))

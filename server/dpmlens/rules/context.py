@@ -58,7 +58,6 @@ class Context:
     config: Config
     resolver: object | None = None
     _trees: dict[str, ts.Tree] = field(default_factory=dict)
-    _grouped: dict[int, dict[str | None, list[CallSite]]] = field(default_factory=dict)
 
     # --- callbacks and reachability -------------------------------------------------------
 
@@ -104,7 +103,7 @@ class Context:
     def _reach(
         self, model: FileModel, function: str, hops: tuple[Hop, ...], left: int, seen: set[str]
     ) -> Iterator[Reached]:
-        for call in self.calls_by_caller(model).get(function, ()):
+        for call in model.calls_in(function):
             yield Reached(call, model, hops)
             if left <= 0 or call.callee in seen:
                 continue
@@ -155,15 +154,6 @@ class Context:
             return ""
         return " via " + " -> ".join(f"{h.call.callee}()" for h in reached.hops)
 
-    def calls_by_caller(self, model: FileModel) -> dict[str | None, list[CallSite]]:
-        grouped = self._grouped.get(id(model))
-        if grouped is None:
-            grouped = {}
-            for c in model.calls:
-                grouped.setdefault(c.caller, []).append(c)
-            self._grouped[id(model)] = grouped
-        return grouped
-
     # --- the tree ---------------------------------------------------------------------------
 
     def tree(self, model: FileModel | None = None) -> ts.Tree:
@@ -194,9 +184,17 @@ class Context:
             node = node.parent
         return node
 
-    @cached_property
-    def file_calls(self) -> frozenset[str]:
-        return frozenset(c.callee for c in self.model.calls)
+    def file_calls_any(self, patterns: list[str] | tuple[str, ...]) -> bool:
+        """Does the file call any of `patterns` (names, or `prefix*` globs)? A text search
+        first, so that the model's call sites are only built where the name occurs."""
+        src = self.model.source
+        for p in patterns:
+            if p.endswith("*"):
+                if re.search(rb"\b" + re.escape(p[:-1].encode()) + rb"\w*\s*\(", src):
+                    return True
+            elif p.encode() in src and self.model.calls_to(p):
+                return True
+        return False
 
     def source_matches(self, pattern: str) -> bool:
         return re.search(pattern.encode(), self.model.source) is not None

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -129,11 +130,11 @@ class _Analysis:
         defines = dict(self.spec.unit_constants)
         for name, (_q, raw, _unit, _doc) in self.spec.constants.items():
             defines[name] = str(raw)
-        defines.update(ctx.model.defines)
+        defines.update(ctx.model.all_defines())  # the file's and its local headers'
         self.defines = defines
         self.delays: dict[int, Delay] = {}
-        for call in ctx.model.calls:
-            if call.callee in self.spec.delay_functions and call.caller is not None:
+        for call in ctx.model.calls_to(*self.spec.delay_functions):
+            if call.caller is not None:
                 d = self._delay(call)
                 if d is not None:
                     self.delays[call.start_byte] = d
@@ -191,7 +192,7 @@ class _Analysis:
         """The spec quantity this delay implements, how we know, and where the padding is
         documented (empty when it is not)."""
         for name in sorted(d.value.identifiers):
-            if name in self.spec.constants and name not in self.ctx.model.defines:
+            if name in self.spec.constants and name not in self.ctx.model.all_defines():
                 quantity, raw, unit, documented = self.spec.constants[name]
                 return quantity, f"{name} = {_fmt(raw * _UNIT_MS[unit])}", documented
         text = "\n".join(comments)
@@ -369,15 +370,21 @@ def _net_locks(text: str, wrappers: dict[str, int]) -> int:
     return n
 
 
+_LOCKS_B = re.compile(_LOCKS.pattern.encode())
+_UNLOCKS_B = re.compile(_UNLOCKS.pattern.encode())
+
+
 def _lock_wrappers(model: Any) -> dict[str, int]:
     """Functions of the file that leave a lock taken (tg3_full_lock) or release one."""
-    out: dict[str, int] = {}
-    for name, fn in model.functions.items():
-        body = model.source[fn.start_byte : fn.end_byte].decode("utf-8", "replace")
-        delta = _net_locks(body, {})
-        if delta:
-            out[name] = 1 if delta > 0 else -1
-    return out
+    starts = sorted((fn.start_byte, fn.end_byte, name) for name, fn in model.functions.items())
+    keys = [s for s, _e, _n in starts]
+    net: dict[str, int] = {}
+    for pattern, delta in ((_LOCKS_B, 1), (_UNLOCKS_B, -1)):
+        for m in pattern.finditer(model.source):
+            i = bisect_right(keys, m.start()) - 1
+            if i >= 0 and starts[i][0] <= m.start() < starts[i][1]:
+                net[starts[i][2]] = net.get(starts[i][2], 0) + delta
+    return {name: (1 if n > 0 else -1) for name, n in net.items() if n}
 
 
 def _lock_held(ctx: Context, model: Any, call: CallSite, wrappers: dict[str, int]) -> bool:
@@ -414,7 +421,7 @@ def _atomic_entries(model: Any) -> set[str]:
     """Functions of the file that run in atomic context: IRQ handlers, timer and tasklet
     callbacks (by registration, and functions returning irqreturn_t)."""
     out: set[str] = set()
-    for c in model.calls:
+    for c in model.calls_to(*_ATOMIC_REGISTRATIONS):
         index = _ATOMIC_REGISTRATIONS.get(c.callee)
         if index is not None and len(c.args) > index:
             out.add(c.args[index].strip().lstrip("&"))
@@ -442,8 +449,8 @@ def _atomic_callers(
             seen.add(name)
             if name in atomic:
                 return True
-            for c in model.calls:
-                if c.callee == name and c.caller:
+            for c in model.calls_to(name):
+                if c.caller:
                     if _lock_held(ctx, model, c, wrappers):
                         return True
                     nxt.append(c.caller)
@@ -452,8 +459,8 @@ def _atomic_callers(
 
 
 def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
-    irq_safe = "pm_runtime_irq_safe" in a.ctx.file_calls
-    wrappers = _lock_wrappers(a.ctx.model)
+    irq_safe = a.ctx.file_calls_any(("pm_runtime_irq_safe",))
+    wrappers: dict[str, int] | None = None
     for d in a.delays.values():
         if d.call.callee not in ("mdelay", "udelay", "ndelay") or d.ms < min_ms:
             continue
@@ -462,6 +469,8 @@ def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
             continue
         if irq_safe and PHASES[cb.phase].kind == "runtime":
             continue
+        if wrappers is None:
+            wrappers = _lock_wrappers(a.ctx.model)
         if _lock_held(a.ctx, r.model, r.call, wrappers) or any(
             _lock_held(a.ctx, h.model, h.call, wrappers) for h in r.hops
         ):

@@ -27,6 +27,8 @@ _RUNTIME = ("runtime_suspend", "runtime_resume", "runtime_idle")
 
 
 def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
+    if not ctx.model.pm_tables:
+        return
     pos = Positions(ctx.model.source)
     for table in ctx.model.pm_tables.values():
         if table.macro in ("SIMPLE_DEV_PM_OPS", "UNIVERSAL_DEV_PM_OPS"):
@@ -95,8 +97,8 @@ def _set_macros(rule: Rule, ctx: Context, pos: Positions, table: PmTable) -> Ite
         call = next(
             (
                 c
-                for c in ctx.model.calls
-                if c.callee == via and c.span.line <= member.span.line <= c.span.end_line
+                for c in ctx.model.calls_to(via)
+                if c.span.line <= member.span.line <= c.span.end_line
             ),
             None,
         )
@@ -112,8 +114,8 @@ def _set_macros(rule: Rule, ctx: Context, pos: Positions, table: PmTable) -> Ite
         if call is not None and not ifdef_all and defined and not table.exported and rule.fix:
             edits: list[TextEdit] = []
             for v in vias:
-                for c in ctx.model.calls:
-                    if c.callee == v and c.caller is None and _inside(pos, c.span, table.span):
+                for c in ctx.model.calls_to(v):
+                    if c.caller is None and _inside(pos, c.span, table.span):
                         edits.append(TextEdit(ctx.model.path, c.callee_span, _SET_RENAMES[v]))
             edits += _drop_maybe_unused(ctx, pos, all_names)
             edits += _wrap_pm_pointer(ctx, pos, table.name, "pm_ptr" if runtime else "pm_sleep_ptr")

@@ -98,8 +98,8 @@ def _label_puts(func: ts.Node, label: str) -> bool:
 
 
 def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
-    for call in ctx.model.calls:
-        if call.callee != _CALLEE or call.caller is None:
+    for call in ctx.model.calls_to(_CALLEE):
+        if call.caller is None:
             continue
         node = ctx.call_node(call)
         if node is None:
