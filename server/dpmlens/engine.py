@@ -21,6 +21,21 @@ from dpmlens.rules.loader import Rule, load_rules
 from dpmlens.rules.registry import runner_for
 
 
+def prefilter_keywords() -> tuple[bytes, ...]:
+    """The byte prefilter's PM keywords plus the words that make a delay spec-linked without
+    any other PM construct in the file (spec quantity names, padded constants such as
+    USB_RESUME_TIMEOUT): files holding none of them cannot produce a finding."""
+    from dpmlens.rules.loader import load_table
+    from dpmlens.syntax.prefilter import keywords_for
+
+    table = load_table("spec-delays")
+    words: list[str] = []
+    for q in table.get("quantities", []):
+        words += [str(k) for k in q.get("keywords", []) or []]
+        words += [str(c) for c in (q.get("constants") or {})]
+    return keywords_for(words)
+
+
 def analyze_source(
     path: str, source: bytes, config: Config, resolver: object | None = None
 ) -> list[Finding]:
