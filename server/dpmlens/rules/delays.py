@@ -297,10 +297,8 @@ def _beyond_spec(rule: Rule, a: _Analysis) -> Iterator[Finding]:
                 reason = ": a fixed wait with no known spec minimum"
                 severity = Severity.INFO
         if cb is not None:
-            cycle = (
-                f"{cb.function}() pays {_fmt(a.total_ms.get(cb.function, d.ms))} of fixed delays"
-                f" every {PHASES[cb.phase].member} cycle"
-            )
+            total = _fmt(a.total_ms.get(cb.function, d.ms))
+            cycle = f"{cb.function}() waits {total} in fixed delays on every {cb.phase}"
         else:
             cycle = f"every call pays {_fmt(d.ms)} (its PM callers are in other files)"
         message = rule.format_message(delay=waits, reason=reason, via=where, cycle=cycle)
