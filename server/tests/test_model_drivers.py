@@ -178,3 +178,34 @@ extern struct platform_driver c_driver;
 """
     )
     assert m.drivers == []
+
+
+def test_driver_arrays() -> None:
+    m = build(
+        """
+static struct phy_driver foo_phy_drivers[] = {
+	{
+		.phy_id		= 0x1,
+		.name		= "Foo PHY A",
+		.suspend	= foo_phy_suspend,
+		.resume		= genphy_resume,
+	}, {
+		.name		= "Foo PHY B",
+		.suspend	= genphy_suspend,
+	},
+	FOO_PHY_ENTRY(3),
+};
+module_phy_driver(foo_phy_drivers);
+"""
+    )
+    assert [(d.var_name, d.name, d.legacy, d.registration) for d in m.drivers] == [
+        (
+            "foo_phy_drivers[0]",
+            "Foo PHY A",
+            {"suspend": "foo_phy_suspend", "resume": "genphy_resume"},
+            "module_phy_driver",
+        ),
+        ("foo_phy_drivers[1]", "Foo PHY B", {"suspend": "genphy_suspend"}, "module_phy_driver"),
+    ]
+    assert m.drivers[0].bus == "mdio_bus" and m.drivers[0].span.line == 3
+    assert m.drivers[0].legacy_spans["suspend"].line == 6

@@ -511,8 +511,14 @@ class _Builder:
             pos = src.find(b"PM_OPS", pos + 6)
         return tables
 
-    def _declarator(self, after: int) -> tuple[str | None, str, list[ctext.Tok]]:
-        """Read `name [attrs] = {...}` after a struct type: (name, declarator text, init toks)."""
+    def _declarator(
+        self, after: int, allow_array: bool = False
+    ) -> tuple[str | None, str, list[ctext.Tok]]:
+        """Read `name [attrs] = {...}` after a struct type: (name, declarator text, init toks).
+
+        With `allow_array`, `name[...] = {...}` is accepted too and the declarator text ends
+        with "[]". Pointers, prototypes and declarations without initializer give None.
+        """
         it = ctext.tokens(self.text, after)
         name: str | None = None
         words: list[str] = []
@@ -521,6 +527,10 @@ class _Builder:
                 words.append(tok.text)
                 if name is None and tok.text not in _QUALIFIERS:
                     name = tok.text
+                continue
+            if tok.text == "[" and allow_array and name is not None and "[]" not in words:
+                ctext.balanced(it, tok)
+                words.append("[]")
                 continue
             if tok.text == "=":
                 brace = next(it, None)
@@ -598,19 +608,41 @@ class _Builder:
             stype = m.group(1).decode("latin-1")
             if stype == "dev_pm_ops":
                 continue
-            d = self._driver(stype, m.start(), m.end())
-            if d is not None:
-                out.append(d)
+            out.extend(self._drivers_at(stype, m.start(), m.end()))
         return out
 
-    def _driver(self, stype: str, start: int, type_end: int) -> DriverStruct | None:
+    def _drivers_at(self, stype: str, start: int, type_end: int) -> list[DriverStruct]:
+        """The driver struct declared at `start`, or each element of a driver array
+        (`static struct phy_driver foo_drivers[] = { {...}, {...} };`, named `foo_drivers[i]`).
+        """
         if self.context(start) is None:
-            return None
-        var, _decl, toks = self._declarator(type_end)
+            return []
+        var, decl, toks = self._declarator(type_end, allow_array=True)
         if var is None:
-            return None
+            return []
+        items = ctext.read_initializer(toks, self.text, 0)
+        registration = self._registration(var)
+        stmt = self._statement_start(start)
+        if not decl.endswith("[]"):
+            return [self._driver(stype, var, items, self.span(stmt, toks[-1].end), registration)]
+        out = []
+        elements = [x for x in items if not isinstance(x, ctext.MacroCall) and x.items is not None]
+        for i, el in enumerate(elements):
+            assert el.items is not None
+            span = self.span(el.start, el.end)
+            out.append(self._driver(stype, f"{var}[{i}]", el.items, span, registration))
+        return out
+
+    def _driver(
+        self,
+        stype: str,
+        var: str,
+        items: tuple[ctext.Item, ...],
+        span: Span,
+        registration: str | None,
+    ) -> DriverStruct:
         fields: dict[tuple[str, ...], ctext.Expr] = {}
-        _flatten(ctext.read_initializer(toks, self.text, 0), (), fields)
+        _flatten(items, (), fields)
         name = name_span = None
         for p in NAME_PATHS:
             if p in fields:
@@ -626,7 +658,6 @@ class _Builder:
                 legacy[member] = fn
                 tok = strip_pointer(e.toks)[0]
                 legacy_spans[member] = self.span(tok.start, tok.end)
-        stmt = self._statement_start(start)
         return DriverStruct(
             var_name=var,
             struct_type=stype,
@@ -636,8 +667,8 @@ class _Builder:
             probe=next((self._ident(fields[p]) for p in PROBE_PATHS if p in fields), None),
             pm=next((self._pm_table(fields[p]) for p in PM_PATHS if p in fields), None),
             legacy=legacy,
-            span=self.span(stmt, toks[-1].end),
-            registration=self._registration(var),
+            span=span,
+            registration=registration,
             legacy_spans=legacy_spans,
         )
 
