@@ -1,1 +1,5 @@
-"""tree-sitter C parsing (parser.py: parse, incremental reparse, queries, spans) and the byte-level PM prefilter (prefilter.py)."""
+"""tree-sitter C parsing and the PM prefilter.
+
+parser.py: parse / incremental reparse, query loading, spans; prefilter.py: byte-level
+keyword check deciding which files are worth parsing.
+"""
