@@ -7,6 +7,42 @@ from __future__ import annotations
 
 from dpmlens.rules.loader import Rule, load_rules, load_table
 
+_WRITING = """## Writing a rule (no Python needed for the common shape)
+
+Add `rules/<id>.yaml` and a fixture `test-fixtures/rules/<id>.c`; `make test` runs it.
+
+```yaml
+id: firmware-load-in-noirq        # kebab-case, equal to the file name
+kernel_type: PM_FIRMWARE_IN_NOIRQ # UPPER_SNAKE, for checkpatch-style output and --ignore
+severity: warning                 # error | warning | info | hint
+message: "{callee}() in the {phase} callback {callback}(){via}: ..."
+note: |
+  Markdown: why it is wrong, what to do.
+url: https://docs.kernel.org/...
+match:
+  kind: call-in-phase             # a call reachable (through same-file helpers) from a callback
+  phases: [noirq]                 # dev_pm_ops members, or groups: prepare main late noirq early
+                                  # complete runtime system up down runtime-disabled all
+  calls: [request_firmware, "request_firmware_*"]   # names or fnmatch patterns
+  allow: [request_firmware_nowait]  # optional: never reported
+  skip_paths: ["*/remoteproc/*"]  # optional: files not checked (fnmatch on the path)
+  skip_sources: ['firmware_cache']  # optional: files not checked (regex on the text)
+  calls_when_file_calls:          # optional: more calls, only in files that also call these
+    calls: [firmware_request_nowarn]
+    file_calls: [devm_request_irq]
+  unless: [pinned-active]         # optional: named conditions implemented in callmatch.py
+```
+
+A safe mechanical fix can be declared too: `fix: {kind: rename-callee, title: ..., renames:
+{old_name: new_name}}` (see runtime-pm-state-query-while-disabled.yaml).
+
+Message placeholders for `call-in-phase`: `{callee}`, `{phase}`, `{callback}`, `{function}`
+(the function holding the call), `{via}` (" via helper()" or empty). Mark the fixture's
+expected lines with `/* expect: <id> */` (or `<id>(severity)`) and the allowed ones with
+`/* ok: <id> */` on the line before. Rules needing more than this name a `checker:` written in
+`server/dpmlens/rules/`.
+"""
+
 
 def _match_text(rule: Rule) -> str:
     m = rule.match
@@ -41,10 +77,10 @@ def render() -> str:
         "Fixtures with expected findings: `test-fixtures/rules/<id>*.c`. Precision on the real",
         "`drivers/` tree: [precision.md](precision.md).",
         "",
-        "| rule | type | severity | fix |",
-        "|---|---|---|---|",
     ]
     rules = load_rules()
+    out += _WRITING.splitlines()
+    out += ["", "| rule | type | severity | fix |", "|---|---|---|---|"]
     for r in rules:
         fix = r.fix["title"] if r.fix else ""
         out.append(f"| [{r.id}](#{r.id}) | `{r.kernel_type}` | {r.severity} | {fix} |")
