@@ -1,9 +1,11 @@
 """build_model(): the PM model of one C file.
 
-Functions, calls and #defines come from one tree-sitter query pass. dev_pm_ops tables and
-driver structs are located by cheap byte searches (`struct dev_pm_ops`, `..._PM_OPS(`), checked
-against the tree (not in a comment or a #define body), and their initializers are read from
-the text with `ctext`, which is immune to tree-sitter's macro misparses.
+Functions and #defines come from a Python walk over the top level of the tree (and #if
+blocks); call sites from the `calls` query, per function and only when asked. dev_pm_ops
+tables and driver structs are located by cheap byte searches (`struct dev_pm_ops`,
+`..._PM_OPS(`), checked against the tree (not in a comment or a #define body), and their
+initializers are read from the text with `ctext`, which is immune to tree-sitter's macro
+misparses. Callbacks whose definitions the tree lost are recovered by text.
 """
 
 from __future__ import annotations
@@ -142,6 +144,8 @@ def strip_pointer(toks: tuple[ctext.Tok, ...] | list[ctext.Tok]) -> list[ctext.T
 
 
 class _Builder:
+    """Builds one FileModel; stays attached to it as its `loader` (lazy call sites)."""
+
     def __init__(self, path: str, source: bytes, tree: ts.Tree) -> None:
         self.path = path
         self.source = source
