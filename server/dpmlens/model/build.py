@@ -103,6 +103,7 @@ def build_model(path: str, source: bytes, tree: ts.Tree | None = None) -> FileMo
     tables = b.tables()
     drivers = b.drivers()
     b.recover_callbacks(tables, drivers)
+    b.text, b._struct_hits = "", None  # only needed while building; the model keeps `b`
     return FileModel(
         path=path,
         source=source,
