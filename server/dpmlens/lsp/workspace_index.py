@@ -38,7 +38,7 @@ from dpmlens.model.types import DriverStruct, FileModel, FunctionDef, PmTable
 SUFFIXES = (".c", ".h")
 MAX_FILE_BYTES = 4 * 1024 * 1024
 CHUNK = 48  # files per worker task: big enough to amortise pickling, small enough to interleave
-MODEL_CACHE = 24  # full models of other files kept for the resolver
+MODEL_CACHE = 64  # models of other files kept for the resolver (tree-less ones are small)
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,10 @@ def _worker_init(server_pid: int) -> None:
     threading.Thread(target=watch_parent, name="dpmlens-parent-watch", daemon=True).start()
 
 
-def summarize(path: str, source: bytes | None = None, mtime_ns: int = 0) -> FileSummary:
+def summarize(
+    path: str, source: bytes | None = None, mtime_ns: int = 0, keep_model: bool = False
+) -> tuple[FileSummary, FileModel | None]:
+    """The summary of one file and, with `keep_model`, a tree-less model to ship back."""
     from dpmlens.model.build import build_model
 
     try:
@@ -81,15 +84,30 @@ def summarize(path: str, source: bytes | None = None, mtime_ns: int = 0) -> File
             st = os.stat(path)
             mtime_ns = st.st_mtime_ns
             if st.st_size > MAX_FILE_BYTES:
-                return FileSummary(path, mtime_ns, (), (), error="too large, skipped")
+                return FileSummary(path, mtime_ns, (), (), error="too large, skipped"), None
             with open(path, "rb") as fh:
                 source = fh.read()
         model = build_model(path, source)
+        shipped = portable_model(model) if keep_model else None
     except OSError as e:
-        return FileSummary(path, mtime_ns, (), (), error=f"cannot read: {e.strerror or e}")
+        err = f"cannot read: {e.strerror or e}"
+        return FileSummary(path, mtime_ns, (), (), error=err), None
     except Exception as e:  # a model bug on one file must not stop the index
-        return FileSummary(path, mtime_ns, (), (), error=f"{type(e).__name__}: {e}")
-    return summary_of(model, mtime_ns)
+        return FileSummary(path, mtime_ns, (), (), error=f"{type(e).__name__}: {e}"), None
+    return summary_of(model, mtime_ns), shipped
+
+
+def portable_model(model: FileModel) -> FileModel:
+    """A picklable copy for the resolver: all call sites extracted, no tree, no loader.
+
+    Building it here, in the worker, spares the server's event loop the parse of every helper
+    file the rules follow (rules that need another file's tree reparse it themselves).
+    """
+    return FileModel(
+        path=model.path, source=model.source, functions=model.functions,
+        calls=list(model.calls), pm_tables=model.pm_tables, drivers=model.drivers,
+        defines=model.defines, tree=None,
+    )
 
 
 def summary_of(model: FileModel, mtime_ns: int) -> FileSummary:
@@ -112,7 +130,11 @@ def summary_of(model: FileModel, mtime_ns: int) -> FileSummary:
     )
 
 
-def summarize_many(paths: list[str], prefilter: bool) -> list[FileSummary]:
+def summarize_many(
+    paths: list[str], prefilter: bool
+) -> list[tuple[FileSummary, FileModel | None]]:
+    """Worker task. Prefiltered (workspace scan): only files with PM words are parsed.
+    Otherwise (a directory of an open document): every file, with its model for the resolver."""
     from dpmlens.syntax.prefilter import may_contain_pm
 
     out = []
@@ -130,7 +152,7 @@ def summarize_many(paths: list[str], prefilter: bool) -> list[FileSummary]:
                 continue
             out.append(summarize(path, data, st.st_mtime_ns))
         else:
-            out.append(summarize(path))
+            out.append(summarize(path, keep_model=True))
     return out
 
 
@@ -223,11 +245,15 @@ class WorkspaceIndex:
         source = self.source_of(path)
         if source is None:
             return None
-        model = build_model(path, source)
-        self._models[path] = (mtime, model)
+        model = portable_model(build_model(path, source))  # no tree: 64 of them stay small
+        self._remember(path, mtime, model)
+        return model
+
+    def _remember(self, path: str, mtime_ns: int, model: FileModel) -> None:
+        self._models[path] = (mtime_ns, model)
+        self._models.move_to_end(path)
         while len(self._models) > MODEL_CACHE:
             self._models.popitem(last=False)
-        return model
 
     def pm_summaries(self) -> Iterable[FileSummary]:
         return (s for s in self.summaries.values() if s.pm_tables or s.drivers)
@@ -342,8 +368,10 @@ class WorkspaceIndex:
         if exc is not None:
             self.server.log("warning", f"dpmlens index: a worker failed: {exc}")
             return
-        for s in fut.result():
+        for s, model in fut.result():
             self._store(s)
+            if model is not None:
+                self._remember(s.path, s.mtime_ns, model)
             self.files_parsed += 1
             if s.error:
                 self.server.log("debug", f"{s.path}: not indexed: {s.error}")
