@@ -58,12 +58,23 @@ class _FileResult:
     lines: dict[int, str]
 
 
-_worker_state: tuple[Config, list[Any] | None] | None = None
+_worker_state: tuple[Config, list[Any] | None, tuple[bytes, ...] | None] | None = None
 
 
-def _init_worker(config: Config, rules: list[Any] | None) -> None:
+def _init_worker(
+    config: Config, rules: list[Any] | None, keywords: tuple[bytes, ...] | None
+) -> None:
     global _worker_state
-    _worker_state = (config, rules)
+    _worker_state = (config, rules, keywords)
+
+
+def prefilter_keywords() -> tuple[bytes, ...]:
+    """The engine's prefilter words, minus those that contain another one (`USB_RESUME_TIMEOUT`
+    when `RESUME_TIMEOUT` is there): the same files pass, with fewer scans of every byte."""
+    from dpmlens.engine import prefilter_keywords as engine_keywords
+
+    words = tuple(dict.fromkeys(engine_keywords()))
+    return tuple(w for w in words if not any(o != w and o in w for o in words))
 
 
 def default_jobs() -> int:
@@ -73,10 +84,16 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def check_file(path: str, config: Config, rules: list[Any] | None = None) -> _FileResult:
+def check_file(
+    path: str,
+    config: Config,
+    rules: list[Any] | None = None,
+    keywords: tuple[bytes, ...] | None = None,
+) -> _FileResult:
     """Read, prefilter and analyze one file; every failure becomes an InputError.
 
-    `rules`: the rules to run (default: all of `rules/`, as `engine.analyze_source` does).
+    `rules`: the rules to run (default: all of `rules/`, as `engine.analyze_source` does);
+    `keywords`: the prefilter's words (default: `prefilter_keywords()`).
     """
     from dpmlens.engine import analyze_model
     from dpmlens.model.build import build_model
@@ -92,7 +109,7 @@ def check_file(path: str, config: Config, rules: list[Any] | None = None) -> _Fi
     if b"\0" in source[:_BINARY_PROBE]:
         error = InputError(path, "binary file (contains NUL bytes), skipped")
         return _FileResult(path, [], error, nbytes, 0, False, {})
-    if not may_contain_pm(source):
+    if not may_contain_pm(source, keywords if keywords is not None else prefilter_keywords()):
         return _FileResult(path, [], None, nbytes, nlines, False, {})
     try:
         findings = analyze_model(build_model(path, source), config, None, rules)
@@ -175,17 +192,18 @@ def _configured(findings: list[Finding], config: Config) -> list[Finding]:
 def _results(
     files: Iterator[str], config: Config, jobs: int, rules: list[Any] | None
 ) -> Iterator[_FileResult]:
+    keywords = prefilter_keywords()  # once: it reads a rule table
     first = list(itertools.islice(files, _POOL_MIN_FILES))
     if jobs == 1 or len(first) < _POOL_MIN_FILES:
         for path in itertools.chain(first, files):
-            yield check_file(path, config, rules)
+            yield check_file(path, config, rules, keywords)
         return
     # Import the engine (and whatever it loads at import time) before forking, so the workers
     # share it copy-on-write instead of each importing it again.
     import dpmlens.engine  # noqa: F401
     import dpmlens.syntax.prefilter  # noqa: F401
 
-    yield from _Pool(jobs, config, rules).run(itertools.chain(first, files))
+    yield from _Pool(jobs, config, rules, keywords).run(itertools.chain(first, files))
 
 
 def _chunks(files: Iterator[str], size: int) -> Iterator[list[str]]:
@@ -201,8 +219,14 @@ class _Pool:
     that kills it again is reported as an InputError.
     """
 
-    def __init__(self, jobs: int, config: Config, rules: list[Any] | None) -> None:
-        self.jobs, self.config, self.rules = jobs, config, rules
+    def __init__(
+        self,
+        jobs: int,
+        config: Config,
+        rules: list[Any] | None,
+        keywords: tuple[bytes, ...],
+    ) -> None:
+        self.jobs, self.config, self.rules, self.keywords = jobs, config, rules, keywords
         methods = multiprocessing.get_all_start_methods()
         self.context = multiprocessing.get_context("fork" if "fork" in methods else None)
 
@@ -211,7 +235,7 @@ class _Pool:
             workers,
             mp_context=self.context,
             initializer=_init_worker,
-            initargs=(self.config, self.rules),
+            initargs=(self.config, self.rules, self.keywords),
         )
 
     def run(self, files: Iterator[str]) -> Iterator[_FileResult]:

@@ -187,3 +187,23 @@ def test_usage_mistakes_exit_2(tmp_path: Path, capsys) -> None:
     assert r.code == 2 and "cannot be used together" in r.err
     assert run_cli(capsys).code == 2  # no command: help on stderr
     assert run_cli(capsys, "rules").code == 2
+
+
+def test_prefilter_uses_the_engines_words(tmp_path: Path, capsys) -> None:
+    from dpmlens.check import prefilter_keywords
+    from dpmlens.engine import prefilter_keywords as engine_keywords
+    from dpmlens.syntax.prefilter import PM_KEYWORDS
+
+    kept, wanted = prefilter_keywords(), engine_keywords()
+    # the same files pass: every engine word contains a kept word, and no kept word is redundant
+    assert all(any(k in w for k in kept) for w in wanted)
+    assert not any(a != b and a in b for a in kept for b in kept)
+    assert b"D3cold" in kept and not any(k in b"D3cold" for k in PM_KEYWORDS)
+    # a spec-padded delay with no PM construct in the file: only a spec word lets it through
+    src = write_driver(
+        tmp_path / "d3.c",
+        "static void wake_up_dev(struct pci_dev *pdev)\n{\n"
+        "\t/* D3cold exit: TRhfa plus extra */\n\tmsleep(200);\n}\n",
+    )
+    r = run_cli(capsys, "check", "-q", str(src))
+    assert r.out.startswith(f"{src}:4:2: warning: msleep(200)") and "[delay-beyond-spec]" in r.out
