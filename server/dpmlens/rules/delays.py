@@ -300,7 +300,10 @@ def _beyond_spec(rule: Rule, a: _Analysis) -> Iterator[Finding]:
             total = _fmt(a.total_ms.get(cb.function, d.ms))
             cycle = f"{cb.function}() waits {total} in fixed delays on every {cb.phase}"
         else:
-            cycle = f"every call pays {_fmt(d.ms)} (its PM callers are in other files)"
+            cycle = (
+                f"every call pays {_fmt(d.ms)} (no PM callback of this file reaches it; its"
+                " callers may be in other files)"
+            )
         message = rule.format_message(delay=waits, reason=reason, via=where, cycle=cycle)
         yield _finding(rule, a, d, severity, message, cb, r)
 
