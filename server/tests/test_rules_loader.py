@@ -116,3 +116,25 @@ def test_parse_rule_rejects_bad_fix(tmp_path: Path) -> None:
     data["fix"] = "just do it"
     with pytest.raises(RuleError, match="fix must be a mapping"):
         parse_rule(tmp_path / "fixy.yaml", data)
+
+
+def test_a_malformed_spec_table_is_one_error_naming_the_file(tmp_path: Path, monkeypatch) -> None:
+    import shutil
+
+    from dpmlens.config import Config
+    from dpmlens.engine import analyze_source
+    from dpmlens.paths import rules_dir
+    from dpmlens.rules import delays
+
+    data = tmp_path / "data"
+    shutil.copytree(rules_dir(), data / "rules")
+    table = data / "rules" / "tables" / "spec-delays.yaml"
+    table.write_text(table.read_text().replace("unit: us}", "unit: fortnights}"), encoding="utf-8")
+    monkeypatch.setenv("DPMLENS_DATA_DIR", str(data))
+    delays._spec.cache_clear()
+    try:
+        with pytest.raises(RuleError, match=r"spec-delays.yaml: malformed spec table.*fortnights"):
+            analyze_source("x.c", b"static int f(void) { msleep(1); return 0; }\n", Config())
+    finally:
+        monkeypatch.delenv("DPMLENS_DATA_DIR")
+        delays._spec.cache_clear()

@@ -20,10 +20,11 @@ import tree_sitter as ts
 from dpmlens.findings import Finding, Fix, Severity, TextEdit
 from dpmlens.model.phases import PHASES
 from dpmlens.model.types import CallSite
+from dpmlens.paths import rules_dir
 from dpmlens.rules import cnav
 from dpmlens.rules.context import Callback, Context, Reached
 from dpmlens.rules.delayvalue import Value, evaluate
-from dpmlens.rules.loader import Rule, load_table
+from dpmlens.rules.loader import Rule, RuleError, load_table
 
 _UNIT_MS = {"s": 1000.0, "ms": 1.0, "us": 0.001, "ns": 0.000001}
 _LOOPS = frozenset({"for_statement", "while_statement", "do_statement"})
@@ -58,8 +59,16 @@ class SpecTable:
 
 @lru_cache(maxsize=4)
 def _spec(overrides: tuple[tuple[str, float], ...]) -> SpecTable:
-    data = load_table("spec-delays")
-    over = dict(overrides)
+    try:
+        return _parse_spec(load_table("spec-delays"), dict(overrides))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        if isinstance(exc, RuleError):
+            raise
+        where = rules_dir() / "tables" / "spec-delays.yaml"
+        raise RuleError(f"{where}: malformed spec table: {type(exc).__name__}: {exc}") from None
+
+
+def _parse_spec(data: dict[str, Any], over: dict[str, float]) -> SpecTable:
     quantities = []
     constants: dict[str, tuple[Quantity, int, str, str]] = {}
     for q in data.get("quantities", []):
@@ -78,6 +87,12 @@ def _spec(overrides: tuple[tuple[str, float], ...]) -> SpecTable:
                 str(c.get("unit", "ms")),
                 str(c.get("documented", "")),
             )
+    for name, (_q, _raw, unit, _doc) in constants.items():
+        if unit not in _UNIT_MS:
+            raise ValueError(f"constant {name}: unknown unit {unit!r}")
+    for name, v in (data.get("delay_functions") or {}).items():
+        if str(v.get("unit", "ms")) not in _UNIT_MS:
+            raise ValueError(f"delay function {name}: unknown unit {v.get('unit')!r}")
     words = "|".join(re.escape(w) for w in data.get("padding_words", []))
     return SpecTable(
         quantities=tuple(quantities),
