@@ -4,7 +4,7 @@ import * as fs from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
-import type { LanguageClient } from "vscode-languageclient/node";
+import { State, type LanguageClient } from "vscode-languageclient/node";
 import { createClient, executeServerCommand, isRunning, pushSettings } from "./client";
 import type { CallbackGroup } from "./latencyModel";
 import { LatencyTreeProvider, OPEN_SOURCE_COMMAND } from "./latencyView";
@@ -151,6 +151,13 @@ class DpmlensExtension implements vscode.Disposable {
         onDiagnostics: (uri, count) => this.onDiagnostics(uri, count),
       });
       this.client = client;
+      client.onDidChangeState((e) => {
+        // The client gives up after repeated crashes; say so instead of going quiet.
+        if (e.newState === State.Stopped && this.client === client) {
+          this.output.error("the language server stopped; use dpmlens: Restart Server");
+          this.statusBar.setServerState("$(error) dpmlens", "dpmlens: the language server stopped. Click for details; Restart Server to try again.");
+        }
+      });
       await client.start();
       this.output.info(`[perf] server initialized in ${Date.now() - started} ms (${Date.now() - this.activatedAt} ms after activation)`);
       this.lastNotice = undefined;

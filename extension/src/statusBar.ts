@@ -8,6 +8,7 @@ export const SHOW_UNMAPPED_COMMAND = "dpmlens.showUnmappedReasons";
 export class TraceStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem("dpmlens.status", vscode.StatusBarAlignment.Left, 50);
   private status: TraceStatus = EMPTY_STATUS;
+  private serverProblem: string | undefined;
 
   constructor() {
     this.item.name = "dpmlens";
@@ -17,6 +18,7 @@ export class TraceStatusBar implements vscode.Disposable {
 
   /** Shown while the server is starting or has failed; `undefined` returns to trace status. */
   setServerState(text: string | undefined, tooltip?: string): void {
+    this.serverProblem = text?.startsWith("$(error)") ? (tooltip ?? text) : undefined;
     if (text === undefined) {
       this.update(this.status);
       return;
@@ -28,6 +30,7 @@ export class TraceStatusBar implements vscode.Disposable {
 
   update(status: TraceStatus): void {
     this.status = status;
+    if (this.serverProblem) return; // the server problem stays visible until a start succeeds
     const { text, tooltip } = statusText(status);
     this.item.text = text;
     this.item.tooltip = tooltip;
@@ -40,6 +43,12 @@ export class TraceStatusBar implements vscode.Disposable {
 
   /** Click handler: the reasons callbacks could not be mapped, and import errors. */
   async showDetails(): Promise<void> {
+    if (this.serverProblem) {
+      const choice = await vscode.window.showErrorMessage(this.serverProblem, "Show Output", "Restart Server");
+      if (choice === "Show Output") await vscode.commands.executeCommand("dpmlens.showOutput");
+      if (choice === "Restart Server") await vscode.commands.executeCommand("dpmlens.restartServer");
+      return;
+    }
     const lines = unmappedReasonLines(this.status);
     if (this.status.files === 0) {
       void vscode.window.showInformationMessage("dpmlens: no traces loaded. Use \"dpmlens: Load Trace Files...\".");
