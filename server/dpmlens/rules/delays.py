@@ -156,7 +156,7 @@ class _Analysis:
         # first (by phase order) callback reaching each delay, and each callback's total
         self.reached_by: dict[int, tuple[Callback, Reached]] = {}
         self.total_ms: dict[str, float] = {}
-        for cb in ctx.callbacks:
+        for cb in ctx.callbacks if self.delays else ():
             seen: set[int] = set()
             total = 0.0
             for r in ctx.reach(cb.function):

@@ -7,6 +7,7 @@ mistake in a rule file is reported as one `RuleError` line naming the file.
 
 from __future__ import annotations
 
+import os
 import re
 import string
 from dataclasses import dataclass, field
@@ -138,9 +139,21 @@ def parse_rule(path: Path, data: Any) -> Rule:
     )
 
 
+@lru_cache(maxsize=4)
+def _default_dir(_override: str | None) -> str:
+    return str(default_rules_dir())
+
+
+def _rules_dir(rules_dir: Path | str | None) -> str:
+    """The rules directory; the default is resolved once per DPMLENS_DATA_DIR value (it stats)."""
+    if rules_dir:
+        return str(rules_dir)
+    return _default_dir(os.environ.get("DPMLENS_DATA_DIR"))
+
+
 def load_rules(rules_dir: Path | str | None = None) -> list[Rule]:
     """All rules of `rules_dir` (default: the data directory's `rules/`), sorted by id."""
-    return list(_load_rules_cached(str(rules_dir or default_rules_dir())))
+    return list(_load_rules_cached(_rules_dir(rules_dir)))
 
 
 @lru_cache(maxsize=8)
@@ -154,7 +167,7 @@ def _load_rules_cached(directory: str) -> tuple[Rule, ...]:
 
 def load_table(name: str, rules_dir: Path | str | None = None) -> dict[str, Any]:
     """A data table `rules/tables/<name>.yaml` as a mapping."""
-    return _load_table_cached(name, str(rules_dir or default_rules_dir()))
+    return _load_table_cached(name, _rules_dir(rules_dir))
 
 
 @lru_cache(maxsize=16)

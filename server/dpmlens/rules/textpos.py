@@ -10,10 +10,10 @@ from dpmlens.findings import Span
 class Positions:
     def __init__(self, source: bytes) -> None:
         starts = [0]
-        pos = source.find(b"\n")
-        while pos >= 0:
-            starts.append(pos + 1)
-            pos = source.find(b"\n", pos + 1)
+        total = 0
+        for line in source.split(b"\n")[:-1]:
+            total += len(line) + 1
+            starts.append(total)
         self.starts = starts
 
     def offset(self, line: int, column: int) -> int:
