@@ -9,6 +9,7 @@
 struct pll {
 	spinlock_t lock;
 	struct timer_list timer;
+	bool in_suspend;
 	void __iomem *regs;
 };
 
@@ -140,3 +141,30 @@ static struct platform_driver pll_driver = {
 	},
 };
 module_platform_driver(pll_driver);
+
+/* The driver picks the primitive by context (sm501, dm9000): not a finding either way. */
+static void pll_wait(struct pll *pll, unsigned int ms)
+{
+	if (pll->in_suspend)
+		/* ok: busy-wait-in-pm-callback */
+		mdelay(ms);
+	else
+		/* ok: msleep-under-20ms */
+		msleep(ms);
+}
+
+static int pll2_suspend(struct device *dev)
+{
+	struct pll *pll = dev_get_drvdata(dev);
+
+	pll->in_suspend = true;
+	pll_wait(pll, 10);
+	return 0;
+}
+
+static int pll2_resume(struct device *dev)
+{
+	return 0;
+}
+
+static DEFINE_SIMPLE_DEV_PM_OPS(pll2_pm_ops, pll2_suspend, pll2_resume);

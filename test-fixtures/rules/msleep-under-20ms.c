@@ -22,9 +22,20 @@ static void panel_power_on(struct panel *p)
 	msleep(PANEL_T4_MS);
 }
 
+/* The value comes from the caller: 5 ms on resume. */
+static void panel_reset(struct panel *p, unsigned int hold_ms)
+{
+	writel(0, p->regs);
+	/* expect: msleep-under-20ms */
+	msleep(hold_ms);
+	writel(1, p->regs);
+}
+
 static int panel_resume(struct device *dev)
 {
 	struct panel *p = dev_get_drvdata(dev);
+
+	panel_reset(p, PANEL_T3_MS);
 
 	/* expect: msleep-under-20ms */
 	msleep(1);

@@ -146,3 +146,22 @@ def identifiers_in(node: ts.Node) -> set[str]:
             out.add(text(n))
         stack.extend(n.children)
     return out
+
+
+def parameter_names(func: ts.Node) -> list[str]:
+    """Parameter names of a function_definition, in order ("" where unnamed)."""
+    decl = func.child_by_field_name("declarator")
+    while decl is not None and decl.type != "function_declarator":
+        decl = decl.child_by_field_name("declarator")
+    if decl is None:
+        return []
+    params = decl.child_by_field_name("parameters")
+    out: list[str] = []
+    for p in params.named_children if params is not None else ():
+        if p.type != "parameter_declaration":
+            continue
+        d = p.child_by_field_name("declarator")
+        while d is not None and d.type != "identifier":
+            d = d.child_by_field_name("declarator")
+        out.append(text(d))
+    return out

@@ -148,19 +148,29 @@ class _Analysis:
         defines.update(ctx.model.all_defines())  # the file's and its local headers'
         self.defines = defines
         self.delays: dict[int, Delay] = {}
+        # delays whose value is a parameter of their function: call -> parameter index
+        self.by_param: dict[int, tuple[CallSite, int]] = {}
         for call in ctx.model.calls_to(*self.spec.delay_functions):
             if call.caller is not None:
                 d = self._delay(call)
                 if d is not None:
                     self.delays[call.start_byte] = d
+                else:
+                    index = self._param_index(call)
+                    if index is not None:
+                        self.by_param[call.start_byte] = (call, index)
         # first (by phase order) callback reaching each delay, and each callback's total
         self.reached_by: dict[int, tuple[Callback, Reached]] = {}
         self.total_ms: dict[str, float] = {}
-        for cb in ctx.callbacks if self.delays else ():
+        for cb in ctx.callbacks if self.delays or self.by_param else ():
             seen: set[int] = set()
             total = 0.0
             for r in ctx.reach(cb.function):
-                if r.model is not ctx.model or r.call.start_byte not in self.delays:
+                if r.model is not ctx.model:
+                    continue
+                if r.call.start_byte in self.by_param and r.call.start_byte not in self.delays:
+                    self._delay_from_caller(r)
+                if r.call.start_byte not in self.delays:
                     continue
                 self.reached_by.setdefault(r.call.start_byte, (cb, r))
                 if r.call.start_byte not in seen:
@@ -168,12 +178,41 @@ class _Analysis:
                     total += self.delays[r.call.start_byte].ms
             self.total_ms.setdefault(cb.function, total)
 
-    def _delay(self, call: CallSite) -> Delay | None:
+    def _param_index(self, call: CallSite) -> int | None:
+        """Index of the enclosing function's parameter the delay argument names, if any."""
+        arg_index, _unit = self.spec.delay_functions[call.callee]
+        if len(call.args) <= arg_index:
+            return None
+        node = self.ctx.call_node(call)
+        func = cnav.function_of(node) if node is not None else None
+        if func is None:
+            return None
+        params = cnav.parameter_names(func)
+        name = call.args[arg_index].strip()
+        return params.index(name) if name in params else None
+
+    def _delay_from_caller(self, r: Reached) -> None:
+        """`helper(dev, 10)` -> `msleep(delay)`: evaluate the argument at the call site."""
+        if not r.hops or r.hops[-1].call.callee != r.call.caller:
+            return
+        hop = r.hops[-1]
+        call, index = self.by_param[r.call.start_byte]
+        if len(hop.call.args) <= index:
+            return
+        at = self.ctx.call_node(hop.call, hop.model)
+        value = evaluate(hop.call.args[index], at, self.defines)
+        if value is not None and value.base >= 0:
+            d = self._delay(call, value)
+            if d is not None:
+                self.delays[call.start_byte] = d
+
+    def _delay(self, call: CallSite, value: Value | None = None) -> Delay | None:
         arg_index, unit = self.spec.delay_functions[call.callee]
         if len(call.args) <= arg_index:
             return None
         node = self.ctx.call_node(call)
-        value = evaluate(call.args[arg_index], node, self.defines)
+        if value is None:
+            value = evaluate(call.args[arg_index], node, self.defines)
         if value is None or value.base < 0:
             return None
         in_loop = False
@@ -339,9 +378,36 @@ def _stated_need(text: str, delay_ms: float) -> float | None:
     return best
 
 
+_SLEEPING = frozenset({"msleep", "msleep_interruptible", "ssleep", "usleep_range", "fsleep"})
+_SPINNING = frozenset({"mdelay", "udelay", "ndelay"})
+
+
+def _context_switched(d: Delay) -> bool:
+    """`if (in_suspend) mdelay(x); else msleep(x);`: the driver already picks the primitive
+    by context; the branch taken during PM is its business, not a finding."""
+    node = d.node
+    if node is None:
+        return False
+    mine = _SLEEPING if d.call.callee in _SLEEPING else _SPINNING
+    other = _SPINNING if mine is _SLEEPING else _SLEEPING
+    cur = node
+    while cur.parent is not None and cur.parent.type != "function_definition":
+        parent = cur.parent
+        if parent.type == "if_statement":
+            for field in ("consequence", "alternative"):
+                branch = parent.child_by_field_name(field)
+                if branch is None or branch.start_byte <= node.start_byte < branch.end_byte:
+                    continue
+                if any(name in other for name, _n in cnav.calls_under(branch)):
+                    return True
+            return False
+        cur = parent
+    return False
+
+
 def _msleep_short(rule: Rule, a: _Analysis) -> Iterator[Finding]:
     for d in a.delays.values():
-        if d.call.callee != "msleep" or not (0 < d.value.base < 20):
+        if d.call.callee != "msleep" or not (0 < d.value.base < 20) or _context_switched(d):
             continue
         cb, r, where = _where(a, d)
         if cb is None:
@@ -478,7 +544,7 @@ def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
     irq_safe = a.ctx.file_calls_any(("pm_runtime_irq_safe",))
     wrappers: dict[str, int] | None = None
     for d in a.delays.values():
-        if d.call.callee not in ("mdelay", "udelay", "ndelay") or d.ms < min_ms:
+        if d.call.callee not in _SPINNING or d.ms < min_ms or _context_switched(d):
             continue
         cb, r, where = _where(a, d)
         if cb is None or r is None:
