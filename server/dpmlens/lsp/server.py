@@ -147,8 +147,8 @@ def create_server() -> DpmlensServer:
     for module in (
         settings,
         documents,
+        diagnostics,  # before the index: an opened document's analysis is queued first
         workspace_index,
-        diagnostics,
         code_actions,
         hover,
         commands,

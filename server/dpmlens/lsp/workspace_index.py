@@ -491,6 +491,16 @@ def setup(server: Any) -> None:
             asyncio.get_running_loop().create_task(index.scan(roots))
 
     server.on("initialized", "workspace index", start)
+
+    # Start the worker processes while the client waits for `initialize` (spawning one takes
+    # tens of milliseconds of this process' time, better not on the first didOpen).
+    def prestart() -> None:
+        if workspace_roots(server):
+            pool = index._ensure_pool()
+            for _ in range(index.workers):
+                pool.submit(os.getpid)
+
+    server.on("initialize", "workspace index", prestart)
     server.on(
         "opened", "workspace index", lambda doc: index.want_directory(os.path.dirname(doc.path))
     )
