@@ -77,25 +77,20 @@ def lenses_for(server: Any, doc: Document) -> list[types.CodeLens]:
         )
         out.append(types.CodeLens(range=rng, command=types.Command(title=title, command="")))
 
-    callbacks: set[str] = set()
     for table in model.pm_tables.values():
-        names = [m.function for m in table.members if m.function]
-        callbacks.update(names)
+        names = {m.function for m in table.members if m.function}
+        # The callbacks may be defined in another file of the driver: match by name.
         rows = [
             r
-            for n in set(names)
-            for r in traces.callbacks_for(doc.path, n)
+            for n in names
+            for r in traces.callbacks_named(n)
             if any(m.member == r["phase"] and m.function == n for m in table.members)
         ]
         title = table_title(rows)
         if title:
             lens(table.span, title)
-    for drv in model.drivers:
-        callbacks.update(v for v in drv.legacy.values() if v)
-    for name in sorted(callbacks):
-        fn = model.functions.get(name)
-        if fn is None:
-            continue
+    # Every function of this document that measured callbacks map to (wherever its table is).
+    for name, fn in sorted(model.functions.items(), key=lambda kv: kv[1].start_byte):
         for title in callback_titles(traces.callbacks_for(doc.path, name)):
             lens(fn.name_span, title)
     return out

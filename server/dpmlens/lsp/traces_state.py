@@ -29,6 +29,7 @@ class TraceState:
     manual_paths: list[str] = field(default_factory=list)  # from dpmlens.loadTraces
     auto_files: list[str] = field(default_factory=list)  # from traceGlobs
     _by_function: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
+    _by_name: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def loaded(self) -> bool:
@@ -43,6 +44,7 @@ class TraceState:
         self.manual_paths = []
         self.auto_files = []
         self._by_function = {}
+        self._by_name = {}
 
     def status(self) -> dict[str, Any]:
         return dict(self.result.status) if self.result is not None else empty_status()
@@ -56,14 +58,21 @@ class TraceState:
     def callbacks_for(self, path: str, function: str) -> list[dict[str, Any]]:
         return self._by_function.get((os.path.realpath(path), function), [])
 
+    def callbacks_named(self, function: str) -> list[dict[str, Any]]:
+        return self._by_name.get(function, [])
+
     def install(self, result: TraceResult) -> None:
         by_fn: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
         for cb in result.callbacks:
             src = cb.get("source")
             if src:
                 by_fn[(os.path.realpath(src["path"]), src["function"])].append(cb)
+        by_name: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for (_path, fn), rows in by_fn.items():
+            by_name[fn].extend(rows)
         self.result = result
         self._by_function = dict(by_fn)
+        self._by_name = dict(by_name)
 
     # -- computing (thread) ----------------------------------------------------------------
 

@@ -515,6 +515,13 @@ def setup(server: Any) -> None:
                     index.refresh_file(path)
         ls.emit("watched_files", params.changes)
 
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def did_change_folders(ls: Any, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        added = [to_fs_path(f.uri) for f in params.event.added]
+        roots = [r for r in added if r and os.path.isdir(r)]
+        if roots:
+            asyncio.get_running_loop().create_task(index.scan(roots))
+
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: Any, *_args: Any) -> None:
         index.shutdown()
