@@ -382,9 +382,11 @@ _SLEEPING = frozenset({"msleep", "msleep_interruptible", "ssleep", "usleep_range
 _SPINNING = frozenset({"mdelay", "udelay", "ndelay"})
 
 
-def _context_switched(d: Delay) -> bool:
+def _context_switched(d: Delay, pm_condition: bool = False) -> bool:
     """`if (in_suspend) mdelay(x); else msleep(x);`: the driver already picks the primitive
-    by context; the branch taken during PM is its business, not a finding."""
+    by context; the branch taken during PM is its business, not a finding. With
+    `pm_condition`, only when the condition is about suspend/resume (an msleep() on the
+    other branch of `if (can_sleep)` still runs on the PM path)."""
     node = d.node
     if node is None:
         return False
@@ -394,6 +396,9 @@ def _context_switched(d: Delay) -> bool:
     while cur.parent is not None and cur.parent.type != "function_definition":
         parent = cur.parent
         if parent.type == "if_statement":
+            cond = cnav.text(parent.child_by_field_name("condition"))
+            if pm_condition and not re.search(r"suspend|resum", cond, re.IGNORECASE):
+                return False
             for field in ("consequence", "alternative"):
                 branch = parent.child_by_field_name(field)
                 if branch is None or branch.start_byte <= node.start_byte < branch.end_byte:
@@ -407,7 +412,7 @@ def _context_switched(d: Delay) -> bool:
 
 def _msleep_short(rule: Rule, a: _Analysis) -> Iterator[Finding]:
     for d in a.delays.values():
-        if d.call.callee != "msleep" or not (0 < d.value.base < 20) or _context_switched(d):
+        if d.call.callee != "msleep" or not (0 < d.value.base < 20) or _context_switched(d, True):
             continue
         cb, r, where = _where(a, d)
         if cb is None:
