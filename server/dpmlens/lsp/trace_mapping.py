@@ -7,7 +7,6 @@ Both run off the event loop.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -54,13 +53,7 @@ def map_traces(
 
     index = SourceIndex(root="workspace")
     for m in models:
-        index.models[m.path] = m
-        index.dir_files.setdefault(os.path.dirname(m.path), []).append(m.path)
-        for name in m.pm_tables:
-            index.table_files.setdefault(name, []).append(m.path)
-        for drv in m.drivers:
-            if drv.name:
-                index.drivers.setdefault(drv.name, []).append((m, drv))
+        index.add_model(m)
     report = map_to_source(parsed.stats, index)
     callbacks = []
     for s in parsed.stats:

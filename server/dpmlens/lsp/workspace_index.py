@@ -26,7 +26,7 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -110,6 +110,31 @@ def portable_model(model: FileModel) -> FileModel:
     )
 
 
+_MODNAMES: dict[str, dict[str, str]] = {}  # per worker: directory -> stem -> KBUILD_MODNAME
+
+
+def effective_drivers(model: FileModel) -> tuple[DriverStruct, ...]:
+    """Driver structs named as the running kernel names them (what traces carry).
+
+    `build_model` takes KBUILD_MODNAME from the file stem; a multi-file module is named by the
+    directory's Makefile (carl9170's usb.c registers "carl9170", not "usb"). Resolved here,
+    where the source is at hand, because the summaries do not keep it.
+    """
+    from dpmlens.traces.mapping import effective_name, module_names
+
+    if not model.drivers:
+        return ()
+    directory = os.path.dirname(model.path)
+    mods = _MODNAMES.get(directory)
+    if mods is None:
+        mods = _MODNAMES[directory] = module_names(directory)
+    stem = os.path.splitext(os.path.basename(model.path))[0]
+    modname = mods.get(stem, stem.replace("-", "_"))
+    return tuple(
+        replace(drv, name=effective_name(model, drv, modname, {})) for drv in model.drivers
+    )
+
+
 def summary_of(model: FileModel, mtime_ns: int) -> FileSummary:
     named: set[str] = set()
     for table in model.pm_tables.values():
@@ -125,7 +150,7 @@ def summary_of(model: FileModel, mtime_ns: int) -> FileSummary:
         public=tuple(intern(n) for n, f in model.functions.items() if not f.is_static),
         static=tuple(intern(n) for n, f in model.functions.items() if f.is_static),
         pm_tables=dict(model.pm_tables),
-        drivers=tuple(model.drivers),
+        drivers=effective_drivers(model),
         callbacks={n: model.functions[n] for n in named if n in model.functions},
     )
 
