@@ -142,3 +142,34 @@ async def test_load_with_work_done_token_reports_progress(client: LanguageClient
                    what="progress end")
     assert isinstance(reports[0], types.WorkDoneProgressBegin)
     assert reports[0].cancellable
+
+
+KERNEL_USB_CORE = Path("/work/linux/linux-source-6.12/drivers/usb/core")
+SHARED_TRACES = Path(__file__).resolve().parents[3] / "shared" / "traces"
+
+
+async def test_real_traces_on_real_usb_core(client: LanguageClient, tmp_path: Path):
+    """pm-graph's real captures onto linux-6.12 drivers/usb/core, copied into the workspace."""
+    if not KERNEL_USB_CORE.is_dir() or not SHARED_TRACES.is_dir():
+        pytest.skip(f"needs {KERNEL_USB_CORE} (linux-source-6.12) and {SHARED_TRACES}")
+    import shutil
+
+    ws: Path = client.ws  # type: ignore[attr-defined]
+    core = ws / "usb_core"
+    shutil.copytree(KERNEL_USB_CORE, core)
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+        types.FileEvent(uri=p.as_uri(), type=types.FileChangeType.Created)
+        for p in sorted(core.glob("*.c"))]))
+    generic = core / "generic.c"
+    uri = open_file(client, generic)
+    await wait_for(lambda: uri in client.diagnostics, what="diagnostics")
+    status = await command(client, "dpmlens.loadTraces", {"paths": [str(SHARED_TRACES)]})
+    assert status["samples"] > 1000 and status["errors"] == []
+    slow = await command(client, "dpmlens.slowestCallbacks", {"limit": 5000})
+    usb = [c for c in slow["callbacks"] if c["driver"] == "usb" and c["source"]]
+    assert usb, "no USB device callback mapped"
+    assert {c["source"]["function"] for c in usb} <= {
+        "usb_generic_driver_suspend", "usb_generic_driver_resume"}
+    assert all(c["source"]["path"] == str(generic) for c in usb)
+    titles = [lens.command.title for lens in await lenses(client, uri)]
+    assert any(t.startswith("resume · median") and "devices)" in t for t in titles), titles
