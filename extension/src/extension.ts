@@ -1,25 +1,16 @@
-// Wiring: logger, Python discovery, the managed server environment, the language client,
-// the PM Latency view, the status bar and the commands. No analysis happens here.
+// Wiring: logger, Python discovery, the managed server environment, the language client's
+// lifecycle and settings, the status bar; command handlers and views are in commands.ts.
+// No analysis happens here.
 import * as fs from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { State, type LanguageClient } from "vscode-languageclient/node";
-import { createClient, executeServerCommand, isRunning, pushSettings } from "./client";
+import { createClient, isRunning, pushSettings } from "./client";
+import { Commands } from "./commands";
 import type { CallbackGroup } from "./latencyModel";
-import { LatencyTreeProvider, OPEN_SOURCE_COMMAND } from "./latencyView";
-import { expandVariables, mapPath, type VariableContext } from "./pathMapping";
-import {
-  EMPTY_STATUS,
-  ServerCommand,
-  formatDuration,
-  readLoadTracesArgument,
-  readRuleExplanation,
-  readSlowestCallbacks,
-  readTraceStatus,
-  type CallbackSource,
-  type SlowestCallbacks,
-} from "./protocol";
+import { OPEN_SOURCE_COMMAND } from "./latencyView";
+import { expandVariables, type VariableContext } from "./pathMapping";
 import {
   discoverPython,
   discoveryKey,
@@ -34,7 +25,6 @@ import { ensureServerEnv, existingServerEnv, type ServerEnv } from "./serverEnv"
 import { toServerSettings, type ServerSettings } from "./settings";
 import { SHOW_UNMAPPED_COMMAND, TraceStatusBar } from "./statusBar";
 
-const RULE_SCHEME = "dpmlens-rule";
 const INTERPRETER_KEY = "dpmlens.lastInterpreter";
 
 async function mtimeOf(file: string): Promise<number | undefined> {
@@ -48,11 +38,8 @@ async function mtimeOf(file: string): Promise<number | undefined> {
 class DpmlensExtension implements vscode.Disposable {
   private readonly output = vscode.window.createOutputChannel("dpmlens", { log: true });
   private readonly statusBar = new TraceStatusBar();
-  private readonly tree = new LatencyTreeProvider();
-  private readonly treeView: vscode.TreeView<unknown>;
+  private readonly commands: Commands;
   private readonly disposables: vscode.Disposable[] = [];
-  private readonly ruleDocs = new Map<string, string>();
-  private readonly ruleDocChanged = new vscode.EventEmitter<vscode.Uri>();
   private client: LanguageClient | undefined;
   private lifecycle: Promise<void> = Promise.resolve();
   private readonly activatedAt = Date.now();
@@ -61,16 +48,19 @@ class DpmlensExtension implements vscode.Disposable {
   private configTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly context: vscode.ExtensionContext) {
-    this.treeView = vscode.window.createTreeView("dpmlens.latency", { treeDataProvider: this.tree, showCollapseAll: true });
-    this.disposables.push(this.output, this.statusBar, this.tree, this.treeView, this.ruleDocChanged);
-    this.registerCommands();
-    this.disposables.push(
-      vscode.workspace.registerTextDocumentContentProvider(RULE_SCHEME, {
-        onDidChange: this.ruleDocChanged.event,
-        provideTextDocumentContent: (uri) => this.ruleDocs.get(uri.path) ?? "",
-      }),
-      vscode.workspace.onDidChangeConfiguration((e) => this.onConfigurationChanged(e)),
+    this.commands = new Commands(
+      {
+        output: this.output,
+        runningClient: () => this.runningClient(),
+        client: () => this.client,
+        settings: () => this.settings(),
+        variableContext: () => this.variableContext(),
+      },
+      this.statusBar,
     );
+    this.disposables.push(this.output, this.statusBar, this.commands);
+    this.registerCommands();
+    this.disposables.push(vscode.workspace.onDidChangeConfiguration((e) => this.onConfigurationChanged(e)));
     const pythonWatch = onPythonInterpreterChanged(() => {
       if (!this.config().get<string>("interpreter")) {
         this.output.info("the Python extension's interpreter changed; restarting the server");
@@ -162,7 +152,7 @@ class DpmlensExtension implements vscode.Disposable {
       this.output.info(`[perf] server initialized in ${Date.now() - started} ms (${Date.now() - this.activatedAt} ms after activation)`);
       this.lastNotice = undefined;
       this.statusBar.setServerState(undefined);
-      await this.refreshTraces();
+      await this.commands.refreshTraces();
       if (fromCache) void this.recheckPython(python);
     } catch (err) {
       const message = `dpmlens: the language server could not start: ${err instanceof Error ? err.message : String(err)}`;
@@ -251,9 +241,7 @@ class DpmlensExtension implements vscode.Disposable {
       }
       await client.dispose().catch(() => undefined);
     }
-    this.tree.update(undefined);
-    this.statusBar.update(EMPTY_STATUS);
-    void vscode.commands.executeCommand("setContext", "dpmlens.tracesLoaded", false);
+    this.commands.reset();
   }
 
   private onDiagnostics(uri: vscode.Uri, count: number): void {
@@ -286,23 +274,23 @@ class DpmlensExtension implements vscode.Disposable {
     }, 300);
   }
 
-  // ---- commands --------------------------------------------------------------------------
+  // ---- commands (handlers in commands.ts) ---------------------------------------------------
 
   private registerCommands(): void {
     const register = (id: string, handler: (...args: unknown[]) => unknown) =>
       this.disposables.push(vscode.commands.registerCommand(id, handler));
-    register("dpmlens.loadTraceFiles", (arg, ...rest) => this.loadTraces(arg, rest));
-    register("dpmlens.clearTraceData", () => this.clearTraces());
-    register("dpmlens.showSlowestCallbacks", () => this.showSlowest());
-    register("dpmlens.showRuleExplanation", (arg) => this.explainRule(arg));
+    register("dpmlens.loadTraceFiles", (arg, ...rest) => this.commands.loadTraces(arg, rest));
+    register("dpmlens.clearTraceData", () => this.commands.clearTraces());
+    register("dpmlens.showSlowestCallbacks", () => this.commands.showSlowest());
+    register("dpmlens.showRuleExplanation", (arg) => this.commands.explainRule(arg));
     register("dpmlens.restartServer", () => {
       this.lastNotice = undefined;
       return this.restart();
     });
     register("dpmlens.showOutput", () => this.output.show(true));
     register(SHOW_UNMAPPED_COMMAND, () => this.statusBar.showDetails());
-    register("dpmlens.refreshLatencyView", () => this.refreshTraces());
-    register(OPEN_SOURCE_COMMAND, (group) => this.openSource(group as CallbackGroup | undefined));
+    register("dpmlens.refreshLatencyView", () => this.commands.refreshTraces());
+    register(OPEN_SOURCE_COMMAND, (group) => this.commands.openSource(group as CallbackGroup | undefined));
   }
 
   /** Waits for a start in progress; tells the user once when there is no server to ask. */
@@ -316,198 +304,6 @@ class DpmlensExtension implements vscode.Disposable {
         if (choice === "Restart Server") void this.restart();
       });
     return undefined;
-  }
-
-  private async pickTracePaths(): Promise<string[] | undefined> {
-    // Linux and Windows dialogs cannot offer files and folders at once: ask which first.
-    const choice = await vscode.window.showQuickPick(
-      [
-        { label: "$(file) Trace files...", detail: "dmesg, ftrace, sleepgraph *_dmesg.txt / *_ftrace.txt, Perfetto", folders: false },
-        { label: "$(folder) A directory of traces...", detail: "every file matching dpmlens.traceGlobs", folders: true },
-      ],
-      { title: "dpmlens: Load Trace Files" },
-    );
-    if (!choice) return undefined;
-    const uris = await vscode.window.showOpenDialog({
-      canSelectFiles: !choice.folders,
-      canSelectFolders: choice.folders,
-      canSelectMany: true,
-      openLabel: "Load Traces",
-      title: "dpmlens: suspend/resume traces to load",
-    });
-    return uris?.map((u) => u.fsPath);
-  }
-
-  private async loadTraces(arg: unknown, rest: unknown[]): Promise<unknown> {
-    let paths = readLoadTracesArgument(arg, rest) ?? (await this.pickTracePaths());
-    if (!paths?.length) return undefined;
-    const base = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? process.cwd();
-    paths = paths.map((p) => path.resolve(base, expandVariables(p, this.variableContext()).value));
-    const client = await this.runningClient();
-    if (!client) return undefined;
-    const started = Date.now();
-    this.output.info(`loading traces: ${paths.join(", ")}`);
-    const result = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: "dpmlens: loading traces", cancellable: true },
-      async (progress, token) => {
-        try {
-          return await executeServerCommand(client, ServerCommand.loadTraces, [{ paths }], progress, token);
-        } catch (err) {
-          if (token.isCancellationRequested) {
-            this.output.info("trace loading cancelled");
-            void vscode.window.showInformationMessage("dpmlens: trace loading cancelled.");
-            return undefined;
-          }
-          throw err;
-        }
-      },
-    ).then(undefined, (err: Error) => {
-      this.output.error(`loading traces failed: ${err.message}`);
-      void vscode.window.showErrorMessage(`dpmlens: loading traces failed: ${err.message}`, "Show Output").then((c) => {
-        if (c) this.output.show(true);
-      });
-      return undefined;
-    });
-    if (result === undefined) return undefined;
-    const status = readTraceStatus(result);
-    this.output.info(
-      `[perf] traces loaded in ${Date.now() - started} ms: ${status.files} files, ${status.samples} samples, ${status.cycles} cycles, ` +
-        `${status.callbacks_mapped} callbacks mapped, ${status.callbacks_unmapped} unmapped`,
-    );
-    for (const e of status.errors) this.output.warn(`trace: ${e}`);
-    if (status.errors.length) {
-      void vscode.window.showWarningMessage(
-        `dpmlens: ${status.errors.length} problem(s) reading traces: ${status.errors.slice(0, 2).join("; ")}`,
-        "Show Output",
-      ).then((c) => c && this.output.show(true));
-    }
-    await this.refreshTraces();
-    return status;
-  }
-
-  private async clearTraces(): Promise<void> {
-    const client = await this.runningClient();
-    if (!client) return;
-    await executeServerCommand(client, ServerCommand.clearTraces, []);
-    this.output.info("traces cleared");
-    await this.refreshTraces();
-  }
-
-  private async fetchSlowest(limit: number): Promise<SlowestCallbacks | undefined> {
-    if (!isRunning(this.client)) return undefined;
-    return readSlowestCallbacks(await executeServerCommand(this.client, ServerCommand.slowestCallbacks, [{ limit }]));
-  }
-
-  private async refreshTraces(): Promise<void> {
-    try {
-      const data = await this.fetchSlowest(1000);
-      this.tree.update(data);
-      const status = data?.status ?? EMPTY_STATUS;
-      this.statusBar.update(status);
-      this.treeView.message =
-        status.files > 0
-          ? `${status.files} trace file(s), ${status.cycles} cycles · ${status.callbacks_mapped} mapped, ${status.callbacks_unmapped} unmapped`
-          : undefined;
-      void vscode.commands.executeCommand("setContext", "dpmlens.tracesLoaded", status.files > 0);
-    } catch (err) {
-      this.output.error(`reading trace results: ${err instanceof Error ? err.message : String(err)}`);
-    }
-  }
-
-  private async showSlowest(): Promise<void> {
-    const client = await this.runningClient();
-    if (!client) return;
-    const data = await this.fetchSlowest(50);
-    if (!data || data.callbacks.length === 0) {
-      void vscode.window.showInformationMessage("dpmlens: no traced callbacks yet. Load traces first.", "Load Trace Files...").then(
-        (c) => c && vscode.commands.executeCommand("dpmlens.loadTraceFiles"),
-      );
-      return;
-    }
-    // Show the view first: focusing it after the quick pick opened would close the pick.
-    await vscode.commands.executeCommand("dpmlens.latency.focus");
-    const picked = await vscode.window.showQuickPick(
-      data.callbacks.map((cb) => ({
-        label: `${cb.source?.function || cb.driver} · ${cb.phase}`,
-        description: `median ${formatDuration(cb.median_us)} · p95 ${formatDuration(cb.p95_us)} · max ${formatDuration(cb.max_us)} · ${cb.device}`,
-        detail: cb.source ? `${cb.source.path}:${cb.source.line}` : `not mapped: ${cb.unmapped_reason ?? "no reason given"}`,
-        cb,
-      })),
-      { title: "dpmlens: slowest PM callbacks (by median)", matchOnDescription: true, matchOnDetail: true },
-    );
-    if (picked) await this.openSource({ source: picked.cb.source, unmappedReason: picked.cb.unmapped_reason });
-  }
-
-  private async openSource(group: Pick<CallbackGroup, "source" | "unmappedReason"> | undefined): Promise<void> {
-    const source: CallbackSource | null | undefined = group?.source;
-    if (!source) {
-      void vscode.window.showInformationMessage(
-        `dpmlens: this callback is not mapped to source: ${group?.unmappedReason ?? "no reason given"}`,
-      );
-      return;
-    }
-    const mappings = this.settings().settings.pathMappings;
-    let uri = source.uri ? vscode.Uri.parse(source.uri) : vscode.Uri.file(mapPath(source.path, mappings));
-    try {
-      await vscode.workspace.fs.stat(uri);
-    } catch {
-      // The server's path may be from the build machine; try the user's path mappings.
-      uri = vscode.Uri.file(mapPath(source.path || uri.fsPath, mappings));
-    }
-    const line = Math.max(0, source.line - 1);
-    try {
-      const editor = await vscode.window.showTextDocument(uri, { preview: true });
-      const position = new vscode.Position(line, 0);
-      editor.selection = new vscode.Selection(position, position);
-      editor.revealRange(new vscode.Range(position, position), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
-    } catch (err) {
-      void vscode.window.showErrorMessage(
-        `dpmlens: cannot open ${uri.fsPath} (${err instanceof Error ? err.message : String(err)}); set dpmlens.pathMappings if the trace came from another tree.`,
-      );
-    }
-  }
-
-  private async explainRule(arg: unknown): Promise<void> {
-    const client = await this.runningClient();
-    if (!client) return;
-    let ruleId = typeof arg === "string" ? arg : undefined;
-    if (!ruleId) {
-      const codes = new Set<string>();
-      for (const [, diagnostics] of vscode.languages.getDiagnostics()) {
-        for (const d of diagnostics) {
-          if (d.source !== "dpmlens") continue;
-          const code = typeof d.code === "object" ? d.code.value : d.code;
-          if (code !== undefined) codes.add(String(code));
-        }
-      }
-      const typed = "$(edit) Enter a rule id...";
-      const pick = await vscode.window.showQuickPick([...[...codes].sort(), typed], {
-        title: "dpmlens: Explain Rule",
-        placeHolder: "Rules reported in open files",
-      });
-      ruleId = pick === typed ? await vscode.window.showInputBox({ prompt: "Rule id, e.g. wake-setup-in-noirq" }) : pick;
-    }
-    if (!ruleId) return;
-    let explanation;
-    try {
-      explanation = readRuleExplanation(await executeServerCommand(client, ServerCommand.explainRule, [ruleId]));
-    } catch (err) {
-      void vscode.window.showErrorMessage(`dpmlens: ${err instanceof Error ? err.message : String(err)}`);
-      return;
-    }
-    if (!explanation) {
-      void vscode.window.showErrorMessage(`dpmlens: no rule named "${ruleId}".`);
-      return;
-    }
-    // The server's markdown carries the id, checkpatch type, severity and documentation link.
-    const uri = vscode.Uri.from({ scheme: RULE_SCHEME, path: `/${explanation.id}.md` });
-    this.ruleDocs.set(uri.path, explanation.markdown);
-    this.ruleDocChanged.fire(uri);
-    try {
-      await vscode.commands.executeCommand("markdown.showPreview", uri);
-    } catch {
-      await vscode.window.showTextDocument(uri, { preview: true });
-    }
   }
 
   dispose(): void {
