@@ -31,7 +31,7 @@ def main() -> int:
     parser.add_argument("--top", type=int, default=8, help="show the N slowest files")
     args = parser.parse_args()
 
-    from dpmlens.check import prefilter_keywords
+    from dpmlens.check import prefilter_delay_words, prefilter_keywords
     from dpmlens.config import Config
     from dpmlens.engine import analyze_model
     from dpmlens.model.build import build_model
@@ -45,6 +45,7 @@ def main() -> int:
         return 2
     config = Config()
     keywords = prefilter_keywords()  # what `dpmlens check` uses
+    delay_words = prefilter_delay_words()
     t = time.process_time()
     files, _errors = collect_files([str(target)])
     stages = {"walk": time.process_time() - t, "read": 0.0, "prefilter": 0.0, "parse": 0.0,
@@ -57,7 +58,7 @@ def main() -> int:
         with open(path, "rb") as handle:
             source = handle.read()
         t1 = time.process_time()
-        hit = may_contain_pm(source, keywords)
+        hit = may_contain_pm(source, keywords, delay_words)
         t2 = time.process_time()
         stages["read"] += t1 - t0
         stages["prefilter"] += t2 - t1

@@ -7,6 +7,7 @@ findings (small frozen dataclasses) plus the source lines they point at — neve
 
 from __future__ import annotations
 
+import functools
 import itertools
 import multiprocessing
 import os
@@ -77,6 +78,14 @@ def prefilter_keywords() -> tuple[bytes, ...]:
     return tuple(w for w in words if not any(o != w and o in w for o in words))
 
 
+@functools.lru_cache(maxsize=1)
+def prefilter_delay_words() -> tuple[bytes, ...]:
+    """The engine's delay words: spec words keep a file only together with one of them."""
+    from dpmlens.engine import prefilter_delay_words as engine_delay_words
+
+    return engine_delay_words()
+
+
 def default_jobs() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -109,7 +118,8 @@ def check_file(
     if b"\0" in source[:_BINARY_PROBE]:
         error = InputError(path, "binary file (contains NUL bytes), skipped")
         return _FileResult(path, [], error, nbytes, 0, False, {})
-    if not may_contain_pm(source, keywords if keywords is not None else prefilter_keywords()):
+    words = keywords if keywords is not None else prefilter_keywords()
+    if not may_contain_pm(source, words, prefilter_delay_words()):
         return _FileResult(path, [], None, nbytes, nlines, False, {})
     try:
         findings = analyze_model(build_model(path, source), config, None, rules)
@@ -193,6 +203,7 @@ def _results(
     files: Iterator[str], config: Config, jobs: int, rules: list[Any] | None
 ) -> Iterator[_FileResult]:
     keywords = prefilter_keywords()  # once: it reads a rule table
+    prefilter_delay_words()  # cached before the workers fork
     first = list(itertools.islice(files, _POOL_MIN_FILES))
     if jobs == 1 or len(first) < _POOL_MIN_FILES:
         for path in itertools.chain(first, files):

@@ -36,6 +36,17 @@ def prefilter_keywords() -> tuple[bytes, ...]:
     return keywords_for(words)
 
 
+def prefilter_delay_words() -> tuple[bytes, ...]:
+    """Substrings one of which every delay function's name holds (b"sleep", b"delay", plus
+    any name holding neither): the spec words of `prefilter_keywords()` can only matter in a
+    file that holds one of these (see `syntax.prefilter.may_contain_pm(delay_words=...)`)."""
+    from dpmlens.rules.loader import load_table
+
+    names = [str(n).encode() for n in load_table("spec-delays").get("delay_functions") or {}]
+    out = [w for w in (b"sleep", b"delay") if any(w in n for n in names)]
+    return (*out, *(n for n in names if not any(w in n for w in out)))
+
+
 def analyze_source(
     path: str, source: bytes, config: Config, resolver: object | None = None
 ) -> list[Finding]:
