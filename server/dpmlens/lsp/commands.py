@@ -127,6 +127,7 @@ async def load_traces(server: Any, paths: list[str], token: Any = None) -> dict[
     for err in status["errors"]:
         server.log("warning", f"dpmlens: trace: {err}")
     refresh_lenses(server)
+    server.emit("traces_loaded")
     return status
 
 

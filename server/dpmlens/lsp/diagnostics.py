@@ -117,6 +117,7 @@ class Diagnostics:
             f"in {res.seconds * 1000:.1f} ms",
         )
         self.publish(doc.uri, doc.version, self.to_lsp(doc, res.findings))
+        server.emit("analysed", doc)
         return res
 
     def publish(self, uri: str, version: int | None, diags: list[types.Diagnostic]) -> None:

@@ -139,6 +139,7 @@ def create_server() -> DpmlensServer:
         diagnostics,
         documents,
         hover,
+        idle_gc,
         settings,
         workspace_index,
     )
@@ -153,6 +154,7 @@ def create_server() -> DpmlensServer:
         hover,
         commands,
         codelens,
+        idle_gc,
     ):
         module.setup(server)
     return server
