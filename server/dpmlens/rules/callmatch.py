@@ -114,6 +114,11 @@ def _matcher(patterns: list[str]) -> Callable[[str], bool]:
     return lambda name: name in exact or any(fnmatch.fnmatchcase(name, g) for g in globs)
 
 
+def _named_in(source: bytes, patterns: list[str]) -> bool:
+    """Does the text hold a name one of `patterns` could match (the part before any glob)?"""
+    return any(re.split(r"[*?\[]", p, maxsplit=1)[0].encode() in source for p in patterns)
+
+
 def file_skipped(ctx: Context, match: dict[str, Any]) -> bool:
     path = ctx.model.path.replace("\\", "/")
     if any(fnmatch.fnmatch(path, p) for p in match.get("skip_paths", [])):
@@ -123,18 +128,23 @@ def file_skipped(ctx: Context, match: dict[str, Any]) -> bool:
 
 def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
     match = rule.match
-    if file_skipped(ctx, match):
-        return
     phases, _ = select(match["phases"])
+    callbacks = ctx.callbacks_in(phases)
+    # Cheapest test first: most files have no callback in these phases (the path and
+    # source tests below scan the whole text).
+    if not callbacks or file_skipped(ctx, match):
+        return
     patterns = list(match["calls"])
     extra = match.get("calls_when_file_calls")
     if extra and ctx.file_calls_any(extra["file_calls"]):
         patterns += extra["calls"]
+    if ctx.resolver is None and not _named_in(ctx.model.source, patterns):
+        return  # without a resolver every reached call is in this file, so its name is too
     wanted = _matcher(patterns)
     allowed = set(match.get("allow", []))
     unless = [CONDITIONS[n] for n in match.get("unless", [])]
     seen: set[tuple[str, int]] = set()
-    for cb in ctx.callbacks_in(phases):
+    for cb in callbacks:
         for reached in ctx.reach(cb.function):
             call = reached.call
             if call.callee in allowed or not wanted(call.callee):

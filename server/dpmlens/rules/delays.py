@@ -142,15 +142,17 @@ class _Analysis:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.spec = spec_table(ctx)
+        calls = ctx.model.calls_to(*self.spec.delay_functions)
         defines = dict(self.spec.unit_constants)
         for name, (_q, raw, _unit, _doc) in self.spec.constants.items():
             defines[name] = str(raw)
-        defines.update(ctx.model.all_defines())  # the file's and its local headers'
+        if calls:  # most files call no delay: skip reading the defines of their headers
+            defines.update(ctx.model.all_defines())  # the file's and its local headers'
         self.defines = defines
         self.delays: dict[int, Delay] = {}
         # delays whose value is a parameter of their function: call -> parameter index
         self.by_param: dict[int, tuple[CallSite, int]] = {}
-        for call in ctx.model.calls_to(*self.spec.delay_functions):
+        for call in calls:
             if call.caller is not None:
                 d = self._delay(call)
                 if d is not None:
