@@ -430,6 +430,43 @@ async function main() {
       await shot(page, "04-pm-latency-view");
     });
 
+    // 4b. Hover and quick fix, from the server, in the real editor.
+    await step(page, "hover and quick fix", async () => {
+      const goTo = async (where) => {
+        await page.keyboard.press("F1");
+        await page.locator(".quick-input-widget input").fill(`:${where}`);
+        await page.keyboard.press("Enter");
+        await page.waitForTimeout(300);
+      };
+      await page.locator(".tab", { hasText: "zeta_touch.c" }).first().click();
+      await goTo("32:20"); // inside the name zeta_suspend_noirq
+      await page.keyboard.press("Control+K");
+      await page.keyboard.press("Control+I");
+      const hover = page.locator(".monaco-hover:not(.hidden) .monaco-hover-content");
+      await hover.first().waitFor({ timeout: 10_000 });
+      const hoverText = (await hover.first().innerText()).replace(/\s+/g, " ");
+      results.hover = hoverText;
+      check("hover on a callback shows its phase and measured latency", /suspend_noirq/.test(hoverText) && /median|ms/.test(hoverText), hoverText.slice(0, 160));
+      await shot(page, "04b-hover");
+      await page.keyboard.press("Escape");
+      await goTo("46:3"); // msleep(5);
+      await page.keyboard.press("Control+Period");
+      const fix = page.locator(".action-widget .monaco-list-row", { hasText: "fsleep" });
+      await fix.first().waitFor({ timeout: 10_000 });
+      await shot(page, "04c-quick-fix");
+      await page.keyboard.press("Enter"); // the first (focused) action: Use fsleep(5000)
+      const line46 = page.locator(".monaco-editor .view-line", { hasText: "fsleep(" });
+      const applied = await line46.first().waitFor({ timeout: 10_000 }).then(() => true, () => false);
+      let cleared = false;
+      for (let i = 0; i < 50 && applied && !cleared; i++) {
+        cleared = !(await problemsText(page)).includes("msleep-under-20ms");
+        if (!cleared) await page.waitForTimeout(100);
+      }
+      check("the msleep quick fix rewrites the call and its diagnostic goes away", applied && cleared);
+      await page.keyboard.press("Control+Z"); // back to the fixture's text for the steps below
+      await waitForProblems(page, 10_000, undefined);
+    });
+
     // 5. Explain Rule: pick a rule reported in the open file; its documentation opens as a preview.
     await step(page, "Explain Rule", async () => {
       await runCommand(page, "dpmlens: Explain Rule");
