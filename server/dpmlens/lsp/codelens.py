@@ -43,8 +43,9 @@ def callback_titles(rows: list[dict[str, Any]]) -> list[str]:
         )
         if len(group) > 1:
             title += f" (slowest of {len(group)} devices)"
-        if r.get("layer") and r["layer"] != "driver":
-            title += f" · via {r['layer']}"
+        via = (r.get("source") or {}).get("via")
+        if via:
+            title += f" · via {via}"
         out.append(title)
     return out
 

@@ -14,6 +14,7 @@ from typing import Any
 from dpmlens.model.types import FileModel
 from dpmlens.traces.aggregate import CallbackStats, PhaseStats, aggregate, phase_stats
 from dpmlens.traces.mapping import SourceIndex, map_to_source
+from dpmlens.traces.output import callback_json, phase_json
 from dpmlens.traces.traceset import load_traces
 
 
@@ -57,24 +58,14 @@ def map_traces(
     report = map_to_source(parsed.stats, index)
     callbacks = []
     for s in parsed.stats:
-        mapping = report.mappings.get(s.key)
-        source = None
-        reason = None
-        if mapping is not None and mapping.source is not None:
-            ref = mapping.source
-            path = map_path(ref.path)
-            source = {"uri": from_fs_path(path) or path, "path": path, "line": ref.line,
-                      "function": ref.function}
-        else:
-            reason = mapping.reason if mapping is not None else "not mapped"
-        callbacks.append({
-            "driver": s.driver, "device": s.device, "parent": s.parent, "phase": s.phase,
-            "layer": s.layer, "n": s.n, "min_us": s.min_us, "median_us": s.median_us,
-            "mean_us": s.mean_us, "p95_us": s.p95_us, "max_us": s.max_us,
-            "total_us": s.total_us, "source": source, "unmapped_reason": reason,
-        })
-    phases = [{"phase": p.phase, "cycles": p.cycles, "mean_us": p.mean_us, "sd_us": p.sd_us}
-              for p in parsed.phases]
+        cb = callback_json(s, report.mappings.get(s.key))  # the CLI's JSON shape
+        src = cb["source"]
+        if src is not None:
+            path = map_path(src["path"])
+            src["path"] = path
+            src["uri"] = from_fs_path(path) or path
+        callbacks.append(cb)
+    phases = [phase_json(p) for p in parsed.phases]
     status = {
         "files": parsed.files,
         "samples": parsed.samples,
