@@ -152,7 +152,7 @@ async def test_code_action_deprecated_macro(client: LanguageClient):
     path = ws / "bar_legacy.c"
     uri = open_file(client, path)
     diags = await wait_diagnostics(client, uri, lambda d: "deprecated-pm-ops-macro" in codes(d))
-    assert by_code(diags, "deprecated-pm-ops-macro").tags == [types.DiagnosticTag.Deprecated]
+    assert list(by_code(diags, "deprecated-pm-ops-macro").tags) == [types.DiagnosticTag.Deprecated]
     text = await _fix_and_recheck(client, path, uri, "deprecated-pm-ops-macro")
     assert "DEFINE_SIMPLE_DEV_PM_OPS(bar_pm_ops, bar_suspend, bar_resume)" in text
     assert "pm_sleep_ptr(&bar_pm_ops)" in text
