@@ -80,7 +80,7 @@ def prefilter_keywords() -> tuple[bytes, ...]:
 
 @functools.lru_cache(maxsize=1)
 def prefilter_delay_words() -> tuple[bytes, ...]:
-    """The engine's delay words: spec words keep a file only together with one of them."""
+    """The delay functions' names: spec words keep a file only together with one of them."""
     from dpmlens.engine import prefilter_delay_words as engine_delay_words
 
     return engine_delay_words()

@@ -37,14 +37,12 @@ def prefilter_keywords() -> tuple[bytes, ...]:
 
 
 def prefilter_delay_words() -> tuple[bytes, ...]:
-    """Substrings one of which every delay function's name holds (b"sleep", b"delay", plus
-    any name holding neither): the spec words of `prefilter_keywords()` can only matter in a
-    file that holds one of these (see `syntax.prefilter.may_contain_pm(delay_words=...)`)."""
+    """The delay functions' names (msleep, mdelay, ...): the spec words of
+    `prefilter_keywords()` only matter in a file that names one of them (see
+    `syntax.prefilter.may_contain_pm(delay_words=...)`)."""
     from dpmlens.rules.loader import load_table
 
-    names = [str(n).encode() for n in load_table("spec-delays").get("delay_functions") or {}]
-    out = [w for w in (b"sleep", b"delay") if any(w in n for n in names)]
-    return (*out, *(n for n in names if not any(w in n for w in out)))
+    return tuple(str(n).encode() for n in load_table("spec-delays").get("delay_functions") or {})
 
 
 def analyze_source(

@@ -156,14 +156,15 @@ def test_parse_from_threads() -> None:
     assert [str(t.root_node) for t in trees] == [str(sp.parse(s).root_node) for s in sources]
 
 
-def test_prefilter_spec_words_need_a_delay_word() -> None:
+def test_prefilter_spec_words_need_a_delay_call() -> None:
     words = keywords_for(["D3HOT"])
-    gate = (b"sleep", b"delay")
-    header = b"#define NBIO_PMI_STATUS__D3HOT_MASK 0x4\n"
-    assert may_contain_pm(header, words)  # without delay words: any keyword keeps it
-    assert not may_contain_pm(header, words, gate)
-    assert may_contain_pm(b"/* D3HOT */\nmsleep(10);\n", words, gate)
-    # PM constructs and legacy driver structs do not need a delay word
-    assert may_contain_pm(b"static DEFINE_SIMPLE_DEV_PM_OPS(a, b, c);", words, gate)
-    assert may_contain_pm(b"static struct pci_driver d = { .suspend = x };", words, gate)
-    assert not may_contain_pm(b"msleep(10);", words, gate)
+    delays = (b"msleep", b"mdelay", b"usleep_range")
+    header = b"#define NBIO_PMI_STATUS__D3HOT_MASK 0x4\n#define ATS_Resp_delay_timer 0x8\n"
+    assert may_contain_pm(header, words)  # without delay names: any keyword keeps it
+    assert not may_contain_pm(header, words, delays)
+    assert may_contain_pm(b"/* D3HOT */\nmsleep(10);\n", words, delays)
+    assert may_contain_pm(b"/* D3HOT */\nusleep_range (10, 20);\n", words, delays)
+    # PM constructs and legacy driver structs do not need a delay
+    assert may_contain_pm(b"static DEFINE_SIMPLE_DEV_PM_OPS(a, b, c);", words, delays)
+    assert may_contain_pm(b"static struct pci_driver d = { .suspend = x };", words, delays)
+    assert not may_contain_pm(b"msleep(10);", words, delays)

@@ -66,10 +66,10 @@ def may_contain_pm(
     Substring searches only, plus one regex when only a legacy word matched. `keywords`
     replaces PM_KEYWORDS (see `keywords_for`); the legacy-callback check always applies.
 
-    `delay_words` (e.g. `(b"sleep", b"delay")`, one of which every delay function's name
-    holds): when given, keywords other than CORE_KEYWORDS (spec-delay terms such as D3hot,
-    which only matter next to a delay call) keep a file only if it also holds a delay word.
-    On linux-6.12 drivers/ this drops 39 files (106 MB, mostly amdgpu register headers
+    `delay_words` (the delay functions' names, e.g. `(b"msleep", b"mdelay")`): when given,
+    keywords other than CORE_KEYWORDS (spec-delay terms such as D3hot, which only matter next
+    to a delay call) keep a file only if it also names a delay function (as a whole word).
+    On linux-6.12 drivers/ this drops 40 files (118 MB, mostly amdgpu register headers
     naming D3HOT fields) that can yield no finding, and halves the scanning cost.
     """
     words = keywords if keywords is not None else PM_KEYWORDS
@@ -80,9 +80,14 @@ def may_contain_pm(
         core, spec = _split(words)
         if any(word in source for word in core):
             return True
-        # Two cheap scans first: the (many) spec words are searched for only in files that
-        # may call a delay function.
-        if any(word in source for word in delay_words) and any(w in source for w in spec):
+        gate, names = _delay_gate(delay_words)
+        # Cheap scans first (`sleep`, `delay`): the (many) spec words are searched for only
+        # in files that may call a delay function, the names as words only in the few left.
+        if (
+            any(word in source for word in gate)
+            and any(w in source for w in spec)
+            and names.search(source) is not None
+        ):
             return True
     if any(word in source for word in LEGACY_KEYWORDS):
         return _DRIVER_DECL.search(source) is not None
@@ -94,6 +99,16 @@ def _split(words: tuple[bytes, ...]) -> tuple[tuple[bytes, ...], tuple[bytes, ..
     """(the CORE_KEYWORDS among `words`, the others)."""
     core = tuple(w for w in words if w in CORE_KEYWORDS)
     return core, tuple(w for w in words if w not in core)
+
+
+@lru_cache(maxsize=8)
+def _delay_gate(names: tuple[bytes, ...]) -> tuple[tuple[bytes, ...], re.Pattern[bytes]]:
+    """(substrings one of which every name holds: `sleep`, `delay` and any name holding
+    neither; a regex matching the names as whole words)."""
+    gate = [w for w in (b"sleep", b"delay") if any(w in n for n in names)]
+    gate += [n for n in names if not any(w in n for w in gate)]
+    words = b"|".join(re.escape(n) for n in names) or b"(?!)"
+    return tuple(gate), re.compile(rb"(?<![\w])(?:" + words + rb")(?![\w])")
 
 
 def mentions_pm(source: bytes) -> bool:
