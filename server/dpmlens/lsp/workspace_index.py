@@ -26,6 +26,7 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -376,9 +377,13 @@ class WorkspaceIndex:
                 job = self._queue.popleft()
                 for i in range(0, max(1, len(job.paths)), CHUNK):
                     part = job.paths[i : i + CHUNK]
-                    fut: Future[list[FileSummary]] = self._ensure_pool().submit(
-                        summarize_many, part, job.prefilter
-                    )
+                    try:
+                        fut: Future[Any] = self._ensure_pool().submit(
+                            summarize_many, part, job.prefilter
+                        )
+                    except BrokenProcessPool:  # a worker died (crashed on a file): new pool
+                        self._reset_pool()
+                        fut = self._ensure_pool().submit(summarize_many, part, job.prefilter)
                     afut = asyncio.wrap_future(fut, loop=loop)
                     afut.add_done_callback(partial(self._done, job=job, n=len(part)))
                     self._in_flight.add(afut)
@@ -391,8 +396,9 @@ class WorkspaceIndex:
             return
         exc = fut.exception()
         if exc is not None:
-            self.server.log("warning", f"dpmlens index: a worker failed: {exc}")
-            return
+            self.server.log("warning", f"dpmlens index: a worker failed on one of "
+                                       f"{job.paths[0]}...: {exc}; those files are skipped")
+            return  # a broken pool is replaced at the next submit (_drain)
         for s, model in fut.result():
             self._store(s)
             if model is not None:
@@ -476,6 +482,11 @@ class WorkspaceIndex:
                 self.server.work_done_progress.report(token, value)
             else:
                 self.server.work_done_progress.end(token, value)
+
+    def _reset_pool(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
 
     def shutdown(self) -> None:
         if self._pool is not None:
