@@ -32,7 +32,7 @@ if [ ! -s "$rg_tar" ]; then
   rm -rf "$tmp"
 fi
 
-if [ ! -x node_modules/.bin/code-server ] || ! node_modules/.bin/code-server --version >/dev/null 2>&1; then
+if [ ! -x node_modules/.bin/code-server ] || [ ! -d node_modules/playwright-core ] || [ package-lock.json -nt node_modules/.package-lock.json ] || ! node_modules/.bin/code-server --version >/dev/null 2>&1; then
   echo "e2e: installing code-server and playwright-core (npm ci)"
   # unsafe_perm: code-server's postinstall refuses to run as root without it;
   # yes: its native modules run `npx node-gyp`, which would otherwise prompt.
