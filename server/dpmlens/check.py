@@ -73,9 +73,18 @@ def prefilter_keywords() -> tuple[bytes, ...]:
     """The engine's prefilter words, minus those that contain another one (`USB_RESUME_TIMEOUT`
     when `RESUME_TIMEOUT` is there): the same files pass, with fewer scans of every byte."""
     from dpmlens.engine import prefilter_keywords as engine_keywords
+    from dpmlens.syntax.prefilter import CORE_KEYWORDS
 
     words = tuple(dict.fromkeys(engine_keywords()))
-    return tuple(w for w in words if not any(o != w and o in w for o in words))
+
+    def redundant(w: bytes) -> bool:
+        # A core word keeps a file on its own, a spec word only next to a delay call: a core
+        # word is never dropped for a spec word it happens to contain.
+        return any(
+            o != w and o in w and (o in CORE_KEYWORDS or w not in CORE_KEYWORDS) for o in words
+        )
+
+    return tuple(w for w in words if not redundant(w))
 
 
 @functools.lru_cache(maxsize=1)
