@@ -72,7 +72,9 @@ async def test_load_trace_gives_codelens_and_hover(client: LanguageClient):
     assert hover is not None
     text = hover.contents.value
     assert "**Measured**" in text
-    assert "| resume | foo-sensor.0 | 3 | 3.00 ms | 3.09 ms | 3.10 ms |" in text
+    assert "| resume | foo-sensor.0 | 3 | 2.90 ms | 3.00 ms | 3.09 ms | 3.10 ms |" in text
+    # 2.9, 3.0, 3.1 ms in 8 bins from 2.9 to 3.1: first, middle and last bin.
+    assert "| `█   █  █` |" in text
 
     slow = await command(client, "dpmlens.slowestCallbacks", {"limit": 2})
     assert [c["phase"] for c in slow["callbacks"]] == ["resume", "suspend_noirq"]

@@ -55,23 +55,40 @@ def _fmt_ms(us: float | None) -> str:
     return f"{us / 1000:.2f} ms" if us >= 1000 else f"{us:.0f} us"
 
 
-def measured_table(rows: list[dict[str, Any]]) -> str:
+_BARS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: tuple[float, ...] | list[float], bins: int = 8) -> str:
+    """A histogram of `values` in `bins` equal-width bins from min to max, as block glyphs."""
+    if len(values) < 2:
+        return ""
+    lo, hi = min(values), max(values)
+    if hi <= lo:
+        return _BARS[-1]
+    counts = [0] * bins
+    for v in values:
+        counts[min(bins - 1, int((v - lo) / (hi - lo) * bins))] += 1
+    top = max(counts)
+    return "".join(_BARS[(c * (len(_BARS) - 1)) // top] if c else " " for c in counts)
+
+
+def measured_table(rows: list[dict[str, Any]], traces: Any = None) -> str:
     if not rows:
         return ""
     lines = [
-        "| phase | device | n | median | p95 | max |",
-        "|---|---|--:|--:|--:|--:|",
+        "| phase | device | n | min | median | p95 | max | distribution |",
+        "|---|---|--:|--:|--:|--:|--:|---|",
     ]
-    for r in sorted(
-        rows,
-        key=lambda r: (
-            PHASES[r["phase"]].order if r["phase"] in PHASES else 99,
-            r.get("device") or "",
-        ),
-    ):
+
+    def order(r: dict[str, Any]) -> tuple[int, str]:
+        return PHASES[r["phase"]].order if r["phase"] in PHASES else 99, r.get("device") or ""
+
+    for r in sorted(rows, key=order):
+        dist = sparkline(traces.durations_of(r)) if traces is not None else ""
         lines.append(
-            f"| {r['phase']} | {r.get('device') or '?'} | {r['n']} | {_fmt_ms(r['median_us'])} "
-            f"| {_fmt_ms(r['p95_us'])} | {_fmt_ms(r['max_us'])} |"
+            f"| {r['phase']} | {r.get('device') or '?'} | {r['n']} | {_fmt_ms(r['min_us'])} "
+            f"| {_fmt_ms(r['median_us'])} | {_fmt_ms(r['p95_us'])} | {_fmt_ms(r['max_us'])} "
+            f"| `{dist}` |"
         )
     return "\n".join(lines)
 
@@ -133,7 +150,7 @@ def hover_markdown(
             parts.append(f"- `{m.member}` -> `{m.function or 'NULL'}`")
         rows = _trace_rows(server, doc, [m.function for m in table.members if m.function])
         if rows:
-            parts.append("\n**Measured** (loaded traces)\n\n" + measured_table(rows))
+            parts.append("\n**Measured** (loaded traces)\n\n" + measured_table(rows, server.traces))
         return "\n".join(parts)
 
     roles = pm_callbacks(model).get(name)
@@ -152,7 +169,7 @@ def hover_markdown(
     parts.extend(_roles_text(roles))
     rows = _trace_rows(server, doc, [name])
     if rows:
-        parts.append("\n**Measured** (loaded traces)\n\n" + measured_table(rows))
+        parts.append("\n**Measured** (loaded traces)\n\n" + measured_table(rows, server.traces))
     elif server.traces is not None and server.traces.loaded:
         parts.append("\n*No measured samples map to this function in the loaded traces.*")
     return "\n".join(parts)

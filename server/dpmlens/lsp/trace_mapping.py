@@ -46,6 +46,15 @@ def parse_traces(
     )
 
 
+def sample_key(cb: dict[str, Any]) -> tuple[str, str, str, str]:
+    """Key of a Callback dict (and of its CallbackStats) for looking up its durations."""
+    return cb["driver"], cb["device"], cb["phase"], cb["layer"]
+
+
+def durations(parsed: ParsedTraces) -> dict[tuple[str, str, str, str], tuple[float, ...]]:
+    return {(s.driver, s.device, s.phase, s.layer): s.values for s in parsed.stats}
+
+
 def map_traces(
     parsed: ParsedTraces, models: list[FileModel], map_path: Callable[[str], str]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:

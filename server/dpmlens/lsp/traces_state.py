@@ -30,6 +30,7 @@ class TraceState:
     auto_files: list[str] = field(default_factory=list)  # from traceGlobs
     _by_function: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
     _by_name: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    _durations: dict[tuple[str, str, str, str], tuple[float, ...]] | None = None
 
     @property
     def loaded(self) -> bool:
@@ -61,6 +62,16 @@ class TraceState:
     def callbacks_named(self, function: str) -> list[dict[str, Any]]:
         return self._by_name.get(function, [])
 
+    def durations_of(self, cb: dict[str, Any]) -> tuple[float, ...]:
+        """The measured durations (us) behind one Callback dict, for histograms."""
+        from dpmlens.lsp.trace_mapping import durations, sample_key
+
+        if self.result is None:
+            return ()
+        if self._durations is None:
+            self._durations = durations(self.result.parsed)
+        return self._durations.get(sample_key(cb), ())
+
     def install(self, result: TraceResult) -> None:
         by_fn: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
         for cb in result.callbacks:
@@ -71,6 +82,7 @@ class TraceState:
         for (_path, fn), rows in by_fn.items():
             by_name[fn].extend(rows)
         self.result = result
+        self._durations = None
         self._by_function = dict(by_fn)
         self._by_name = dict(by_name)
 
