@@ -58,6 +58,7 @@ class Context:
     config: Config
     resolver: object | None = None
     _trees: dict[str, ts.Tree] = field(default_factory=dict)
+    _leads: dict[tuple[str, str, int, frozenset[str]], bool] = field(default_factory=dict)
 
     # --- callbacks and reachability -------------------------------------------------------
 
@@ -92,16 +93,29 @@ class Context:
                 return None
         return None
 
-    def reach(self, function: str, depth: int | None = None) -> Iterator[Reached]:
-        """Every call site in `function` and in the helpers it calls, depth-first, in order."""
+    def reach(
+        self, function: str, depth: int | None = None, towards: frozenset[str] | None = None
+    ) -> Iterator[Reached]:
+        """Every call site in `function` and in the helpers it calls, depth-first, in order.
+
+        `towards` (callee names): enter only helpers from which a call to one of them can be
+        reached; the calls to those names are yielded exactly as without it (same order, same
+        hops), other calls only from the helpers entered.
+        """
         limit = self.config.helper_depth if depth is None else depth
         start = self.lookup(function, self.model)
         if start is None:
             return
-        yield from self._reach(start[0], function, (), limit, {function})
+        yield from self._reach(start[0], function, (), limit, {function}, towards)
 
     def _reach(
-        self, model: FileModel, function: str, hops: tuple[Hop, ...], left: int, seen: set[str]
+        self,
+        model: FileModel,
+        function: str,
+        hops: tuple[Hop, ...],
+        left: int,
+        seen: set[str],
+        towards: frozenset[str] | None = None,
     ) -> Iterator[Reached]:
         for call in model.calls_in(function):
             yield Reached(call, model, hops)
@@ -110,11 +124,31 @@ class Context:
             target = self.lookup(call.callee, model)
             if target is None:
                 continue
+            if towards and not self._leads_to(target[0], call.callee, left - 1, towards):
+                continue
             seen.add(call.callee)
             yield from self._reach(
-                target[0], call.callee, (*hops, Hop(call, model)), left - 1, seen
+                target[0], call.callee, (*hops, Hop(call, model)), left - 1, seen, towards
             )
             seen.discard(call.callee)
+
+    def _leads_to(self, model: FileModel, function: str, left: int, names: frozenset[str]) -> bool:
+        """Can `_reach(model, function, left)` yield a call to one of `names`? (Memoized; it
+        ignores the path's `seen` set, so it may say yes where the walk finds nothing.)"""
+        key = (model.path, function, left, names)
+        known = self._leads.get(key)
+        if known is None:  # `left` falls on every level: no cycle can come back to `key`
+            calls = model.calls_in(function)
+            known = any(c.callee in names for c in calls) or (
+                left > 0
+                and any(
+                    (t := self.lookup(c.callee, model)) is not None
+                    and self._leads_to(t[0], c.callee, left - 1, names)
+                    for c in calls
+                )
+            )
+            self._leads[key] = known
+        return known
 
     def chain(self, cb: Callback, reached: Reached) -> tuple[ChainStep, ...]:
         """callback -> helper -> ... -> the reached call, as findings.ChainStep."""

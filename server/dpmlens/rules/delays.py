@@ -142,7 +142,8 @@ class _Analysis:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.spec = spec_table(ctx)
-        calls = ctx.model.calls_to(*self.spec.delay_functions)
+        self.delay_names = frozenset(self.spec.delay_functions)
+        calls = ctx.model.calls_to(*self.delay_names)
         defines = dict(self.spec.unit_constants)
         for name, (_q, raw, _unit, _doc) in self.spec.constants.items():
             defines[name] = str(raw)
@@ -167,7 +168,7 @@ class _Analysis:
         for cb in ctx.callbacks if self.delays or self.by_param else ():
             seen: set[int] = set()
             total = 0.0
-            for r in ctx.reach(cb.function):
+            for r in ctx.reach(cb.function, towards=self.delay_names):
                 if r.model is not ctx.model:
                     continue
                 if r.call.start_byte in self.by_param and r.call.start_byte not in self.delays:
