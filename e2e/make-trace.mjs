@@ -1,7 +1,7 @@
 // Writes an ftrace capture (the `power:` events a kernel with pm_print_times/ftrace emits) of
 // N suspend/resume cycles of the e2e fixture driver. Deterministic: the same N gives the same
 // bytes. Usage: node e2e/make-trace.mjs OUT [CYCLES]
-import { writeFileSync } from "node:fs";
+import { closeSync, openSync, writeSync } from "node:fs";
 
 /** Durations in µs per (driver, device, phase): base and jitter, so medians are predictable. */
 const CALLBACKS = [
@@ -16,25 +16,28 @@ const CALLBACKS = [
 
 const PHASE_EVENTS = { suspend: "dpm_suspend[2]", suspend_noirq: "dpm_suspend_noirq[2]", resume: "dpm_resume[16]" };
 
-export function makeTrace(cycles) {
+/** Yields the capture in pieces (one per cycle), so a large one never sits in memory whole. */
+export function* traceChunks(cycles) {
   let seed = 20261122;
   const rand = () => {
     seed = (seed * 1103515245 + 12345) % 2147483648;
     return seed / 2147483648;
   };
-  const lines = [
+  yield [
     "# tracer: nop",
     "#",
     "#                              _-----=> irqs-off",
     "#           TASK-PID   CPU#  ||||    TIMESTAMP  FUNCTION",
     "#              | |       |   ||||       |         |",
-  ];
+    "",
+  ].join("\n");
   let t = 100_000_000; // µs
-  const line = (what) => {
-    const s = (t / 1e6).toFixed(6);
-    lines.push(`            bash-1234  [000] .... ${s.padStart(12)}: ${what}`);
-  };
   for (let cycle = 0; cycle < cycles; cycle++) {
+    const lines = [];
+    const line = (what) => {
+      const s = (t / 1e6).toFixed(6);
+      lines.push(`            bash-1234  [000] .... ${s.padStart(12)}: ${what}`);
+    };
     line("suspend_resume: suspend_enter[3] begin");
     for (const phase of ["suspend", "suspend_noirq", "resume"]) {
       if (phase === "resume") t += 500_000; // asleep
@@ -51,8 +54,30 @@ export function makeTrace(cycles) {
     t += 1000;
     line("suspend_resume: suspend_enter[3] end");
     t += 10_000_000;
+    yield lines.join("\n") + "\n";
   }
-  return lines.join("\n") + "\n";
+}
+
+export function makeTrace(cycles) {
+  return [...traceChunks(cycles)].join("");
+}
+
+/** Writes the capture to `out` piece by piece. */
+export function writeTrace(out, cycles) {
+  const fd = openSync(out, "w");
+  try {
+    let batch = "";
+    for (const chunk of traceChunks(cycles)) {
+      batch += chunk;
+      if (batch.length > 1 << 20) {
+        writeSync(fd, batch);
+        batch = "";
+      }
+    }
+    writeSync(fd, batch);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
@@ -61,5 +86,5 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     console.error("usage: node e2e/make-trace.mjs OUT [CYCLES]");
     process.exit(2);
   }
-  writeFileSync(out, makeTrace(Number(cycles)));
+  writeTrace(out, Number(cycles));
 }
