@@ -23,6 +23,8 @@ export interface ClientOptions {
 export const DOCUMENT_SELECTOR = [
   { scheme: "file", language: "c" },
   { scheme: "untitled", language: "c" },
+  // VS Code opens `.h` as C++ unless files.associations says otherwise; kernel headers are C.
+  { scheme: "file", language: "cpp", pattern: "**/*.h" },
 ];
 
 export function createClient(opts: ClientOptions): LanguageClient {
