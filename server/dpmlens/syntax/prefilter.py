@@ -70,35 +70,58 @@ def may_contain_pm(
     keywords other than CORE_KEYWORDS (spec-delay terms such as D3hot, which only matter next
     to a delay call) keep a file only if it also names a delay function (as a whole word).
     On linux-6.12 drivers/ this drops 40 files (118 MB, mostly amdgpu register headers
-    naming D3HOT fields) that can yield no finding, and halves the scanning cost.
+    naming D3HOT fields) that can yield no finding; with the regex passes below the scan
+    costs about a third of testing every keyword with `in` (~4 s -> ~1.3 s per GB here).
     """
     words = keywords if keywords is not None else PM_KEYWORDS
     if delay_words is None:
         if any(word in source for word in words):
             return True
     else:
-        core, spec = _split(words)
-        if any(word in source for word in core):
+        direct, gated, spec = _split(words)
+        if any(word in source for word in direct):
+            return True
+        if _PM_GATE.search(source) is not None and any(w in source for w in gated):
             return True
         gate, names = _delay_gate(delay_words)
         # Cheap scans first (`sleep`, `delay`): the (many) spec words are searched for only
         # in files that may call a delay function, the names as words only in the few left.
         if (
             any(word in source for word in gate)
-            and any(w in source for w in spec)
+            and any(m.search(source) is not None for m in spec)
             and names.search(source) is not None
         ):
             return True
-    if any(word in source for word in LEGACY_KEYWORDS):
+    if _LEGACY.search(source) is not None:
         return _DRIVER_DECL.search(source) is not None
     return False
 
 
+# One pass finds `dev_pm_ops` or `pm_runtime_get_sync`, or both `.suspend` and `.resume`: a
+# regex whose alternatives share a literal prefix runs as fast as one `in` test (two `in`
+# tests cost twice that); the gate's hits are then confirmed with the exact words.
+_PM_GATE = re.compile(rb"pm_(?:ops|runtime_get_sync)")
+_LEGACY = re.compile(rb"|".join(re.escape(w) for w in LEGACY_KEYWORDS))
+
+
 @lru_cache(maxsize=8)
-def _split(words: tuple[bytes, ...]) -> tuple[tuple[bytes, ...], tuple[bytes, ...]]:
-    """(the CORE_KEYWORDS among `words`, the others)."""
-    core = tuple(w for w in words if w in CORE_KEYWORDS)
-    return core, tuple(w for w in words if w not in core)
+def _split(
+    words: tuple[bytes, ...],
+) -> tuple[tuple[bytes, ...], tuple[bytes, ...], tuple[re.Pattern[bytes], ...]]:
+    """The CORE_KEYWORDS among `words` (those without a _PM_GATE match, those with one),
+    and the other words."""
+    core = [w for w in words if w in CORE_KEYWORDS]
+    gated = tuple(w for w in core if _PM_GATE.search(w))
+    direct = tuple(w for w in core if w not in gated)
+    return direct, gated, _by_first_byte([w for w in words if w not in core])
+
+
+def _by_first_byte(words: list[bytes]) -> tuple[re.Pattern[bytes], ...]:
+    """One regex per first byte (D3hot|D3HOT|D3cold...): fewer passes, each as fast as `in`."""
+    groups: dict[int, list[bytes]] = {}
+    for w in words:
+        groups.setdefault(w[0], []).append(w)
+    return tuple(re.compile(b"|".join(re.escape(w) for w in g)) for g in groups.values())
 
 
 @lru_cache(maxsize=8)
