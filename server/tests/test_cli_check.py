@@ -207,3 +207,12 @@ def test_prefilter_uses_the_engines_words(tmp_path: Path, capsys) -> None:
     )
     r = run_cli(capsys, "check", "-q", str(src))
     assert r.out.startswith(f"{src}:4:2: warning: msleep(200)") and "[delay-beyond-spec]" in r.out
+
+
+def test_checkpatch_counts_the_lines_checked(tmp_path: Path, capsys) -> None:
+    src = write_driver(tmp_path / "foo.c")
+    write_driver(tmp_path / "nopm.c", "int answer(void)\n{\n\treturn 42;\n}\n")  # prefiltered
+    r = run_cli(capsys, "check", "-q", "-f", "checkpatch", str(tmp_path))
+    total = NOIRQ_WAKE.count("\n") + 4
+    assert r.out.splitlines()[-1].endswith(f", {total} lines checked")
+    assert f"#{NOIRQ_WAKE_LINE}: FILE: {src}:{NOIRQ_WAKE_LINE}:" in r.out

@@ -152,6 +152,7 @@ def run(args: argparse.Namespace) -> int:
         args.jobs or None,
         keep_file=changed.touches_file if changed else None,
         rules=rules,
+        count_lines=args.format == "checkpatch",  # only its `total:` line reports them
     )
     if changed is not None:
         run_.findings = [f for f in run_.findings if changed.keep(f)]

@@ -52,7 +52,6 @@ def summary(run: CheckRun) -> dict[str, Any]:
         "files_checked": run.files_checked,
         "files_analyzed": run.files_analyzed,
         "bytes_checked": run.bytes_checked,
-        "lines_checked": run.lines_checked,
         "findings": len(run.findings),
         "by_severity": {str(s): by_severity.get(str(s), 0) for s in sorted(Severity, reverse=True)},
         "by_rule": dict(sorted(Counter(f.rule for f in run.findings).items())),
