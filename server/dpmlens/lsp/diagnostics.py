@@ -105,6 +105,9 @@ class Diagnostics:
 
     def run_now(self, doc: Document) -> Analysis | None:
         server = self.server
+        pending = self._pending.pop(doc.uri, None)  # a hover/code action got here first
+        if pending is not None:
+            pending.cancel()
         if not server.settings.enable:
             self.publish(doc.uri, doc.version, [])
             return None
