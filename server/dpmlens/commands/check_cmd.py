@@ -9,6 +9,7 @@ each; the others are still checked and they do not change the exit code.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections import Counter
 from dataclasses import replace
@@ -128,6 +129,22 @@ def _load_config(args: argparse.Namespace, paths: list[str], rule_ids: list[str]
     return read_config(path, known_rules=rule_ids) if path else Config()
 
 
+def _fail_fast(args: argparse.Namespace) -> None:
+    """Usage errors that would otherwise surface only once every file has been checked."""
+    if args.baseline:
+        from dpmlens.baseline import read_baseline
+
+        read_baseline(args.baseline)
+    for option, target in (("--output", args.output), ("--write-baseline", args.write_baseline)):
+        if target in (None, "-"):
+            continue
+        parent = os.path.dirname(os.path.abspath(target))
+        if os.path.isdir(target):
+            raise UsageError(f"{option} {target}: cannot write: Is a directory")
+        if not os.path.isdir(parent):
+            raise UsageError(f"{option} {target}: cannot write: no directory {parent}")
+
+
 def run(args: argparse.Namespace) -> int:
     from dpmlens.check import check_paths
     from dpmlens.rule_set import load_rule_set
@@ -135,6 +152,7 @@ def run(args: argparse.Namespace) -> int:
     paths = args.paths or ["."]
     if args.baseline and args.write_baseline:
         raise UsageError("--baseline and --write-baseline cannot be used together")
+    _fail_fast(args)  # before a long run, not after it
     rules, rule_errors = load_rule_set()
     for error in rule_errors:  # the other rules still run; the exit code says 2
         print(f"dpmlens: error: {error}", file=sys.stderr)
