@@ -63,8 +63,15 @@ def load_config(start_dir: str | os.PathLike[str]) -> Config:
     return read_config(found) if found else Config()
 
 
-def read_config(path: Path, known_rules: Iterable[str] | None = None) -> Config:
-    """Parse one `.dpmlens.toml`; every problem is a ConfigError naming the file and line."""
+def read_config(
+    path: Path,
+    known_rules: Iterable[str] | None = None,
+    known_spec: Iterable[str] | None = None,
+) -> Config:
+    """Parse one `.dpmlens.toml`; every problem is a ConfigError naming the file and line.
+
+    `known_rules` / `known_spec`: the rule ids and spec quantities that exist, to reject typos.
+    """
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -75,7 +82,9 @@ def read_config(path: Path, known_rules: Iterable[str] | None = None) -> Config:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(_toml_error(path, exc)) from None
-    return _to_config(path, raw.decode("utf-8"), data, set(known_rules) if known_rules else None)
+    rules = set(known_rules) if known_rules else None
+    spec = set(known_spec) if known_spec else None
+    return _to_config(path, raw.decode("utf-8"), data, rules, spec)
 
 
 def _toml_error(path: Path, exc: Exception) -> str:
@@ -95,7 +104,13 @@ def _line_of(text: str, key: str) -> str:
     return ""
 
 
-def _to_config(path: Path, text: str, data: dict[str, Any], known: set[str] | None) -> Config:
+def _to_config(
+    path: Path,
+    text: str,
+    data: dict[str, Any],
+    known: set[str] | None,
+    known_spec: set[str] | None,
+) -> Config:
     def fail(key: str, what: str) -> ConfigError:
         return ConfigError(f"{path}{_line_of(text, key)}: {what}")
 
@@ -121,10 +136,13 @@ def _to_config(path: Path, text: str, data: dict[str, Any], known: set[str] | No
         except ValueError as exc:
             raise fail(rule_id, f"rule {rule_id!r}: {exc}") from None
 
-    spec = data.get("spec", {})
-    if not isinstance(spec, dict):
+    spec_table = data.get("spec", {})
+    if not isinstance(spec_table, dict):
         raise fail("spec", "[spec] must be a table of QUANTITY = milliseconds")
-    for quantity, value in spec.items():
+    for quantity, value in spec_table.items():
+        if known_spec is not None and quantity not in known_spec:
+            names = ", ".join(sorted(known_spec))
+            raise fail(quantity, f"unknown spec quantity {quantity!r} (known: {names})")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             raise fail(quantity, f"spec {quantity!r} must be a number of milliseconds >= 0")
         config.spec_overrides[quantity] = float(value)

@@ -52,3 +52,9 @@ def load_rule_set(rules_dir: Path | str | None = None) -> tuple[list[Rule], list
         except RuleError as exc:
             errors.append(str(exc))
     return sorted(rules, key=lambda r: r.id), errors
+
+
+def spec_quantities(rules_dir: Path | str | None = None) -> list[str]:
+    """The spec quantities (`TRSTRCY`, `PCI_D3HOT_D0`, ...) `.dpmlens.toml` [spec] may override."""
+    table = load_table("spec-delays", Path(rules_dir or default_rules_dir()))
+    return [str(q["id"]) for q in table.get("quantities", []) if isinstance(q, dict) and "id" in q]

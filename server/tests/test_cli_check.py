@@ -216,3 +216,29 @@ def test_checkpatch_counts_the_lines_checked(tmp_path: Path, capsys) -> None:
     total = NOIRQ_WAKE.count("\n") + 4
     assert r.out.splitlines()[-1].endswith(f", {total} lines checked")
     assert f"#{NOIRQ_WAKE_LINE}: FILE: {src}:{NOIRQ_WAKE_LINE}:" in r.out
+
+
+HUB_RESET = """\
+static void port_reset(struct usb_hub *hub)
+{
+\tint reset_recovery_time;
+
+\t/* TRSTRCY = 10 ms; plus some extra */
+\treset_recovery_time = 10 + 40;
+\tmsleep(reset_recovery_time);
+}
+"""
+
+
+def test_spec_override_from_config(tmp_path: Path, capsys) -> None:
+    src = str(write_driver(tmp_path / "hub.c", HUB_RESET))
+    r = run_cli(capsys, "check", "-q", src)
+    assert "40 ms beyond the 10 ms TRSTRCY minimum" in r.out and r.code == 1
+    config = tmp_path / ".dpmlens.toml"
+    config.write_text("[spec]\nTRSTRCY = 50\n")  # this hub needs 50 ms: no padding left
+    r = run_cli(capsys, "check", "-q", src)
+    assert (r.code, r.out) == (0, "")
+    config.write_text("[spec]\nTRSTRCX = 50\n")
+    r = run_cli(capsys, "check", "-q", src)
+    assert r.code == 2
+    assert r.err_lines[0].startswith(f"dpmlens: error: {config}:2: unknown spec quantity 'TRSTRCX'")

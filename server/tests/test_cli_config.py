@@ -99,3 +99,14 @@ def test_not_utf8(tmp_path: Path) -> None:
     path.write_bytes(b"helper_depth = 3 # \xff\n")
     with pytest.raises(ConfigError, match="not UTF-8"):
         read_config(path)
+
+
+def test_unknown_spec_quantity_rejected_when_known(tmp_path: Path) -> None:
+    path = tmp_path / ".dpmlens.toml"
+    path.write_text("[spec]\nTRSTRCX = 10\n")
+    assert read_config(path).spec_overrides == {"TRSTRCX": 10.0}  # no table given: kept
+    with pytest.raises(ConfigError) as info:
+        read_config(path, known_spec=["TRSTRCY", "TDRSMDN"])
+    assert str(info.value) == (
+        f"{path}:2: unknown spec quantity 'TRSTRCX' (known: TDRSMDN, TRSTRCY)"
+    )

@@ -120,13 +120,16 @@ def _select_rules(args: argparse.Namespace, rules: list[Any], config: Any) -> No
 def _load_config(args: argparse.Namespace, paths: list[str], rule_ids: list[str]) -> Any:
     from dpmlens.config import Config
     from dpmlens.config_file import find_config_for_paths, read_config
+    from dpmlens.rule_set import spec_quantities
 
     if args.no_config:
         return Config()
     path = Path(args.config) if args.config else find_config_for_paths(paths)
     if args.config and not path.is_file():
         raise UsageError(f"--config {args.config}: no such file")
-    return read_config(path, known_rules=rule_ids) if path else Config()
+    if path is None:
+        return Config()
+    return read_config(path, known_rules=rule_ids, known_spec=spec_quantities())
 
 
 def _fail_fast(args: argparse.Namespace) -> None:
