@@ -175,3 +175,43 @@ async def test_real_traces_on_real_usb_core(client: LanguageClient, tmp_path: Pa
     assert all(c["source"]["path"] == str(generic) for c in usb)
     titles = [lens.command.title for lens in await lenses(client, uri)]
     assert any(t.startswith("resume · median") and "devices)" in t for t in titles), titles
+
+
+def test_cancel_request_leaves_traces_unchanged(tmp_path: Path):
+    """$/cancelRequest on a running loadTraces: an error answer, nothing installed.
+
+    Driven by the raw JSON-RPC client of bench/bench_lsp.py, which sends exactly what it is
+    told (the request id is ours to cancel)."""
+    import sys
+
+    from lsp_harness import REPO, SERVER_CMD
+
+    sys.path.insert(0, str(REPO / "bench"))
+    from bench_lsp import Client
+
+    many = tmp_path / "many"
+    many.mkdir()
+    capture = (REPO / "test-fixtures" / "lsp" / "ws" / "traces" / "foo_ftrace.txt").read_bytes()
+    for i in range(3000):
+        (many / f"t{i:04d}_ftrace.txt").write_bytes(capture)
+    c = Client(SERVER_CMD)
+    try:
+        c.request("initialize", {"processId": None, "rootUri": None, "capabilities": {},
+                                 "initializationOptions": {"traceGlobs": []}})
+        c.notify("initialized", {})
+        c._send({"jsonrpc": "2.0", "id": "load-1", "method": "workspace/executeCommand",
+                 "params": {"command": "dpmlens.loadTraces",
+                            "arguments": [{"paths": [str(many)]}]}})
+        import time
+
+        time.sleep(0.2)
+        c.notify("$/cancelRequest", {"id": "load-1"})
+        with c.lock:
+            assert c.lock.wait_for(lambda: "load-1" in c.responses, 60)
+        answer = c.responses.pop("load-1")
+        assert answer.get("error", {}).get("code") == -32800, answer  # RequestCancelled
+        status = c.request("workspace/executeCommand",
+                           {"command": "dpmlens.traceStatus", "arguments": []})["result"]
+        assert status["samples"] == 0, "a cancelled load must not install anything"
+    finally:
+        c.close()
