@@ -117,6 +117,21 @@ async def test_trace_globs_load_at_start(client: LanguageClient, tmp_path):
     assert st["callbacks_mapped"] == 3, st
     assert await lenses(client, uri)
 
+    # The capture grows on disk (one more cycle); the client reports the change: reloaded.
+    trace = ws / "traces" / "foo_ftrace.txt"
+    lines = trace.read_text().splitlines(keepends=True)
+    body = [ln for ln in lines if not ln.startswith("#")]
+    per_cycle = len(body) // 3
+    trace.write_text("".join(lines) + "".join(body[:per_cycle]).replace(" 1", " 9"))
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+        types.FileEvent(uri=trace.as_uri(), type=types.FileChangeType.Changed)]))
+    for _ in range(100):
+        st = await command(client, "dpmlens.traceStatus")
+        if st["samples"] == 12:
+            break
+        await asyncio.sleep(0.1)
+    assert st["samples"] == 12 and st["cycles"] == 4, st
+
 
 async def test_broken_and_missing_traces_do_not_kill_the_server(client: LanguageClient):
     ws: Path = client.ws  # type: ignore[attr-defined]
