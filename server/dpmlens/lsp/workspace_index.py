@@ -231,6 +231,7 @@ class WorkspaceIndex:
         self._queue: deque[_Job] = deque()
         self._in_flight: set[asyncio.Future[Any]] = set()
         self._models: OrderedDict[str, tuple[int, FileModel]] = OrderedDict()
+        self._stat_cache: dict[str, tuple[float, int]] = {}
         self._wake: asyncio.Event | None = None
         self._scan_total = 0
         self._scan_done = 0
@@ -258,9 +259,8 @@ class WorkspaceIndex:
             res = self.server.diagnostics.results.get(doc.uri)
             if res is not None:
                 return res.model
-        try:
-            mtime = os.stat(path).st_mtime_ns
-        except OSError:
+        mtime = self._mtime(path)
+        if mtime is None:
             return None
         hit = self._models.get(path)
         if hit is not None and hit[0] == mtime:
@@ -274,6 +274,21 @@ class WorkspaceIndex:
         model = portable_model(build_model(path, source))  # no tree: 64 of them stay small
         self._remember(path, mtime, model)
         return model
+
+    def _mtime(self, path: str) -> int | None:
+        """mtime of `path`, stat()ed at most once a second (rules look helpers up hundreds of
+        times per analysis; a changed file is also reported by watchers and saves)."""
+        now = time.monotonic()
+        seen = self._stat_cache.get(path)
+        if seen is not None and now - seen[0] < 1.0:
+            return seen[1]
+        try:
+            mtime = os.stat(path).st_mtime_ns
+        except OSError:
+            self._stat_cache.pop(path, None)
+            return None
+        self._stat_cache[path] = (now, mtime)
+        return mtime
 
     def _remember(self, path: str, mtime_ns: int, model: FileModel) -> None:
         self._models[path] = (mtime_ns, model)
@@ -296,6 +311,7 @@ class WorkspaceIndex:
     # -- updates ---------------------------------------------------------------------------
 
     def _store(self, s: FileSummary) -> None:
+        self._stat_cache.pop(s.path, None)
         old = self.summaries.get(s.path)
         self.summaries[s.path] = s
         self._models.pop(s.path, None)
@@ -313,6 +329,7 @@ class WorkspaceIndex:
             where.setdefault(n, []).append(s.path)
 
     def remove(self, path: str) -> None:
+        self._stat_cache.pop(path, None)
         old = self.summaries.pop(path, None)
         self._models.pop(path, None)
         where = self.dir_functions.get(os.path.dirname(path))
