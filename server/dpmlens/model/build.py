@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 from bisect import bisect_right
+from functools import lru_cache
 
 import tree_sitter as ts
 
@@ -351,25 +352,18 @@ class _Builder:
         src = self.source
         root = self.tree.root_node
         nodes: list[ts.Node] = []
-        for name in names:
-            needle = name.encode("latin-1")
-            n = len(needle)
-            pos = src.find(needle)
-            while pos >= 0:
-                end = pos + n
-                if (pos == 0 or not _word(src[pos - 1])) and (
-                    end >= len(src) or not _word(src[end])
-                ):
-                    ident = root.descendant_for_byte_range(pos, end)
-                    call = ident.parent if ident is not None else None
-                    if (
-                        call is not None
-                        and call.type == "call_expression"
-                        and call.start_byte == pos
-                        and ident.type == "identifier"
-                    ):
-                        nodes.append(call)
-                pos = src.find(needle, end)
+        for pos, end in _name_hits(src, names):
+            if (pos > 0 and _word(src[pos - 1])) or (end < len(src) and _word(src[end])):
+                continue
+            ident = root.descendant_for_byte_range(pos, end)
+            call = ident.parent if ident is not None else None
+            if (
+                call is not None
+                and call.type == "call_expression"
+                and call.start_byte == pos
+                and ident.type == "identifier"
+            ):
+                nodes.append(call)
         calls = self._calls(nodes)
         if self.recovered:
             ranges = list(self.recovered.values())
@@ -936,6 +930,55 @@ def _function_name(defn: ts.Node) -> ts.Node | None:
         else:
             return None
     return None
+
+
+def _name_hits(src: bytes, names: frozenset[str]) -> list[tuple[int, int]]:
+    """(start, end) of every occurrence of any of `names` in `src`, in order.
+
+    One `find` pass per anchor (a substring shared by several names, `sleep` for msleep,
+    usleep_range, fsleep, ...) instead of one per name; each hit is then compared in place.
+    """
+    out: set[tuple[int, int]] = set()
+    for anchor, placed in _anchors(names):
+        pos = src.find(anchor)
+        while pos >= 0:
+            for needle, offset in placed:
+                start = pos - offset
+                if start >= 0 and src.startswith(needle, start):
+                    out.add((start, start + len(needle)))
+            pos = src.find(anchor, pos + 1)
+    return sorted(out)
+
+
+@lru_cache(maxsize=256)
+def _anchors(names: frozenset[str]) -> tuple[tuple[bytes, tuple[tuple[bytes, int], ...]], ...]:
+    """Anchors covering `names` (greedy: the substring of >= 5 bytes, or a whole shorter name,
+    in the most names not yet covered, the longest on ties), each with (name, offset of the
+    anchor in it) for every place it occurs in each name it covers."""
+    todo = sorted({n.encode("latin-1") for n in names if n})
+    out = []
+    while todo:
+        best: bytes = b""
+        best_cover: list[bytes] = []
+        candidates = {
+            n[i:j]
+            for n in todo
+            for i in range(len(n))
+            for j in range(i + min(5, len(n)), len(n) + 1)
+        }
+        for c in candidates:
+            cover = [n for n in todo if c in n]
+            if (len(cover), len(c), c) > (len(best_cover), len(best), best):
+                best, best_cover = c, cover
+        placed = []
+        for n in best_cover:
+            at = n.find(best)
+            while at >= 0:
+                placed.append((n, at))
+                at = n.find(best, at + 1)
+        out.append((best, tuple(placed)))
+        todo = [n for n in todo if n not in best_cover]
+    return tuple(out)
 
 
 def _word(c: int) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_right
+from functools import cached_property
 from itertools import accumulate
 
 from dpmlens.findings import Span
@@ -10,9 +11,14 @@ from dpmlens.findings import Span
 
 class Positions:
     def __init__(self, source: bytes) -> None:
+        self.source = source
+
+    @cached_property
+    def starts(self) -> list[int]:
+        """The offset of each line (on first use: callers often need no position at all)."""
         # The offset after each "\n"; accumulate/map keep the loop in C (big files).
-        lengths = map(len, source.split(b"\n")[:-1])
-        self.starts = list(accumulate(map((1).__add__, lengths), initial=0))
+        lengths = map(len, self.source.split(b"\n")[:-1])
+        return list(accumulate(map((1).__add__, lengths), initial=0))
 
     def offset(self, line: int, column: int) -> int:
         return self.starts[line - 1] + column - 1
