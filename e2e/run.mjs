@@ -154,7 +154,7 @@ async function runCommand(page, title) {
       await page.keyboard.press("F1");
       const input = page.locator(".quick-input-widget input");
       await input.waitFor({ state: "visible", timeout: 10_000 });
-      await input.fill(`>${title}`);
+      await input.fill(`>${title}`, { timeout: 10_000 });
       await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor({ timeout: 10_000 });
       await page.keyboard.press("Enter");
       return;
@@ -422,6 +422,16 @@ async function main() {
       check("Show Slowest Callbacks puts zeta_resume first", slowest[0]?.includes("zeta_resume") ?? false, slowest[0] ?? "");
       await page.keyboard.press("Escape");
       await runCommand(page, "Focus on PM Latency View");
+      // Widen the side bar so the screenshot shows the view's descriptions.
+      const sidebar = await page.locator(".part.sidebar").boundingBox();
+      if (sidebar) {
+        const edge = sidebar.x + sidebar.width + 1;
+        const y = sidebar.y + sidebar.height / 2;
+        await page.mouse.move(edge, y);
+        await page.mouse.down();
+        await page.mouse.move(edge + 160, y, { steps: 8 });
+        await page.mouse.up();
+      }
       const pane = page.locator(".pane", { has: page.locator(".pane-header", { hasText: "PM Latency" }) });
       await pane.locator(".monaco-list-row", { hasText: "zeta_resume" }).first().waitFor({ timeout: 10_000 });
       const rows = (await pane.locator(".monaco-list-row").allInnerTexts()).map((t) => t.replace(/\s+/g, " ").trim());
@@ -433,7 +443,7 @@ async function main() {
       check("status bar shows traces loaded and mapped/unmapped callbacks", /1 trace · \d+\/\d+ mapped/.test(status), status.match(/\d+ traces? · \d+\/\d+ mapped/)?.[0] ?? status);
       // Clicking a callback opens its source at the definition line.
       await pane.locator(".monaco-list-row", { hasText: "zeta_suspend_noirq" }).first().click();
-      await page.mouse.move(1300, 830); // an inert spot: no hover tooltip over the screenshot
+      await page.mouse.move(1420, 420); // empty editor space: no hover tooltip over the screenshot
       await page.waitForTimeout(700);
       const cursor = (await page.locator(".part.statusbar").innerText()).match(/Ln (\d+)/)?.[1];
       const expectedLine = readFileSync(join(dirs.ws, "zeta_touch.c"), "utf8").split("\n").findIndex((l) => l.startsWith("static int zeta_suspend_noirq")) + 1;
