@@ -17,6 +17,8 @@ def render(run: CheckRun, rules: Sequence[Any] = ()) -> str:
     for f in run.findings:
         out.append(f"{f.path}:{f.span.line}:{f.span.column}: {f.severity}: {f.message} [{f.rule}]")
         for step in f.chain:
+            if (step.path, step.span.line, step.span.column) == (f.path, f.line, f.column):
+                continue  # the finding's own line already says it
             what = step.note or f"in {step.function}()"
             out.append(f"{step.path}:{step.span.line}:{step.span.column}: note: {what}")
     return "".join(line + "\n" for line in out)
