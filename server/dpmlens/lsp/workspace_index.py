@@ -20,169 +20,30 @@ import contextlib
 import gc
 import multiprocessing
 import os
-import sys
-import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from dpmlens.model.types import DriverStruct, FileModel, FunctionDef, PmTable
+from dpmlens.lsp.index_worker import (
+    SUFFIXES,
+    FileSummary,
+    portable_model,
+    summarize_many,
+    walk_sources,
+    worker_init,
+)
+from dpmlens.model.types import FileModel, FunctionDef
 
-SUFFIXES = (".c", ".h")
-MAX_FILE_BYTES = 4 * 1024 * 1024
 CHUNK = 48  # files per worker task: big enough to amortise pickling, small enough to interleave
 MODEL_CACHE = 64  # models of other files kept for the resolver (tree-less ones are small)
-
-
-@dataclass(frozen=True)
-class FileSummary:
-    path: str
-    mtime_ns: int
-    public: tuple[str, ...]  # non-static function definitions
-    static: tuple[str, ...]  # static function definitions (visible to others only in headers)
-    pm_tables: dict[str, PmTable] = field(default_factory=dict)
-    drivers: tuple[DriverStruct, ...] = ()
-    callbacks: dict[str, FunctionDef] = field(default_factory=dict)  # named by tables/drivers
-    error: str | None = None
-
-
-# -- worker side (runs in the pool processes) ------------------------------------------------
-
-
-def _worker_init(server_pid: int) -> None:
-    # fd 1 of the server is the protocol pipe: make sure nothing a worker prints lands there.
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    with contextlib.suppress(OSError):
-        os.nice(10)
-    # A server that exits without joining its pool (pygls exits from inside the event loop;
-    # a kill or a crash cannot clean up at all) must not leave workers behind: leave with it.
-    # (The server's pid comes as an argument: it may be gone before this runs at all.)
-    def watch_parent() -> None:
-        while os.getppid() == server_pid:
-            time.sleep(0.5)
-        os._exit(0)
-
-    threading.Thread(target=watch_parent, name="dpmlens-parent-watch", daemon=True).start()
-
-
-def summarize(
-    path: str, source: bytes | None = None, mtime_ns: int = 0, keep_model: bool = False
-) -> tuple[FileSummary, FileModel | None]:
-    """The summary of one file and, with `keep_model`, a tree-less model to ship back."""
-    from dpmlens.model.build import build_model
-
-    try:
-        if source is None:
-            st = os.stat(path)
-            mtime_ns = st.st_mtime_ns
-            if st.st_size > MAX_FILE_BYTES:
-                return FileSummary(path, mtime_ns, (), (), error="too large, skipped"), None
-            with open(path, "rb") as fh:
-                source = fh.read()
-        model = build_model(path, source)
-        shipped = portable_model(model) if keep_model else None
-    except OSError as e:
-        err = f"cannot read: {e.strerror or e}"
-        return FileSummary(path, mtime_ns, (), (), error=err), None
-    except Exception as e:  # a model bug on one file must not stop the index
-        return FileSummary(path, mtime_ns, (), (), error=f"{type(e).__name__}: {e}"), None
-    return summary_of(model, mtime_ns), shipped
-
-
-def portable_model(model: FileModel) -> FileModel:
-    """A picklable copy for the resolver: all call sites extracted, no tree, no loader.
-
-    Building it here, in the worker, spares the server's event loop the parse of every helper
-    file the rules follow (rules that need another file's tree reparse it themselves).
-    """
-    return FileModel(
-        path=model.path, source=model.source, functions=model.functions,
-        calls=list(model.calls), pm_tables=model.pm_tables, drivers=model.drivers,
-        defines=model.defines, tree=None,
-    )
-
-
-_MODNAMES: dict[str, dict[str, str]] = {}  # per worker: directory -> stem -> KBUILD_MODNAME
-
-
-def effective_drivers(model: FileModel) -> tuple[DriverStruct, ...]:
-    """Driver structs named as the running kernel names them (what traces carry).
-
-    `build_model` takes KBUILD_MODNAME from the file stem; a multi-file module is named by the
-    directory's Makefile (carl9170's usb.c registers "carl9170", not "usb"). Resolved here,
-    where the source is at hand, because the summaries do not keep it.
-    """
-    from dpmlens.traces.mapping import effective_name, module_names
-
-    if not model.drivers:
-        return ()
-    directory = os.path.dirname(model.path)
-    mods = _MODNAMES.get(directory)
-    if mods is None:
-        mods = _MODNAMES[directory] = module_names(directory)
-    stem = os.path.splitext(os.path.basename(model.path))[0]
-    modname = mods.get(stem, stem.replace("-", "_"))
-    return tuple(
-        replace(drv, name=effective_name(model, drv, modname, {})) for drv in model.drivers
-    )
-
-
-def summary_of(model: FileModel, mtime_ns: int) -> FileSummary:
-    named: set[str] = set()
-    for table in model.pm_tables.values():
-        named.update(m.function for m in table.members if m.function)
-    for drv in model.drivers:
-        named.update(v for v in drv.legacy.values() if v)
-        if drv.probe:
-            named.add(drv.probe)
-    intern = sys.intern
-    return FileSummary(
-        path=model.path,
-        mtime_ns=mtime_ns,
-        public=tuple(intern(n) for n, f in model.functions.items() if not f.is_static),
-        static=tuple(intern(n) for n, f in model.functions.items() if f.is_static),
-        pm_tables=dict(model.pm_tables),
-        drivers=effective_drivers(model),
-        callbacks={n: model.functions[n] for n in named if n in model.functions},
-    )
-
-
-def summarize_many(
-    paths: list[str], prefilter: bool
-) -> list[tuple[FileSummary, FileModel | None]]:
-    """Worker task. Prefiltered (workspace scan): only files with PM words are parsed.
-    Otherwise (a directory of an open document): every file, with its model for the resolver."""
-    from dpmlens.syntax.prefilter import may_contain_pm
-
-    out = []
-    for path in paths:
-        if prefilter:
-            try:
-                st = os.stat(path)
-                if st.st_size > MAX_FILE_BYTES:
-                    continue
-                with open(path, "rb") as fh:
-                    data = fh.read()
-            except OSError:
-                continue
-            if not may_contain_pm(data):
-                continue
-            out.append(summarize(path, data, st.st_mtime_ns))
-        else:
-            out.append(summarize(path, keep_model=True))
-    return out
-
-
-# -- server side -----------------------------------------------------------------------------
 
 
 @dataclass
@@ -380,7 +241,7 @@ class WorkspaceIndex:
         if self._pool is None:
             ctx = multiprocessing.get_context("spawn")
             self._pool = ProcessPoolExecutor(
-                max_workers=self.workers, mp_context=ctx, initializer=_worker_init,
+                max_workers=self.workers, mp_context=ctx, initializer=worker_init,
                 initargs=(os.getpid(),),
             )
         return self._pool
@@ -438,7 +299,7 @@ class WorkspaceIndex:
         loop = asyncio.get_running_loop()
         # The walk runs in a worker process too: in a thread it would hold the GIL against
         # the open document's first analysis.
-        files = await loop.run_in_executor(self._ensure_pool(), _walk, roots)
+        files = await loop.run_in_executor(self._ensure_pool(), walk_sources, roots)
         self.files_seen = len(files)
         self._scan_total = len(files)
         self._scan_done = 0
@@ -509,21 +370,6 @@ class WorkspaceIndex:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
-
-
-def _walk(roots: list[str]) -> list[str]:
-    out: list[str] = []
-    seen: set[str] = set()
-    for root in roots:
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            for n in sorted(filenames):
-                if n.endswith(SUFFIXES):
-                    p = os.path.join(dirpath, n)
-                    if p not in seen:
-                        seen.add(p)
-                        out.append(p)
-    return out
 
 
 def workspace_roots(server: Any) -> list[str]:
