@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-python test-node lint bench bench-traces bench-lsp e2e package clean
+.PHONY: demo test test-python test-node lint bench bench-profile bench-traces bench-lsp e2e package clean
 
 $(STAMP): server/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ BENCH_KERNEL ?= /work/linux/linux-source-6.12
 BENCH_JOBS   ?= 2
 bench: $(STAMP)
 	$(PY) bench/bench_check.py --kernel $(BENCH_KERNEL) --jobs $(BENCH_JOBS)
+
+# Where `dpmlens check` spends its CPU, stage by stage (one process).
+bench-profile: $(STAMP)
+	$(PY) bench/profile_check.py --kernel $(BENCH_KERNEL)
 
 # Trace importers: generates ~250 MB + ~1.1 GB ftrace and a Perfetto trace under bench-data/.
 bench-traces: $(STAMP)
