@@ -98,9 +98,8 @@ class Context:
     ) -> Iterator[Reached]:
         """Every call site in `function` and in the helpers it calls, depth-first, in order.
 
-        `towards` (callee names): enter only helpers from which a call to one of them can be
-        reached; the calls to those names are yielded exactly as without it (same order, same
-        hops), other calls only from the helpers entered.
+        `towards` (callee names): yield only the calls to those names, exactly as without it
+        (same order, same hops), entering only helpers from which one can be reached.
         """
         limit = self.config.helper_depth if depth is None else depth
         start = self.lookup(function, self.model)
@@ -118,7 +117,8 @@ class Context:
         towards: frozenset[str] | None = None,
     ) -> Iterator[Reached]:
         for call in model.calls_in(function):
-            yield Reached(call, model, hops)
+            if not towards or call.callee in towards:
+                yield Reached(call, model, hops)
             if left <= 0 or call.callee in seen:
                 continue
             target = self.lookup(call.callee, model)

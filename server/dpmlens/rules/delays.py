@@ -165,10 +165,15 @@ class _Analysis:
         # first (by phase order) callback reaching each delay, and each callback's total
         self.reached_by: dict[int, tuple[Callback, Reached]] = {}
         self.total_ms: dict[str, float] = {}
+        # one walk per function: SIMPLE_DEV_PM_OPS names each function in three phases
+        walks: dict[str, list[Reached]] = {}
         for cb in ctx.callbacks if self.delays or self.by_param else ():
             seen: set[int] = set()
             total = 0.0
-            for r in ctx.reach(cb.function, towards=self.delay_names):
+            walk = walks.get(cb.function)
+            if walk is None:
+                walk = walks[cb.function] = list(ctx.reach(cb.function, towards=self.delay_names))
+            for r in walk:
                 if r.model is not ctx.model:
                     continue
                 if r.call.start_byte in self.by_param and r.call.start_byte not in self.delays:
