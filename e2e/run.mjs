@@ -510,6 +510,7 @@ async function main() {
       await page.locator(".part.statusbar", { hasText: "1 trace" }).waitFor({ state: "detached", timeout: 10_000 }).catch(() => undefined);
       const cleared = !/\d+ traces? · \d+\/\d+ mapped/.test(await page.locator(".part.statusbar").innerText());
       check("Clear Traces empties the status bar count", cleared);
+      await page.waitForTimeout(500); // let the palette finish closing before it is opened again
       await runCommand(page, "dpmlens: Load Trace Files...");
       await page.locator(".quick-input-list .monaco-list-row", { hasText: "Trace files..." }).first().waitFor({ timeout: 10_000 });
       await page.keyboard.press("Enter");
