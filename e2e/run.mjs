@@ -209,6 +209,7 @@ async function waitForProblems(page, timeout, userData) {
 }
 
 async function main() {
+  rmSync(artifacts, { recursive: true, force: true }); // no screenshot of an earlier run left behind
   mkdirSync(artifacts, { recursive: true });
   const vsix = newestVsix();
   const work = mkdtempSync(join(tmpdir(), "dpmlens-e2e-"));
