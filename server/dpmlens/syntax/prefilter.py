@@ -70,8 +70,8 @@ def may_contain_pm(
     keywords other than CORE_KEYWORDS (spec-delay terms such as D3hot, which only matter next
     to a delay call) keep a file only if it also names a delay function (as a whole word).
     On linux-6.12 drivers/ this drops 40 files (118 MB, mostly amdgpu register headers
-    naming D3HOT fields) that can yield no finding; with the regex passes below the scan
-    costs about a third of testing every keyword with `in` (~4 s -> ~1.3 s per GB here).
+    naming D3HOT fields) that can yield no finding; with the regex passes below, scanning
+    the 1 GB takes 3.0 s of CPU instead of 8.4 s for an `in` test of every keyword.
     """
     words = keywords if keywords is not None else PM_KEYWORDS
     if delay_words is None:
