@@ -139,7 +139,10 @@ async def test_debounce_coalesces_a_burst(client: LanguageClient):
 
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
         settings={"dpmlens": {"debounceMs": 300, "traceGlobs": []}}))
-    await asyncio.sleep(0.5)
+    # The configuration change re-analyses version 1; on a loaded machine that publish can
+    # take longer than any fixed sleep, so wait for it before starting the burst.
+    await wait_diagnostics(client, uri, lambda d: 1 in seen, what="re-analysis after config")
+    await asyncio.sleep(0.2)
     seen.clear()
     for v in range(2, 12):
         client.text_document_did_change(change(uri, v, 0, 0, 0, " "))
