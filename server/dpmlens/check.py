@@ -132,8 +132,7 @@ def check_file(
     from dpmlens.syntax.prefilter import may_contain_pm
 
     try:
-        with open(path, "rb") as handle:
-            source = handle.read()
+        source = read_bytes(path)
     except OSError as exc:
         error = InputError(path, f"cannot read: {exc.strerror or exc}")
         return _FileResult(path, [], error, 0, 0, False, {})
@@ -155,6 +154,23 @@ def check_file(
         error = InputError(path, f"internal error, file skipped: {type(exc).__name__}: {exc}")
         return _FileResult(path, [], error, nbytes, nlines, True, {})
     return _FileResult(path, findings, None, nbytes, nlines, True, _quoted_lines(source, findings))
+
+
+def read_bytes(path: str) -> bytes:
+    """The whole file. A bare descriptor read costs half of `open(path, "rb").read()` (no
+    buffered reader object): ~0.4 s CPU over the 31,500 files of drivers/."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    try:
+        size = os.fstat(fd).st_size
+        data = os.read(fd, size + 1)  # + 1: notices a file that grew since fstat
+        if len(data) == size:
+            return data
+        parts = [data]  # a short read, a grown file or a special file: read to the end
+        while chunk := os.read(fd, 1 << 20):
+            parts.append(chunk)
+        return b"".join(parts)
+    finally:
+        os.close(fd)
 
 
 def _quoted_lines(source: bytes, findings: list[Finding]) -> dict[int, str]:
