@@ -31,7 +31,7 @@ def main() -> int:
     parser.add_argument("--top", type=int, default=8, help="show the N slowest files")
     args = parser.parse_args()
 
-    from dpmlens.check import prefilter_delay_words, prefilter_keywords
+    from dpmlens.check import prefilter_delay_words, prefilter_keywords, read_bytes
     from dpmlens.config import Config
     from dpmlens.engine import analyze_model
     from dpmlens.model.build import build_model
@@ -55,8 +55,7 @@ def main() -> int:
     slow: list[tuple[float, str, int]] = []
     for path in files:
         t0 = time.process_time()
-        with open(path, "rb") as handle:
-            source = handle.read()
+        source = read_bytes(path)  # as `dpmlens check` reads
         t1 = time.process_time()
         hit = may_contain_pm(source, keywords, delay_words)
         t2 = time.process_time()
