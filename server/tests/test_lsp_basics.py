@@ -95,6 +95,7 @@ async def test_explain_rule_and_bad_arguments(client: LanguageClient):
     )
     assert got["id"] == "wake-setup-in-noirq"
     assert got["kernel_type"] == "PM_WAKE_SETUP_IN_NOIRQ"
+    assert got["title"] == "Wake-source setup in a noirq callback, after IRQs were suspended"
     assert got["url"].startswith("https://")
     assert "suspend_device_irqs()" in got["markdown"]
     with pytest.raises(Exception, match="unknown rule"):

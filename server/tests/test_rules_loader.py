@@ -14,6 +14,7 @@ GOOD = """\
 id: {id}
 kernel_type: PM_TEST
 severity: warning
+title: "Firmware loaded in a noirq callback"
 message: "{{callee}}() in {{phase}}"
 note: why
 url: https://docs.kernel.org/power/

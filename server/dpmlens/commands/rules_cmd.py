@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
-import re
 import sys
 from typing import Any
 
@@ -39,12 +38,6 @@ def _rules() -> tuple[list[Any], int]:
     return rules, len(errors)
 
 
-def _summary(message: str, width: int = 90) -> str:
-    """The message template with its placeholders shown as <name>, cut to one line."""
-    text = re.sub(r"\{([a-z_]*)\}", r"<\1>", message)
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def run_list(args: argparse.Namespace) -> int:
     rules, broken = _rules()
     if args.format == "json":
@@ -53,6 +46,7 @@ def run_list(args: argparse.Namespace) -> int:
                 "id": r.id,
                 "kernel_type": r.kernel_type,
                 "severity": str(r.severity),
+                "title": r.title,
                 "message": r.message,
                 "url": r.url,
             }
@@ -64,7 +58,7 @@ def run_list(args: argparse.Namespace) -> int:
     kwidth = max((len(r.kernel_type) for r in rules), default=0)
     for r in rules:
         severity = str(r.severity)
-        print(f"{r.id:<{width}}  {severity:<7}  {r.kernel_type:<{kwidth}}  {_summary(r.message)}")
+        print(f"{r.id:<{width}}  {severity:<7}  {r.kernel_type:<{kwidth}}  {r.title}")
     return 2 if broken else 0
 
 
@@ -78,6 +72,7 @@ def run_explain(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown rule {wanted!r}{hint}")
     out = [
         f"{rule.id}  ({rule.kernel_type}, {rule.severity})",
+        rule.title,
         "",
         f"Message: {rule.message}",
         "",

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import glob
 import os
-import re
 import threading
 from typing import Any
 
@@ -50,12 +49,6 @@ def _paths_arg(args: tuple[Any, ...]) -> list[str]:
     return paths
 
 
-def _title(rule: Any) -> str:
-    """The message without its {placeholders}, as a short title."""
-    text = re.sub(r"\s*\{[^}]*\}\s*", " ", rule.message).strip(" :,-")
-    return re.sub(r"\s{2,}", " ", text)
-
-
 def explain(server: Any, rule_id: Any) -> dict[str, Any]:
     rules = rules_by_id(server)
     rule = rules.get(rule_id) if isinstance(rule_id, str) else None
@@ -63,13 +56,14 @@ def explain(server: Any, rule_id: Any) -> dict[str, Any]:
         rule = next((r for r in rules.values() if r.kernel_type == rule_id.upper()), None)
     if rule is None:
         raise CommandError(f"{EXPLAIN}: unknown rule {rule_id!r}")
-    md = [f"## {rule.id}", "", f"`{rule.kernel_type}` · {rule.severity}", "", rule.note.strip()]
+    md = [f"## {rule.id}: {rule.title}", "", f"`{rule.kernel_type}` · {rule.severity}", "",
+          rule.note.strip()]
     if rule.fix:
         md += ["", f"**Quick fix**: {rule.fix.get('title', '')}"]
     md += ["", f"[Kernel documentation]({rule.url})"]
     return {
         "id": rule.id,
-        "title": _title(rule),
+        "title": rule.title,
         "severity": str(rule.severity),
         "kernel_type": rule.kernel_type,
         "url": rule.url,

@@ -71,7 +71,7 @@ def _rule(rule: Any) -> dict[str, Any]:
     descriptor: dict[str, Any] = {
         "id": rule.id,
         "name": "".join(part.capitalize() for part in rule.kernel_type.split("_")),
-        "shortDescription": {"text": rule.message},
+        "shortDescription": {"text": rule.title},
         "fullDescription": {"text": rule.message},
         "defaultConfiguration": {"level": _level(rule.severity)},
         "properties": {"kernel_type": rule.kernel_type, "tags": ["power-management"]},

@@ -15,6 +15,7 @@ Add `rules/<id>.yaml` and a fixture `test-fixtures/rules/<id>.c`; `make test` ru
 id: firmware-load-in-noirq        # kebab-case, equal to the file name
 kernel_type: PM_FIRMWARE_IN_NOIRQ # UPPER_SNAKE, for checkpatch-style output and --ignore
 severity: warning                 # error | warning | info | hint
+title: "Firmware loaded in a noirq callback"   # one line, for rule lists and SARIF
 message: "{callee}() in the {phase} callback {callback}(){via}: ..."
 note: |
   Markdown: why it is wrong, what to do.
@@ -88,6 +89,8 @@ def render() -> str:
         out += [
             "",
             f"## {r.id}",
+            "",
+            f"**{r.title}**",
             "",
             f"`{r.kernel_type}`, default severity **{r.severity}**, see <{r.url}>",
             "",

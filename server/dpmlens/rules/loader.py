@@ -22,7 +22,7 @@ from dpmlens.paths import rules_dir as default_rules_dir
 
 _ID_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _TYPE_RE = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$")
-_REQUIRED = ("id", "kernel_type", "severity", "message", "note", "url", "match")
+_REQUIRED = ("id", "kernel_type", "severity", "title", "message", "note", "url", "match")
 
 
 class RuleError(ValueError):
@@ -34,6 +34,7 @@ class Rule:
     id: str
     kernel_type: str
     severity: Severity
+    title: str  # one line, for rule lists and SARIF shortDescription
     message: str
     note: str
     url: str
@@ -102,7 +103,7 @@ def parse_rule(path: Path, data: Any) -> Rule:
         severity = Severity.parse(str(data["severity"]))
     except ValueError as exc:
         raise RuleError(f"{path}: {exc}") from None
-    for key in ("message", "note", "url"):
+    for key in ("title", "message", "note", "url"):
         if not isinstance(data[key], str) or not data[key].strip():
             raise RuleError(f"{path}: {key} must be a non-empty string")
     match = data["match"]
@@ -129,6 +130,7 @@ def parse_rule(path: Path, data: Any) -> Rule:
         id=rule_id,
         kernel_type=kernel_type,
         severity=severity,
+        title=data["title"].strip(),
         message=data["message"],
         note=data["note"].strip(),
         url=data["url"],
