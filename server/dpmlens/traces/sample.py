@@ -75,28 +75,6 @@ class SampleStore:
         self.files: list[str] = []
         self.phase_times: list[PhaseTime] = []
 
-    def add(
-        self,
-        key: GroupKey,
-        start: float,
-        dur: float,
-        err: int,
-        cycle: int,
-        file_id: int,
-        symbol: str | None,
-    ) -> None:
-        g = self.groups.get(key)
-        if g is None:
-            g = self.groups[key] = Group(key)
-        if err:
-            g.errors[len(g.durations)] = err
-        g.durations.append(dur)
-        g.starts.append(start)
-        g.cycles.append(cycle)
-        g.files.append(file_id)
-        if symbol:
-            g.symbol = symbol
-
     def samples(self) -> Iterator[CallbackSample]:
         for g in self.groups.values():
             drv, dev, parent, phase, layer = g.key
@@ -145,28 +123,10 @@ class Collector:
         cycle: int,
         symbol: str | None = None,
     ) -> None:
-        self.store.add(
-            (driver, device, parent, phase, layer),
-            start,
-            dur_us,
-            err,
-            self.cycle_base + cycle,
-            self.file_id,
-            symbol,
-        )
-        self.report.samples += 1
-        if cycle > self._max_cycle:
-            self._max_cycle = cycle
-        if start == start:  # not nan
-            span = self._spans.get((cycle, phase))
-            end = start + dur_us / 1e6
-            if span is None:
-                self._spans[(cycle, phase)] = [start, end]
-            else:
-                if start < span[0]:
-                    span[0] = start
-                if end > span[1]:
-                    span[1] = end
+        g = self.group(driver, device, parent, phase, layer)
+        if symbol:
+            g.symbol = symbol
+        self.add_to(g, phase, start, dur_us, err, cycle, track_span=start == start)  # nan: no span
 
     def group(self, driver: str, device: str, parent: str, phase: str, layer: str) -> Group:
         key = (driver, device, parent, phase, layer)
