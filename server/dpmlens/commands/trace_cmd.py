@@ -13,6 +13,21 @@ from typing import Any
 
 from dpmlens.errors import UsageError
 
+# DiffRow fields in the order of the json objects and csv columns (csv puts "kind" first).
+_DIFF_FIELDS = (
+    "driver",
+    "device",
+    "phase",
+    "n_before",
+    "n_after",
+    "median_before_us",
+    "median_after_us",
+    "change_us",
+    "change_pct",
+    "p",
+    "verdict",
+)
+
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("trace", help="measured suspend/resume callback latencies")
@@ -117,22 +132,7 @@ def run_diff(args: argparse.Namespace) -> int:
     if args.format == "json":
 
         def js(r: Any) -> dict[str, Any]:
-            return {
-                k: getattr(r, k)
-                for k in (
-                    "driver",
-                    "device",
-                    "phase",
-                    "n_before",
-                    "n_after",
-                    "median_before_us",
-                    "median_after_us",
-                    "change_us",
-                    "change_pct",
-                    "p",
-                    "verdict",
-                )
-            }
+            return {k: getattr(r, k) for k in _DIFF_FIELDS}
 
         sys.stdout.write(
             dumps(
@@ -149,39 +149,9 @@ def run_diff(args: argparse.Namespace) -> int:
     if args.format == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(
-            [
-                "kind",
-                "driver",
-                "device",
-                "phase",
-                "n_before",
-                "n_after",
-                "median_before_us",
-                "median_after_us",
-                "change_us",
-                "change_pct",
-                "p",
-                "verdict",
-            ]
-        )
+        w.writerow(["kind", *_DIFF_FIELDS])
         for r in phases + callbacks:
-            w.writerow(
-                [
-                    r.kind,
-                    r.driver,
-                    r.device,
-                    r.phase,
-                    r.n_before,
-                    r.n_after,
-                    r.median_before_us,
-                    r.median_after_us,
-                    r.change_us,
-                    r.change_pct,
-                    r.p,
-                    r.verdict,
-                ]
-            )
+            w.writerow([r.kind, *(getattr(r, k) for k in _DIFF_FIELDS)])
         sys.stdout.write(buf.getvalue())
         return 0
 
