@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -19,7 +19,7 @@ import tree_sitter as ts
 
 from dpmlens.findings import Finding, Fix, Severity, TextEdit
 from dpmlens.model.phases import PHASES
-from dpmlens.model.types import CallSite
+from dpmlens.model.types import CallSite, FileModel
 from dpmlens.paths import rules_dir
 from dpmlens.rules import cnav
 from dpmlens.rules.context import Callback, Context, Reached
@@ -136,6 +136,35 @@ def _fmt(ms: float) -> str:
     return f"{ms * 1000:g} us"
 
 
+class _Defines(Mapping[str, str]):
+    """`base` (unit and spec constants) under the file's and its local headers' #defines,
+    merged on the first lookup: most delays are literals, which need no header read."""
+
+    def __init__(self, base: dict[str, str], model: FileModel) -> None:
+        self._base, self._model = base, model
+        self._merged: dict[str, str] | None = None
+
+    def _all(self) -> dict[str, str]:
+        if self._merged is None:
+            self._merged = {**self._base, **self._model.all_defines()}
+        return self._merged
+
+    def __getitem__(self, name: str) -> str:
+        return self._all()[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._all()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __bool__(self) -> bool:  # never empty; and `defines or {}` must not merge
+        return True
+
+
 class _Analysis:
     """Every evaluated delay of the file and which PM callbacks reach it (computed once)."""
 
@@ -147,9 +176,7 @@ class _Analysis:
         defines = dict(self.spec.unit_constants)
         for name, (_q, raw, _unit, _doc) in self.spec.constants.items():
             defines[name] = str(raw)
-        if calls:  # most files call no delay: skip reading the defines of their headers
-            defines.update(ctx.model.all_defines())  # the file's and its local headers'
-        self.defines = defines
+        self.defines = _Defines(defines, ctx.model)
         self.delays: dict[int, Delay] = {}
         # delays whose value is a parameter of their function: call -> parameter index
         self.by_param: dict[int, tuple[CallSite, int]] = {}
