@@ -18,6 +18,10 @@ SERVER_CMD = [sys.executable, "-m", "dpmlens.lsp"]
 CONFIG = ClientServerConfig(server_command=SERVER_CMD)
 
 
+def codes(diags: list[types.Diagnostic]) -> set[str]:
+    return {str(d.code) for d in diags}
+
+
 def copy_workspace(tmp_path: Path, name: str = "ws") -> Path:
     dst = tmp_path / name
     shutil.copytree(FIXTURES / name, dst)

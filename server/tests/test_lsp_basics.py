@@ -3,19 +3,9 @@
 from __future__ import annotations
 
 import pytest
-import pytest_lsp
-from lsp_harness import CONFIG, copy_workspace, initialize, line_of, open_file, wait_for
+from lsp_harness import line_of, open_file, wait_for
 from lsprotocol import types
 from pytest_lsp import LanguageClient
-
-
-@pytest_lsp.fixture(config=CONFIG)
-async def client(lsp_client: LanguageClient, tmp_path):
-    lsp_client.ws = copy_workspace(tmp_path)  # type: ignore[attr-defined]
-    result = await initialize(lsp_client, lsp_client.ws)  # type: ignore[attr-defined]
-    lsp_client.server_caps = result.capabilities  # type: ignore[attr-defined]
-    yield
-    await lsp_client.shutdown_session()
 
 
 async def test_hover_on_pm_member(client: LanguageClient):

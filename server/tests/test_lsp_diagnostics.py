@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest_lsp
 from lsp_harness import (
-    CONFIG,
     apply_edits,
-    copy_workspace,
-    initialize,
+    codes,
     line_of,
     open_file,
     wait_diagnostics,
@@ -19,18 +16,6 @@ from pytest_lsp import LanguageClient
 
 from dpmlens.config import Config
 from dpmlens.engine import analyze_source
-
-
-@pytest_lsp.fixture(config=CONFIG)
-async def client(lsp_client: LanguageClient, tmp_path):
-    lsp_client.ws = copy_workspace(tmp_path)  # type: ignore[attr-defined]
-    await initialize(lsp_client, lsp_client.ws)  # type: ignore[attr-defined]
-    yield
-    await lsp_client.shutdown_session()
-
-
-def codes(diags: list[types.Diagnostic]) -> set[str]:
-    return {str(d.code) for d in diags}
 
 
 def by_code(diags: list[types.Diagnostic], code: str) -> types.Diagnostic:

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest_lsp
-from lsp_harness import CONFIG, copy_workspace, initialize, open_file, wait_diagnostics
+from lsp_harness import CONFIG, codes, copy_workspace, initialize, open_file, wait_diagnostics
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -19,10 +19,6 @@ async def client(lsp_client: LanguageClient, tmp_path):
                      {"debounceMs": 20})
     yield
     await lsp_client.shutdown_session()
-
-
-def codes(diags: list[types.Diagnostic]) -> set[str]:
-    return {str(d.code) for d in diags}
 
 
 def rss_kb(pid: int) -> int:

@@ -6,18 +6,9 @@ import asyncio
 from pathlib import Path
 
 import pytest
-import pytest_lsp
-from lsp_harness import CONFIG, copy_workspace, initialize, line_of, open_file, wait_for
+from lsp_harness import line_of, open_file, wait_for
 from lsprotocol import types
 from pytest_lsp import LanguageClient
-
-
-@pytest_lsp.fixture(config=CONFIG)
-async def client(lsp_client: LanguageClient, tmp_path):
-    lsp_client.ws = copy_workspace(tmp_path)  # type: ignore[attr-defined]
-    await initialize(lsp_client, lsp_client.ws)  # type: ignore[attr-defined]
-    yield
-    await lsp_client.shutdown_session()
 
 
 async def command(client: LanguageClient, name: str, *args: object) -> object:

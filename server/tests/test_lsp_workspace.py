@@ -8,23 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest_lsp
-from lsp_harness import CONFIG, copy_workspace, initialize, line_of, open_file, wait_diagnostics
+from lsp_harness import codes, copy_workspace, line_of, open_file, wait_diagnostics
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient as PlainClient
 from pytest_lsp import LanguageClient
-
-
-@pytest_lsp.fixture(config=CONFIG)
-async def client(lsp_client: LanguageClient, tmp_path):
-    lsp_client.ws = copy_workspace(tmp_path)  # type: ignore[attr-defined]
-    await initialize(lsp_client, lsp_client.ws)  # type: ignore[attr-defined]
-    yield
-    await lsp_client.shutdown_session()
-
-
-def codes(diags: list[types.Diagnostic]) -> set[str]:
-    return {str(d.code) for d in diags}
 
 
 async def test_index_reports_progress(client: LanguageClient):

@@ -1,0 +1,17 @@
+"""The `client` fixture of the language-server tests (test_lsp_*.py): the real server over
+stdio, initialized on a fresh copy of test-fixtures/lsp/ws (at `client.ws`)."""
+
+from __future__ import annotations
+
+import pytest_lsp
+from lsp_harness import CONFIG, copy_workspace, initialize
+from pytest_lsp import LanguageClient
+
+
+@pytest_lsp.fixture(config=CONFIG)
+async def client(lsp_client: LanguageClient, tmp_path):
+    lsp_client.ws = copy_workspace(tmp_path)  # type: ignore[attr-defined]
+    result = await initialize(lsp_client, lsp_client.ws)  # type: ignore[attr-defined]
+    lsp_client.server_caps = result.capabilities  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
