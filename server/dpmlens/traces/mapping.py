@@ -118,12 +118,13 @@ class SourceIndex:
     files_parsed: int = 0
     errors: list[str] = field(default_factory=list)
 
-    def model(self, path: str) -> FileModel | None:
-        """The model of `path`, built on first use (tables and helpers in other files)."""
+    def model(self, path: str, source: bytes | None = None) -> FileModel | None:
+        """The model of `path`, built on first use (tables and helpers in other files);
+        `source`: the file's bytes when the caller has read them already."""
         m = self.models.get(path)
         if m is None and path not in self._failed:
             try:
-                m = build_model(path, Path(path).read_bytes())
+                m = build_model(path, Path(path).read_bytes() if source is None else source)
             except Exception as exc:  # unreadable file or a parser bug: one file, not all
                 self.errors.append(f"{path}: could not build the PM model: {exc}")
                 self._failed.add(path)
@@ -270,7 +271,7 @@ def build_index(root: str | os.PathLike[str], driver_names: Iterable[str] | None
                 or any(ident.encode() in src for ident in hdr_defs)
             ):
                 continue
-            model = idx.model(path)
+            model = idx.model(path, src)
             if model is None:
                 continue
             for drv in model.drivers:
