@@ -95,7 +95,7 @@ def effective_drivers(model: FileModel) -> tuple[DriverStruct, ...]:
     directory's Makefile (carl9170's usb.c registers "carl9170", not "usb"). Resolved here,
     where the source is at hand, because the summaries do not keep it.
     """
-    from dpmlens.traces.mapping import effective_name, module_names
+    from dpmlens.traces.mapping import effective_name, file_modname, module_names
 
     if not model.drivers:
         return ()
@@ -103,8 +103,7 @@ def effective_drivers(model: FileModel) -> tuple[DriverStruct, ...]:
     mods = _MODNAMES.get(directory)
     if mods is None:
         mods = _MODNAMES[directory] = module_names(directory)
-    stem = os.path.splitext(os.path.basename(model.path))[0]
-    modname = mods.get(stem, stem.replace("-", "_"))
+    modname = file_modname(model.path, mods)
     return tuple(
         replace(drv, name=effective_name(model, drv, modname, {})) for drv in model.drivers
     )

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dpmlens.model.build import build_model
+from dpmlens.model.build import build_model, kbuild_modname
 from dpmlens.model.buses import DRIVER_STRUCTS, LEGACY_CALLBACKS
 from dpmlens.model.types import DriverStruct, FileModel, FunctionDef
 from dpmlens.syntax.prefilter import may_contain_pm
@@ -180,9 +180,9 @@ class SourceIndex:
         mods = self._modnames.get(directory)
         if mods is None:
             mods = self._modnames[directory] = module_names(directory)
-        stem = Path(model.path).stem
+        modname = file_modname(model.path, mods)
         for drv in model.drivers:
-            name = effective_name(model, drv, mods.get(stem, stem.replace("-", "_")), {})
+            name = effective_name(model, drv, modname, {})
             if name:
                 entries = self.drivers.setdefault(name, [])
                 if all(d is not drv for _, d in entries):
@@ -221,6 +221,12 @@ def module_names(directory: str) -> dict[str, str]:
     for o in objs:
         out.setdefault(o, o.replace("-", "_"))
     return out
+
+
+def file_modname(path: str, mods: dict[str, str]) -> str:
+    """KBUILD_MODNAME of the file `path`, given `module_names()` of its directory."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return mods.get(stem, kbuild_modname(path))
 
 
 def build_index(root: str | os.PathLike[str], driver_names: Iterable[str] | None = None,
@@ -263,8 +269,7 @@ def build_index(root: str | os.PathLike[str], driver_names: Iterable[str] | None
                     idx.table_files.setdefault(m.group(1).decode(), []).append(path)
             if not may_contain_pm(src) and b"_driver" not in src:
                 continue
-            stem = Path(path).stem
-            modname = mods.get(stem, stem.replace("-", "_"))
+            modname = file_modname(path, mods)
             if names and not (
                 (quoted is not None and quoted.search(src))
                 or (modname in norm and b"KBUILD_MODNAME" in src)

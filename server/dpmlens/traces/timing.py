@@ -22,6 +22,7 @@ from dpmlens.traces.mapping import (
     SourceIndex,
     build_index,
     effective_name,
+    file_modname,
     map_callback,
     map_to_source,
     module_names,
@@ -88,9 +89,9 @@ class TimingIndex:
         idx = SourceIndex(str(Path(model.path).parent))
         idx.models[model.path] = model
         mods = module_names(str(Path(model.path).parent))
-        stem = Path(model.path).stem
+        modname = file_modname(model.path, mods)
         for drv in model.drivers:
-            name = effective_name(model, drv, mods.get(stem, stem.replace("-", "_")), {})
+            name = effective_name(model, drv, modname, {})
             if name in names:
                 idx.drivers.setdefault(name, []).append((model, drv))
         out: dict[str, list[CallbackStats]] = {}
