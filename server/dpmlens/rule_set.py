@@ -10,24 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
 from dpmlens.errors import UsageError
 from dpmlens.paths import rules_dir as default_rules_dir
-from dpmlens.rules.loader import Rule, RuleError, load_rules, load_table, parse_rule
-
-
-def _one_rule(path: Path) -> Rule:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RuleError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise RuleError(f"{path}{where}: invalid YAML: {problem}") from None
-    return parse_rule(path, data)
+from dpmlens.rules.loader import Rule, RuleError, load_rules, load_table, parse_rule, read_yaml
 
 
 def load_rule_set(rules_dir: Path | str | None = None) -> tuple[list[Rule], list[str]]:
@@ -48,7 +33,7 @@ def load_rule_set(rules_dir: Path | str | None = None) -> tuple[list[Rule], list
     errors: list[str] = []
     for path in sorted(directory.glob("*.yaml")):
         try:
-            rules.append(_one_rule(path))
+            rules.append(parse_rule(path, read_yaml(path)))
         except RuleError as exc:
             errors.append(str(exc))
     return sorted(rules, key=lambda r: r.id), errors

@@ -59,7 +59,8 @@ class _Defaults(dict):
         return "?"
 
 
-def _read_yaml(path: Path) -> Any:
+def read_yaml(path: Path) -> Any:
+    """The YAML data of `path`; a read or syntax error is a one-line RuleError naming it."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -163,7 +164,7 @@ def _load_rules_cached(directory: str) -> tuple[Rule, ...]:
     base = Path(directory)
     if not base.is_dir():
         raise RuleError(f"{base}: rules directory not found")
-    rules = [parse_rule(p, _read_yaml(p)) for p in sorted(base.glob("*.yaml"))]
+    rules = [parse_rule(p, read_yaml(p)) for p in sorted(base.glob("*.yaml"))]
     return tuple(sorted(rules, key=lambda r: r.id))
 
 
@@ -175,7 +176,7 @@ def load_table(name: str, rules_dir: Path | str | None = None) -> dict[str, Any]
 @lru_cache(maxsize=16)
 def _load_table_cached(name: str, directory: str) -> dict[str, Any]:
     path = Path(directory) / "tables" / f"{name}.yaml"
-    data = _read_yaml(path)
+    data = read_yaml(path)
     if not isinstance(data, dict):
         raise RuleError(f"{path}: a table file must be a YAML mapping")
     return data
