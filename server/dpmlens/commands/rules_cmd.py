@@ -8,6 +8,7 @@ import json
 import sys
 from typing import Any
 
+from dpmlens.commands import help_handler
 from dpmlens.errors import UsageError
 
 
@@ -20,12 +21,7 @@ def register(subparsers: Any) -> None:
     exp = sub.add_parser("explain", help="what a rule looks for, why, and how to fix it")
     exp.add_argument("rule", metavar="ID", help="rule id or KERNEL_TYPE")
     exp.set_defaults(handler=run_explain)
-    p.set_defaults(handler=lambda args: _help(p))
-
-
-def _help(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
+    p.set_defaults(handler=help_handler(p))
 
 
 def _rules() -> tuple[list[Any], int]:

@@ -11,6 +11,7 @@ import io
 import sys
 from typing import Any
 
+from dpmlens.commands import help_handler
 from dpmlens.errors import UsageError
 
 # DiffRow fields in the order of the json objects and csv columns (csv puts "kind" first).
@@ -70,12 +71,7 @@ def register(subparsers: Any) -> None:
     )
     dif.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
     dif.set_defaults(handler=run_diff)
-    p.set_defaults(handler=lambda args: _help(p))
-
-
-def _help(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
+    p.set_defaults(handler=help_handler(p))
 
 
 def _load(paths: list[str]):  # noqa: ANN202 - TraceSet
