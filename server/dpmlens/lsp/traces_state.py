@@ -48,7 +48,9 @@ class TraceState:
         self._by_name = {}
 
     def status(self) -> dict[str, Any]:
-        return dict(self.result.status) if self.result is not None else empty_status()
+        from dpmlens.traces.output import trace_status
+
+        return dict(self.result.status) if self.result is not None else trace_status(None, None)
 
     def slowest(self, limit: int) -> dict[str, Any]:
         cbs = self.result.callbacks if self.result else []
@@ -110,14 +112,3 @@ class TraceState:
         callbacks, phases, status = map_traces(parsed, inputs["models"], inputs["map_path"])
         return TraceResult(parsed, callbacks, phases, status)
 
-
-def empty_status() -> dict[str, Any]:
-    return {
-        "files": 0,
-        "samples": 0,
-        "cycles": 0,
-        "callbacks_mapped": 0,
-        "callbacks_unmapped": 0,
-        "unmapped_reasons": {},
-        "errors": [],
-    }
