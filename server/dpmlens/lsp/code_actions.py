@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from lsprotocol import types
-from pygls.uris import from_fs_path
 
 from dpmlens.findings import Finding
 from dpmlens.lsp.documents import UTF16, Document
@@ -52,9 +51,9 @@ def _actions(
     for i, fix in enumerate(f.fixes):
         changes: dict[str, list[types.TextEdit]] = {}
         for e in fix.edits:
-            uri = doc.uri if e.path == doc.path else server.diagnostics.uri_for(e.path, doc)
+            uri = server.diagnostics.uri_for(e.path, doc)
             rng = server.diagnostics.range_in(e.path, e.span, doc, enc)
-            changes.setdefault(uri or from_fs_path(e.path), []).append(
+            changes.setdefault(uri, []).append(
                 types.TextEdit(range=rng, new_text=e.new_text)
             )
         out.append(
