@@ -74,14 +74,6 @@ class Assembler:
         group = self.coll.group(names[0], names[1], _text(parent), phase, layer)
         return group, phase
 
-    def start_fields(self, ts: float, driver: str, device: str, parent: str, info: str,
-                     verb: str) -> None:
-        """The same event with its fields already separated (Perfetto)."""
-        head = f"{driver} {device}"
-        if head not in self._heads:
-            self._heads[head] = (driver, device)
-        self.start(ts, head, parent, f"{info}[{verb}]")
-
     def end(self, ts: float, head: bytes | str, err: int) -> None:
         self.events += 1
         p = self._pending.pop(head, None)
@@ -95,9 +87,6 @@ class Assembler:
             return
         # Within an open dpm_* marker the phase wall time will be measured: no span needed.
         self.coll.add_to(group, phase, t0, dur, err, cycle, phase not in self._open_members)
-
-    def end_fields(self, ts: float, driver: str, device: str, err: int) -> None:
-        self.end(ts, f"{driver} {device}", err)
 
     def marker(self, ts: float, action: str, val: int, begin: bool) -> None:
         """A `suspend_resume` event; the dpm_* ones delimit the phases."""
