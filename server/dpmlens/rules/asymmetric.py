@@ -52,7 +52,7 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
             yield Finding(
                 rule=rule.id,
                 kernel_type=rule.kernel_type,
-                severity=ctx.config.severity_for(rule.id, severity),
+                severity=severity,
                 path=ctx.model.path,
                 span=m.span,
                 message=rule.format_message(

@@ -48,7 +48,7 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
         yield Finding(
             rule=rule.id,
             kernel_type=rule.kernel_type,
-            severity=ctx.config.severity_for(rule.id, rule.severity),
+            severity=rule.severity,
             path=ctx.model.path,
             span=Span(span.line, span.column, span.line, span.column + 1)
             if span.end_line != span.line

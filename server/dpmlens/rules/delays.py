@@ -329,7 +329,7 @@ def _finding(
     return Finding(
         rule=rule.id,
         kernel_type=rule.kernel_type,
-        severity=a.ctx.config.severity_for(rule.id, severity),
+        severity=severity,
         path=a.ctx.model.path,
         span=d.call.span,
         message=message,

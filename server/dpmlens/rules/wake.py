@@ -112,7 +112,7 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
             yield Finding(
                 rule=rule.id,
                 kernel_type=rule.kernel_type,
-                severity=ctx.config.severity_for(rule.id, severity),
+                severity=severity,
                 path=reached.model.path,
                 span=call.span,
                 message=rule.format_message(message=text),
