@@ -159,17 +159,19 @@ def _file_summary(traces: TraceSet) -> str:
     return "\n".join(lines)
 
 
+# The callback_json keys that are csv columns as they are (the source columns follow them).
+_CSV_STATS = ("driver", "device", "parent", "phase", "layer", "n", "min_us", "median_us",
+              "mean_us", "p95_us", "max_us", "total_us")
+
+
 def report_csv(stats: list[CallbackStats], mapped: MappedReport | None, top: int | None) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["driver", "device", "parent", "phase", "layer", "n", "min_us", "median_us",
-                "mean_us", "p95_us", "max_us", "total_us", "path", "line", "function", "via",
-                "unmapped_reason"])
+    w.writerow([*_CSV_STATS, "path", "line", "function", "via", "unmapped_reason"])
     for s in stats if top is None else stats[:top]:
         d = callback_json(s, mapped.mappings.get(s.key) if mapped else None)
         src = d["source"] or {}
-        w.writerow([d[k] for k in ("driver", "device", "parent", "phase", "layer", "n", "min_us",
-                                   "median_us", "mean_us", "p95_us", "max_us", "total_us")]
+        w.writerow([d[k] for k in _CSV_STATS]
                    + [src.get("path", ""), src.get("line", ""), src.get("function", ""),
                       src.get("via") or "", d["unmapped_reason"] or ""])
     return buf.getvalue()
