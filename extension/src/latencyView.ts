@@ -6,6 +6,7 @@ import {
   deviceLabels,
   phaseLabels,
   type CallbackGroup,
+  type Labels,
   type PhaseGroup,
 } from "./latencyModel";
 import type { Callback, SlowestCallbacks } from "./protocol";
@@ -16,6 +17,13 @@ type Node =
   | { kind: "device"; callback: Callback; group: CallbackGroup };
 
 export const OPEN_SOURCE_COMMAND = "dpmlens.openCallbackSource";
+
+function treeItem(labels: Labels, state: vscode.TreeItemCollapsibleState): vscode.TreeItem {
+  const item = new vscode.TreeItem(labels.label, state);
+  item.description = labels.description;
+  item.tooltip = labels.tooltip;
+  return item;
+}
 
 export class LatencyTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<Node | undefined>();
@@ -42,32 +50,23 @@ export class LatencyTreeProvider implements vscode.TreeDataProvider<Node>, vscod
 
   getTreeItem(node: Node): vscode.TreeItem {
     if (node.kind === "phase") {
-      const labels = phaseLabels(node.phase);
-      const item = new vscode.TreeItem(labels.label, vscode.TreeItemCollapsibleState.Expanded);
-      item.description = labels.description;
-      item.tooltip = labels.tooltip;
+      const item = treeItem(phaseLabels(node.phase), vscode.TreeItemCollapsibleState.Expanded);
       item.iconPath = new vscode.ThemeIcon("debug-step-over");
       item.contextValue = "dpmlens.phase";
       item.id = `phase:${node.phase.phase}`;
       return item;
     }
     if (node.kind === "callback") {
-      const labels = callbackLabels(node.group);
-      const item = new vscode.TreeItem(
-        labels.label,
+      const item = treeItem(
+        callbackLabels(node.group),
         node.group.devices.length > 1 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
       );
-      item.description = labels.description;
-      item.tooltip = labels.tooltip;
       item.iconPath = new vscode.ThemeIcon(node.group.source ? "symbol-method" : "warning");
       item.contextValue = node.group.source ? "dpmlens.callback" : "dpmlens.callback.unmapped";
       item.command = { command: OPEN_SOURCE_COMMAND, title: "Open Callback Source", arguments: [node.group] };
       return item;
     }
-    const labels = deviceLabels(node.callback);
-    const item = new vscode.TreeItem(labels.label, vscode.TreeItemCollapsibleState.None);
-    item.description = labels.description;
-    item.tooltip = labels.tooltip;
+    const item = treeItem(deviceLabels(node.callback), vscode.TreeItemCollapsibleState.None);
     item.iconPath = new vscode.ThemeIcon("circuit-board");
     item.command = { command: OPEN_SOURCE_COMMAND, title: "Open Callback Source", arguments: [node.group] };
     return item;
