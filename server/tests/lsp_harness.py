@@ -54,6 +54,12 @@ async def initialize(
     return await client.initialize_session(params)
 
 
+async def command(client: LanguageClient, name: str, *args: object) -> Any:
+    """workspace/executeCommand `name` with `args`; an error response raises."""
+    return await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=name, arguments=list(args)))
+
+
 def open_file(client: LanguageClient, path: Path, text: str | None = None) -> str:
     uri = path.as_uri()
     client.text_document_did_open(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from lsp_harness import line_of, open_file, wait_for
+from lsp_harness import command, line_of, open_file, wait_for
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -72,27 +72,18 @@ async def test_capabilities_and_commands(client: LanguageClient):
         lambda: any(r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES for r in regs),
         what="watched-files registration",
     )
-    status = await client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command="dpmlens.traceStatus", arguments=[])
-    )
+    status = await command(client, "dpmlens.traceStatus")
     assert status["files"] == 0 and status["samples"] == 0
 
 
 async def test_explain_rule_and_bad_arguments(client: LanguageClient):
-    got = await client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command="dpmlens.explainRule",
-                                   arguments=["wake-setup-in-noirq"])
-    )
+    got = await command(client, "dpmlens.explainRule", "wake-setup-in-noirq")
     assert got["id"] == "wake-setup-in-noirq"
     assert got["kernel_type"] == "PM_WAKE_SETUP_IN_NOIRQ"
     assert got["title"] == "Wake-source setup in a noirq callback, after IRQs were suspended"
     assert got["url"].startswith("https://")
     assert "suspend_device_irqs()" in got["markdown"]
     with pytest.raises(Exception, match="unknown rule"):
-        await client.workspace_execute_command_async(
-            types.ExecuteCommandParams(command="dpmlens.explainRule", arguments=["nope"])
-        )
+        await command(client, "dpmlens.explainRule", "nope")
     with pytest.raises(Exception, match="paths"):
-        await client.workspace_execute_command_async(
-            types.ExecuteCommandParams(command="dpmlens.loadTraces", arguments=[{"x": 1}])
-        )
+        await command(client, "dpmlens.loadTraces", {"x": 1})

@@ -7,7 +7,15 @@ import os
 from pathlib import Path
 
 import pytest_lsp
-from lsp_harness import CONFIG, codes, copy_workspace, initialize, open_file, wait_diagnostics
+from lsp_harness import (
+    CONFIG,
+    codes,
+    command,
+    copy_workspace,
+    initialize,
+    open_file,
+    wait_diagnostics,
+)
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -72,8 +80,7 @@ async def test_garbage_and_deleted_documents(client: LanguageClient):
     # Edits past the end of the document are clamped, never fatal.
     junk_change = change(junk_uri, 2, 10_000, 5, 9, "x")
     client.text_document_did_change(junk_change)
-    st = await client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command="dpmlens.traceStatus", arguments=[]))
+    st = await command(client, "dpmlens.traceStatus")
     assert st["files"] == 0
     assert not [m for m in client.log_messages if m.type == types.MessageType.Error]
 

@@ -6,14 +6,9 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from lsp_harness import line_of, open_file, wait_for
+from lsp_harness import command, line_of, open_file, wait_for
 from lsprotocol import types
 from pytest_lsp import LanguageClient
-
-
-async def command(client: LanguageClient, name: str, *args: object) -> object:
-    return await client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command=name, arguments=list(args)))
 
 
 async def lenses(client: LanguageClient, uri: str) -> list[types.CodeLens]:
