@@ -810,9 +810,7 @@ class _TreeCall(CallSite):
         d = self.__dict__
         v = d.get("_span")
         if v is None:
-            n = d["_node"]
-            a, b = n.start_point, n.end_point
-            v = d["_span"] = Span(a[0] + 1, a[1] + 1, b[0] + 1, b[1] + 1)
+            v = d["_span"] = node_span(d["_node"])
         return v
 
     @property  # type: ignore[override]
@@ -820,9 +818,7 @@ class _TreeCall(CallSite):
         d = self.__dict__
         v = d.get("_callee_span")
         if v is None:
-            n = d["_node"].child(0)
-            a, b = n.start_point, n.end_point
-            v = d["_callee_span"] = Span(a[0] + 1, a[1] + 1, b[0] + 1, b[1] + 1)
+            v = d["_callee_span"] = node_span(d["_node"].child(0))
         return v
 
     @property  # type: ignore[override]
