@@ -98,11 +98,10 @@ def register(subparsers: Any) -> None:
 
 
 def _select_rules(args: argparse.Namespace, rules: list[Any], config: Any) -> None:
-    by_id = {r.id: r for r in rules}
-    by_type = {r.kernel_type.upper(): r for r in rules}
+    from dpmlens.rules.loader import find_rule
 
     def resolve(word: str, option: str) -> str:
-        rule = by_id.get(word) or by_type.get(word.upper())
+        rule = find_rule(rules, word)
         if rule is None:
             raise UsageError(f"{option} {word}: unknown rule (see `dpmlens rules list`)")
         return rule.id

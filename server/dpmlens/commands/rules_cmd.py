@@ -59,9 +59,11 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_explain(args: argparse.Namespace) -> int:
+    from dpmlens.rules.loader import find_rule
+
     rules, _broken = _rules()
     wanted = args.rule.strip()
-    rule = next((r for r in rules if r.id == wanted or r.kernel_type == wanted.upper()), None)
+    rule = find_rule(rules, wanted)
     if rule is None:
         close = difflib.get_close_matches(wanted, [r.id for r in rules], n=1)
         hint = f"; did you mean {close[0]}?" if close else " (see `dpmlens rules list`)"

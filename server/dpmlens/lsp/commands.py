@@ -50,10 +50,10 @@ def _paths_arg(args: tuple[Any, ...]) -> list[str]:
 
 
 def explain(server: Any, rule_id: Any) -> dict[str, Any]:
+    from dpmlens.rules.loader import find_rule
+
     rules = rules_by_id(server)
-    rule = rules.get(rule_id) if isinstance(rule_id, str) else None
-    if rule is None and isinstance(rule_id, str):
-        rule = next((r for r in rules.values() if r.kernel_type == rule_id.upper()), None)
+    rule = find_rule(rules.values(), rule_id) if isinstance(rule_id, str) else None
     if rule is None:
         raise CommandError(f"{EXPLAIN}: unknown rule {rule_id!r}")
     md = [f"## {rule.id}: {rule.title}", "", f"`{rule.kernel_type}` · {rule.severity}", "",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import string
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -57,6 +58,12 @@ class Rule:
 class _Defaults(dict):
     def __missing__(self, key: str) -> str:
         return "?"
+
+
+def find_rule(rules: Iterable[Rule], word: str) -> Rule | None:
+    """The rule `word` names: its id, or its KERNEL_TYPE in any case (ids are lower-case)."""
+    upper = word.upper()
+    return next((r for r in rules if r.id == word or r.kernel_type == upper), None)
 
 
 def read_yaml(path: Path) -> Any:
