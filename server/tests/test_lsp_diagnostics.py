@@ -167,3 +167,46 @@ async def test_configuration_change_turns_rule_off(client: LanguageClient):
         settings={"dpmlens": {"debounceMs": "soon", "enable": False}}))
     await wait_diagnostics(client, uri, lambda d: not d, what="diagnostics cleared")
     assert any("debounceMs" in m.message for m in client.log_messages)
+
+
+async def test_code_action_for_a_finding_in_a_helper_file(client: LanguageClient):
+    """pm_runtime_suspended() in a helper of another file, reached from a noirq callback: the
+    diagnostic sits on the call into the helper here, and its quick fix (matched by that
+    range) edits the helper's file."""
+    ws: Path = client.ws  # type: ignore[attr-defined]
+    helpers = ws / "baz_helpers.c"
+    helpers.write_text(
+        '#include <linux/pm_runtime.h>\n#include "foo.h"\n\n'
+        "bool baz_idle(struct device *dev)\n{\n\treturn pm_runtime_suspended(dev);\n}\n"
+    )
+    core = ws / "baz_core.c"
+    core.write_text(
+        '#include <linux/platform_device.h>\n#include <linux/pm.h>\n#include "foo.h"\n\n'
+        "bool baz_idle(struct device *dev);\n\n"
+        "static int baz_suspend_noirq(struct device *dev)\n{\n"
+        "\tif (baz_idle(dev))\n\t\treturn 0;\n\treturn 0;\n}\n\n"
+        "static int baz_resume_noirq(struct device *dev)\n{\n\treturn 0;\n}\n\n"
+        "static DEFINE_NOIRQ_DEV_PM_OPS(baz_pm_ops, baz_suspend_noirq, baz_resume_noirq);\n\n"
+        "static struct platform_driver baz_driver = {\n"
+        '\t.driver = { .name = "baz", .pm = pm_sleep_ptr(&baz_pm_ops) },\n};\n'
+        "module_platform_driver(baz_driver);\n"
+    )
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+        types.FileEvent(uri=p.as_uri(), type=types.FileChangeType.Created)
+        for p in (helpers, core)]))
+    code = "runtime-pm-state-query-while-disabled"
+    uri = open_file(client, core)
+    diags = await wait_diagnostics(client, uri, lambda d: code in codes(d),
+                                   what="state-query finding through baz_helpers.c")
+    d = by_code(diags, code)
+    assert d.range.start.line == line_of(core, "if (baz_idle(dev))")
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        range=d.range,
+        context=types.CodeActionContext(diagnostics=[d]),
+    ))
+    assert actions, "no quick fix for a finding reached through a helper file"
+    changes = actions[0].edit.changes
+    assert list(changes) == [helpers.as_uri()], changes
+    fixed = apply_edits(helpers.read_text(), changes[helpers.as_uri()])
+    assert "return pm_runtime_status_suspended(dev);" in fixed

@@ -11,6 +11,7 @@ from typing import Any
 from lsprotocol import types
 
 from dpmlens.findings import Finding
+from dpmlens.lsp.diagnostics import anchor_span
 from dpmlens.lsp.documents import UTF16, Document
 
 
@@ -34,7 +35,12 @@ def actions_for(server: Any, doc: Document, params: types.CodeActionParams) -> l
     for f in res.findings:
         if not f.fixes:
             continue
-        frange = doc.span_to_range(f.span, enc)
+        # Where the diagnostic was shown in this document (a finding reached through a
+        # helper in another file sits on the call into that helper), so ranges match.
+        span = anchor_span(f, doc.path)
+        if span is None:
+            continue
+        frange = doc.span_to_range(span, enc)
         matching = [d for d in wanted if d.code == f.rule and d.range == frange]
         if wanted and not matching:
             continue
