@@ -7,7 +7,6 @@ Entry points (see docs/traces.md):
   build_index(dir, names) -> SourceIndex  driver structs under a source tree
   map_to_source(stats, index) -> MappedReport
   compare(before, after) -> [DiffRow]     medians and Mann-Whitney U
-  TimingIndex.load(paths, source_roots)   all of the above for the language server
 """
 
 from dpmlens.traces.aggregate import CallbackStats, PhaseStats, aggregate, phase_stats
@@ -15,12 +14,11 @@ from dpmlens.traces.diff import DiffRow, compare, mann_whitney_u
 from dpmlens.traces.mapping import MappedReport, SourceIndex, build_index, map_to_source
 from dpmlens.traces.output import callback_json, report_json, trace_status
 from dpmlens.traces.sample import CallbackSample, FileReport, PhaseTime
-from dpmlens.traces.timing import TimingIndex, lens_title
 from dpmlens.traces.traceset import TraceSet, load_traces
 
 __all__ = [
     "CallbackSample", "CallbackStats", "DiffRow", "FileReport", "MappedReport", "PhaseStats",
-    "PhaseTime", "SourceIndex", "TimingIndex", "TraceSet", "aggregate", "build_index",
-    "callback_json", "compare", "lens_title", "load_traces", "mann_whitney_u", "map_to_source",
+    "PhaseTime", "SourceIndex", "TraceSet", "aggregate", "build_index",
+    "callback_json", "compare", "load_traces", "mann_whitney_u", "map_to_source",
     "phase_stats", "report_json", "trace_status",
 ]
