@@ -210,3 +210,46 @@ async def test_code_action_for_a_finding_in_a_helper_file(client: LanguageClient
     assert list(changes) == [helpers.as_uri()], changes
     fixed = apply_edits(helpers.read_text(), changes[helpers.as_uri()])
     assert "return pm_runtime_status_suspended(dev);" in fixed
+
+
+async def test_msleep_in_a_helper_file_is_reported_with_its_quick_fix(client: LanguageClient):
+    """msleep(3) in a helper of another file, reached from a resume callback: the delay is
+    evaluated there (its #define), shown on the call into the helper here, and the quick fix
+    edits the helper's file."""
+    ws: Path = client.ws  # type: ignore[attr-defined]
+    helpers = ws / "qux_helpers.c"
+    helpers.write_text(
+        '#include <linux/delay.h>\n\n#define QUX_SETTLE_MS 3\n\n'
+        "void qux_settle(struct device *dev)\n{\n\tmsleep(QUX_SETTLE_MS);\n}\n"
+    )
+    core = ws / "qux_core.c"
+    core.write_text(
+        '#include <linux/platform_device.h>\n#include <linux/pm.h>\n\n'
+        "void qux_settle(struct device *dev);\n\n"
+        "static int qux_resume(struct device *dev)\n{\n\tqux_settle(dev);\n\treturn 0;\n}\n\n"
+        "static int qux_suspend(struct device *dev)\n{\n\treturn 0;\n}\n\n"
+        "static DEFINE_SIMPLE_DEV_PM_OPS(qux_pm_ops, qux_suspend, qux_resume);\n\n"
+        "static struct platform_driver qux_driver = {\n"
+        '\t.driver = { .name = "qux", .pm = pm_sleep_ptr(&qux_pm_ops) },\n};\n'
+        "module_platform_driver(qux_driver);\n"
+    )
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+        types.FileEvent(uri=p.as_uri(), type=types.FileChangeType.Created)
+        for p in (helpers, core)]))
+    code = "msleep-under-20ms"
+    uri = open_file(client, core)
+    diags = await wait_diagnostics(client, uri, lambda d: code in codes(d),
+                                   what="msleep finding through qux_helpers.c")
+    d = by_code(diags, code)
+    assert d.range.start.line == line_of(core, "\tqux_settle(dev);")
+    assert "msleep(QUX_SETTLE_MS) = 3 ms" in d.message
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        range=d.range,
+        context=types.CodeActionContext(diagnostics=[d]),
+    ))
+    assert actions, "no quick fix for a delay in a helper file"
+    changes = actions[0].edit.changes
+    assert list(changes) == [helpers.as_uri()], changes
+    fixed = apply_edits(helpers.read_text(), changes[helpers.as_uri()])
+    assert "\tfsleep(QUX_SETTLE_MS * USEC_PER_MSEC);\n" in fixed

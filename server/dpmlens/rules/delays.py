@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -18,6 +19,7 @@ from typing import Any
 import tree_sitter as ts
 
 from dpmlens.findings import Finding, Fix, Severity, TextEdit
+from dpmlens.model.build import build_model
 from dpmlens.model.phases import PHASES
 from dpmlens.model.types import CallSite, FileModel
 from dpmlens.paths import rules_dir
@@ -118,6 +120,7 @@ class Delay:
     value: Value
     unit: str
     in_loop: bool
+    file: _FileDelays  # the file the delay is in, whose context evaluated it
 
     @property
     def ms(self) -> float:
@@ -165,22 +168,23 @@ class _Defines(Mapping[str, str]):
         return True
 
 
-class _Analysis:
-    """Every evaluated delay of the file and which PM callbacks reach it (computed once)."""
+class _FileDelays:
+    """Every evaluated delay of one file, in that file's context (its #defines, comments,
+    loops), and which PM callbacks of the analysed file reach each."""
 
-    def __init__(self, ctx: Context) -> None:
-        self.ctx = ctx
-        self.spec = spec_table(ctx)
-        self.delay_names = frozenset(self.spec.delay_functions)
-        calls = ctx.model.calls_to(*self.delay_names)
-        defines = dict(self.spec.unit_constants)
-        for name, (_q, raw, _unit, _doc) in self.spec.constants.items():
+    def __init__(self, ctx: Context, spec: SpecTable, model: FileModel) -> None:
+        self.ctx, self.spec, self.model = ctx, spec, model
+        names = frozenset(spec.delay_functions)
+        defines = dict(spec.unit_constants)
+        for name, (_q, raw, _unit, _doc) in spec.constants.items():
             defines[name] = str(raw)
-        self.defines = _Defines(defines, ctx.model)
+        self.defines = _Defines(defines, model)
         self.delays: dict[int, Delay] = {}
         # delays whose value is a parameter of their function: call -> parameter index
         self.by_param: dict[int, tuple[CallSite, int]] = {}
-        for call in calls:
+        # first (by phase order) callback reaching each delay
+        self.reached_by: dict[int, tuple[Callback, Reached]] = {}
+        for call in model.calls_to(*names):
             if call.caller is not None:
                 d = self._delay(call)
                 if d is not None:
@@ -189,36 +193,13 @@ class _Analysis:
                     index = self._param_index(call)
                     if index is not None:
                         self.by_param[call.start_byte] = (call, index)
-        # first (by phase order) callback reaching each delay, and each callback's total
-        self.reached_by: dict[int, tuple[Callback, Reached]] = {}
-        self.total_ms: dict[str, float] = {}
-        # one walk per function: SIMPLE_DEV_PM_OPS names each function in three phases
-        walks: dict[str, list[Reached]] = {}
-        for cb in ctx.callbacks if self.delays or self.by_param else ():
-            seen: set[int] = set()
-            total = 0.0
-            walk = walks.get(cb.function)
-            if walk is None:
-                walk = walks[cb.function] = list(ctx.reach(cb.function, towards=self.delay_names))
-            for r in walk:
-                if r.model is not ctx.model:
-                    continue
-                if r.call.start_byte in self.by_param and r.call.start_byte not in self.delays:
-                    self._delay_from_caller(r)
-                if r.call.start_byte not in self.delays:
-                    continue
-                self.reached_by.setdefault(r.call.start_byte, (cb, r))
-                if r.call.start_byte not in seen:
-                    seen.add(r.call.start_byte)
-                    total += self.delays[r.call.start_byte].ms
-            self.total_ms.setdefault(cb.function, total)
 
     def _param_index(self, call: CallSite) -> int | None:
         """Index of the enclosing function's parameter the delay argument names, if any."""
         arg_index, _unit = self.spec.delay_functions[call.callee]
         if len(call.args) <= arg_index:
             return None
-        node = self.ctx.call_node(call)
+        node = self.ctx.call_node(call, self.model)
         func = cnav.function_of(node) if node is not None else None
         if func is None:
             return None
@@ -226,16 +207,17 @@ class _Analysis:
         name = call.args[arg_index].strip()
         return params.index(name) if name in params else None
 
-    def _delay_from_caller(self, r: Reached) -> None:
-        """`helper(dev, 10)` -> `msleep(delay)`: evaluate the argument at the call site."""
+    def delay_from_caller(self, r: Reached, caller: _FileDelays) -> None:
+        """`helper(dev, 10)` -> `msleep(delay)`: evaluate the argument at the call site
+        (in `caller`, the file of that call)."""
         if not r.hops or r.hops[-1].call.callee != r.call.caller:
             return
         hop = r.hops[-1]
         call, index = self.by_param[r.call.start_byte]
         if len(hop.call.args) <= index:
             return
-        at = self.ctx.call_node(hop.call, hop.model)
-        value = evaluate(hop.call.args[index], at, self.defines)
+        at = self.ctx.call_node(hop.call, caller.model)
+        value = evaluate(hop.call.args[index], at, caller.defines)
         if value is not None and value.base >= 0:
             d = self._delay(call, value)
             if d is not None:
@@ -245,7 +227,7 @@ class _Analysis:
         arg_index, unit = self.spec.delay_functions[call.callee]
         if len(call.args) <= arg_index:
             return None
-        node = self.ctx.call_node(call)
+        node = self.ctx.call_node(call, self.model)
         if value is None:
             value = evaluate(call.args[arg_index], node, self.defines)
         if value is None or value.base < 0:
@@ -257,7 +239,7 @@ class _Analysis:
                 in_loop = True
                 break
             cur = cur.parent
-        return Delay(call, node, value, unit, in_loop)
+        return Delay(call, node, value, unit, in_loop, self)
 
     # --- what the comments and constants say --------------------------------------------
 
@@ -267,9 +249,9 @@ class _Analysis:
             out += cnav.comments_near(d.node)
         for n in d.value.nodes:
             out += cnav.comments_near(n)
-        source = self.ctx.model.source
+        source = self.model.source
         for name in d.value.identifiers:
-            if name in self.ctx.model.defines:
+            if name in self.model.defines:
                 m = re.search(rb"#\s*define\s+" + re.escape(name.encode()) + rb"\b[^\n]*", source)
                 if m:
                     line = m.group(0).decode("utf-8", "replace")
@@ -281,7 +263,7 @@ class _Analysis:
         """The spec quantity this delay implements, how we know, and where the padding is
         documented (empty when it is not)."""
         for name in sorted(d.value.identifiers):
-            if name in self.spec.constants and name not in self.ctx.model.all_defines():
+            if name in self.spec.constants and name not in self.model.all_defines():
                 quantity, raw, unit, documented = self.spec.constants[name]
                 return quantity, f"{name} = {_fmt(raw * _UNIT_MS[unit])}", documented
         text = "\n".join(comments)
@@ -290,6 +272,85 @@ class _Analysis:
                 if re.search(rf"(?<![\w-]){re.escape(kw)}(?![\w])", text):
                     return q, f"the comment names {q.id}", ""
         return None
+
+
+class _Analysis:
+    """The delays of the analysed file and, with a resolver, those its PM callbacks reach in
+    helpers of other files (each evaluated in its own file); computed once per Context."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.spec = spec_table(ctx)
+        self.delay_names = frozenset(self.spec.delay_functions)
+        self.local = _FileDelays(ctx, self.spec, ctx.model)
+        self.others: dict[str, _FileDelays] = {}  # path -> delays of a helper file
+        # each callback's total of fixed delays
+        self.total_ms: dict[str, float] = {}
+        # Without a resolver the walk stays in this file: no delay here, nothing to reach.
+        walk_needed = bool(self.local.delays or self.local.by_param or ctx.resolver is not None)
+        # one walk per function: SIMPLE_DEV_PM_OPS names each function in three phases
+        walks: dict[str, list[Reached]] = {}
+        for cb in ctx.callbacks if walk_needed else ():
+            seen: set[tuple[str, int]] = set()
+            total = 0.0
+            walk = walks.get(cb.function)
+            if walk is None:
+                walk = walks[cb.function] = list(ctx.reach(cb.function, towards=self.delay_names))
+            for r in walk:
+                fd = self.file_of(r.model)
+                if fd is None:
+                    continue
+                start = r.call.start_byte
+                if start in fd.by_param and start not in fd.delays:
+                    caller = self.file_of(r.hops[-1].model) if r.hops else None
+                    if caller is not None:
+                        fd.delay_from_caller(r, caller)
+                if start not in fd.delays:
+                    continue
+                fd.reached_by.setdefault(start, (cb, r))
+                if (fd.model.path, start) not in seen:
+                    seen.add((fd.model.path, start))
+                    total += fd.delays[start].ms
+            self.total_ms.setdefault(cb.function, total)
+
+    def file_of(self, model: FileModel) -> _FileDelays | None:
+        """The delays of the file `model` is (this one, or a helper's file found through the
+        resolver); None for a stale copy of this file."""
+        if model is self.ctx.model:
+            return self.local
+        if model.path == self.ctx.model.path:
+            return None
+        fd = self.others.get(model.path)
+        if fd is None:
+            fd = self.others[model.path] = _FileDelays(self.ctx, self.spec, _full(model))
+        return fd
+
+    def delays(self) -> Iterator[Delay]:
+        """This file's delays, then those of other files that a callback of this one reaches
+        (only those: the others are that file's own business)."""
+        yield from self.local.delays.values()
+        for fd in self.others.values():
+            for start, d in fd.delays.items():
+                if start in fd.reached_by:
+                    yield d
+
+
+_FULL: OrderedDict[str, FileModel] = OrderedDict()
+_FULL_SIZE = 16
+
+
+def _full(model: FileModel) -> FileModel:
+    """`model` with its tree and header loader: the workspace index hands out tree-less
+    copies, and a delay needs its file's tree (loops, comments) and headers (#defines)."""
+    if model.tree is not None:
+        return model
+    hit = _FULL.get(model.path)
+    if hit is None or hit.source != model.source:
+        hit = _FULL[model.path] = build_model(model.path, model.source)
+        while len(_FULL) > _FULL_SIZE:
+            _FULL.popitem(last=False)
+    _FULL.move_to_end(model.path)
+    return hit
 
 
 _CACHE: dict[int, tuple[Context, _Analysis]] = {}
@@ -315,7 +376,7 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
 
 
 def _where(a: _Analysis, d: Delay) -> tuple[Callback | None, Reached | None, str]:
-    hit = a.reached_by.get(d.call.start_byte)
+    hit = d.file.reached_by.get(d.call.start_byte)
     if hit is None:
         return None, None, ""
     cb, r = hit
@@ -330,7 +391,7 @@ def _finding(
         rule=rule.id,
         kernel_type=rule.kernel_type,
         severity=severity,
-        path=a.ctx.model.path,
+        path=d.file.model.path,
         span=d.call.span,
         message=message,
         function=d.call.caller,
@@ -345,10 +406,10 @@ def _call_text(d: Delay) -> str:
 
 
 def _beyond_spec(rule: Rule, a: _Analysis) -> Iterator[Finding]:
-    for d in a.delays.values():
+    for d in a.delays():
         cb, r, where = _where(a, d)
-        comments = a.comments(d)
-        link = a.spec_link(d, comments)
+        comments = d.file.comments(d)
+        link = d.file.spec_link(d, comments)
         waits = f"{_call_text(d)} waits {_fmt(d.ms)}"
         if d.most_ms > d.ms and d.value.conditional:
             waits += f" ({_fmt(d.most_ms)} with `{d.value.conditional[0]}`)"
@@ -446,7 +507,7 @@ def _context_switched(d: Delay, pm_condition: bool = False) -> bool:
 
 
 def _msleep_short(rule: Rule, a: _Analysis) -> Iterator[Finding]:
-    for d in a.delays.values():
+    for d in a.delays():
         if d.call.callee != "msleep" or not (0 < d.value.base < 20) or _context_switched(d, True):
             continue
         cb, r, where = _where(a, d)
@@ -469,7 +530,7 @@ def _msleep_short(rule: Rule, a: _Analysis) -> Iterator[Finding]:
 def _sleep_fixes(a: _Analysis, d: Delay) -> tuple[Fix, ...]:
     """msleep(N) -> fsleep(N * 1000 us); for a literal also usleep_range(N000, 2 * N000)."""
     arg = d.call.args[0].strip()
-    path = a.ctx.model.path
+    path = d.file.model.path
     if re.fullmatch(r"\d+", arg):
         us = int(arg) * 1000
         return (
@@ -582,8 +643,15 @@ def _atomic_callers(
 
 def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
     irq_safe = a.ctx.file_calls_any(("pm_runtime_irq_safe",))
-    wrappers: dict[str, int] | None = None
-    for d in a.delays.values():
+    wrappers: dict[str, dict[str, int]] = {}  # path -> that file's lock wrappers
+
+    def wrappers_of(model: FileModel) -> dict[str, int]:
+        w = wrappers.get(model.path)
+        if w is None:
+            w = wrappers[model.path] = _lock_wrappers(model)
+        return w
+
+    for d in a.delays():
         if d.call.callee not in _SPINNING or d.ms < min_ms or _context_switched(d):
             continue
         cb, r, where = _where(a, d)
@@ -591,13 +659,11 @@ def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
             continue
         if irq_safe and PHASES[cb.phase].kind == "runtime":
             continue
-        if wrappers is None:
-            wrappers = _lock_wrappers(a.ctx.model)
-        if _lock_held(a.ctx, r.model, r.call, wrappers) or any(
-            _lock_held(a.ctx, h.model, h.call, wrappers) for h in r.hops
+        if _lock_held(a.ctx, r.model, r.call, wrappers_of(r.model)) or any(
+            _lock_held(a.ctx, h.model, h.call, wrappers_of(h.model)) for h in r.hops
         ):
             continue
-        if r.hops and _atomic_callers(a.ctx, r.model, d.call.caller, wrappers):
+        if r.hops and _atomic_callers(a.ctx, r.model, d.call.caller, wrappers_of(r.model)):
             continue  # a helper shared with atomic callers cannot simply sleep
         message = rule.format_message(
             callee=d.call.callee,
