@@ -97,16 +97,43 @@ async def test_edit_updates_diagnostics(client: LanguageClient):
     assert "resume" in d.message
 
 
-async def _fix_and_recheck(client: LanguageClient, path: Path, uri: str, code: str) -> str:
-    diags = await wait_diagnostics(client, uri, lambda d: code in codes(d))
-    d = by_code(diags, code)
+async def _first_quick_fix(
+    client: LanguageClient, uri: str, d: types.Diagnostic
+) -> types.CodeAction:
+    """Ask for code actions the way an editor does (the diagnostic sent back) and take the
+    first."""
     actions = await client.text_document_code_action_async(types.CodeActionParams(
         text_document=types.TextDocumentIdentifier(uri=uri),
         range=d.range,
         context=types.CodeActionContext(diagnostics=[d]),
     ))
-    assert actions, f"no code action for {code}"
-    action = actions[0]
+    assert actions, f"no code action for {d.code}"
+    return actions[0]
+
+
+async def _fix_through_helper_file(
+    client: LanguageClient, helpers: Path, core: Path, code: str, call: str
+) -> tuple[types.Diagnostic, str]:
+    """Announce both new files, open `core`, expect `code` on the line of `call` (the call
+    into the helper) and return that diagnostic and the helper's text with its quick fix
+    applied; the fix must edit only the helper's file."""
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+        types.FileEvent(uri=p.as_uri(), type=types.FileChangeType.Created)
+        for p in (helpers, core)]))
+    uri = open_file(client, core)
+    diags = await wait_diagnostics(client, uri, lambda d: code in codes(d),
+                                   what=f"{code} through {helpers.name}")
+    d = by_code(diags, code)
+    assert d.range.start.line == line_of(core, call)
+    changes = (await _first_quick_fix(client, uri, d)).edit.changes
+    assert list(changes) == [helpers.as_uri()], changes
+    return d, apply_edits(helpers.read_text(), changes[helpers.as_uri()])
+
+
+async def _fix_and_recheck(client: LanguageClient, path: Path, uri: str, code: str) -> str:
+    diags = await wait_diagnostics(client, uri, lambda d: code in codes(d))
+    d = by_code(diags, code)
+    action = await _first_quick_fix(client, uri, d)
     assert action.kind == types.CodeActionKind.QuickFix
     assert action.diagnostics and action.diagnostics[0].code == code
     edits = action.edit.changes[uri]
@@ -191,24 +218,8 @@ async def test_code_action_for_a_finding_in_a_helper_file(client: LanguageClient
         '\t.driver = { .name = "baz", .pm = pm_sleep_ptr(&baz_pm_ops) },\n};\n'
         "module_platform_driver(baz_driver);\n"
     )
-    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
-        types.FileEvent(uri=p.as_uri(), type=types.FileChangeType.Created)
-        for p in (helpers, core)]))
-    code = "runtime-pm-state-query-while-disabled"
-    uri = open_file(client, core)
-    diags = await wait_diagnostics(client, uri, lambda d: code in codes(d),
-                                   what="state-query finding through baz_helpers.c")
-    d = by_code(diags, code)
-    assert d.range.start.line == line_of(core, "if (baz_idle(dev))")
-    actions = await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri),
-        range=d.range,
-        context=types.CodeActionContext(diagnostics=[d]),
-    ))
-    assert actions, "no quick fix for a finding reached through a helper file"
-    changes = actions[0].edit.changes
-    assert list(changes) == [helpers.as_uri()], changes
-    fixed = apply_edits(helpers.read_text(), changes[helpers.as_uri()])
+    _d, fixed = await _fix_through_helper_file(
+        client, helpers, core, "runtime-pm-state-query-while-disabled", "if (baz_idle(dev))")
     assert "return pm_runtime_status_suspended(dev);" in fixed
 
 
@@ -233,23 +244,7 @@ async def test_msleep_in_a_helper_file_is_reported_with_its_quick_fix(client: La
         '\t.driver = { .name = "qux", .pm = pm_sleep_ptr(&qux_pm_ops) },\n};\n'
         "module_platform_driver(qux_driver);\n"
     )
-    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
-        types.FileEvent(uri=p.as_uri(), type=types.FileChangeType.Created)
-        for p in (helpers, core)]))
-    code = "msleep-under-20ms"
-    uri = open_file(client, core)
-    diags = await wait_diagnostics(client, uri, lambda d: code in codes(d),
-                                   what="msleep finding through qux_helpers.c")
-    d = by_code(diags, code)
-    assert d.range.start.line == line_of(core, "\tqux_settle(dev);")
+    d, fixed = await _fix_through_helper_file(
+        client, helpers, core, "msleep-under-20ms", "\tqux_settle(dev);")
     assert "msleep(QUX_SETTLE_MS) = 3 ms" in d.message
-    actions = await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri),
-        range=d.range,
-        context=types.CodeActionContext(diagnostics=[d]),
-    ))
-    assert actions, "no quick fix for a delay in a helper file"
-    changes = actions[0].edit.changes
-    assert list(changes) == [helpers.as_uri()], changes
-    fixed = apply_edits(helpers.read_text(), changes[helpers.as_uri()])
     assert "\tfsleep(QUX_SETTLE_MS * USEC_PER_MSEC);\n" in fixed
