@@ -11,10 +11,13 @@ callbacks (`model.keywords`). It decides with substring searches only:
 - `legacy`: words common outside PM (`.suspend`), which keep a file only when the regex
   `legacy_decl` (a driver struct declaration) also matches.
 
-Speed: Python's `in` scans ~2 GB/s per word, so ten words cost ten passes. Words sharing an
-anchor byte (`_` in almost every C identifier we look for) are searched in one regex pass whose
-pattern starts with that literal (`_(?:pm_ops|runtime_get_sync|...)`), as fast as one `in`;
-a hit is confirmed with the exact words. Measured on linux-6.12 drivers/: see docs/model.md.
+Speed: Python's `in` scans ~1.3 GB/s per word, so ten words cost ten passes; a regex runs as
+fast only when its pattern starts with a literal. So the `words` (nine with the subsystem ops
+types) share one pass of `_(?:pm_ops|runtime_get_sync|cm_ops|...)` (the anchor `_` is in each;
+a hit is confirmed with the exact words): 0.27 s per 157 MB where nine `in` tests take 1.1 s.
+The gated words are searched only in the quarter of files that pass the gate, grouped by first
+byte (`D3hot|D3cold|...`). Measured on a third of linux-6.12 drivers/ (10,507 files, 157 MB of
+.c): 0.55 s of CPU for the whole filter.
 """
 
 from __future__ import annotations
@@ -38,9 +41,14 @@ class WordFilter:
         """True when `source` may hold something the checkers care about."""
         if _any(self._words, source):
             return True
-        if self.gated and _any(self._gated, source):
+        if self.gated:
+            # cheapest first: `sleep`/`delay` substrings, then the spec words, then the names
             gate_subs, names = self._gate
-            if any(g in source for g in gate_subs) and names.search(source) is not None:
+            if (
+                any(g in source for g in gate_subs)
+                and _any(self._gated, source)
+                and names.search(source) is not None
+            ):
                 return True
         if self.legacy and self._legacy.search(source) is not None:
             return self._legacy_decl.search(source) is not None
@@ -68,7 +76,8 @@ class WordFilter:
 
     @cached_property
     def _gated(self) -> _Search:
-        return _Search.of(_minimal(self.gated))
+        # searched in few files (after the gate): grouping by first byte beats the `_` anchor
+        return _Search.of(_minimal(self.gated), anchor=False)
 
     @cached_property
     def _gate(self) -> tuple[tuple[bytes, ...], re.Pattern[bytes]]:
@@ -85,25 +94,42 @@ class WordFilter:
 
 @dataclass(frozen=True)
 class _Search:
-    """Words split into one anchored regex (words holding `_`) and plain `in` tests."""
+    """Words as few scans: one regex per shared first byte (`D3hot|D3HOT|D3cold`: a pattern
+    that starts with a literal runs as fast as one `in`), plain `in` for a lone word.
+    Anchored words (holding `_`) share one regex `_(?:tail|...)`, confirmed exactly."""
 
     anchored: re.Pattern[bytes] | None
     confirm: tuple[bytes, ...]  # the anchored words, tested exactly after a regex hit
     plain: tuple[bytes, ...]
+    grouped: tuple[re.Pattern[bytes], ...]
 
     @staticmethod
-    def of(words: tuple[bytes, ...]) -> _Search:
-        with_anchor = [w for w in words if _ANCHOR in w]
-        plain = tuple(w for w in words if _ANCHOR not in w)
+    def of(words: tuple[bytes, ...], anchor: bool = True) -> _Search:
+        with_anchor = [w for w in words if anchor and _ANCHOR in w]
+        rest = [w for w in words if w not in with_anchor]
         if len(with_anchor) < 2:  # one word: `in` is as fast as the regex
-            return _Search(None, (), tuple(with_anchor) + plain)
+            rest += with_anchor
+            with_anchor = []
+        by_first: dict[int, list[bytes]] = {}
+        for w in rest:
+            by_first.setdefault(w[0], []).append(w)
+        plain = tuple(g[0] for g in by_first.values() if len(g) == 1)
+        grouped = tuple(
+            re.compile(b"|".join(re.escape(w) for w in sorted(g, key=len, reverse=True)))
+            for g in by_first.values()
+            if len(g) > 1
+        )
+        if not with_anchor:
+            return _Search(None, (), plain, grouped)
         tails = sorted({w[w.index(_ANCHOR) + 1 :] for w in with_anchor}, key=len, reverse=True)
         pattern = re.escape(_ANCHOR) + b"(?:" + b"|".join(re.escape(t) for t in tails) + b")"
-        return _Search(re.compile(pattern), tuple(with_anchor), plain)
+        return _Search(re.compile(pattern), tuple(with_anchor), plain, grouped)
 
 
 def _any(search: _Search, source: bytes) -> bool:
     if any(w in source for w in search.plain):
+        return True
+    if any(g.search(source) is not None for g in search.grouped):
         return True
     if search.anchored is not None and search.anchored.search(source) is not None:
         return any(w in source for w in search.confirm)
