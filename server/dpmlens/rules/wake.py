@@ -118,14 +118,4 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
             else:
                 continue
             seen.add(call.start_byte)
-            yield Finding(
-                rule=rule.id,
-                kernel_type=rule.kernel_type,
-                severity=severity,
-                path=reached.model.path,
-                span=call.span,
-                message=rule.format_message(message=text),
-                function=call.caller,
-                phase=cb.phase,
-                chain=ctx.chain(cb, reached),
-            )
+            yield ctx.report(rule, call, severity=severity, cb=cb, reached=reached, message=text)
