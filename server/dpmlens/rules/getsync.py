@@ -314,13 +314,10 @@ class _Roles:
             None,
         )
 
-    def unreleased(self, function: str) -> SlotFact | None:
+    def unreleased(self, function: str) -> Slot | None:
+        """The slot `function` fills whose failure its framework does not release."""
         return next(
-            (
-                f
-                for s in self.slots(function)
-                if (f := self.table.unreleased(s.struct_type, s.member))
-            ),
+            (s for s in self.slots(function) if self.table.unreleased(s.struct_type, s.member)),
             None,
         )
 
@@ -418,11 +415,12 @@ def _judge(
 ) -> _Verdict | None:
     name = call.caller or ""
     if use.kind == "return":
-        fact = roles.unreleased(name)
-        if fact is None:
+        slot = roles.unreleased(name)
+        if slot is None:
             return None  # the caller decides; nothing known about it here
         why = (
-            f"it returns the result as {fact.slot}(), whose failure the framework does not release"
+            f"it returns the result as {slot.struct_type}.{slot.member}(), whose failure the "
+            "framework does not release"
         )
         return _Verdict(why, True)
     if use.branch is None or use.if_node is None:
