@@ -165,3 +165,43 @@ static int bar_input_setup(struct bar *bar)
 	bar->input = input;
 	return input_register_device(input);
 }
+
+/* the function drops its caller's reference and takes it back: the caller's error path puts */
+static int bar_restrap(struct bar *bar)
+{
+	int ret;
+
+	ret = pm_runtime_put_sync(bar->dev);
+	if (ret < 0)
+		return ret;
+	writel(3, bar->regs);
+	/* ok: get-sync-without-put-on-error */
+	ret = pm_runtime_get_sync(bar->dev);
+	if (ret < 0)
+		return ret;
+	return 0;
+}
+
+/* the same without the put before: an acquire helper that fails with the count raised */
+static int bar_acquire(struct bar *bar)
+{
+	int ret;
+
+	writel(3, bar->regs);
+	/* expect: get-sync-without-put-on-error(warning) */
+	ret = pm_runtime_get_sync(bar->dev);
+	if (ret < 0)
+		return ret;
+	return 0;
+}
+
+static int bar_use(struct bar *bar)
+{
+	int ret = bar_acquire(bar);
+
+	if (ret)
+		return ret;
+	writel(4, bar->regs);
+	pm_runtime_put(bar->dev);
+	return 0;
+}

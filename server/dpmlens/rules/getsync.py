@@ -432,6 +432,8 @@ def _judge(
     why = f"{path} returns without a put"
     if not puts.in_node(func, use.if_node.end_byte, _success_end(use.if_node, func)):
         # The success path keeps the reference: does its release run when this failed?
+        if _retakes(call, ctx):
+            return None  # the caller's reference, dropped above: the caller's error path puts
         if roles.paired(name) is not None:
             return None  # the framework calls the paired release half anyway
         fn = ctx.model.functions.get(name)
@@ -445,6 +447,24 @@ def _judge(
         if roles.failure_unseen_by_callers(name, static):
             return None
     return _Verdict(why, use.kind == "pure")
+
+
+def _retakes(call: CallSite, ctx: Context) -> bool:
+    """Did the function drop more references on this device than it took before this get
+    (`pm_runtime_put_sync(dev); ...; ret = pm_runtime_get_sync(dev);`)? Then the get takes
+    back a reference its caller holds, and the caller's error path drops it."""
+    device = call.args[0] if call.args else None
+    balance = 0
+    for c in ctx.model.calls_in(call.caller):
+        if c.start_byte >= call.start_byte:
+            break
+        if not c.args or c.args[0] != device:
+            continue
+        if c.callee.startswith(("pm_runtime_put", "__pm_runtime_put")):
+            balance -= 1
+        elif c.callee.startswith("pm_runtime_get") or c.callee == "pm_runtime_resume_and_get":
+            balance += 1
+    return balance < 0
 
 
 _STRAIGHT = frozenset(
