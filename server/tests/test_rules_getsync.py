@@ -258,3 +258,42 @@ def test_broken_table_is_one_error_naming_it(tmp_path: Path) -> None:
     )
     with pytest.raises(RuleError, match="callback-release.yaml.*needs 'release'"):
         load_release_table(tmp_path)
+
+
+# --- is the positive value read after the test? --------------------------------------------
+
+_AFTER = """static int f(struct foo *foo)
+{
+	int ret;
+
+	ret = pm_runtime_get_sync(foo->dev);
+	if (ret < 0)
+		goto out;
+	AFTER
+	pm_runtime_put(foo->dev);
+	return 0;
+out:
+	return ret;
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("after", "fixable"),
+    [
+        # a goto that sets the value first (cdn-dp shape)
+        ("if (!foo->rate) {\n\t\tret = -EINVAL;\n\t\tgoto out;\n\t}", True),
+        # a write and read inside a block (venus shape), then the label is not reached
+        ("if (foo->v4) {\n\t\tret = foo_ctl(foo);\n\t\tif (ret)\n\t\t\treturn ret;\n\t}", True),
+        # a goto that carries the value 1 to `return ret;`
+        ("if (!foo->rate)\n\t\tgoto out;", False),
+        # a conditional write does not hide the read after it
+        ("if (foo->v4)\n\t\tret = foo_ctl(foo);\n\tfoo->last = ret;", False),
+    ],
+)
+def test_fix_only_when_the_value_is_dead_after_the_test(after: str, fixable: bool) -> None:
+    src = _AFTER.replace("AFTER", after)
+    (finding,) = _findings(src)
+    assert bool(finding.fixes) is fixable
+    if fixable:
+        _fixed(src)

@@ -494,28 +494,84 @@ def _success_end(if_node: ts.Node, func: ts.Node) -> int:
 
 def _positive_unused(func: ts.Node, use: _Use) -> bool:
     """Is the positive return value (1: already active) never read? Only the failure test
-    reads a direct call's result; a variable must be dead after the test (its next mention
-    is a plain `var = ...;` in the same block) or returned to a caller of a not-released slot
-    (whose callers test `< 0` / `!= 0` only, see the table)."""
+    reads a direct call's result. For a variable, every read on the straight path after the
+    test, and in the label code of every goto taken on it (but the failure branch's, which
+    sees the same negative value after the fix), must come after a plain `var = ...;` that
+    dominates it. A returned result goes to a caller of a not-released slot, which tests
+    `< 0` or `!= 0` only (see the table)."""
     if use.kind == "return" or use.if_node is None or not use.subject.isidentifier():
         return True
     if use.via_else:
         return False  # the success branch reads the value (`if (ret >= 0) {...}`)
-    after = use.if_node.end_byte
+    var, after = use.subject, use.if_node.end_byte
+    straight_end = _success_end(use.if_node, func)
+    branch = use.branch
     for n in _document_order(func):
-        if n.type != "identifier" or n.start_byte < after or cnav.text(n) != use.subject:
+        if not after <= n.start_byte < straight_end:
             continue
-        assign = n.parent
-        return bool(
-            assign is not None
-            and assign.type == "assignment_expression"
-            and assign.child_by_field_name("left") == n
-            and cnav.text(assign.child_by_field_name("operator")) == "="
-            and assign.parent is not None
-            and assign.parent.type == "expression_statement"
-            and assign.parent.parent == use.if_node.parent
-        )
+        if n.type == "identifier" and cnav.text(n) == var:
+            if not _written(n) and not _dominated(n, var, after):
+                return False
+        elif n.type == "goto_statement":
+            if branch is not None and branch.start_byte <= n.start_byte < branch.end_byte:
+                continue
+            if _dominated(n, var, after):
+                continue
+            region = _label_region(func, cnav.text(n.child_by_field_name("label")))
+            if region is None or _reads_in(func, var, *region):
+                return False
     return True
+
+
+def _written(ident: ts.Node) -> bool:
+    """Is `ident` the target of a plain `=` assignment?"""
+    assign = ident.parent
+    return bool(
+        assign is not None
+        and assign.type == "assignment_expression"
+        and assign.child_by_field_name("left") == ident
+        and cnav.text(assign.child_by_field_name("operator")) == "="
+    )
+
+
+def _assigns(stmt: ts.Node, var: str) -> bool:
+    """Is `stmt` a plain `var = <expression not reading var>;`?"""
+    if stmt.type != "expression_statement" or not stmt.named_children:
+        return False
+    expr = stmt.named_children[0]
+    left = expr.child_by_field_name("left") if expr.type == "assignment_expression" else None
+    right = expr.child_by_field_name("right") if left is not None else None
+    return (
+        left is not None
+        and right is not None
+        and cnav.text(left) == var
+        and _written(left)
+        and var not in cnav.identifiers_in(right)
+    )
+
+
+def _dominated(node: ts.Node, var: str, after: int) -> bool:
+    """Does a plain `var = ...;` after byte `after` run before `node` on every path to it
+    (an earlier statement of a block that holds `node`)?"""
+    cur = node
+    while cur.parent is not None and cur.type != "function_definition":
+        parent = cur.parent
+        if parent.type == "compound_statement":
+            for sib in parent.named_children:
+                if sib.start_byte >= cur.start_byte:
+                    break
+                if sib.start_byte >= after and _assigns(sib, var):
+                    return True
+        cur = parent
+    return False
+
+
+def _reads_in(func: ts.Node, var: str, start: int, end: int) -> bool:
+    return any(
+        n.type == "identifier" and cnav.text(n) == var and not _written(n)
+        for n in _document_order(func)
+        if start <= n.start_byte < end
+    )
 
 
 def _fix(rule: Rule, ctx: Context, call: CallSite, use: _Use) -> Fix:
