@@ -32,6 +32,7 @@ from dpmlens.rules.callback_release import ReleaseTable, SlotFact, load_release_
 from dpmlens.rules.context import Context
 from dpmlens.rules.loader import Rule
 from dpmlens.rules.ops_slots import Slot, slots_by_function
+from dpmlens.rules.plugin import Keywords, checker
 from dpmlens.syntax.parser import node_span
 
 _CALLEE = "pm_runtime_get_sync"
@@ -352,7 +353,19 @@ class _Roles:
 # --- the rule -----------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Options:
+    """No options: the framework facts live in rules/tables/callback-release.yaml."""
+
+
+@checker(
+    "get-sync-leak",
+    Options,
+    fields={"function", "why", "advice"},
+    keywords=Keywords(words=(_CALLEE,)),
+)
 def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
+    """pm_runtime_get_sync() whose failure path leaves with the usage count raised."""
     calls = ctx.model.calls_to(_CALLEE)
     if not calls:
         return
@@ -375,17 +388,13 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
         fixes: tuple[Fix, ...] = ()
         if verdict.fixable and rule.fix is not None and _positive_unused(func, use):
             fixes = (_fix(rule, ctx, call, use),)
-        yield Finding(
-            rule=rule.id,
-            kernel_type=rule.kernel_type,
-            severity=verdict.severity or rule.severity,
-            path=ctx.model.path,
-            span=call.span,
-            message=rule.format_message(
-                function=call.caller, why=verdict.why, advice=verdict.advice
-            ),
-            function=call.caller,
+        yield ctx.report(
+            rule,
+            call,
+            severity=verdict.severity,
             fixes=fixes,
+            why=verdict.why,
+            advice=verdict.advice,
         )
 
 
