@@ -15,7 +15,7 @@ from dpmlens.findings import Finding, Severity
 from dpmlens.rules.callback_release import load_release_table
 from dpmlens.rules.fixes import apply_edits
 from dpmlens.rules.loader import RuleError
-from dpmlens.rules.ops_slots import Slot, function_in, slots_by_function
+from dpmlens.rules.ops_slots import Slot, slots_by_function
 from dpmlens.syntax.parser import parse
 
 RULE = "get-sync-without-put-on-error"
@@ -214,7 +214,7 @@ static int setup(struct input_dev *input, struct foo *foo)
     assert slots["a_open"] == [Slot("input_dev", "open", "input")]
     assert slots["a_alloc"] == [Slot("dma_device", "device_alloc_chan_resources", "foo->dma")]
     assert "a_other" not in slots  # base of unknown type, member not in the table
-    assert function_in(slots, "pwm_ops", "free", "a_ops") == "a_free"
+    assert slots["a_free"] == [Slot("pwm_ops", "free", "a_ops")]
 
 
 # --- the table ----------------------------------------------------------------------------

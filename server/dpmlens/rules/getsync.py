@@ -1,26 +1,24 @@
 """Checker `get-sync-leak`: pm_runtime_get_sync() whose failure path keeps the usage count.
 
-pm_runtime_get_sync() raises the usage count even when it fails. Where its result goes:
-    if (pm_runtime_get_sync(dev) < 0) ...      (also inside unlikely()/WARN_ON())
-    ret = pm_runtime_get_sync(dev); ... if (ret < 0) ...   (the first statement that reads
-        `ret`, a few statements later, or after an #ifdef/#else block)
-    return pm_runtime_get_sync(dev);  /  ret = ...; return ret;
+pm_runtime_get_sync() raises the usage count even when it fails. getsync_flow finds where the
+result goes (its test, a few statements later or after an #ifdef/#else block, or its return).
 A failure branch leaks when it leaves the function (return, or goto a label whose code up to
-the return holds no put) without a put, in the branch or in a helper it calls. Whether that is
-a leak of the function depends on who drops the reference on success:
-- the function itself, later (a put after the test): the early exit skips it: a leak;
+the return holds no put) without a put, in the branch or in a same-file helper it calls.
+Whether that is a leak of the function depends on who drops the reference on success:
+- the function itself, on the straight path after the test: the early exit skips it: a leak;
 - someone else (the reference outlives the function): a leak when the failure is reported to
-  a caller that does not release on failure (kernel convention, and the callback slots of
-  rules/tables/callback-release.yaml `not_released`); none when the framework calls the paired
-  release anyway (`paired` slots, and void functions whose failure nobody sees), or when every
-  caller in the file ignores the result.
+  a caller that does not release on failure (kernel convention, and the `not_released` slots
+  of rules/tables/callback-release.yaml, which also cover `return pm_runtime_get_sync()`);
+  none when the framework calls the paired release anyway (`paired` slots), when every caller
+  in the file ignores the result or is such a callback, or when the get takes back a reference
+  the function dropped before; unknown (info) for a void function of no known pair.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import tree_sitter as ts
@@ -28,6 +26,7 @@ import tree_sitter as ts
 from dpmlens.findings import Finding, Fix, Severity, Span, TextEdit
 from dpmlens.model.types import CallSite
 from dpmlens.rules import cnav
+from dpmlens.rules import getsync_flow as flow
 from dpmlens.rules.callback_release import ReleaseTable, SlotFact, load_release_table
 from dpmlens.rules.context import Context
 from dpmlens.rules.loader import Rule
@@ -36,7 +35,6 @@ from dpmlens.rules.plugin import Keywords, checker
 from dpmlens.syntax.parser import node_span
 
 _CALLEE = "pm_runtime_get_sync"
-_PUT = re.compile(r"\b(?:__)?pm_runtime_put\w*\s*\(")
 _PUTS = frozenset(
     {
         "pm_runtime_put",
@@ -48,166 +46,6 @@ _PUTS = frozenset(
         "__pm_runtime_put_autosuspend",
     }
 )
-_WRAPPERS = ("unlikely", "WARN_ON", "WARN_ON_ONCE")  # transparent around a condition
-_PREPROC_ALT = ("preproc_else", "preproc_elif", "preproc_elifdef")
-_EXITS = ("return_statement", "goto_statement", "break_statement", "continue_statement")
-
-
-@dataclass(frozen=True)
-class _Use:
-    """What is done with the result: tested by `if_node` ('pure'/'extra' failure test, the
-    failure branch) or returned ('return')."""
-
-    kind: str  # "pure" | "extra" | "return"
-    subject: str  # the variable, or the call's text for the direct forms
-    if_node: ts.Node | None = None
-    branch: ts.Node | None = None  # the statement run on failure
-    via_else: bool = False  # the test is for success; `branch` is its else
-    elsewhere: bool = False  # the test is outside the call's #if branch (may test other values)
-
-
-# --- what the result flows into -----------------------------------------------------------
-
-
-def _strip(cond: str) -> str:
-    c = cond.strip()
-    while True:
-        if c.startswith("(") and c.endswith(")") and _balanced(c[1:-1]):
-            c = c[1:-1].strip()
-            continue
-        m = re.fullmatch(rf"(?:{'|'.join(_WRAPPERS)})\s*\((.*)\)", c, re.S)
-        if m and _balanced(m.group(1)):
-            c = m.group(1).strip()
-            continue
-        return c
-
-
-def _balanced(text: str) -> bool:
-    depth = 0
-    for ch in text:
-        depth += ch == "("
-        depth -= ch == ")"
-        if depth < 0:
-            return False
-    return depth == 0
-
-
-def _test_of(cond: str, subject: str) -> tuple[str, bool] | None:
-    """(kind, failure_when_true): how `cond` tests `subject`. 'pure' tests only the result
-    for failure (or its negation, for success), 'extra' adds conditions with &&."""
-    c = _strip(cond)
-    s = re.escape(subject)
-    if re.fullmatch(rf"{s}(\s*<\s*0|\s*!=\s*0)?", c) or re.fullmatch(
-        rf"IS_ERR_VALUE\s*\(\s*{s}\s*\)", c
-    ):
-        return "pure", True
-    if re.fullmatch(rf"{s}\s*>=\s*0|!\s*{s}|{s}\s*==\s*0", c):
-        return "pure", False
-    if re.match(rf"{s}\s*<\s*0\s*&&", c):
-        return "extra", True
-    return None
-
-
-def _use_of(node: ts.Node) -> _Use | None:
-    cur = node
-    while cur.parent is not None and (
-        cur.parent.type in ("binary_expression", "parenthesized_expression", "unary_expression")
-        or (cur.parent.type == "argument_list" and _wrapper_call(cur.parent.parent))
-        or (cur.parent.type == "call_expression" and _wrapper_call(cur.parent))
-    ):
-        cur = cur.parent
-    parent = cur.parent
-    if parent is None:
-        return None
-    if parent.type == "if_statement" and parent.child_by_field_name("condition") == cur:
-        return _if_use(parent, cnav.text(node))
-    if parent.type == "return_statement" and cur.type in (
-        "call_expression",
-        "parenthesized_expression",
-    ):
-        return _Use("return", cnav.text(node))
-    var, stmt = _assigned(node)
-    if var is None or stmt is None:
-        return None
-    for s in _following(stmt):
-        if var in cnav.identifiers_in(s):
-            if s.type == "if_statement":
-                cond = s.child_by_field_name("condition")
-                use = (
-                    _if_use(s, var)
-                    if cond is not None and var in cnav.identifiers_in(cond)
-                    else None
-                )
-                return replace(use, elsewhere=s.parent != stmt.parent) if use else None
-            if s.type == "return_statement" and _strip(cnav.text(s)[6:].rstrip(";")) == var:
-                return _Use("return", var)
-            return None
-        if _PUT.search(cnav.text(s)) or s.type in _EXITS:
-            return None  # put (or left) before the result is looked at
-    return None
-
-
-def _wrapper_call(node: ts.Node | None) -> bool:
-    if node is None or node.type != "call_expression":
-        return False
-    return cnav.text(node.child_by_field_name("function")) in _WRAPPERS
-
-
-def _if_use(if_node: ts.Node, subject: str) -> _Use | None:
-    cond = if_node.child_by_field_name("condition")
-    found = _test_of(cnav.text(cond), subject) if cond is not None else None
-    if found is None:
-        return None
-    kind, failure_when_true = found
-    branch = if_node.child_by_field_name("consequence" if failure_when_true else "alternative")
-    if branch is not None and branch.type == "else_clause":
-        branch = next((c for c in branch.named_children if c.type != "comment"), None)
-    if branch is None:
-        return None
-    return _Use(kind, subject, if_node, branch, via_else=not failure_when_true)
-
-
-def _assigned(node: ts.Node) -> tuple[str | None, ts.Node | None]:
-    """`ret = call;` / `int ret = call;` -> ("ret", the statement)."""
-    parent = node.parent
-    if parent is None or parent.parent is None:
-        return None, None
-    if parent.type == "assignment_expression":
-        op = parent.child_by_field_name("operator")
-        left = parent.child_by_field_name("left")
-        if (
-            op is not None
-            and op.type == "="
-            and left is not None
-            and left.type == "identifier"
-            and parent.parent.type == "expression_statement"
-        ):
-            return cnav.text(left), parent.parent
-    elif parent.type == "init_declarator":
-        decl = parent.child_by_field_name("declarator")
-        if decl is not None and decl.type == "identifier" and parent.parent.type == "declaration":
-            return cnav.text(decl), parent.parent
-    return None, None
-
-
-def _following(stmt: ts.Node) -> Iterator[ts.Node]:
-    """The statements after `stmt` in its block, in order; out of an `#if`/`#else` branch
-    the walk goes on after the `#endif` (the other branch is skipped)."""
-    cur = stmt
-    while True:
-        sib = cur.next_named_sibling
-        while sib is not None and sib.type not in _PREPROC_ALT:
-            if sib.type != "comment":
-                yield sib
-            sib = sib.next_named_sibling
-        parent = cur.parent
-        while parent is not None and parent.type in _PREPROC_ALT:
-            parent = parent.parent
-        if parent is None or parent.type not in ("preproc_if", "preproc_ifdef"):
-            return
-        cur = parent
-
-
 # --- does the failure branch leave without a put? ----------------------------------------
 
 
@@ -222,7 +60,7 @@ class _Puts:
         lo = node.start_byte if start is None else start
         hi = node.end_byte if end is None else end
         src = self.ctx.model.source[lo:hi].decode("utf-8", "replace")
-        if _PUT.search(src):
+        if flow.PUT_CALL.search(src):
             return True
         return any(
             lo <= call.start_byte < hi and self._helper_puts(name)
@@ -253,46 +91,14 @@ def _leaves_without_put(branch: ts.Node, func: ts.Node, puts: _Puts) -> str | No
         return "return"
     if last.type == "goto_statement":
         label = cnav.text(last.child_by_field_name("label"))
-        region = _label_region(func, label)
+        region = flow.label_region(func, label)
         if region is None or puts.in_node(func, *region):
             return None
         return f"goto {label}"
     return None
 
 
-def _label_region(func: ts.Node, label: str) -> tuple[int, int] | None:
-    """Byte range from `label:` to the end of the first return after it (None: not found)."""
-    body = func.child_by_field_name("body")
-    stack = [body] if body is not None else []
-    target = None
-    while stack and target is None:
-        n = stack.pop()
-        if n.type == "labeled_statement" and cnav.text(n.child_by_field_name("label")) == label:
-            target = n
-        stack.extend(n.children)
-    if target is None:
-        return None
-    for n in _document_order(func):
-        if n.start_byte >= target.start_byte and n.type == "return_statement":
-            return target.start_byte, n.end_byte
-    return target.start_byte, func.end_byte
-
-
-def _document_order(node: ts.Node) -> Iterator[ts.Node]:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(reversed(n.children))
-
-
 # --- the function's role ------------------------------------------------------------------
-
-
-def _returns_void(func: ts.Node) -> bool:
-    kind = func.child_by_field_name("type")
-    decl = func.child_by_field_name("declarator")
-    return cnav.text(kind) == "void" and decl is not None and decl.type == "function_declarator"
 
 
 class _Roles:
@@ -379,14 +185,14 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
         func = cnav.function_of(node) if node is not None else None
         if node is None or func is None:
             continue
-        use = _use_of(node)
+        use = flow.use_of(node)
         if use is None:
             continue
         verdict = _judge(call, node, func, use, ctx, roles, puts)
         if verdict is None:
             continue
         fixes: tuple[Fix, ...] = ()
-        if verdict.fixable and rule.fix is not None and _positive_unused(func, use):
+        if verdict.fixable and rule.fix is not None and flow.value_dead_after(func, use):
             fixes = (_fix(rule, ctx, call, use),)
         yield ctx.report(
             rule,
@@ -417,7 +223,7 @@ def _judge(
     call: CallSite,
     node: ts.Node,
     func: ts.Node,
-    use: _Use,
+    use: flow.Use,
     ctx: Context,
     roles: _Roles,
     puts: _Puts,
@@ -439,7 +245,7 @@ def _judge(
         return None
     path = "this error path" if exit_kind == "return" else f"its error path ({exit_kind})"
     why = f"{path} returns without a put"
-    if not puts.in_node(func, use.if_node.end_byte, _success_end(use.if_node, func)):
+    if not puts.in_node(func, use.if_node.end_byte, flow.success_end(use.if_node, func)):
         # The success path keeps the reference: does its release run when this failed?
         if _retakes(call, ctx):
             return None  # the caller's reference, dropped above: the caller's error path puts
@@ -447,7 +253,7 @@ def _judge(
             return None  # the framework calls the paired release half anyway
         fn = ctx.model.functions.get(name)
         static = fn.is_static if fn else False
-        if _returns_void(func):
+        if flow.returns_void(func):
             if roles.callers_all_paired(name, static):
                 return None
             # Nobody sees the failure: whether the release half still runs is not known here.
@@ -476,114 +282,7 @@ def _retakes(call: CallSite, ctx: Context) -> bool:
     return balance < 0
 
 
-_STRAIGHT = frozenset(
-    {"compound_statement", "labeled_statement", "preproc_if", "preproc_ifdef", "preproc_else"}
-)
-
-
-def _success_end(if_node: ts.Node, func: ts.Node) -> int:
-    """End of the success path after the test: the first return after it that runs whenever
-    the code after the test does (not inside another if, loop or switch); else the function's
-    end. A put before it is the success path's own put."""
-    around = set()
-    cur: ts.Node | None = if_node
-    while cur is not None:
-        around.add(cur.id)
-        cur = cur.parent
-    for n in _document_order(func):
-        if n.type != "return_statement" or n.start_byte < if_node.end_byte:
-            continue
-        up = n.parent
-        while up is not None and up.id not in around and up.type in _STRAIGHT:
-            up = up.parent
-        if up is not None and up.id in around:
-            return n.end_byte
-    return func.end_byte
-
-
-def _positive_unused(func: ts.Node, use: _Use) -> bool:
-    """Is the positive return value (1: already active) never read? Only the failure test
-    reads a direct call's result. For a variable, every read on the straight path after the
-    test, and in the label code of every goto taken on it (but the failure branch's, which
-    sees the same negative value after the fix), must come after a plain `var = ...;` that
-    dominates it. A returned result goes to a caller of a not-released slot, which tests
-    `< 0` or `!= 0` only (see the table)."""
-    if use.kind == "return" or use.if_node is None or not use.subject.isidentifier():
-        return True
-    if use.via_else:
-        return False  # the success branch reads the value (`if (ret >= 0) {...}`)
-    var, after = use.subject, use.if_node.end_byte
-    straight_end = _success_end(use.if_node, func)
-    branch = use.branch
-    for n in _document_order(func):
-        if not after <= n.start_byte < straight_end:
-            continue
-        if n.type == "identifier" and cnav.text(n) == var:
-            if not _written(n) and not _dominated(n, var, after):
-                return False
-        elif n.type == "goto_statement":
-            if branch is not None and branch.start_byte <= n.start_byte < branch.end_byte:
-                continue
-            if _dominated(n, var, after):
-                continue
-            region = _label_region(func, cnav.text(n.child_by_field_name("label")))
-            if region is None or _reads_in(func, var, *region):
-                return False
-    return True
-
-
-def _written(ident: ts.Node) -> bool:
-    """Is `ident` the target of a plain `=` assignment?"""
-    assign = ident.parent
-    return bool(
-        assign is not None
-        and assign.type == "assignment_expression"
-        and assign.child_by_field_name("left") == ident
-        and cnav.text(assign.child_by_field_name("operator")) == "="
-    )
-
-
-def _assigns(stmt: ts.Node, var: str) -> bool:
-    """Is `stmt` a plain `var = <expression not reading var>;`?"""
-    if stmt.type != "expression_statement" or not stmt.named_children:
-        return False
-    expr = stmt.named_children[0]
-    left = expr.child_by_field_name("left") if expr.type == "assignment_expression" else None
-    right = expr.child_by_field_name("right") if left is not None else None
-    return (
-        left is not None
-        and right is not None
-        and cnav.text(left) == var
-        and _written(left)
-        and var not in cnav.identifiers_in(right)
-    )
-
-
-def _dominated(node: ts.Node, var: str, after: int) -> bool:
-    """Does a plain `var = ...;` after byte `after` run before `node` on every path to it
-    (an earlier statement of a block that holds `node`)?"""
-    cur = node
-    while cur.parent is not None and cur.type != "function_definition":
-        parent = cur.parent
-        if parent.type == "compound_statement":
-            for sib in parent.named_children:
-                if sib.start_byte >= cur.start_byte:
-                    break
-                if sib.start_byte >= after and _assigns(sib, var):
-                    return True
-        cur = parent
-    return False
-
-
-def _reads_in(func: ts.Node, var: str, start: int, end: int) -> bool:
-    return any(
-        n.type == "identifier" and cnav.text(n) == var and not _written(n)
-        for n in _document_order(func)
-        if start <= n.start_byte < end
-    )
-
-
-def _fix(rule: Rule, ctx: Context, call: CallSite, use: _Use) -> Fix:
+def _fix(rule: Rule, ctx: Context, call: CallSite, use: flow.Use) -> Fix:
     """Rename the call; turn `if (ret < 0)` into `if (ret)` (resume_and_get never returns 1)."""
     edits = [TextEdit(ctx.model.path, call.callee_span, "pm_runtime_resume_and_get")]
     cond = use.if_node.child_by_field_name("condition") if use.if_node is not None else None

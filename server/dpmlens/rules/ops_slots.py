@@ -42,17 +42,6 @@ def slots_by_function(
     return out
 
 
-def function_in(
-    slots: Mapping[str, list[Slot]], struct_type: str, member: str, instance: str
-) -> str | None:
-    """The function installed in `member` of the same instance, if any."""
-    for function, found in slots.items():
-        for s in found:
-            if s.struct_type == struct_type and s.member == member and s.instance == instance:
-                return function
-    return None
-
-
 def _slots(root: ts.Node, known: Mapping[str, str]) -> Iterator[tuple[str, Slot]]:
     stack = [root]
     while stack:
