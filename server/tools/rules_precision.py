@@ -1,77 +1,128 @@
-"""Run every rule over a kernel tree and write the findings for a precision review.
+"""Draw the blind precision sample (docs/precision.md) from `dpmlens check --format json` runs.
 
-    nice python server/tools/rules_precision.py /work/linux/linux-source-6.12/drivers out.jsonl
-    python server/tools/rules_precision.py --sample out.jsonl RULE [N]   # print N warnings
+    dpmlens check -f json -j 2 --fail-level none -o 612.json /work/linux/linux-source-6.12/drivers
+    dpmlens check -f json -j 2 --fail-level none -o 61.json  /work/linux/linux-source-6.1/drivers
+    python server/tools/rules_precision.py sample --seed 20261122 612.json 61.json -o sample.jsonl
+    python server/tools/rules_precision.py counts 612.json 61.json
 
-Findings go to a JSON-lines file (one per finding: rule, severity, path, line, message,
-chain); a summary per rule and severity is printed. The review itself (reading the code
-around each sampled warning) is recorded in docs/precision.md.
+`sample`: per tree and rule, up to `--warnings` warnings (all if fewer) and up to `--info` info
+findings, drawn with `random.Random(seed)` after sorting, so the same inputs and seed give the
+same sample. A 6.1 finding identical to one drawn from 6.12 (same file below drivers/, function
+and message) is replaced by another, so every item is judged once. Each item carries what the
+judge needs: where, message, chain, and the text of every quick fix offered (re-analysed from
+the file, since the JSON contract has no fixes). `counts`: findings per rule and severity.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import sys
 from collections import Counter
-from multiprocessing import Pool
 from pathlib import Path
+from typing import Any
 
 from dpmlens.config import Config
 from dpmlens.engine import analyze_source
-from dpmlens.syntax.prefilter import keywords_for, may_contain_pm
-
-_WORDS = keywords_for(["USB_RESUME_TIMEOUT", "TDRST", "TATTDB", "D3cold", "PCI_PM_D3"])
 
 
-def _one(path: str) -> list[dict]:
-    try:
-        source = Path(path).read_bytes()
-    except OSError:
-        return []
-    if not may_contain_pm(source, _WORDS):
-        return []
-    try:
-        findings = analyze_source(path, source, Config())
-    except RecursionError:
-        return [{"rule": "!error", "severity": "error", "path": path, "line": 0, "message": "deep"}]
-    return [
-        {
-            "rule": f.rule,
-            "severity": str(f.severity),
-            "path": f.path,
-            "line": f.line,
-            "message": f.message,
-            "chain": [f"{c.function}:{c.span.line}" for c in f.chain],
-        }
-        for f in findings
-    ]
+def _load(path: str) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as fh:
+        findings: list[dict[str, Any]] = json.load(fh)["findings"]
+    return findings
 
 
-def run(tree: str, out: str, jobs: int = 2) -> None:
-    files = sorted(str(p) for p in Path(tree).rglob("*.c"))
-    counts: Counter[tuple[str, str]] = Counter()
-    with open(out, "w", encoding="utf-8") as fh, Pool(jobs) as pool:
-        for found in pool.imap_unordered(_one, files, chunksize=32):
-            for item in found:
-                fh.write(json.dumps(item) + "\n")
-                counts[(item["rule"], item["severity"])] += 1
-    print(f"{len(files)} files")
-    for (rule, sev), n in sorted(counts.items()):
-        print(f"{rule:42} {sev:8} {n}")
+def _rel(path: str) -> str:
+    return path[path.find("drivers/") :] if "drivers/" in path else path
 
 
-def sample(out: str, rule: str, n: int = 20, seed: int = 1) -> None:
-    with open(out, encoding="utf-8") as fh:
-        items = [json.loads(line) for line in fh]
-    items = [i for i in items if i["rule"] == rule and i["severity"] == "warning"]
-    random.Random(seed).shuffle(items)
-    for i in items[:n]:
-        print(f"{i['path']}:{i['line']}: {i['message']}  {i.get('chain', '')}")
+def _key(f: dict[str, Any]) -> tuple[str, str, str, str]:
+    return (f["rule"], _rel(f["path"]), f.get("function") or "", f["message"])
+
+
+def _fixes(f: dict[str, Any]) -> list[str]:
+    """The quick fixes offered for this finding, as `title: line: old -> new` texts."""
+    path = Path(f["path"])
+    source = path.read_bytes()
+    lines = source.decode("latin-1").splitlines()
+    out = []
+    for g in analyze_source(str(path), source, Config()):
+        if g.rule != f["rule"] or g.line != f["line"] or g.column != f["column"]:
+            continue
+        for fix in g.fixes:
+            edits = []
+            for e in fix.edits:
+                old = lines[e.span.line - 1] if e.span.line == e.span.end_line else "..."
+                old_text = old[e.span.column - 1 : e.span.end_column - 1]
+                edits.append(f"{_rel(e.path)}:{e.span.line}: {old_text!r} -> {e.new_text!r}")
+            out.append(f"{fix.title}: " + "; ".join(edits))
+    return out
+
+
+def sample(runs: list[tuple[str, str]], seed: int, warnings: int, info: int) -> list[dict]:
+    rng = random.Random(seed)
+    drawn: set[tuple[str, str, str, str]] = set()
+    out: list[dict[str, Any]] = []
+    for tree, path in runs:
+        findings = sorted(_load(path), key=lambda f: (f["rule"], _rel(f["path"]), f["line"]))
+        by_rule: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for f in findings:
+            by_rule.setdefault((f["rule"], f["severity"]), []).append(f)
+        for (rule, severity), items in sorted(by_rule.items()):
+            want = warnings if severity == "warning" else info if severity == "info" else 0
+            pool = [f for f in items if _key(f) not in drawn]
+            rng.shuffle(pool)
+            for f in pool[:want]:
+                drawn.add(_key(f))
+                out.append(
+                    {
+                        "id": f"{tree}-{len(out) + 1:03d}",
+                        "tree": tree,
+                        "rule": rule,
+                        "severity": severity,
+                        "where": f"{f['path']}:{f['line']}:{f['column']}",
+                        "function": f.get("function"),
+                        "phase": f.get("phase"),
+                        "message": f["message"],
+                        "chain": [f"{_rel(c['path'])}:{c['line']} {c['note']}" for c in f["chain"]],
+                        "fixes": _fixes(f),
+                    }
+                )
+    return out
+
+
+def counts(paths: list[str]) -> None:
+    for path in paths:
+        c = Counter((f["rule"], f["severity"]) for f in _load(path))
+        print(path)
+        for (rule, sev), n in sorted(c.items()):
+            print(f"  {rule:42} {sev:8} {n}")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("sample")
+    s.add_argument("runs", nargs="+", help="JSON of 6.12, then JSON of 6.1")
+    s.add_argument("--seed", type=int, required=True)
+    s.add_argument("--warnings", type=int, default=10)
+    s.add_argument("--info", type=int, default=4)
+    s.add_argument("-o", "--output", required=True)
+    c = sub.add_parser("counts")
+    c.add_argument("runs", nargs="+")
+    args = p.parse_args()
+    if args.cmd == "counts":
+        counts(args.runs)
+        return 0
+    names = ["6.12", "6.1", "other"]
+    items = sample(list(zip(names, args.runs, strict=False)), args.seed, args.warnings, args.info)
+    with open(args.output, "w", encoding="utf-8") as fh:
+        for item in items:
+            fh.write(json.dumps(item) + "\n")
+    print(f"{len(items)} items -> {args.output}", file=sys.stderr)
+    return 0
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "--sample":
-        sample(sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 20)
-    else:
-        run(sys.argv[1], sys.argv[2])
+    sys.exit(main())
