@@ -14,9 +14,9 @@ from collections.abc import Iterator
 
 from dpmlens.findings import Finding, Severity
 from dpmlens.model.phases import PAIRS, PHASES
-from dpmlens.rules.async_suspend import non_trivial
 from dpmlens.rules.context import Context
 from dpmlens.rules.loader import Rule
+from dpmlens.rules.pmwork import non_trivial
 
 _UP_SIDE = {
     "system": ("resume_noirq", "resume_early", "resume", "complete"),
