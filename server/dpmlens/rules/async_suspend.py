@@ -139,8 +139,12 @@ def describe(cost: Cost) -> str:
     delays = sorted(cost.delays, key=lambda i: -i.ms)
     if delays:
         bound = "up to" if any(i.condition for i in delays) else ">="
-        shown = ", ".join(_item(i) for i in delays[:_SHOWN])
-        more = f", and {len(delays) - _SHOWN} more" if len(delays) > _SHOWN else ""
+        groups: dict[str, int] = {}  # the same call reached again counts again
+        for i in delays:
+            groups[_item(i)] = groups.get(_item(i), 0) + 1
+        named = [f"{n} x {text}" if n > 1 else text for text, n in groups.items()]
+        shown = ", ".join(named[:_SHOWN])
+        more = f", and {len(named) - _SHOWN} more" if len(named) > _SHOWN else ""
         parts.append(f"waits {bound} {_ms(cost.ms)} in fixed delays ({shown}{more})")
     firmware = [i for i in cost.waits if i.kind == "firmware"]
     if firmware:
