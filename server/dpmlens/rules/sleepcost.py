@@ -232,7 +232,10 @@ class Estimator:
         named = [a for a in args.named_children if a.type != "comment"] if args else []
         if len(named) <= index:
             return None
-        value = evaluate(cnav.text(named[index]), node, self.defines)
+        expr = cnav.text(named[index])
+        if self._consts:  # `foo_reset(priv, 100)` -> `msleep(ms)`: the caller's constant
+            expr = _WORD.sub(lambda m: self._consts.get(m.group(0), m.group(0)), expr)
+        value = evaluate(expr, node, self.defines)
         if value is None or value.base < 0:
             return None
         return value.base * _UNIT_MS[unit]
