@@ -23,8 +23,8 @@ from dpmlens.rules.sleepcost import Cost, Estimator, Item
 
 _ENABLE = "device_enable_async_suspend"
 # The callbacks one transition runs for a device, in order (drivers/base/power/main.c).
-# .prepare and .complete are left out: dpm_prepare()/dpm_complete() run them synchronously
-# for every device, async or not (main.c:1794, :1090 in 6.12).
+# .prepare and .complete are left out: dpm_prepare() and dpm_complete() call them in a plain
+# loop for every device, async or not (drivers/base/power/main.c:1917, :1120 in 6.12).
 TRANSITIONS: dict[str, tuple[str, ...]] = {
     "suspend": ("suspend", "suspend_late", "suspend_noirq"),
     "resume": ("resume_noirq", "resume_early", "resume"),
@@ -33,7 +33,8 @@ TRANSITIONS: dict[str, tuple[str, ...]] = {
     "poweroff": ("poweroff", "poweroff_late", "poweroff_noirq"),
     "restore": ("restore_noirq", "restore_early", "restore"),
 }
-# pm_runtime_force_suspend/resume() run the table's runtime callback (runtime.c:1863, :1920)
+# pm_runtime_force_suspend/resume() run the table's runtime callback
+# (drivers/base/power/runtime.c:1993, :2045 in 6.12)
 _FORCE = {
     "pm_runtime_force_suspend": "runtime_suspend",
     "pm_runtime_force_resume": "runtime_resume",
