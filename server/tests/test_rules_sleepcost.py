@@ -52,7 +52,9 @@ def test_error_branches_and_polls_cost_nothing() -> None:
         ' if (g(d)) { dev_err(d, "x"); msleep(300); }\n'
         " for (i = 0; i < 10; i++) { if (ready(d)) break; msleep(10); }\n"
         " if (!wait_for_completion_timeout(&d->c, HZ)) return -ETIMEDOUT;\n"
-        " return 0; }"
+        " if (h(d) < 0) goto err;\n"
+        " return 0;\n"
+        "err: msleep(100); return -EIO; }"
     )
     assert cost.ms == 0
     assert {i.kind for i in cost.waits} == {"wait"}  # the poll and the completion

@@ -180,6 +180,8 @@ class Estimator:
         for child in nodes:
             if child.is_named and child.type != "comment":
                 total = total + self._cost(child, fn, left, cond)
+                if child.type == "return_statement":
+                    break  # what follows is reached only through a goto label: error paths
                 if not cond:  # `if (!x->needs_resume) return 0;`: the rest runs only if x
                     cond = _early_exit(child)
         return total
