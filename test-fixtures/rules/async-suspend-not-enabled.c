@@ -176,3 +176,28 @@ static struct platform_driver lcdp_driver = {
 		.pm = pm_sleep_ptr(&lcdp_pm_ops),
 	},
 };
+
+/* DEFINE_RUNTIME_DEV_PM_OPS: system sleep runs the runtime callbacks through
+ * pm_runtime_force_suspend/resume(), so their delays count. */
+static int rtpm_runtime_suspend(struct device *dev)
+{
+	return 0;
+}
+
+static int rtpm_runtime_resume(struct device *dev)
+{
+	struct pwrc *p = dev_get_drvdata(dev);
+
+	return pwrc_reset(p);
+}
+
+static DEFINE_RUNTIME_DEV_PM_OPS(rtpm_pm_ops, rtpm_runtime_suspend, rtpm_runtime_resume, NULL);
+
+/* expect: async-suspend-not-enabled */
+static struct platform_driver rtpm_driver = {
+	.probe = pwrc_probe,
+	.driver = {
+		.name = "rtpm",
+		.pm = pm_ptr(&rtpm_pm_ops),
+	},
+};
