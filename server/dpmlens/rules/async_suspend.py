@@ -10,12 +10,14 @@ synchronously), and below the cost threshold of rules/tables/async-suspend-cost.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from dpmlens.findings import Finding, Span
-from dpmlens.model.types import DriverStruct, PmTable
+from dpmlens.model.types import DriverStruct, FileModel, PmTable
+from dpmlens.paths import rules_dir
 from dpmlens.rules.context import Context
 from dpmlens.rules.delays import spec_table
 from dpmlens.rules.loader import Rule, load_table
@@ -63,16 +65,21 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
         and d.probe in ctx.model.functions
         and d.pm in ctx.model.pm_tables
     ]
-    if not candidates or provides_resources(ctx) is not None:
+    if not candidates:
         return
     costs = load_table("async-suspend-cost")
     estimator = _estimator(ctx, costs)
     min_ms = float(costs.get("min_ms", 50))
     firmware_ms = float(costs.get("firmware_ms", 0))
+    provider: str | None = None
     for drv in candidates:
         worst = _worst(ctx.model.pm_tables[drv.pm or ""], estimator, firmware_ms)
         if worst is None or worst.score < min_ms:
             continue
+        # asked only now: few drivers get this far, and the text search is the costly part
+        provider = provider or provides_resources(ctx) or ""
+        if provider:
+            return
         # Without a resolver the walk stays in this file, which does not call _ENABLE (above).
         if ctx.resolver is not None and any(
             r.call.callee == _ENABLE for r in ctx.reach(drv.probe or "")
@@ -85,7 +92,7 @@ def _estimator(ctx: Context, costs: dict[str, Any]) -> Estimator:
     spec = spec_table(ctx)
     waits = {str(n): "wait" for n in costs.get("waits") or []}
     waits.update({str(n): "firmware" for n in costs.get("firmware") or []})
-    defines = {**spec.unit_constants, **ctx.model.all_defines()}
+    defines = _LazyDefines(spec.unit_constants, ctx.model)
     return Estimator(
         ctx.model, ctx.tree(), spec.delay_functions, waits, defines, ctx.config.helper_depth
     )
@@ -166,27 +173,59 @@ def _ms(ms: float) -> str:
     return f"{ms:.0f} ms" if ms >= 10 else f"{ms:.2g} ms"
 
 
+class _LazyDefines(Mapping[str, str]):
+    """The unit constants under the file's #defines (with its local headers), read on the
+    first lookup: most files have no delay to evaluate."""
+
+    def __init__(self, base: dict[str, str], model: FileModel) -> None:
+        self._base, self._model = base, model
+        self._all: dict[str, str] | None = None
+
+    def _merged(self) -> dict[str, str]:
+        if self._all is None:
+            self._all = {**self._base, **self._model.all_defines()}
+        return self._all
+
+    def __getitem__(self, name: str) -> str:
+        return self._merged()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._merged())
+
+    def __len__(self) -> int:
+        return len(self._merged())
+
+
 def provides_resources(ctx: Context) -> str | None:
-    """What the file provides to other devices ("clock", "drivers/gpio/"), or None."""
+    """What the file provides to other devices ("clock", "drivers/gpio/", "ops"), or None."""
     path = "/" + ctx.model.path.replace("\\", "/").lstrip("/")
-    paths, calls, structs = _providers()
+    paths, calls, structs = _providers(str(rules_dir()))
     for prefix in paths:
         if "/" + prefix in path:
             return prefix
-    for kind, names in calls.items():
-        if ctx.file_calls_any(names):
-            return kind
-    if structs is not None and structs.search(ctx.model.source):
+    m = calls.search(ctx.model.source)
+    if m is not None:
+        return m.lastgroup.replace("_", " ") if m.lastgroup else "provider"
+    if structs.search(ctx.model.source):
         return "ops"
     return None
 
 
-def _providers() -> tuple[list[str], dict[str, list[str]], re.Pattern[bytes] | None]:
-    data = load_table("resource-providers")
+@lru_cache(maxsize=4)
+def _providers(directory: str) -> tuple[list[str], re.Pattern[bytes], re.Pattern[bytes]]:
+    """The path prefixes, one regex for every registration call (a named group per kind)
+    and one for the ops/descriptor definitions of rules/tables/resource-providers.yaml."""
+    data = load_table("resource-providers", directory)
     paths = [str(p).strip("/") + "/" for p in data.get("paths") or []]
-    registrations = data.get("registrations") or {}
-    calls = {str(k): [str(n) for n in v or []] for k, v in registrations.items()}
+    groups = []
+    for kind, names in (data.get("registrations") or {}).items():
+        words = "|".join(
+            re.escape(str(n)[:-1]) + r"\w*" if str(n).endswith("*") else re.escape(str(n))
+            for n in names or []
+        )
+        group = re.sub(r"\W", "_", str(kind))
+        groups.append(f"(?P<{group}>{words})")
+    calls = re.compile(rf"\b(?:{'|'.join(groups)})\s*\(".encode())
     names = "|".join(re.escape(str(s)) for s in data.get("structs") or [])
-    pattern = rf"\bstruct\s+(?:{names})\s+\w+(?:\s*\[\w*\])?\s*="
-    structs = re.compile(pattern.encode()) if names else None
+    structs = re.compile(rf"\bstruct\s+(?:{names})\s+\w+(?:\s*\[\w*\])?\s*=".encode())
     return paths, calls, structs

@@ -10,6 +10,7 @@ fixed delay. Delays are evaluated by `delayvalue.evaluate` (literals, #defines, 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 
 import tree_sitter as ts
@@ -85,6 +86,41 @@ class Estimator:
     _memo: dict[tuple[str, int, tuple[tuple[str, str], ...]], Cost] = field(default_factory=dict)
     # parameters of the function being walked that its caller passed a constant: name -> text
     _consts: dict[str, str] = field(default_factory=dict)
+    _marks: list[int] | None = None  # start bytes of the calls that can cost something
+
+    def _interesting(self, node: ts.Node) -> bool:
+        """Does `node` hold a delay, a wait, or a call to a helper that (within `depth`)
+        reaches one? Subtrees without one cost nothing and are not walked."""
+        if self._marks is None:
+            self._marks = self._find_marks()
+        i = bisect_left(self._marks, node.start_byte)
+        return i < len(self._marks) and self._marks[i] < node.end_byte
+
+    def _find_marks(self) -> list[int]:
+        """Start bytes of the costly calls and of the calls to helpers leading to them (the
+        helpers by a text search: a hit outside a call only makes the walk enter a subtree)."""
+        calls = self.model.calls_to(*self.delay_functions, *self.wait_functions)
+        marks = [c.start_byte for c in calls]
+        seen = {c.caller for c in calls if c.caller}
+        names = set(seen)
+        if not names:
+            return marks
+        spans = sorted((f.start_byte, f.end_byte, f.name) for f in self.model.functions.values())
+        starts = [sp[0] for sp in spans]
+        src = self.model.source
+        for _ in range(self.depth):
+            callers: set[str] = set()
+            for name in names:
+                for pos in _call_positions(src, name):
+                    marks.append(pos)
+                    i = bisect_left(starts, pos + 1) - 1
+                    if i >= 0 and pos < spans[i][1]:
+                        callers.add(spans[i][2])
+            names = callers - seen
+            seen |= callers
+            if not names:
+                break
+        return sorted(marks)
 
     def function_cost(
         self, name: str, depth: int | None = None, consts: dict[str, str] | None = None
@@ -144,6 +180,8 @@ class Estimator:
         return node
 
     def _cost(self, node: ts.Node, fn: str, left: int, cond: str) -> Cost:
+        if not self._interesting(node):
+            return Cost()
         kind = node.type
         if kind == "if_statement":
             return self._if(node, fn, left, cond)
@@ -270,6 +308,20 @@ def _early_exit(stmt: ts.Node) -> str:
     if re.fullmatch(r"!\s*[\w>.-]+", ctext):
         return ctext[1:].strip()
     return f"!({ctext})"
+
+
+def _call_positions(src: bytes, name: str) -> list[int]:
+    """Where `name` is written as a whole word followed by `(`."""
+    needle = name.encode()
+    out: list[int] = []
+    pos = src.find(needle)
+    while pos >= 0:
+        end = pos + len(needle)
+        before = src[pos - 1 : pos] if pos > 0 else b" "
+        if not (before.isalnum() or before == b"_") and src[end : end + 64].lstrip()[:1] == b"(":
+            out.append(pos)
+        pos = src.find(needle, end)
+    return out
 
 
 def _logs_error(node: ts.Node) -> bool:
