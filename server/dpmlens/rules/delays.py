@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 import tree_sitter as ts
 
@@ -28,6 +28,7 @@ from dpmlens.rules import cnav
 from dpmlens.rules.context import Callback, Context, Reached
 from dpmlens.rules.delayvalue import Value, evaluate
 from dpmlens.rules.loader import Rule, RuleError, load_table
+from dpmlens.rules.plugin import Keywords, checker
 
 _UNIT_MS = {"s": 1000.0, "ms": 1.0, "us": 0.001, "ns": 0.000001}
 _LOOPS = frozenset({"for_statement", "while_statement", "do_statement"})
@@ -367,6 +368,32 @@ def analysis(ctx: Context) -> _Analysis:
     return hit[1]
 
 
+
+
+@dataclass(frozen=True)
+class Options:
+    report: Literal["beyond-spec", "msleep-under-20ms", "busy-wait"]
+    min_ms: float = 10  # busy-wait: shortest reported busy-wait
+
+
+def _keywords(_opts: Options) -> Keywords:
+    """Callbacks; and spec words (quantity names, padded constants), which make a delay
+    spec-linked wherever it is, but only in a file that names a delay function."""
+    table = load_table("spec-delays")
+    words: list[str] = []
+    for q in table.get("quantities", []):
+        words += [str(k) for k in q.get("keywords", []) or []]
+        words += [str(c) for c in (q.get("constants") or {})]
+    gate = tuple(str(n) for n in table.get("delay_functions") or {})
+    return Keywords(gated=tuple(words), gate=gate, callbacks=True)
+
+@checker(
+    "delays",
+    Options,
+    fields={"delay", "via", "reason", "cycle", "arg", "value", "function", "where", "loop",
+            "callee", "phase", "callback"},
+    keywords=_keywords,
+)  # fmt: skip
 def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
     a = analysis(ctx)
     report = rule.match.get("report")
