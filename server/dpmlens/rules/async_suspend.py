@@ -90,7 +90,8 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
         if worst is None or worst.score < min_ms:
             continue
         # asked only now: few drivers get this far, and the text search is the costly part
-        provider = provider or provides_resources(ctx) or ""
+        if provider is None:
+            provider = provides_resources(ctx) or ""
         if provider:
             return
         # Without a resolver the walk stays in this file, which does not call _ENABLE (above).

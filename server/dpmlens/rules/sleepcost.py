@@ -2,9 +2,13 @@
 
 A small estimator for `async-suspend-not-enabled`. It walks the syntax tree of a function and
 of the helpers it calls in the same file: a sequence adds up, `if`/`else`, `switch` and `?:`
-keep their costlier side, a branch that only handles an error (`if (ret) { ...; return ret; }`)
-costs nothing (no device pays it on a good resume), and a delay inside a loop is a poll, not a
-fixed delay. Delays are evaluated by `delayvalue.evaluate` (literals, #defines, locals).
+keep their costlier side, a branch that handles a failure (`if (ret) ...`, or one that logs an
+error or warning) costs nothing (no device pays it on a good resume), a block stops at its
+`return` (what follows is reached through goto labels), and a delay inside a loop is a poll,
+not a fixed delay. A helper called with a constant argument (`foo_power(p, OFF)`) takes that
+branch when the condition evaluates, and claims neither side when it does not. A delay under
+a condition, or after a non-error early return, is named with that condition. Delay values
+come from `delayvalue.evaluate` (literals, #defines, locals, the caller's constants).
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ class Item:
     function: str  # the function it is in
     ms: float  # fixed milliseconds (0 for a wait of unknown length)
     kind: str  # "delay", "wait", "firmware"
-    condition: str = ""  # the innermost non-error condition it depends on, "" if none
+    condition: str = ""  # the condition it runs under, as the callback's reader sees it
     line: int = 0
 
 
