@@ -1,11 +1,18 @@
 """Checker `asymmetric`: a dev_pm_ops table that fills the suspend side of a pair but not the
-resume side.
+resume side, where that cannot be deliberate.
 
-Warning only where the omission cannot be deliberate: a system-sleep `suspend_late` /
-`suspend_noirq` (or `runtime_suspend`) that does real work while the table has *no* callback
-on the way back up at any stage. Everything else (the work is undone in another stage, a
-main-phase or hibernation-only callback, a check that only aborts) is info; a resume side
-alone (restore state after firmware) is not reported.
+- warning: a system-sleep `suspend_late` / `suspend_noirq` that does real work in a table with
+  no callback at all on the way back up (`resume_noirq`, `resume_early`, `resume`, `complete`);
+- info: a `.prepare` that changes state (writes a register, a field, calls anything beyond
+  checks, waits and runtime resumes: rules/tables/inert-calls.yaml) in a table with no
+  callback on the way back up at any stage or transition.
+
+Silent, because the omission is usually deliberate (a review of the 67 info findings on
+linux 6.12 drivers/ found few to change): main-phase suspend/freeze/poweroff without its
+pair (stop a vibrator, power a sensor down until its next use), hibernation-only late/noirq
+callbacks (poweroff is followed by a reboot, not by restore of the same state), late/noirq
+work undone in another stage, `runtime_suspend` alone (the device powers up on access), and
+a `.prepare` that only checks, waits, runtime-resumes or returns a direct-complete hint.
 """
 
 from __future__ import annotations
@@ -15,31 +22,24 @@ from dataclasses import dataclass
 
 from dpmlens.findings import Finding, Severity
 from dpmlens.model.phases import PAIRS, PHASES
-from dpmlens.rules.async_suspend import non_trivial
 from dpmlens.rules.context import Context
 from dpmlens.rules.loader import Rule
 from dpmlens.rules.plugin import Keywords, checker
+from dpmlens.rules.pmwork import inert_prepare, non_trivial
 
-_UP_SIDE = {
-    "system": ("resume_noirq", "resume_early", "resume", "complete"),
-    "runtime": ("runtime_resume",),
-}
-# runtime_suspend alone is common and deliberate (flush, then power up lazily on next use)
 _STRICT = frozenset({"suspend_late", "suspend_noirq"})
+_SYSTEM_UP = ("resume_noirq", "resume_early", "resume", "complete")
+_ANY_UP = tuple(m for m, p in PHASES.items() if p.kind != "runtime" and p.direction == "up")
 _WHY = {
     "late": "what the late suspend callback changes is never restored on resume",
     "noirq": "what the noirq suspend callback changes is never restored on resume",
-    "main": "what the suspend callback changes is not undone on resume (often deliberate)",
-    "prepare": "nothing undoes .prepare when the transition ends",
-    "runtime": "the PM core treats a missing .runtime_resume as success without resuming",
 }
-
-
 
 
 @dataclass(frozen=True)
 class Options:
     """No options."""
+
 
 @checker(
     "asymmetric",
@@ -54,15 +54,23 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
             m = filled.get(down)
             if m is None or up in filled or m.function is None:
                 continue
-            phase = PHASES[down]
-            severity = Severity.INFO
-            why = _WHY[phase.stage]
             if down in _STRICT:
-                up_side = _UP_SIDE[phase.kind]
-                if any(u in filled for u in up_side):
-                    why = f"the resume side is handled in another stage ({_first(filled, up_side)})"
-                elif non_trivial(ctx, m.function):
-                    severity = rule.severity
+                if any(u in filled for u in _SYSTEM_UP) or not non_trivial(ctx, m.function):
+                    continue
+                severity, why = rule.severity, _WHY[PHASES[down].stage]
+            elif down == "prepare":
+                if any(u in filled for u in _ANY_UP):
+                    continue
+                change = inert_prepare(ctx, m.function)
+                if change is None:
+                    continue
+                severity = Severity.INFO
+                why = (
+                    f"{m.function}() changes state ({change}) and no callback on the way back "
+                    "up restores it"
+                )
+            else:
+                continue
             yield Finding(
                 rule=rule.id,
                 kernel_type=rule.kernel_type,
@@ -75,7 +83,3 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
                 function=m.function,
                 phase=down,
             )
-
-
-def _first(filled: dict, members: tuple[str, ...]) -> str:
-    return ", ".join(f".{u}" for u in members if u in filled)

@@ -66,3 +66,17 @@ static struct platform_driver foo_driver = {
 };
 module_platform_driver(foo_driver);
 MODULE_LICENSE("GPL");
+
+/* An auxiliary table: its .prepare arms a register that no callback on the way up disarms
+ * (asymmetric-pm-callbacks, info). */
+static int foo_aux_prepare(struct device *dev)
+{
+	struct foo *foo = dev_get_drvdata(dev);
+
+	writel(2, foo->base);
+	return 0;
+}
+
+static const struct dev_pm_ops foo_aux_pm_ops = {
+	.prepare = foo_aux_prepare,
+};
