@@ -11,6 +11,7 @@ struct pll {
 	struct timer_list timer;
 	bool in_suspend;
 	void __iomem *regs;
+	struct net_device *ndev;
 };
 
 static void pll_full_lock(struct pll *pll)
@@ -164,6 +165,19 @@ static int pll2_suspend(struct device *dev)
 
 static int pll2_resume(struct device *dev)
 {
+	struct pll *pll = dev_get_drvdata(dev);
+
+	/* the netdev TX lock and the RCU read side forbid sleeping too */
+	netif_tx_lock_bh(pll->ndev);
+	/* ok: busy-wait-in-pm-callback */
+	mdelay(12);
+	netif_tx_unlock_bh(pll->ndev);
+	rcu_read_lock();
+	/* ok: busy-wait-in-pm-callback */
+	mdelay(12);
+	rcu_read_unlock();
+	/* expect: busy-wait-in-pm-callback */
+	mdelay(12);
 	return 0;
 }
 

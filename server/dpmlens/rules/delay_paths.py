@@ -9,6 +9,7 @@ helper's own path cost) is the caller's business: `path_cost(body, leaf)`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -153,11 +154,23 @@ def conditional_if(node: ts.Node) -> ts.Node | None:
     return None
 
 
+_NORMAL_EXIT = re.compile(r"(?:out|done|exit|end|finish|unlock)\w*", re.IGNORECASE)
+
+
 def leaves_function(if_node: ts.Node) -> bool:
-    """Does the `if`'s body end by leaving the function (`return`, `goto`): an error or
-    early-exit path rather than part of the normal sequence?"""
+    """Does the `if`'s body end on an error or retry exit: `return` of something other than
+    0, or a `goto` to a label other than the normal way out (`out`, `done`, `exit`, ...)?
+    `if (p->no_hpd) { msleep(200); return 0; }` is a normal path of some devices."""
     body = if_node.child_by_field_name("consequence")
     while body is not None and body.type == "compound_statement":
         named = [c for c in body.named_children if c.type != "comment"]
         body = named[-1] if named else None
-    return body is not None and body.type in ("return_statement", "goto_statement")
+    if body is None:
+        return False
+    if body.type == "return_statement":
+        value = cnav.text(body).removeprefix("return").strip(" ;()")
+        return value not in ("", "0")
+    if body.type == "goto_statement":
+        label = cnav.text(body.child_by_field_name("label"))
+        return not _NORMAL_EXIT.fullmatch(label)
+    return False

@@ -9,13 +9,19 @@ from bisect import bisect_right
 
 from dpmlens.model.types import CallSite, FileModel
 
+# Sections in which sleeping is not allowed: spinlocks and rwlocks (also the _nested
+# lockdep variants), the netdev TX lock, irq/BH/preempt off, RCU read side.
 _LOCKS = re.compile(
-    r"\b(?:raw_)?spin_lock(?:_irq|_irqsave|_bh)?\s*\(|\blocal_irq_(?:disable|save)\s*\(|"
-    r"\bpreempt_disable\s*\(|\b(?:read|write)_lock(?:_irq|_irqsave|_bh)?\s*\("
+    r"\b(?:raw_)?spin_lock(?:_irq|_irqsave|_bh)?(?:_nested)?\s*\(|"
+    r"\blocal_irq_(?:disable|save)\s*\(|\blocal_bh_disable\s*\(|\bpreempt_disable\s*\(|"
+    r"\b(?:read|write)_lock(?:_irq|_irqsave|_bh)?\s*\(|\bnetif_tx_lock(?:_bh)?\s*\(|"
+    r"\brcu_read_lock\s*\("
 )
 _UNLOCKS = re.compile(
-    r"\b(?:raw_)?spin_unlock(?:_irq|_irqrestore|_bh)?\s*\(|\blocal_irq_(?:enable|restore)\s*\(|"
-    r"\bpreempt_enable\s*\(|\b(?:read|write)_unlock(?:_irq|_irqrestore|_bh)?\s*\("
+    r"\b(?:raw_)?spin_unlock(?:_irq|_irqrestore|_bh)?\s*\(|"
+    r"\blocal_irq_(?:enable|restore)\s*\(|\blocal_bh_enable\s*\(|\bpreempt_enable\s*\(|"
+    r"\b(?:read|write)_unlock(?:_irq|_irqrestore|_bh)?\s*\(|\bnetif_tx_unlock(?:_bh)?\s*\(|"
+    r"\brcu_read_unlock\s*\("
 )
 
 
