@@ -596,6 +596,21 @@ def _context_switched(d: Delay, pm_condition: bool = False) -> bool:
     return False
 
 
+_JIFFY_DEADLINE = re.compile(r"\btime_(?:before|after)(?:_eq)?\b|\btime_is_\w+|\bjiffies\b")
+
+
+def _waits_for_a_jiffy_deadline(d: Delay) -> bool:
+    """`if (time_before(jiffies, ohci->next_statechange)) msleep(5);`: the sleep waits for a
+    jiffies deadline, which only a jiffies-based sleep is sure to pass (at HZ=100,
+    usleep_range(5000, 6000) can wake before jiffies moves)."""
+    if d.node is None:
+        return False
+    return any(
+        positive and _JIFFY_DEADLINE.search(cond)
+        for cond, positive in cnav.enclosing_conditions(d.node)
+    )
+
+
 def _msleep_short(rule: Rule, a: _Analysis) -> Iterator[Finding]:
     """msleep(m) for 0 < m < 20, by how much longer than m it can really sleep at the HZ the
     rule assumes (match.hz): warning from warn_ratio times m, info from info_ratio."""
@@ -604,6 +619,8 @@ def _msleep_short(rule: Rule, a: _Analysis) -> Iterator[Finding]:
     info_ratio = float(rule.match.get("info_ratio", 1.5))
     for d in a.delays():
         if d.call.callee != "msleep" or not (0 < d.value.base < 20) or _context_switched(d, True):
+            continue
+        if not d.in_loop and _waits_for_a_jiffy_deadline(d):
             continue
         cb, r, where = _where(a, d)
         if cb is None:
