@@ -42,11 +42,30 @@ static void foo_pcie_perst(struct foo_pcie *pcie)
 	msleep(PCIE_T_RRS_READY_MS);
 }
 
+static void foo_pcie_slot_power(struct foo_pcie *pcie, bool slot)
+{
+	/*
+	 * PCIe CEM r1.1, Table 2-4: T_PVPERL (power stable to PERST# inactive) is at
+	 * least 100 ms.
+	 */
+	if (slot)
+		/* ok: delay-beyond-spec */
+		msleep(100);
+	/* Ensure that PERST has been asserted for at least 100 ms */
+	/* ok: delay-beyond-spec */
+	msleep(100);
+	gpiod_set_value(pcie->reset_gpio, 0);
+	/* let the link come up after PERST */
+	/* expect: delay-beyond-spec(info) */
+	msleep(200);
+}
+
 static int foo_pcie_resume_noirq(struct device *dev)
 {
 	struct foo_pcie *pcie = dev_get_drvdata(dev);
 
 	foo_pcie_perst(pcie);
+	foo_pcie_slot_power(pcie, true);
 	/* T_PVPERL */
 	/* ok: delay-beyond-spec */
 	msleep(pcie->data->perst_delay_ms);

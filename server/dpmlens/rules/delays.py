@@ -185,6 +185,10 @@ class _FileDelays:
         out: list[str] = []
         if d.node is not None:
             out += cnav.comments_near(d.node)
+            stmt = cnav.statement_of(d.node)
+            if stmt.parent is not None and stmt.parent.type == "if_statement":
+                # `/* T_PVPERL ... */ if (slot_ctl) msleep(100);`: the if's comment
+                out += cnav.comments_near(stmt.parent)
         for n in d.value.nodes:
             out += _pair_comments(n) if n.type == "initializer_pair" else cnav.comments_near(n)
         source = self.model.source
