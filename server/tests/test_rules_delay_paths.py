@@ -73,7 +73,7 @@ def test_callback_total_follows_helpers_and_names_conditions() -> None:
     cycle = (
         "the longest path through baz_resume() waits 320 ms in fixed delays per resume,"
         " + 1500 ms only with `baz->quirks & BAZ_QUIRK_SLOW_WAKE`, + 1000 ms only with `ret`,"
-        " + 310 ms under 2 other conditions (waits in loops not counted)"
+        " + 350 ms under 3 other conditions (waits in loops not counted)"
     )
     assert all(f.message.endswith(cycle) for f in found), found[0].message
     assert any("msleep(60) waits 60 ms only with `ret == 2`" in f.message for f in found)

@@ -524,7 +524,7 @@ def _beyond_spec(rule: Rule, a: _Analysis) -> Iterator[Finding]:
         else:
             if cb is None or d.in_loop or d.ms < a.spec.report_from_ms:
                 continue
-            if not admit and _exceptional(d):
+            if _exceptional(d):
                 continue  # a quirk's or an error path's wait: not paid on every cycle
             stated = _stated_need(text, d.ms)
             if admit and stated is not None:
@@ -537,7 +537,8 @@ def _beyond_spec(rule: Rule, a: _Analysis) -> Iterator[Finding]:
                 severity = Severity.INFO
             elif admit:
                 reason = f': the comment admits padding ("{admit.group(0)}"), no spec minimum known'
-                severity = Severity.WARNING
+                # under a condition (a chip revision, a card type) only some devices pay it
+                severity = Severity.INFO if cond else Severity.WARNING
             else:
                 reason = ": a fixed wait with no known spec minimum"
                 severity = Severity.INFO
