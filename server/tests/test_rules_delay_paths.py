@@ -44,6 +44,11 @@ def test_if_without_else_is_conditional_and_named() -> None:
     cost = _cost("msleep(10);\nif (a & QUIRK_SLOW)\n\tmsleep(1500);")
     assert cost.fixed == 10
     assert cost.conditional == (("a & QUIRK_SLOW", 1500.0),)
+    # two blocks under the same condition add up; exclusive ones do not
+    cost = _cost("if (a) msleep(500);\nmsleep(1);\nif (a) msleep(1500);")
+    assert cost.fixed == 1 and cost.conditional == (("a", 2000.0),)
+    cost = _cost("if (b) { if (a) msleep(500); } else { if (a) msleep(1500); }")
+    assert cost.conditional == (("a", 1500.0),)
     # the else-less tail of an else-if chain keeps its own condition
     cost = _cost("if (a) msleep(10); else if (b) msleep(40);")
     assert cost.fixed == 10 and cost.conditional == (("b", 40.0),)
@@ -72,7 +77,7 @@ def test_callback_total_follows_helpers_and_names_conditions() -> None:
     # that adding up every delay gives
     cycle = (
         "the longest path through baz_resume() waits 320 ms in fixed delays per resume,"
-        " + 1500 ms only with `baz->quirks & BAZ_QUIRK_SLOW_WAKE`, + 1000 ms only with `ret`,"
+        " + 1800 ms only with `baz->quirks & BAZ_QUIRK_SLOW_WAKE`, + 1000 ms only with `ret`,"
         " + 350 ms under 3 other conditions (waits in loops not counted)"
     )
     assert all(f.message.endswith(cycle) for f in found), found[0].message

@@ -41,14 +41,15 @@ def seq(a: PathCost, b: PathCost) -> PathCost:
         return b
     if b.empty:
         return a
-    return PathCost(a.fixed + b.fixed, _merge(a.conditional, b.conditional), a.looped or b.looped)
+    # two blocks under the same condition both run when it holds: their costs add up
+    both = _merge(a.conditional, b.conditional, lambda x, y: x + y)
+    return PathCost(a.fixed + b.fixed, both, a.looped or b.looped)
 
 
 def alt(a: PathCost, b: PathCost) -> PathCost:
     """One of two branches runs: the worst one counts."""
-    return PathCost(
-        max(a.fixed, b.fixed), _merge(a.conditional, b.conditional), a.looped or b.looped
-    )
+    either = _merge(a.conditional, b.conditional, max)
+    return PathCost(max(a.fixed, b.fixed), either, a.looped or b.looped)
 
 
 def only_if(cond: str, body: PathCost) -> PathCost:
@@ -56,19 +57,22 @@ def only_if(cond: str, body: PathCost) -> PathCost:
     if body.empty:
         return ZERO
     own = ((cond, body.fixed),) if body.fixed else ()
-    return PathCost(0.0, _merge(own, body.conditional), body.looped)
+    return PathCost(0.0, _merge(own, body.conditional, lambda x, y: x + y), body.looped)
 
 
 def _merge(
-    a: tuple[tuple[str, float], ...], b: tuple[tuple[str, float], ...]
+    a: tuple[tuple[str, float], ...],
+    b: tuple[tuple[str, float], ...],
+    same: Callable[[float, float], float],
 ) -> tuple[tuple[str, float], ...]:
+    """Conditional costs of both, those under the same condition combined with `same`."""
     if not a:
         return b
     if not b:
         return a
     out = dict(a)
     for cond, ms in b:
-        out[cond] = max(out.get(cond, 0.0), ms) if cond in out else ms
+        out[cond] = same(out[cond], ms) if cond in out else ms
     return tuple(out.items())
 
 
