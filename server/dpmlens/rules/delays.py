@@ -466,7 +466,8 @@ def _cycle(a: _Analysis, cb: Callback) -> str:
         )
     else:
         text = f"{cb.function}() has no unconditional fixed delay per {cb.phase}"
-    conds = sorted(cost.conditional, key=lambda c: -c[1])
+    # sub-millisecond conditional waits (a udelay(50) behind a flag) are noise here
+    conds = sorted((c for c in cost.conditional if c[1] >= 1), key=lambda c: -c[1])
     if conds:
         text += ", " + ", ".join(f"+ {fmt_ms(ms)} only with {_quote(c)}" for c, ms in conds[:2])
         if len(conds) > 2:
