@@ -100,6 +100,14 @@ static int pll_suspend_late(struct device *dev)
 	return 0;
 }
 
+/* Called once per iteration of a polling loop: advisory, as a loop's own mdelay() is. */
+static void pll_settle_step(struct pll *pll)
+{
+	writel(4, pll->regs);
+	/* expect: busy-wait-in-pm-callback(info) */
+	mdelay(10);
+}
+
 static int pll_resume_noirq(struct device *dev)
 {
 	struct pll *pll = dev_get_drvdata(dev);
@@ -127,6 +135,8 @@ static int pll_suspend_noirq(struct device *dev)
 		mdelay(10);
 	/* expect: busy-wait-in-pm-callback */
 	udelay(12000);
+	while (readl(pll->regs) & 2)
+		pll_settle_step(pll);
 	return 0;
 }
 

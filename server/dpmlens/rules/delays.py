@@ -670,6 +670,18 @@ def _sleep_fixes(d: Delay) -> tuple[Fix, ...]:
     return (Fix(f"Use {new}", (TextEdit(path, d.call.span, new),)),)
 
 
+def _hop_in_loop(a: _Analysis, r: Reached) -> bool:
+    """Is a helper call on the way to the delay made from inside a loop?"""
+    for hop in r.hops:
+        fd = a.file_of(hop.model)
+        node = a.ctx.call_node(hop.call, fd.model) if fd is not None else None
+        while node is not None and node.type != "function_definition":
+            if node.type in _LOOPS:
+                return True
+            node = node.parent
+    return False
+
+
 def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
     irq_safe = a.ctx.file_calls_any(("pm_runtime_irq_safe",))
     wrappers: dict[str, dict[str, int]] = {}  # path -> that file's lock wrappers
@@ -702,7 +714,8 @@ def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
             callback=cb.function,
             via=a.ctx.via(r),
         )
-        # A polling loop (`do { if (ready) break; mdelay(10); } while (...)`) lives in low-level
-        # helpers that are often shared with atomic paths: advisory only.
-        severity = Severity.INFO if d.in_loop else rule.severity
+        # A polling loop (`do { if (ready) break; mdelay(10); } while (...)`, also one that
+        # calls the helper holding the mdelay()) lives in low-level code that is often shared
+        # with atomic paths: advisory only.
+        severity = Severity.INFO if d.in_loop or _hop_in_loop(a, r) else rule.severity
         yield _finding(rule, a, d, severity, message, cb, r)
