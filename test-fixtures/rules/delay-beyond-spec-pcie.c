@@ -27,7 +27,14 @@ static const struct foo_pcie_of_data foo_pcie_v2 = {
 struct foo_pcie {
 	const struct foo_pcie_of_data *data;
 	struct gpio_desc *reset_gpio;
+	unsigned int phy_delay_ms;
 };
+
+/* A copy of the match data's value is no other value. */
+static void foo_pcie_init(struct foo_pcie *pcie, const struct foo_pcie_of_data *data)
+{
+	pcie->phy_delay_ms = data->phy_delay_ms;
+}
 
 static void foo_pcie_perst(struct foo_pcie *pcie)
 {
@@ -73,6 +80,8 @@ static int foo_pcie_resume_noirq(struct device *dev)
 	msleep(pcie->data->link_delay_ms);
 	/* expect: delay-beyond-spec(info) */
 	msleep(pcie->data->phy_delay_ms);
+	/* expect: delay-beyond-spec(info) */
+	msleep(pcie->phy_delay_ms);
 	return 0;
 }
 

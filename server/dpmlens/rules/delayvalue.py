@@ -76,12 +76,19 @@ def _field(name: str, call_node: ts.Node, defines: dict[str, str]) -> Value | No
     source = root.text or b""
     field_re = re.escape(name.encode())
     written = rb"\s*(?:[-+*/|&]?=(?!=)|\+\+|--)"
-    if re.search(rb"->\s*" + field_re + written, source) or re.search(
-        rb"&[\w\s>.\-\[\]]*?\b" + field_re + rb"\b", source
-    ):
+    # `priv->reset_ms = data->reset_ms;` copies match data: no other value
+    copy = re.compile(
+        rb"(?:->|\.)\s*" + field_re + rb"\s*=\s*[\w>.\-\s]*?(?:->|\.)\s*" + field_re + rb"\s*;"
+    )
+    for m in re.finditer(rb"->\s*" + field_re + written, source):
+        if not copy.match(source, m.start()):
+            return None
+    if re.search(rb"&[\w\s>.\-\[\]]*?\b" + field_re + rb"\b", source):
         return None
     out = Value(0, 0, identifiers={name})
     for m in re.finditer(rb"\.\s*" + field_re + written, source):
+        if copy.match(source, m.start()):
+            continue
         node = root.descendant_for_byte_range(m.start(), m.end())
         while node is not None and node.type not in ("initializer_pair", "function_definition"):
             node = node.parent
