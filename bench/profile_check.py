@@ -31,12 +31,11 @@ def main() -> int:
     parser.add_argument("--top", type=int, default=8, help="show the N slowest files")
     args = parser.parse_args()
 
-    from dpmlens.check import prefilter_delay_words, prefilter_keywords, read_bytes
+    from dpmlens.check import read_bytes
     from dpmlens.config import Config
-    from dpmlens.engine import analyze_model
+    from dpmlens.engine import analyze_model, prefilter
     from dpmlens.model.build import build_model
     from dpmlens.syntax.parser import parse
-    from dpmlens.syntax.prefilter import may_contain_pm
     from dpmlens.walk import collect_files
 
     target = Path(args.kernel) / args.subdir
@@ -44,8 +43,7 @@ def main() -> int:
         print(f"no kernel tree at {target} (see README: Benchmark)", file=sys.stderr)
         return 2
     config = Config()
-    keywords = prefilter_keywords()  # what `dpmlens check` uses
-    delay_words = prefilter_delay_words()
+    words = prefilter(config)  # what `dpmlens check` uses
     t = time.process_time()
     files, _errors = collect_files([str(target)])
     stages = {"walk": time.process_time() - t, "read": 0.0, "prefilter": 0.0, "parse": 0.0,
@@ -57,7 +55,7 @@ def main() -> int:
         t0 = time.process_time()
         source = read_bytes(path)  # as `dpmlens check` reads
         t1 = time.process_time()
-        hit = may_contain_pm(source, keywords, delay_words)
+        hit = words.matches(source)
         t2 = time.process_time()
         stages["read"] += t1 - t0
         stages["prefilter"] += t2 - t1

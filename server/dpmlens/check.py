@@ -7,7 +7,6 @@ findings (small frozen dataclasses) plus the source lines they point at — neve
 
 from __future__ import annotations
 
-import functools
 import itertools
 import multiprocessing
 import os
@@ -20,6 +19,7 @@ from typing import Any
 
 from dpmlens.config import Config
 from dpmlens.findings import Finding
+from dpmlens.syntax.prefilter import WordFilter
 from dpmlens.walk import InputError, iter_files
 
 # Below this many files a process pool costs more than it saves.
@@ -65,11 +65,11 @@ class _Job:
 
     config: Config
     rules: list[Any] | None
-    keywords: tuple[bytes, ...]
+    prefilter: WordFilter
     count_lines: bool
 
     def check(self, path: str) -> _FileResult:
-        return check_file(path, self.config, self.rules, self.keywords, self.count_lines)
+        return check_file(path, self.config, self.rules, self.prefilter, self.count_lines)
 
 
 _worker_job: _Job | None = None
@@ -78,32 +78,6 @@ _worker_job: _Job | None = None
 def _init_worker(job: _Job) -> None:
     global _worker_job
     _worker_job = job
-
-
-def prefilter_keywords() -> tuple[bytes, ...]:
-    """The engine's prefilter words, minus those that contain another one (`USB_RESUME_TIMEOUT`
-    when `RESUME_TIMEOUT` is there): the same files pass, with fewer scans of every byte."""
-    from dpmlens.engine import prefilter_keywords as engine_keywords
-    from dpmlens.syntax.prefilter import CORE_KEYWORDS
-
-    words = tuple(dict.fromkeys(engine_keywords()))
-
-    def redundant(w: bytes) -> bool:
-        # A core word keeps a file on its own, a spec word only next to a delay call: a core
-        # word is never dropped for a spec word it happens to contain.
-        return any(
-            o != w and o in w and (o in CORE_KEYWORDS or w not in CORE_KEYWORDS) for o in words
-        )
-
-    return tuple(w for w in words if not redundant(w))
-
-
-@functools.lru_cache(maxsize=1)
-def prefilter_delay_words() -> tuple[bytes, ...]:
-    """The delay functions' names: spec words keep a file only together with one of them."""
-    from dpmlens.engine import prefilter_delay_words as engine_delay_words
-
-    return engine_delay_words()
 
 
 def default_jobs() -> int:
@@ -117,19 +91,20 @@ def check_file(
     path: str,
     config: Config,
     rules: list[Any] | None = None,
-    keywords: tuple[bytes, ...] | None = None,
+    prefilter: WordFilter | None = None,
     count_lines: bool = True,
 ) -> _FileResult:
     """Read, prefilter and analyze one file; every failure becomes an InputError.
 
     `rules`: the rules to run (default: all of `rules/`, as `engine.analyze_source` does);
-    `keywords`: the prefilter's words (default: `prefilter_keywords()`); `count_lines`: count
+    `prefilter`: the byte prefilter (default: `engine.prefilter(config, rules)`);
+    `count_lines`: count
     the file's lines (one more pass over every byte, ~3 % of a run; only checkpatch's
     `total:` line needs them).
     """
     from dpmlens.engine import analyze_model
+    from dpmlens.engine import prefilter as engine_prefilter
     from dpmlens.model.build import build_model
-    from dpmlens.syntax.prefilter import may_contain_pm
 
     try:
         source = read_bytes(path)
@@ -140,8 +115,9 @@ def check_file(
     if b"\0" in source[:_BINARY_PROBE]:
         error = InputError(path, "binary file (contains NUL bytes), skipped")
         return _FileResult(path, [], error, nbytes, 0, False, {})
-    words = keywords if keywords is not None else prefilter_keywords()
-    if not may_contain_pm(source, words, prefilter_delay_words()):
+    if prefilter is None:
+        prefilter = engine_prefilter(config, rules)
+    if not prefilter.matches(source):
         return _FileResult(path, [], None, nbytes, nlines, False, {})
     try:
         findings = analyze_model(build_model(path, source), config, None, rules)
@@ -212,7 +188,9 @@ def check_paths(
         files = filter(keep_file, files)
     jobs = max(1, jobs or default_jobs())
     run = CheckRun(findings=[], errors=[], jobs=jobs)
-    job = _Job(config, rules, prefilter_keywords(), count_lines)  # words: once, from a table
+    from dpmlens.engine import prefilter
+
+    job = _Job(config, rules, prefilter(config, rules), count_lines)  # built once, in the parent
     for result in _results(files, job, jobs):
         run.files_checked += 1
         run.bytes_checked += result.nbytes
@@ -242,7 +220,6 @@ def _configured(findings: list[Finding], config: Config) -> list[Finding]:
 
 
 def _results(files: Iterator[str], job: _Job, jobs: int) -> Iterator[_FileResult]:
-    prefilter_delay_words()  # cached before the workers fork
     first = list(itertools.islice(files, _POOL_MIN_FILES))
     if jobs == 1 or len(first) < _POOL_MIN_FILES:
         for path in itertools.chain(first, files):
@@ -251,7 +228,6 @@ def _results(files: Iterator[str], job: _Job, jobs: int) -> Iterator[_FileResult
     # Import the engine (and whatever it loads at import time) before forking, so the workers
     # share it copy-on-write instead of each importing it again.
     import dpmlens.engine  # noqa: F401
-    import dpmlens.syntax.prefilter  # noqa: F401
 
     yield from _Pool(jobs, job).run(itertools.chain(first, files))
 

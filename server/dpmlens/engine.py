@@ -11,38 +11,42 @@ None and rules stay within the file.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 
 from dpmlens.config import Config
 from dpmlens.findings import Finding
 from dpmlens.model.build import build_model
+from dpmlens.model.keywords import callback_filter
 from dpmlens.model.types import FileModel
 from dpmlens.rules.context import Context
 from dpmlens.rules.loader import Rule, load_rules
-from dpmlens.rules.registry import runner_for
+from dpmlens.syntax.prefilter import WordFilter
 
 
-def prefilter_keywords() -> tuple[bytes, ...]:
-    """The byte prefilter's PM keywords plus the words that make a delay spec-linked without
-    any other PM construct in the file (spec quantity names, padded constants such as
-    USB_RESUME_TIMEOUT): files holding none of them cannot produce a finding."""
-    from dpmlens.rules.loader import load_table
-    from dpmlens.syntax.prefilter import keywords_for
-
-    table = load_table("spec-delays")
-    words: list[str] = []
-    for q in table.get("quantities", []):
-        words += [str(k) for k in q.get("keywords", []) or []]
-        words += [str(c) for c in (q.get("constants") or {})]
-    return keywords_for(words)
+def prefilter(config: Config | None = None, rules: list[Rule] | None = None) -> WordFilter:
+    """The byte prefilter for these rules: the union of what each enabled rule's checker needs
+    (`rules.plugin.Keywords`), plus the model's callback words for checkers that look at
+    callbacks. A file it rejects cannot produce a finding."""
+    rules = rules if rules is not None else load_rules()
+    enabled = tuple(r for r in rules if config is None or config.is_enabled(r.id))
+    return _prefilter(enabled)
 
 
-def prefilter_delay_words() -> tuple[bytes, ...]:
-    """The delay functions' names (msleep, mdelay, ...): the spec words of
-    `prefilter_keywords()` only matter in a file that names one of them (see
-    `syntax.prefilter.may_contain_pm(delay_words=...)`)."""
-    from dpmlens.rules.loader import load_table
-
-    return tuple(str(n).encode() for n in load_table("spec-delays").get("delay_functions") or {})
+@lru_cache(maxsize=8)
+def _prefilter(rules: tuple[Rule, ...]) -> WordFilter:
+    out = WordFilter()
+    for rule in rules:
+        kw = rule.checker.keywords(rule.options)
+        out = out.union(
+            WordFilter(
+                words=tuple(w.encode() for w in kw.words),
+                gated=tuple(w.encode() for w in kw.gated),
+                gate=tuple(w.encode() for w in kw.gate),
+            )
+        )
+        if kw.callbacks:
+            out = out.union(callback_filter())
+    return out
 
 
 def analyze_source(
@@ -62,7 +66,7 @@ def analyze_model(
     for rule in rules if rules is not None else load_rules():
         if not config.is_enabled(rule.id):
             continue
-        for finding in runner_for(rule)(rule, ctx):
+        for finding in rule.checker.run(rule, ctx):
             setting = config.rules.get(rule.id)
             if setting is not None and setting.severity is not None:
                 finding = replace(finding, severity=setting.severity)

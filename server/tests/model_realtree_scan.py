@@ -4,7 +4,7 @@
 
 Times are process CPU seconds of this one process (the machine may be shared), per stage:
 read, prefilter, tree-sitter parse, build_model, and a rules-like pass (pm_callbacks,
-reachable_calls from every callback, calls_to of the delay/wake/get_sync functions).
+the call walker from every callback, calls_to of the delay/wake/get_sync functions).
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ import sys
 import time
 import traceback
 
+from dpmlens.engine import prefilter
 from dpmlens.model.build import build_model
-from dpmlens.model.callgraph import pm_callbacks, reachable_calls
+from dpmlens.model.callgraph import pm_callbacks
+from dpmlens.model.walker import Walker
 from dpmlens.syntax.parser import parse
-from dpmlens.syntax.prefilter import may_contain_pm
 
 DEFAULT = "/work/linux/linux-source-6.12/drivers"
 NAMES = (
@@ -53,7 +54,7 @@ def main(root: str) -> int:
             continue
         t1 = clock()
         total += len(src)
-        ok = may_contain_pm(src)
+        ok = prefilter().matches(src)
         t2 = clock()
         t["read"] += t1 - t0
         t["prefilter"] += t2 - t1
@@ -73,7 +74,7 @@ def main(root: str) -> int:
         roles = pm_callbacks(model)
         for fn in roles:
             if fn in model.functions:
-                for _ in reachable_calls(model, fn):
+                for _ in Walker(model).reach(fn):
                     pass
         model.calls_to(*NAMES)
         t5 = clock()

@@ -190,15 +190,15 @@ def test_usage_mistakes_exit_2(tmp_path: Path, capsys) -> None:
 
 
 def test_prefilter_uses_the_engines_words(tmp_path: Path, capsys) -> None:
-    from dpmlens.check import prefilter_keywords
-    from dpmlens.engine import prefilter_keywords as engine_keywords
-    from dpmlens.syntax.prefilter import PM_KEYWORDS
+    from dpmlens.config import Config, RuleSetting
+    from dpmlens.engine import prefilter
 
-    kept, wanted = prefilter_keywords(), engine_keywords()
-    # the same files pass: every engine word contains a kept word, and no kept word is redundant
-    assert all(any(k in w for k in kept) for w in wanted)
-    assert not any(a != b and a in b for a in kept for b in kept)
-    assert b"D3cold" in kept and not any(k in b"D3cold" for k in PM_KEYWORDS)
+    # the words come from the enabled rules' checkers: off with its rules, on with them
+    assert b"D3cold" in prefilter().gated
+    delay_rules = ("delay-beyond-spec", "msleep-under-20ms", "busy-wait-in-pm-callback")
+    no_delays = Config(rules={r: RuleSetting(enabled=False) for r in delay_rules})
+    assert b"D3cold" not in prefilter(no_delays).gated
+    assert b"pm_runtime_get_sync" in prefilter(no_delays).words
     # a spec-padded delay with no PM construct in the file: only a spec word lets it through
     src = write_driver(
         tmp_path / "d3.c",

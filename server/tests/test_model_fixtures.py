@@ -5,8 +5,9 @@ from __future__ import annotations
 from model_helpers import FIXTURES, NOIRQ, members, runtime, sleep
 
 from dpmlens.model.build import build_model
-from dpmlens.model.callgraph import pm_callbacks, reachable_calls
+from dpmlens.model.callgraph import pm_callbacks
 from dpmlens.model.consteval import eval_int
+from dpmlens.model.walker import Walker
 
 
 def _load(rel: str):
@@ -42,9 +43,9 @@ def test_full_driver() -> None:
     roles = pm_callbacks(m)
     assert roles["foo_suspend_noirq"][0].driver_name == "full_driver"
     wake = [
-        ([h.function for h in hops], c.span.line)
-        for hops, c in reachable_calls(m, "foo_suspend_noirq")
-        if c.callee == "enable_irq_wake"
+        (r.functions(), r.call.span.line)
+        for r in Walker(m).reach("foo_suspend_noirq")
+        if r.call.callee == "enable_irq_wake"
     ]
     assert wake == [(["foo_suspend_noirq", "foo_arm_wake"], 16)]
     (sleep_call,) = m.calls_to("msleep")

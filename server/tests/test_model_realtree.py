@@ -11,9 +11,10 @@ import re
 import pytest
 from model_helpers import KERNEL
 
+from dpmlens.engine import prefilter
 from dpmlens.model.build import build_model
-from dpmlens.model.callgraph import pm_callbacks, reachable_calls
-from dpmlens.syntax.prefilter import may_contain_pm
+from dpmlens.model.callgraph import pm_callbacks
+from dpmlens.model.walker import Walker
 
 DRIVERS = KERNEL / "drivers"
 _TABLE_MACRO = re.compile(
@@ -32,7 +33,7 @@ def _sample(n: int) -> list:
     picked = []
     for p in files:
         src = p.read_bytes()
-        if may_contain_pm(src):
+        if prefilter().matches(src):
             picked.append((p, src))
         if len(picked) >= n:
             break
@@ -52,8 +53,8 @@ def test_build_model_on_300_real_files() -> None:
         callbacks += len(cbs)
         for fn in list(cbs)[:3]:
             if fn in m.functions:
-                for _hops, call in reachable_calls(m, fn):
-                    assert call.callee
+                for reached in Walker(m).reach(fn):
+                    assert reached.call.callee
         if _TABLE_MACRO.search(src):
             macro_files += 1
             macro_hits += any(t.macro for t in m.pm_tables.values())

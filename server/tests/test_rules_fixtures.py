@@ -51,7 +51,8 @@ def _fixture_files() -> list[Path]:
 
 
 @pytest.mark.parametrize("path", _fixture_files(), ids=lambda p: p.name)
-def test_fixture(path: Path) -> None:
+def test_fixture(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DPMLENS_STRICT_MESSAGES", "1")  # every placeholder must be filled
     rule_ids = {r.id for r in load_rules()}
     findings = analyze_source(str(path), path.read_bytes(), Config())
     markers = _markers(path)

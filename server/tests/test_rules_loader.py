@@ -85,7 +85,40 @@ def test_a_common_rule_needs_no_python(tmp_path: Path) -> None:
         (
             "bad-key",
             GOOD.format(id="bad-key") + "  calss: [x]\n",
-            "unknown key(s) calss",
+            "match: unknown key 'calss' (known: allow, calls,",
+        ),
+        (  # a typo in a checker's option value is an error, not a rule that finds nothing
+            "bad-report",
+            GOOD.format(id="bad-report").replace(
+                "  kind: call-in-phase\n  phases: [noirq]\n  calls: [enable_irq_wake]\n",
+                "  checker: delays\n  report: busywait\n",
+            ).replace("{callee}() in {phase}", "{value} ms"),
+            "match: report: 'busywait' is not one of 'beyond-spec', 'msleep-under-20ms',",
+        ),
+        (
+            "bad-option-type",
+            GOOD.format(id="bad-option-type") + "  once_per_callback: sometimes\n",
+            "match: once_per_callback: expected true or false",
+        ),
+        (
+            "bad-list",
+            GOOD.format(id="bad-list").replace("[enable_irq_wake]", "enable_irq_wake"),
+            "match: calls: expected a list, got str",
+        ),
+        (
+            "bad-condition",
+            GOOD.format(id="bad-condition") + "  unless: [pinned]\n",
+            "match: unless: 'pinned' is not one of 'pinned-active'",
+        ),
+        (
+            "bad-placeholder",
+            GOOD.format(id="bad-placeholder").replace("{phase}", "{phsae}"),
+            "message placeholder(s) {phsae} are not filled by checker 'call-in-phase'",
+        ),
+        (
+            "missing-option",
+            GOOD.format(id="missing-option").replace("  calls: [enable_irq_wake]\n", ""),
+            "match: missing key 'calls'",
         ),
     ],
 )

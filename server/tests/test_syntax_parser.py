@@ -7,9 +7,11 @@ from pathlib import Path
 import pytest
 import tree_sitter as ts
 
+from dpmlens.engine import prefilter
 from dpmlens.model.build import build_model
+from dpmlens.model.keywords import index_filter
 from dpmlens.syntax import parser as sp
-from dpmlens.syntax.prefilter import PM_KEYWORDS, keywords_for, may_contain_pm, mentions_pm
+from dpmlens.syntax.prefilter import WordFilter
 
 SRC = b"""#define DELAY 10
 static int foo_suspend(struct device *dev)
@@ -112,30 +114,35 @@ def test_repository_queries_compile() -> None:
         b"static struct platform_driver d __initdata = {\n\t.resume = x,\n};",
         b"ret = pm_runtime_get_sync(dev);",
         b"msleep(USB_RESUME_TIMEOUT);",
-        b"/* TRSTRCY = 10 ms; plus some extra */",
-        b"/* TRSMRCY */",
+        b"/* TRSTRCY = 10 ms; plus some extra */ msleep(50);",  # spec words: next to a delay
+        b"/* TRSMRCY */\n\tmdelay(20);",
     ],
 )
 def test_prefilter_keeps_pm_files(text: bytes) -> None:
-    assert may_contain_pm(b"int a;\n" + text + b"\n")
+    assert prefilter().matches(b"int a;\n" + text + b"\n")
 
 
 def test_prefilter_drops_files_without_pm() -> None:
-    assert not may_contain_pm(b"static int add(int a, int b) { return a + b; }\n")
-    assert not may_contain_pm(b"")
+    pf = prefilter()
+    assert not pf.matches(b"static int add(int a, int b) { return a + b; }\n")
+    assert not pf.matches(b"")
     # .suspend in a non-driver ops struct: not a legacy bus callback
     ops = b"static const struct snd_soc_component_driver c = { .suspend = x };"
-    assert not may_contain_pm(ops)
-    assert mentions_pm(ops)
-    assert not may_contain_pm(b"pm_runtime_put(dev);") and mentions_pm(b"pm_runtime_put(dev);")
+    assert not pf.matches(ops)
+    put = b"pm_runtime_put(dev);"
+    assert not pf.matches(put) and index_filter().matches(put)
+    # a subsystem ops struct of rules/tables/subsystem-ops.yaml holds callbacks
+    assert pf.matches(b"static const struct tb_cm_ops icm_ops = { .suspend_noirq = f };")
 
 
-def test_prefilter_extra_keywords() -> None:
-    words = keywords_for(["TDRSMDN", b"my_special_delay", "dev_pm_ops"])
-    assert words[: len(PM_KEYWORDS)] == PM_KEYWORDS
-    assert words.count(b"dev_pm_ops") == 1
-    assert may_contain_pm(b"x = my_special_delay;", words)
-    assert not may_contain_pm(b"x = my_special_delay;")
+def test_word_filter_anchored_words_and_union() -> None:
+    f = WordFilter(words=(b"my_special_delay", b"dev_pm_ops", b"PLAIN", b"a_b"))
+    assert f.matches(b"x = my_special_delay;") and f.matches(b"PLAIN") and f.matches(b"a_b")
+    assert not f.matches(b"my_special_dela") and not f.matches(b"_pm_ops")
+    g = f.union(WordFilter(words=(b"other",)))
+    assert g.matches(b"other") and g.matches(b"dev_pm_ops") and not f.matches(b"other")
+    # a word containing another is redundant: the shorter one decides
+    assert WordFilter(words=(b"USB_RESUME_TIMEOUT", b"RESUME_TIMEOUT")).matches(b"RESUME_TIMEOUT")
 
 
 def test_line_index_after_many_lookups_uses_the_full_index() -> None:
@@ -157,14 +164,15 @@ def test_parse_from_threads() -> None:
 
 
 def test_prefilter_spec_words_need_a_delay_call() -> None:
-    words = keywords_for(["D3HOT"])
-    delays = (b"msleep", b"mdelay", b"usleep_range")
+    gate = (b"msleep", b"mdelay", b"usleep_range")
+    words = WordFilter(words=(b"PM_OPS",), gated=(b"D3HOT",), gate=gate)
     header = b"#define NBIO_PMI_STATUS__D3HOT_MASK 0x4\n#define ATS_Resp_delay_timer 0x8\n"
-    assert may_contain_pm(header, words)  # without delay names: any keyword keeps it
-    assert not may_contain_pm(header, words, delays)
-    assert may_contain_pm(b"/* D3HOT */\nmsleep(10);\n", words, delays)
-    assert may_contain_pm(b"/* D3HOT */\nusleep_range (10, 20);\n", words, delays)
-    # PM constructs and legacy driver structs do not need a delay
-    assert may_contain_pm(b"static DEFINE_SIMPLE_DEV_PM_OPS(a, b, c);", words, delays)
-    assert may_contain_pm(b"static struct pci_driver d = { .suspend = x };", words, delays)
-    assert not may_contain_pm(b"msleep(10);", words, delays)
+    assert not words.matches(header)
+    assert words.matches(b"/* D3HOT */\nmsleep(10);\n")
+    assert words.matches(b"/* D3HOT */\nusleep_range (10, 20);\n")
+    # PM constructs do not need a delay
+    assert words.matches(b"static DEFINE_SIMPLE_DEV_PM_OPS(a, b, c);")
+    assert not words.matches(b"msleep(10);")
+    pf = prefilter()
+    assert pf.matches(b"static struct pci_driver d = { .suspend = x };")
+    assert not pf.matches(header)

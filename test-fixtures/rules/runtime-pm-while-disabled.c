@@ -17,7 +17,8 @@ static int baz_power_up(struct baz *baz)
 	if (ret)
 		return ret;
 	writel(1, baz->base);
-	/* expect: runtime-pm-while-disabled */
+	/* balances the get above: that get is the finding */
+	/* ok: runtime-pm-while-disabled */
 	pm_runtime_put(baz->dev);
 	return 0;
 }

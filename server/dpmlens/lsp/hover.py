@@ -12,9 +12,10 @@ from lsprotocol import types
 
 from dpmlens.lsp.documents import UTF16, Document
 from dpmlens.model import pm_macros
-from dpmlens.model.callgraph import pm_callbacks, reachable_calls
+from dpmlens.model.callgraph import pm_callbacks
 from dpmlens.model.phases import PHASES, Phase
 from dpmlens.model.types import FileModel
+from dpmlens.model.walker import Walker
 
 _KIND = {"system": "system sleep", "hibernate": "hibernation", "runtime": "runtime PM"}
 _IDENT_TYPES = ("identifier", "field_identifier", "type_identifier")
@@ -108,13 +109,13 @@ def _roles_text(roles: list[Any]) -> list[str]:
 def _callers(model: FileModel, name: str, depth: int) -> list[tuple[list[Any], list[str]]]:
     """PM callbacks of this file that reach helper `name`: (their roles, the call chain)."""
     out = []
+    walker = Walker(model, depth)  # the rules' walker: the same chain as their findings
     for cb, roles in pm_callbacks(model).items():
         if cb not in model.functions or cb == name:
             continue
-        for hops, call in reachable_calls(model, cb, depth):
-            if call.callee == name:
-                out.append((roles, [h.function for h in hops] + [name]))
-                break
+        for reached in walker.reach(cb, towards=frozenset({name})):
+            out.append((roles, [*reached.functions(), name]))
+            break
     return out
 
 

@@ -134,7 +134,7 @@ def summarize_many(
 ) -> list[tuple[FileSummary, FileModel | None]]:
     """Worker task. Prefiltered (workspace scan): only files with PM words are parsed.
     Otherwise (a directory of an open document): every file, with its model for the resolver."""
-    from dpmlens.syntax.prefilter import may_contain_pm
+    from dpmlens.model.keywords import index_filter
 
     out = []
     for path in paths:
@@ -147,7 +147,7 @@ def summarize_many(
                     data = fh.read()
             except OSError:
                 continue
-            if not may_contain_pm(data):
+            if not index_filter().matches(data):
                 continue
             out.append(summarize(path, data, st.st_mtime_ns))
         else:

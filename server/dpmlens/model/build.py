@@ -863,7 +863,8 @@ class _TreeCall(CallSite):
 
 
 def _fields_of(c: CallSite) -> tuple[object, ...]:
-    return (c.callee, c.caller, c.span, c.callee_span, c.args, c.start_byte, c.end_byte)
+    return (c.callee, c.caller, c.span, c.callee_span, c.args, c.start_byte, c.end_byte,
+            c.via_pointer)  # fmt: skip
 
 
 def _enclosing_opener(src: bytes, pos: int, limit: int = 400) -> tuple[str, int]:

@@ -34,6 +34,9 @@ class CallSite:
     args: tuple[str, ...]  # argument source text, as written
     start_byte: int
     end_byte: int
+    # set for a call through a function pointer (`ops->power_up(x)`): the member called;
+    # `callee` is then one function the file's static const initializers set it to
+    via_pointer: str | None = None
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,14 @@ alone (restore state after firmware) is not reported.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from dpmlens.findings import Finding, Severity
 from dpmlens.model.phases import PAIRS, PHASES
 from dpmlens.rules.async_suspend import non_trivial
 from dpmlens.rules.context import Context
 from dpmlens.rules.loader import Rule
+from dpmlens.rules.plugin import Keywords, checker
 
 _UP_SIDE = {
     "system": ("resume_noirq", "resume_early", "resume", "complete"),
@@ -33,6 +35,18 @@ _WHY = {
 }
 
 
+
+
+@dataclass(frozen=True)
+class Options:
+    """No options."""
+
+@checker(
+    "asymmetric",
+    Options,
+    fields={"table", "member", "function", "pair", "why"},
+    keywords=Keywords(callbacks=True),
+)
 def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
     for table in ctx.model.pm_tables.values():
         filled = {m.member: m for m in table.members if m.function}

@@ -4,11 +4,13 @@ system-sleep work, whose probe never calls device_enable_async_suspend()."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from dpmlens.findings import Finding, Span
 from dpmlens.model.phases import SYSTEM_SLEEP_MEMBERS
 from dpmlens.rules.context import Context
 from dpmlens.rules.loader import Rule, load_table
+from dpmlens.rules.plugin import Keywords, checker
 
 _ENABLE = "device_enable_async_suspend"
 # Calls that do not make a callback "non-trivial": getting at the driver data, logging.
@@ -20,6 +22,18 @@ _TRIVIAL_CALLS = frozenset(
 )  # fmt: skip
 
 
+
+
+@dataclass(frozen=True)
+class Options:
+    """No options."""
+
+@checker(
+    "async-suspend",
+    Options,
+    fields={"bus", "driver", "callbacks", "probe"},
+    keywords=Keywords(callbacks=True),
+)
 def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
     if ctx.file_calls_any((_ENABLE,)):
         return

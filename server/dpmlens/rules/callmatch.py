@@ -12,6 +12,10 @@ callback in one of these phases. Rule files configure it entirely:
       calls_when_file_calls:          # more calls, reported only in files that also call
         calls: [device_init_wakeup]   # one of file_calls
         file_calls: [dev_pm_set_wake_irq]
+      once_per_callback: true         # only the first (dominant) matching call of a callback
+      rollback:                       # `by` calls after an `of` call in the same callback
+        of: [pm_runtime_get*]         # undo or balance it: never reported
+        by: [pm_runtime_put*]
 
 Message placeholders: {callee} {phase} {callback} {function} {via}.
 """
@@ -21,7 +25,8 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from dpmlens.findings import Finding, Fix, TextEdit
 from dpmlens.model.phases import PAIRS
@@ -29,6 +34,7 @@ from dpmlens.model.types import CallSite
 from dpmlens.rules.context import Callback, Context
 from dpmlens.rules.loader import Rule
 from dpmlens.rules.phasesel import select
+from dpmlens.rules.plugin import Keywords, checker
 
 _RUNTIME_GETS = (
     "pm_runtime_get_sync",
@@ -71,41 +77,42 @@ CONDITIONS: dict[str, Callable[[Context, Callback, CallSite], bool]] = {
 }
 
 
-_KEYS = frozenset(
-    {"kind", "phases", "calls", "allow", "skip_paths", "skip_sources", "unless",
-     "calls_when_file_calls"}
-)  # fmt: skip
+@dataclass(frozen=True)
+class CallsWhen:
+    calls: tuple[str, ...]
+    file_calls: tuple[str, ...]
 
 
-def validate(match: dict[str, Any]) -> str | None:
-    for key in ("phases", "calls"):
-        if not isinstance(match.get(key), list) or not match[key]:
-            return f"{key} must be a non-empty list"
-    _phases, problem = select(match["phases"])
-    if problem:
-        return problem
-    for key in ("allow", "skip_paths", "skip_sources", "unless"):
-        if key in match and not isinstance(match[key], list):
-            return f"{key} must be a list"
-    for pattern in match.get("skip_sources", []):
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            return f"skip_sources: bad regex {pattern!r}: {exc}"
-    for name in match.get("unless", []):
-        if name not in CONDITIONS:
-            return f"unknown condition {name!r} in unless (known: {', '.join(CONDITIONS)})"
-    extra = match.get("calls_when_file_calls")
-    if extra is not None and not (
-        isinstance(extra, dict)
-        and isinstance(extra.get("calls"), list)
-        and isinstance(extra.get("file_calls"), list)
-    ):
-        return "calls_when_file_calls needs lists 'calls' and 'file_calls'"
-    unknown = set(match) - _KEYS
-    if unknown:
-        return f"unknown key(s) {', '.join(sorted(unknown))}"
-    return None
+@dataclass(frozen=True)
+class Rollback:
+    of: tuple[str, ...]
+    by: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Options:
+    phases: tuple[str, ...]
+    calls: tuple[str, ...]
+    allow: tuple[str, ...] = ()
+    skip_paths: tuple[str, ...] = ()
+    skip_sources: tuple[str, ...] = ()
+    unless: tuple[Literal["pinned-active"], ...] = ()
+    calls_when_file_calls: CallsWhen | None = None
+    once_per_callback: bool = False
+    rollback: Rollback | None = None
+
+    def validate(self) -> str | None:
+        if not self.phases or not self.calls:
+            return "phases and calls must be non-empty lists"
+        _phases, problem = select(self.phases)
+        if problem:
+            return problem
+        for pattern in self.skip_sources:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                return f"skip_sources: bad regex {pattern!r}: {exc}"
+        return None
 
 
 def _matcher(patterns: list[str]) -> Callable[[str], bool]:
@@ -119,61 +126,74 @@ def _named_in(source: bytes, patterns: list[str]) -> bool:
     return any(re.split(r"[*?\[]", p, maxsplit=1)[0].encode() in source for p in patterns)
 
 
-def file_skipped(ctx: Context, match: dict[str, Any]) -> bool:
+def file_skipped(
+    ctx: Context, skip_paths: tuple[str, ...] | list[str], skip_sources: tuple[str, ...] | list[str]
+) -> bool:
     path = ctx.model.path.replace("\\", "/")
-    if any(fnmatch.fnmatch(path, p) for p in match.get("skip_paths", [])):
+    if any(fnmatch.fnmatch(path, p) for p in skip_paths):
         return True
-    return any(ctx.source_matches(p) for p in match.get("skip_sources", []))
+    return any(ctx.source_matches(p) for p in skip_sources)
 
 
+@checker(
+    "call-in-phase",
+    Options,
+    fields={"callee", "phase", "callback", "function", "via"},
+    keywords=Keywords(callbacks=True),
+)
 def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
-    match = rule.match
-    phases, _ = select(match["phases"])
+    """A call to one of `calls` reachable from a callback in one of `phases`."""
+    opts: Options = rule.options
+    phases, _ = select(opts.phases)
     callbacks = ctx.callbacks_in(phases)
     # Cheapest test first: most files have no callback in these phases (the path and
     # source tests below scan the whole text).
-    if not callbacks or file_skipped(ctx, match):
+    if not callbacks or file_skipped(ctx, opts.skip_paths, opts.skip_sources):
         return
-    patterns = list(match["calls"])
-    extra = match.get("calls_when_file_calls")
-    if extra and ctx.file_calls_any(extra["file_calls"]):
-        patterns += extra["calls"]
+    patterns = list(opts.calls)
+    extra = opts.calls_when_file_calls
+    if extra and ctx.file_calls_any(extra.file_calls):
+        patterns += extra.calls
     if ctx.resolver is None and not _named_in(ctx.model.source, patterns):
         return  # without a resolver every reached call is in this file, so its name is too
     wanted = _matcher(patterns)
-    allowed = set(match.get("allow", []))
-    unless = [CONDITIONS[n] for n in match.get("unless", [])]
+    allowed = set(opts.allow)
+    unless = [CONDITIONS[n] for n in opts.unless]
+    undone_by = _matcher(list(opts.rollback.by)) if opts.rollback else None
+    undoes = _matcher(list(opts.rollback.of)) if opts.rollback else None
     seen: set[tuple[str, int]] = set()
     for cb in callbacks:
+        opened = False  # an `of` call was reached earlier in this callback
         for reached in ctx.reach(cb.function):
             call = reached.call
+            if undoes is not None and undoes(call.callee):
+                was_open, opened = opened, True
+            else:
+                was_open = opened
             if call.callee in allowed or not wanted(call.callee):
                 continue
+            if was_open and undone_by is not None and undone_by(call.callee):
+                continue  # rolls back or balances a get of this callback: never reported
             if any(cond(ctx, cb, call) for cond in unless):
                 continue
             key = (reached.model.path, call.start_byte)
             if key in seen:
+                if opts.once_per_callback:
+                    break
                 continue
             seen.add(key)
-            message = rule.format_message(
+            yield ctx.report(
+                rule,
+                call,
+                cb=cb,
+                reached=reached,
+                fixes=_fixes(rule, reached.model.path, call),
                 callee=call.callee,
-                phase=cb.phase,
                 callback=cb.function,
-                function=call.caller,
                 via=ctx.via(reached),
             )
-            yield Finding(
-                rule=rule.id,
-                kernel_type=rule.kernel_type,
-                severity=rule.severity,
-                path=reached.model.path,
-                span=call.span,
-                message=message,
-                function=call.caller,
-                phase=cb.phase,
-                chain=ctx.chain(cb, reached),
-                fixes=_fixes(rule, reached.model.path, call),
-            )
+            if opts.once_per_callback:
+                break
 
 
 def _fixes(rule: Rule, path: str, call: Any) -> tuple[Fix, ...]:

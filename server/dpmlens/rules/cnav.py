@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import tree_sitter as ts
 
+from dpmlens.model.walker import parameter_names  # noqa: F401  (re-exported)
+
 _STOP = frozenset({"function_definition", "translation_unit"})
 
 
@@ -145,23 +147,4 @@ def identifiers_in(node: ts.Node) -> set[str]:
         if n.type == "identifier":
             out.add(text(n))
         stack.extend(n.children)
-    return out
-
-
-def parameter_names(func: ts.Node) -> list[str]:
-    """Parameter names of a function_definition, in order ("" where unnamed)."""
-    decl = func.child_by_field_name("declarator")
-    while decl is not None and decl.type != "function_declarator":
-        decl = decl.child_by_field_name("declarator")
-    if decl is None:
-        return []
-    params = decl.child_by_field_name("parameters")
-    out: list[str] = []
-    for p in params.named_children if params is not None else ():
-        if p.type != "parameter_declaration":
-            continue
-        d = p.child_by_field_name("declarator")
-        while d is not None and d.type != "identifier":
-            d = d.child_by_field_name("declarator")
-        out.append(text(d))
     return out

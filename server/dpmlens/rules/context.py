@@ -1,9 +1,11 @@
-"""What every rule needs to know about one file: its PM callbacks, what they reach, the tree.
+"""What every rule needs to know about one file: its PM callbacks, what they reach, the tree,
+and the one way to make a finding (`report`).
 
-`Context.callbacks` lists (function, phase) pairs from the file's dev_pm_ops tables and the
-legacy bus callbacks of its driver structs. `Context.reach(fn)` follows calls from `fn` into
-functions defined in the same file (or, with a resolver, in the workspace) up to
-`config.helper_depth` hops and yields every call site with the chain that led to it.
+`Context.callbacks` lists (function, phase) pairs from the file's dev_pm_ops tables, the
+legacy bus callbacks of its driver structs and the subsystem ops structs of
+`rules/tables/subsystem-ops.yaml`. `Context.reach(fn)` is the model's path-aware call walker
+(`model.walker`): calls from `fn` into helpers of the same file (or, with a resolver, of the
+workspace) up to `config.helper_depth` hops, each with the chain that led to it.
 """
 
 from __future__ import annotations
@@ -12,15 +14,19 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import tree_sitter as ts
 
 from dpmlens.config import Config
-from dpmlens.findings import ChainStep, Span
+from dpmlens.findings import ChainStep, Finding, Fix, Severity, Span
 from dpmlens.model.callgraph import pm_callbacks
 from dpmlens.model.phases import PHASES
 from dpmlens.model.types import CallSite, FileModel, FunctionDef
+from dpmlens.model.walker import Hop, Reached, Walker, chain_steps, via_text
 from dpmlens.syntax.parser import parse
+
+__all__ = ["Callback", "Context", "Hop", "Reached"]
 
 
 @dataclass(frozen=True)
@@ -31,34 +37,13 @@ class Callback:
     source: str  # "foo_pm_ops" or "foo_driver (legacy .suspend)"
 
 
-@dataclass(frozen=True)
-class Hop:
-    """One call on the way from a callback to a reached call: `call` in `model`."""
-
-    call: CallSite
-    model: FileModel
-
-
-@dataclass(frozen=True)
-class Reached:
-    """A call site reached from a callback; `hops` are the helper calls before it."""
-
-    call: CallSite
-    model: FileModel  # the file the call is in (another file only through a resolver)
-    hops: tuple[Hop, ...]  # helper calls from the callback down to call.caller
-
-    @property
-    def function(self) -> str | None:
-        return self.call.caller
-
-
 @dataclass
 class Context:
     model: FileModel
     config: Config
     resolver: object | None = None
     _trees: dict[str, ts.Tree] = field(default_factory=dict)
-    _leads: dict[tuple[str, str, int, frozenset[str]], bool] = field(default_factory=dict)
+    _cache: dict[str, Any] = field(default_factory=dict)  # per-file results shared by rules
 
     # --- callbacks and reachability -------------------------------------------------------
 
@@ -78,115 +63,71 @@ class Context:
     def callbacks_in(self, phases: frozenset[str] | set[str]) -> list[Callback]:
         return [c for c in self.callbacks if c.phase in phases]
 
+    @cached_property
+    def walker(self) -> Walker:
+        return Walker(self.model, self.config.helper_depth, self.resolver, self.tree)
+
     def lookup(self, name: str, model: FileModel) -> tuple[FileModel, FunctionDef] | None:
-        fn = model.functions.get(name)
-        if fn is not None:
-            return model, fn
-        if model is self.model:
-            fn = self.model.functions.get(name)
-            if fn is not None:
-                return self.model, fn
-        if self.resolver is not None:
-            try:
-                return self.resolver.lookup(name)  # type: ignore[attr-defined]
-            except Exception:  # a broken workspace index must not break the rules
-                return None
-        return None
+        return self.walker.lookup(name, model)
 
     def reach(
         self, function: str, depth: int | None = None, towards: frozenset[str] | None = None
     ) -> Iterator[Reached]:
-        """Every call site in `function` and in the helpers it calls, depth-first, in order.
-
-        `towards` (callee names): yield only the calls to those names, exactly as without it
-        (same order, same hops), entering only helpers from which one can be reached.
-        """
-        limit = self.config.helper_depth if depth is None else depth
-        start = self.lookup(function, self.model)
-        if start is None:
-            return
-        yield from self._reach(start[0], function, (), limit, {function}, towards)
-
-    def _reach(
-        self,
-        model: FileModel,
-        function: str,
-        hops: tuple[Hop, ...],
-        left: int,
-        seen: set[str],
-        towards: frozenset[str] | None = None,
-    ) -> Iterator[Reached]:
-        for call in model.calls_in(function):
-            if not towards or call.callee in towards:
-                yield Reached(call, model, hops)
-            if left <= 0 or call.callee in seen:
-                continue
-            target = self.lookup(call.callee, model)
-            if target is None:
-                continue
-            if towards and not self._leads_to(target[0], call.callee, left - 1, towards):
-                continue
-            seen.add(call.callee)
-            yield from self._reach(
-                target[0], call.callee, (*hops, Hop(call, model)), left - 1, seen, towards
-            )
-            seen.discard(call.callee)
-
-    def _leads_to(self, model: FileModel, function: str, left: int, names: frozenset[str]) -> bool:
-        """Can `_reach(model, function, left)` yield a call to one of `names`? (Memoized; it
-        ignores the path's `seen` set, so it may say yes where the walk finds nothing.)"""
-        key = (model.path, function, left, names)
-        known = self._leads.get(key)
-        if known is None:  # `left` falls on every level: no cycle can come back to `key`
-            calls = model.calls_in(function)
-            known = any(c.callee in names for c in calls) or (
-                left > 0
-                and any(
-                    (t := self.lookup(c.callee, model)) is not None
-                    and self._leads_to(t[0], c.callee, left - 1, names)
-                    for c in calls
-                )
-            )
-            self._leads[key] = known
-        return known
+        """Every call site on a path that can run from `function` (model.walker.Walker)."""
+        return self.walker.reach(function, depth, towards)
 
     def chain(self, cb: Callback, reached: Reached) -> tuple[ChainStep, ...]:
         """callback -> helper -> ... -> the reached call, as findings.ChainStep."""
-        steps = []
         cb_def = self.model.functions.get(cb.function)
-        steps.append(
-            ChainStep(
-                cb.function,
-                self.model.path,
-                cb_def.name_span if cb_def else cb.span,
-                f"{cb.phase} callback",
-            )
-        )
-        for hop in reached.hops:
-            steps.append(
-                ChainStep(
-                    hop.call.caller or "?",
-                    hop.model.path,
-                    hop.call.span,
-                    f"calls {hop.call.callee}()",
-                )
-            )
-        steps.append(
-            ChainStep(
-                reached.call.caller or "?",
-                reached.model.path,
-                reached.call.span,
-                f"calls {reached.call.callee}()",
-            )
-        )
-        return tuple(steps)
+        span = cb_def.name_span if cb_def else cb.span
+        return chain_steps(reached, cb.function, self.model.path, span, f"{cb.phase} callback")
 
     @staticmethod
     def via(reached: Reached) -> str:
         """ " via foo_set_wake()" / " via a() -> b()" / "" for a direct call."""
-        if not reached.hops:
-            return ""
-        return " via " + " -> ".join(f"{h.call.callee}()" for h in reached.hops)
+        return via_text(reached)
+
+    # --- findings ---------------------------------------------------------------------------
+
+    def report(
+        self,
+        rule: Any,
+        span: Span | CallSite,
+        *,
+        path: str | None = None,
+        severity: Severity | None = None,
+        function: str | None = None,
+        phase: str | None = None,
+        cb: Callback | None = None,
+        reached: Reached | None = None,
+        fixes: tuple[Fix, ...] = (),
+        **fields: object,
+    ) -> Finding:
+        """The finding of `rule` at `span` (or at a call site), its message formatted from
+        `fields` (the loader checked that they cover the rule's placeholders), with the call
+        chain from callback `cb` through `reached` when both are given."""
+        if isinstance(span, CallSite):
+            call = span
+            span = call.span
+            function = function if function is not None else call.caller
+        if reached is not None and path is None:
+            path = reached.model.path
+        phase = phase if phase is not None else (cb.phase if cb else None)
+        # `phase` and `function` are message placeholders too; explicit fields win
+        fields = {"phase": phase, "function": function, **fields}
+        chain = self.chain(cb, reached) if cb and reached else ()
+        return Finding(
+            rule=rule.id,
+            kernel_type=rule.kernel_type,
+            severity=rule.severity if severity is None else severity,
+            path=path or self.model.path,
+            span=span,
+            message=rule.format_message(**fields),
+            function=function,
+            phase=phase,
+            chain=chain,
+            fixes=fixes,
+        )
 
     # --- the tree ---------------------------------------------------------------------------
 
@@ -211,12 +152,7 @@ class Context:
         return node
 
     def call_node(self, call: CallSite, model: FileModel | None = None) -> ts.Node | None:
-        node = self.node(call.start_byte, call.end_byte, model)
-        while node is not None and node.type != "call_expression":
-            if node.type in ("function_definition", "translation_unit"):
-                return None
-            node = node.parent
-        return node
+        return self.walker.call_node(call, model or self.model)
 
     def file_calls_any(self, patterns: list[str] | tuple[str, ...]) -> bool:
         """Does the file call any of `patterns` (names, or `prefix*` globs)? A text search

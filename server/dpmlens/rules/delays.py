@@ -17,6 +17,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 import tree_sitter as ts
 
@@ -38,8 +39,9 @@ from dpmlens.rules.delay_paths import (
 from dpmlens.rules.delay_spec import UNIT_MS, Quantity, SpecTable, fmt_ms
 from dpmlens.rules.delay_spec import load_spec as _spec
 from dpmlens.rules.delayvalue import Value, evaluate
-from dpmlens.rules.loader import Rule
+from dpmlens.rules.loader import Rule, load_table
 from dpmlens.rules.locks import atomic_callers, lock_held, lock_wrappers
+from dpmlens.rules.plugin import Keywords, checker
 from dpmlens.rules.sleep_slack import msleep_worst_ms, worst_case_text
 
 _LOOPS = frozenset({"for_statement", "while_statement", "do_statement"})
@@ -65,14 +67,6 @@ class Delay:
     @property
     def most_ms(self) -> float:
         return self.value.most * UNIT_MS[self.unit]
-
-
-def _fmt(ms: float) -> str:
-    if ms >= 10:
-        return f"{round(ms):g} ms"
-    if ms >= 1 or ms == 0:
-        return f"{round(ms, 2):g} ms"
-    return f"{ms * 1000:g} us"
 
 
 class _Defines(Mapping[str, str]):
@@ -381,15 +375,47 @@ def analysis(ctx: Context) -> _Analysis:
     return hit[1]
 
 
+
+
+@dataclass(frozen=True)
+class Options:
+    report: Literal["beyond-spec", "msleep-under-20ms", "busy-wait"]
+    min_ms: float = 10  # busy-wait: shortest reported busy-wait
+    # msleep-under-20ms: the CONFIG_HZ severity assumes (kernel/Kconfig.hz default), and the
+    # worst case / request ratios from which a short msleep() is a warning, an info
+    hz: Literal[100, 250, 1000] = 250
+    warn_ratio: float = 2.0
+    info_ratio: float = 1.5
+
+
+def _keywords(_opts: Options) -> Keywords:
+    """Callbacks; and spec words (quantity names, padded constants), which make a delay
+    spec-linked wherever it is, but only in a file that names a delay function."""
+    table = load_table("spec-delays")
+    words: list[str] = []
+    for q in table.get("quantities", []):
+        words += [str(k) for k in q.get("keywords", []) or []]
+        words += [str(c) for c in (q.get("constants") or {})]
+    gate = tuple(str(n) for n in table.get("delay_functions") or {})
+    return Keywords(gated=tuple(words), gate=gate, callbacks=True)
+
+
+@checker(
+    "delays",
+    Options,
+    fields={"delay", "via", "reason", "cycle", "arg", "value", "where", "worst", "range",
+            "bound", "loop", "callee", "phase", "callback"},
+    keywords=_keywords,
+)  # fmt: skip
 def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
     a = analysis(ctx)
-    report = rule.match.get("report")
-    if report == "beyond-spec":
+    opts: Options = rule.options
+    if opts.report == "beyond-spec":
         yield from _beyond_spec(rule, a)
-    elif report == "msleep-under-20ms":
-        yield from _msleep_short(rule, a)
-    elif report == "busy-wait":
-        yield from _busy_wait(rule, a, float(rule.match.get("min_ms", 10)))
+    elif opts.report == "msleep-under-20ms":
+        yield from _msleep_short(rule, a, opts)
+    elif opts.report == "busy-wait":
+        yield from _busy_wait(rule, a, opts.min_ms)
 
 
 def _where(a: _Analysis, d: Delay) -> tuple[Callback | None, Reached | None, str]:
@@ -400,22 +426,15 @@ def _where(a: _Analysis, d: Delay) -> tuple[Callback | None, Reached | None, str
     return cb, r, f" in the {cb.phase} callback {cb.function}(){a.ctx.via(r)}"
 
 
-def _finding(
-    rule: Rule, a: _Analysis, d: Delay, severity: Severity, message: str,
-    cb: Callback | None, r: Reached | None, fixes: tuple[Fix, ...] = (),
+def _report(
+    rule: Rule, a: _Analysis, d: Delay, severity: Severity, cb: Callback | None,
+    r: Reached | None, fixes: tuple[Fix, ...] = (), **fields: object,
 ) -> Finding:  # fmt: skip
-    return Finding(
-        rule=rule.id,
-        kernel_type=rule.kernel_type,
-        severity=severity,
-        path=d.file.model.path,
-        span=d.call.span,
-        message=message,
-        function=d.call.caller,
-        phase=cb.phase if cb else None,
-        chain=a.ctx.chain(cb, r) if cb and r else (),
-        fixes=fixes,
-    )
+    """The finding at delay `d`, in its own file, with the chain from `cb` when reached."""
+    return a.ctx.report(
+        rule, d.call, path=d.file.model.path, severity=severity, cb=cb, reached=r,
+        fixes=fixes, **fields,
+    )  # fmt: skip
 
 
 def _call_text(d: Delay) -> str:
@@ -550,8 +569,9 @@ def _beyond_spec(rule: Rule, a: _Analysis) -> Iterator[Finding]:
                 f"every call pays {fmt_ms(d.ms)} (no PM callback of this file reaches it; its"
                 " callers may be in other files)"
             )
-        message = rule.format_message(delay=waits, reason=reason, via=where, cycle=cycle)
-        yield _finding(rule, a, d, severity, message, cb, r)
+        yield _report(
+            rule, a, d, severity, cb, r, delay=waits, reason=reason, via=where, cycle=cycle
+        )
 
 
 _STATED = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|msec|msecs|milliseconds?|us|usec|usecs|s)\b", re.I)
@@ -617,12 +637,10 @@ def _waits_for_a_jiffy_deadline(d: Delay) -> bool:
     )
 
 
-def _msleep_short(rule: Rule, a: _Analysis) -> Iterator[Finding]:
+def _msleep_short(rule: Rule, a: _Analysis, opts: Options) -> Iterator[Finding]:
     """msleep(m) for 0 < m < 20, by how much longer than m it can really sleep at the HZ the
     rule assumes (match.hz): warning from warn_ratio times m, info from info_ratio."""
-    hz = int(rule.match.get("hz", 250))
-    warn_ratio = float(rule.match.get("warn_ratio", 2.0))
-    info_ratio = float(rule.match.get("info_ratio", 1.5))
+    hz, warn_ratio, info_ratio = opts.hz, opts.warn_ratio, opts.info_ratio
     for d in a.delays():
         if d.call.callee != "msleep" or not (0 < d.value.base < 20) or _context_switched(d, True):
             continue
@@ -641,7 +659,10 @@ def _msleep_short(rule: Rule, a: _Analysis) -> Iterator[Finding]:
             if d.in_loop
             else ""
         )
-        message = rule.format_message(
+        severity = rule.severity if ratio >= warn_ratio and not d.in_loop else Severity.INFO
+        fixes = () if d.in_loop else _sleep_fixes(d)
+        yield _report(
+            rule, a, d, severity, cb, r, fixes,
             arg=d.call.args[0],
             value=ms,
             where=where,
@@ -649,10 +670,7 @@ def _msleep_short(rule: Rule, a: _Analysis) -> Iterator[Finding]:
             range=f"{ms * 1000}, {(ms + 1) * 1000}",
             bound=ms + 1,
             loop=loop,
-        )
-        severity = rule.severity if ratio >= warn_ratio and not d.in_loop else Severity.INFO
-        fixes = () if d.in_loop else _sleep_fixes(d)
-        yield _finding(rule, a, d, severity, message, cb, r, fixes)
+        )  # fmt: skip
 
 
 def _sleep_fixes(d: Delay) -> tuple[Fix, ...]:
@@ -706,16 +724,15 @@ def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
             continue
         if r.hops and atomic_callers(r.model, d.call.caller, wrappers_of(r.model)):
             continue  # a helper shared with atomic callers cannot simply sleep
-        message = rule.format_message(
-            callee=d.call.callee,
-            arg=d.call.args[0],
-            value=f"{d.ms:g}",
-            phase=cb.phase,
-            callback=cb.function,
-            via=a.ctx.via(r),
-        )
         # A polling loop (`do { if (ready) break; mdelay(10); } while (...)`, also one that
         # calls the helper holding the mdelay()) lives in low-level code that is often shared
         # with atomic paths: advisory only.
         severity = Severity.INFO if d.in_loop or _hop_in_loop(a, r) else rule.severity
-        yield _finding(rule, a, d, severity, message, cb, r)
+        yield _report(
+            rule, a, d, severity, cb, r,
+            callee=d.call.callee,
+            arg=d.call.args[0],
+            value=f"{d.ms:g}",
+            callback=cb.function,
+            via=a.ctx.via(r),
+        )  # fmt: skip

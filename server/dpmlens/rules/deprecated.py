@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from dpmlens.findings import Finding, Fix, Span, TextEdit
 from dpmlens.model.types import PmTable
 from dpmlens.rules.context import Context
 from dpmlens.rules.loader import Rule
+from dpmlens.rules.plugin import Keywords, checker
 from dpmlens.rules.textpos import Positions
 
 _SET_RENAMES = {
@@ -26,6 +28,18 @@ _SET_RENAMES = {
 _RUNTIME = ("runtime_suspend", "runtime_resume", "runtime_idle")
 
 
+
+
+@dataclass(frozen=True)
+class Options:
+    """No options."""
+
+@checker(
+    "deprecated-pm-ops",
+    Options,
+    fields={"what", "replacement", "ptr"},
+    keywords=Keywords(words=("PM_OPS",)),
+)
 def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
     if not ctx.model.pm_tables:
         return

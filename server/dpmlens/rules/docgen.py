@@ -32,7 +32,17 @@ match:
     calls: [firmware_request_nowarn]
     file_calls: [devm_request_irq]
   unless: [pinned-active]         # optional: named conditions implemented in callmatch.py
+  once_per_callback: true         # optional: only the first (dominant) call of each callback
+  rollback:                       # optional: `by` calls after an `of` call in the same
+    of: ["pm_runtime_get*"]       # callback undo or balance it and are never reported
+    by: ["pm_runtime_put*"]
 ```
+
+Every key is checked when the rules load: an unknown key, a missing one, or a value of the
+wrong type (`report: busywait` where the checker knows `busy-wait`) is one error line naming
+the file; so is a `{placeholder}` in `message` that the checker does not fill. Editors can
+check rule files as you type with the published JSON schema `rules/schema.json` (generated
+from the checkers' typed options: `python -m dpmlens.rules.schema`).
 
 A safe mechanical fix can be declared too: `fix: {kind: rename-callee, title: ..., renames:
 {old_name: new_name}}` (see runtime-pm-state-query-while-disabled.yaml).
@@ -66,6 +76,14 @@ def _match_text(rule: Rule) -> str:
         lines.append(f"- files skipped: {', '.join(skipped)}")
     if m.get("unless"):
         lines.append(f"- not reported when: {', '.join(m['unless'])}")
+    if m.get("once_per_callback"):
+        lines.append("- one finding per callback: its first matching call")
+    if m.get("rollback"):
+        rb = m["rollback"]
+        lines.append(
+            f"- never reported: {', '.join(f'`{c}`' for c in rb['by'])} after "
+            f"{', '.join(f'`{c}`' for c in rb['of'])} in the same callback"
+        )
     return "\n".join(lines)
 
 
@@ -115,6 +133,20 @@ def render() -> str:
         out.append(
             f"| {q['id']}: {q.get('title', '')} | {q['min_ms']} ms | {q['source']} | {consts} |"
         )
+    ops = load_table("subsystem-ops")
+    out += [
+        "",
+        "## Subsystem ops structs whose members are PM callbacks (rules/tables/subsystem-ops.yaml)",
+        "",
+        "| struct | members (phase) | called from |",
+        "|---|---|---|",
+    ]
+    for stype, spec in (ops.get("structs") or {}).items():
+        members = ", ".join(
+            f"`.{m}` ({'/'.join(ps)})" if [m] != ps else f"`.{m}`"
+            for m, ps in (spec.get("members") or {}).items()
+        )
+        out.append(f"| `{stype}` | {members} | {spec.get('source', '')} |")
     buses = load_table("async-buses")
     out += [
         "",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import tree_sitter as ts
 
@@ -19,6 +20,7 @@ from dpmlens.findings import Finding, Fix, Span, TextEdit
 from dpmlens.rules import cnav
 from dpmlens.rules.context import Context
 from dpmlens.rules.loader import Rule
+from dpmlens.rules.plugin import Keywords, checker
 from dpmlens.syntax.parser import node_span
 
 _PUT = re.compile(r"\b(?:__)?pm_runtime_put\w*\s*\(")
@@ -97,6 +99,15 @@ def _label_puts(func: ts.Node, label: str) -> bool:
     return bool(_PUT.search(region))
 
 
+
+
+@dataclass(frozen=True)
+class Options:
+    """No options."""
+
+@checker(
+    "get-sync-leak", Options, fields={"function"}, keywords=Keywords(words=("pm_runtime_get_sync",))
+)
 def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
     for call in ctx.model.calls_to(_CALLEE):
         if call.caller is None:

@@ -1,8 +1,10 @@
 """Load and validate the rule files (`rules/*.yaml`) and the data tables (`rules/tables/`).
 
 A rule is data: id, kernel_type, severity, message template, note, url, an optional fix
-description and a `match` (a generic matcher kind, or the name of a code checker). Every
-mistake in a rule file is reported as one `RuleError` line naming the file.
+description and a `match`: the registered checker that runs it (`checker:` or, for the generic
+matchers, `kind:`) and that checker's typed options (`rules/plugin.py`). Every mistake in a
+rule file, including an unknown or mistyped option and a message placeholder the checker does
+not fill, is reported as one `RuleError` line naming the file.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import yaml
 
 from dpmlens.findings import Severity
 from dpmlens.paths import rules_dir as default_rules_dir
+from dpmlens.rules.plugin import Checker, checkers, parse_options
 
 _ID_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _TYPE_RE = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$")
@@ -43,6 +46,10 @@ class Rule:
     fix: dict[str, Any] | None = None
     path: str = ""
     fields: frozenset[str] = field(default=frozenset())  # placeholders used in `message`
+    checker_name: str = ""
+    options: Any = field(default=None, compare=False)  # the checker's typed options
+
+    __hash__ = object.__hash__  # rules are loaded once and compared by identity in caches
 
     @property
     def kind(self) -> str:
@@ -51,12 +58,18 @@ class Rule:
             return f"checker:{self.match['checker']}"
         return str(self.match["kind"])
 
+    @property
+    def checker(self) -> Checker:
+        return checkers()[self.checker_name]
+
     def format_message(self, **values: object) -> str:
         return self.message.format_map(_Defaults(values))
 
 
 class _Defaults(dict):
     def __missing__(self, key: str) -> str:
+        if os.environ.get("DPMLENS_STRICT_MESSAGES"):  # tests: a checker forgot a field
+            raise KeyError(f"message placeholder {{{key}}} not filled")
         return "?"
 
 
@@ -91,9 +104,6 @@ def _placeholders(path: Path, template: str) -> frozenset[str]:
 
 def parse_rule(path: Path, data: Any) -> Rule:
     """Validate one rule file's content; raise RuleError naming the file on any problem."""
-    # Imported here: the matchers import this module for Rule.
-    from dpmlens.rules.registry import CHECKERS, MATCH_KINDS
-
     if not isinstance(data, dict):
         raise RuleError(f"{path}: a rule file must be a YAML mapping")
     missing = [k for k in _REQUIRED if k not in data]
@@ -117,20 +127,25 @@ def parse_rule(path: Path, data: Any) -> Rule:
     match = data["match"]
     if not isinstance(match, dict):
         raise RuleError(f"{path}: match must be a mapping")
-    if "checker" in match:
-        if match["checker"] not in CHECKERS:
-            known = ", ".join(sorted(CHECKERS))
-            raise RuleError(f"{path}: unknown checker {match['checker']!r} (known: {known})")
-    elif "kind" in match:
-        validate = MATCH_KINDS.get(match["kind"])
-        if validate is None:
-            known = ", ".join(sorted(MATCH_KINDS))
-            raise RuleError(f"{path}: unknown match kind {match['kind']!r} (known: {known})")
-        problem = validate(match)
-        if problem:
-            raise RuleError(f"{path}: match: {problem}")
-    else:
-        raise RuleError(f"{path}: match needs either 'kind' or 'checker'")
+    if ("checker" in match) == ("kind" in match):
+        raise RuleError(f"{path}: match needs exactly one of 'kind' or 'checker'")
+    name = str(match.get("checker", match.get("kind")))
+    registered = checkers()
+    checker = registered.get(name)
+    if checker is None:
+        what = "checker" if "checker" in match else "match kind"
+        known = ", ".join(sorted(registered))
+        raise RuleError(f"{path}: unknown {what} {name!r} (known: {known})")
+    options, problem = parse_options(checker.options, match)
+    if problem:
+        raise RuleError(f"{path}: match: {problem}")
+    fields = _placeholders(path, data["message"])
+    unknown = sorted(fields - checker.fields)
+    if unknown:
+        raise RuleError(
+            f"{path}: message placeholder(s) {', '.join('{' + u + '}' for u in unknown)} are"
+            f" not filled by checker {name!r} (it fills: {', '.join(sorted(checker.fields))})"
+        )
     fix = data.get("fix")
     if fix is not None and not (isinstance(fix, dict) and "kind" in fix and "title" in fix):
         raise RuleError(f"{path}: fix must be a mapping with 'kind' and 'title'")
@@ -145,7 +160,9 @@ def parse_rule(path: Path, data: Any) -> Rule:
         match=match,
         fix=fix,
         path=str(path),
-        fields=_placeholders(path, data["message"]),
+        fields=fields,
+        checker_name=name,
+        options=options,
     )
 
 

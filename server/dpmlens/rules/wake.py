@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from dpmlens.findings import Finding, Severity
 from dpmlens.rules import cnav
 from dpmlens.rules.callmatch import file_skipped
 from dpmlens.rules.context import Context, Reached
 from dpmlens.rules.loader import Rule
+from dpmlens.rules.plugin import Keywords, checker
 
 _SUSPEND_SIDE = frozenset(
     {"prepare", "suspend", "suspend_late", "suspend_noirq", "poweroff", "poweroff_late",
@@ -64,6 +66,13 @@ def _conditions(ctx: Context, reached: Reached) -> list[str]:
     return out
 
 
+
+
+@dataclass(frozen=True)
+class Options:
+    """No options."""
+
+@checker("wake-gating", Options, fields={"message"}, keywords=Keywords(callbacks=True))
 def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
     callbacks = ctx.callbacks_in(_SUSPEND_SIDE | _RESUME_SIDE)
     if not callbacks:
@@ -72,7 +81,7 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
     # (a substring test, far cheaper than walking every callback).
     if ctx.resolver is None and b"irq_wake" not in ctx.model.source:
         return
-    if file_skipped(ctx, _PROVIDERS):
+    if file_skipped(ctx, _PROVIDERS["skip_paths"], _PROVIDERS["skip_sources"]):
         return
     seen: set[int] = set()
     for cb in callbacks:

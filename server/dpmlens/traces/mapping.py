@@ -19,8 +19,8 @@ from pathlib import Path
 
 from dpmlens.model.build import build_model, kbuild_modname
 from dpmlens.model.buses import DRIVER_STRUCTS, LEGACY_CALLBACKS
+from dpmlens.model.keywords import callback_filter
 from dpmlens.model.types import DriverStruct, FileModel, FunctionDef
-from dpmlens.syntax.prefilter import may_contain_pm
 from dpmlens.traces.aggregate import CallbackStats
 
 _BUS_NAMES = frozenset(DRIVER_STRUCTS.values()) | {
@@ -267,7 +267,7 @@ def build_index(root: str | os.PathLike[str], driver_names: Iterable[str] | None
             if b"DEV_PM_OPS" in src or b"dev_pm_ops" in src:
                 for m in _TABLE_DEF.finditer(src):
                     idx.table_files.setdefault(m.group(1).decode(), []).append(path)
-            if not may_contain_pm(src) and b"_driver" not in src:
+            if not callback_filter().matches(src) and b"_driver" not in src:
                 continue
             modname = file_modname(path, mods)
             if names and not (

@@ -1,0 +1,231 @@
+"""Function pointers set in file-scope struct initializers, and the calls made through them.
+
+Two uses:
+- subsystem ops (`rules/tables/subsystem-ops.yaml`): a function named in an initializer of
+  `struct tb_cm_ops`, `struct sdhci_pci_fixes`, ... runs in the PM phase the table gives for
+  that member, because the subsystem's own PM callback calls it (`ops_roles`);
+- indirect calls: `pcie->soc->power_up(pcie)` where every `static const` struct of the file
+  that sets `.power_up` names a function of the file: the call reaches those functions
+  (`pointer_calls`), so the call walker can follow it like a direct call.
+
+Initializers are read from the text, as the dev_pm_ops tables are (tree-sitter misparses many
+kernel initializers): a file-scope declaration starts a line (`static const struct x y = {`),
+and a `.member = function` after it and before the next declaration, outside function bodies,
+belongs to it. One regex pass per file, no tokenizing: generated register tables of 10,000
+entries cost nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+from dpmlens.findings import Span
+from dpmlens.model import ctext
+from dpmlens.model.types import CallSite, FileModel
+from dpmlens.paths import rules_dir
+from dpmlens.syntax.parser import LineIndex
+from dpmlens.syntax.prefilter import WordFilter
+
+# `static const struct foo_ops bar_ops[] __initconst = {` at the start of a line
+_DECL = re.compile(
+    rb"(?m)^(?:static[ \t]+)?(const[ \t]+)?struct[ \t]+(\w+)[ \t]+(const[ \t]+)?(\w+)"
+    rb"[ \t]*(?:\[[^\]\n]*\])?[^=;(\n]*=[ \t]*\{"
+)
+_MAX_ITEMS = 20_000  # entries per file: a generated register table must not cost seconds
+
+
+@dataclass(frozen=True)
+class OpsEntry:
+    struct_type: str
+    var: str
+    member: str  # the field set (last element of the designator path)
+    function: str
+    span: Span  # where the function is named
+    const: bool
+
+
+@dataclass(frozen=True)
+class SubsystemOps:
+    members: dict[str, tuple[str, ...]]  # member -> dev_pm_ops phases it runs in
+    source: str
+
+
+def subsystem_ops() -> dict[str, SubsystemOps]:
+    """struct type -> its PM members, from `rules/tables/subsystem-ops.yaml` (data)."""
+    return _subsystem_ops(str(rules_dir() / "tables" / "subsystem-ops.yaml"))
+
+
+@lru_cache(maxsize=4)
+def _subsystem_ops(file: str) -> dict[str, SubsystemOps]:
+    path = Path(file)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError):
+        return {}
+    out: dict[str, SubsystemOps] = {}
+    for stype, spec in (data.get("structs") or {}).items():
+        members = {
+            str(m): tuple(str(p) for p in ps) for m, ps in (spec.get("members") or {}).items()
+        }
+        out[str(stype)] = SubsystemOps(members, str(spec.get("source", "")))
+    return out
+
+
+def entries(model: FileModel) -> list[OpsEntry]:
+    """Every `.member = function` of the file's file-scope struct initializers (cached)."""
+    cached = model.__dict__.get("_ops_entries")
+    if cached is None:
+        cached = model.__dict__["_ops_entries"] = _scan(model)
+    return cached
+
+
+# `.member = fn,` / `.member = &fn }` (the last element of a designator path)
+_PAIR = re.compile(rb"\.\s*(\w+)\s*=\s*&?\s*([A-Za-z_]\w*)\s*(?=[,}\n])")
+
+
+def _scan(model: FileModel) -> list[OpsEntry]:
+    """One regex pass for the designated pairs naming a function of the file; each is
+    attributed to the file-scope declaration it follows (not inside a function body)."""
+    src = model.source
+    if not model.functions or (b"= {" not in src and b"={" not in src):
+        return []
+    decls = [m for m in _DECL.finditer(src) if m.group(2) != b"dev_pm_ops"]
+    if not decls:
+        return []
+    starts = [m.start() for m in decls]
+    bodies = sorted((f.start_byte, f.end_byte) for f in model.functions.values())
+    body_starts = [b[0] for b in bodies]
+    lines = LineIndex(src)
+    out: list[OpsEntry] = []
+    for m in _PAIR.finditer(src, decls[0].end()):
+        name = m.group(2).decode("latin-1")
+        if name not in model.functions:
+            continue
+        pos = m.start()
+        i = bisect_right(starts, pos) - 1
+        k = bisect_right(body_starts, pos) - 1
+        if i < 0 or (k >= 0 and bodies[k][1] > pos) or (k >= 0 and bodies[k][0] > starts[i]):
+            continue  # inside a function, or a function lies between the declaration and here
+        d = decls[i]
+        if src.find(b"\n}", d.end(), pos) != -1:
+            continue  # the declaration's initializer closed (a `}` at column 0) before here
+        out.append(
+            OpsEntry(
+                struct_type=d.group(2).decode("latin-1"),
+                var=d.group(4).decode("latin-1"),
+                member=m.group(1).decode("latin-1"),
+                function=name,
+                span=lines.span(m.start(2), m.end(2)),
+                const=bool(d.group(1) or d.group(3)),
+            )
+        )
+        if len(out) >= _MAX_ITEMS:
+            break
+    return out
+
+
+def ops_roles(model: FileModel) -> list[tuple[OpsEntry, tuple[str, ...]]]:
+    """Entries of subsystem ops structs that run in a PM phase: (entry, phases)."""
+    table = subsystem_ops()
+    if not table or not _names_filter(tuple(table)).matches(model.source):
+        return []
+    out = []
+    for e in entries(model):
+        spec = table.get(e.struct_type)
+        if spec is not None and e.member in spec.members:
+            out.append((e, spec.members[e.member]))
+    return out
+
+
+@lru_cache(maxsize=4)
+def _names_filter(names: tuple[str, ...]) -> WordFilter:
+    return WordFilter(words=tuple(n.encode() for n in names))
+
+
+def pointer_targets(model: FileModel) -> dict[str, tuple[str, ...]]:
+    """member -> the functions `static const` initializers of the file set it to."""
+    cached = model.__dict__.get("_pointer_targets")
+    if cached is None:
+        found: dict[str, list[str]] = {}
+        for e in entries(model):
+            if e.const:
+                names = found.setdefault(e.member, [])
+                if e.function not in names:
+                    names.append(e.function)
+        cached = model.__dict__["_pointer_targets"] = {k: tuple(v) for k, v in found.items()}
+    return cached
+
+
+_FIELD_CALL = re.compile(rb"(?:->|\.)\s*(\w+)\s*\(")
+
+
+def pointer_calls(model: FileModel, function: str) -> list[CallSite]:
+    """Calls through a function pointer in `function` whose member is set by the file's
+    `static const` initializers: one CallSite per possible target (callee = the target)."""
+    fn = model.functions.get(function)
+    if fn is None:
+        return []
+    body = model.source[fn.start_byte : fn.end_byte]
+    if b"(" not in body or (b"->" not in body and b"." not in body):
+        return []
+    hits = [m for m in _FIELD_CALL.finditer(body)]
+    if not hits:
+        return []
+    targets = pointer_targets(model)
+    hits = [m for m in hits if m.group(1).decode("latin-1") in targets]
+    if not hits:
+        return []
+    text = model.source.decode("latin-1")
+    lines = LineIndex(model.source)
+    out: list[CallSite] = []
+    for m in hits:
+        member = m.group(1).decode("latin-1")
+        start = fn.start_byte + m.start(1)
+        paren = fn.start_byte + m.end() - 1
+        it = ctext.tokens(text, paren)
+        first = next(it, None)
+        if first is None or first.text != "(":
+            continue
+        toks = ctext.balanced(it, first)
+        args = tuple(a.text for a in ctext.split_args(toks, text, 0))
+        expr_start = _expression_start(model.source, fn.start_byte, start)
+        span = lines.span(expr_start, toks[-1].end)
+        name_span = lines.span(start, start + len(member))
+        for target in targets[member]:
+            if target == function:
+                continue
+            out.append(
+                CallSite(
+                    callee=target,
+                    caller=function,
+                    span=span,
+                    callee_span=name_span,
+                    args=args,
+                    start_byte=expr_start,
+                    end_byte=toks[-1].end,
+                    via_pointer=member,
+                )
+            )
+    return out
+
+
+def _expression_start(src: bytes, lower: int, pos: int) -> int:
+    """Start of `a->b.c` before the member at `pos` (identifiers, `->`, `.`, `[i]`)."""
+    i = pos
+    while i > lower:
+        c = src[i - 1]
+        if chr(c).isalnum() or c in b"_.>-[]":
+            if c == 0x3E and src[i - 2 : i] != b"->":  # a lone '>' ends the expression
+                break
+            if c == 0x2D and src[i - 1 : i + 1] != b"->":
+                break
+            i -= 1
+        else:
+            break
+    return i

@@ -1,0 +1,309 @@
+"""The call walker: every call reachable from a function, on paths that can run.
+
+One walker serves the rules (`rules.context.Context.reach`) and the editor's hover, so both
+show the same chain for the same call.
+
+    walker = Walker(model, depth=3, resolver=None)
+    for reached in walker.reach("foo_suspend_noirq"):
+        reached.call       # a CallSite in reached.model, in function reached.call.caller
+        reached.hops       # the helper calls from the root down to that function
+
+Depth-first in document order; `depth` is how many helper levels are entered; a function is
+not re-entered on its own path (recursion ends). Helpers are looked up in the file first, then
+through `resolver.lookup(name)` (the language server's workspace index).
+
+Path-aware: a constant argument binds the helper's parameter (`foo_set(info, 1)` ->
+`suspend` = 1 in `foo_set`), and calls in branches that the bound values rule out
+(`if (suspend) ... else full_reset();`) are neither reported nor entered
+(`model.condeval`). Calls through a function pointer that the file's `static const` structs
+set (`pcie->soc->power_up(pcie)`) are followed into each target (`model.ops_structs`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import tree_sitter as ts
+
+from dpmlens.findings import ChainStep, Span
+from dpmlens.model import condeval, ops_structs
+from dpmlens.model.types import CallSite, FileModel, FunctionDef
+from dpmlens.syntax.parser import parse
+
+DEFAULT_DEPTH = 3
+
+
+class Resolver(Protocol):
+    """Finds a function defined in another file (the language server's workspace index)."""
+
+    def lookup(self, name: str) -> tuple[FileModel, FunctionDef] | None: ...
+
+
+@dataclass(frozen=True)
+class Hop:
+    """One helper call on the way from the root to a reached call: `call` in `model`."""
+
+    call: CallSite
+    model: FileModel = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Reached:
+    """A call site reached from the root; `hops` are the helper calls before it."""
+
+    call: CallSite
+    model: FileModel = field(compare=False, repr=False)  # the file the call is written in
+    hops: tuple[Hop, ...] = ()
+    bindings: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def function(self) -> str | None:
+        return self.call.caller
+
+    def functions(self) -> list[str]:
+        """The root, each helper entered, and the function the call is in."""
+        root = self.hops[0].call.caller if self.hops else self.call.caller
+        return [root or "?", *(h.call.callee for h in self.hops)]
+
+
+def call_note(call: CallSite) -> str:
+    if call.via_pointer:
+        return f"calls {call.callee}() through ->{call.via_pointer}()"
+    return f"calls {call.callee}()"
+
+
+def via_text(reached: Reached) -> str:
+    """ " via foo_set_wake()" / " via a() -> b()" / "" for a direct call."""
+    if not reached.hops:
+        return ""
+    return " via " + " -> ".join(f"{h.call.callee}()" for h in reached.hops)
+
+
+def chain_steps(
+    reached: Reached, root: str, root_path: str, root_span: Span, root_note: str
+) -> tuple[ChainStep, ...]:
+    """root (a callback) -> each helper call -> the reached call, as findings.ChainStep."""
+    steps = [ChainStep(root, root_path, root_span, root_note)]
+    for hop in (*reached.hops, Hop(reached.call, reached.model)):
+        steps.append(ChainStep(hop.call.caller or "?", hop.model.path, hop.call.span,
+                               call_note(hop.call)))  # fmt: skip
+    return tuple(steps)
+
+
+# a parameter the function changes cannot be bound to the caller's constant
+_ASSIGNED = (
+    r"(?:\b{0}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|\b{0}\s*(?:\+\+|--)|(?:\+\+|--)\s*{0}\b"
+    r"|&\s*{0}\b)"
+)
+
+
+class Walker:
+    def __init__(
+        self,
+        model: FileModel,
+        depth: int = DEFAULT_DEPTH,
+        resolver: Resolver | object | None = None,
+        tree_of: Callable[[FileModel], ts.Tree] | None = None,
+    ) -> None:
+        self.model = model
+        self.depth = depth
+        self.resolver = resolver
+        self._tree_of = tree_of
+        self._trees: dict[str, ts.Tree] = {}
+        self._leads: dict[tuple[str, str, int, frozenset[str]], bool] = {}
+        self._calls: dict[tuple[str, str], list[CallSite]] = {}
+        self._params: dict[tuple[str, str], list[str]] = {}
+
+    # --- lookup and trees ------------------------------------------------------------------
+
+    def lookup(self, name: str, model: FileModel) -> tuple[FileModel, FunctionDef] | None:
+        fn = model.functions.get(name)
+        if fn is not None:
+            return model, fn
+        if model is not self.model:
+            fn = self.model.functions.get(name)
+            if fn is not None:
+                return self.model, fn
+        if self.resolver is not None:
+            try:
+                return self.resolver.lookup(name)  # type: ignore[attr-defined,no-any-return]
+            except Exception:  # a broken workspace index must not break the rules
+                return None
+        return None
+
+    def tree(self, model: FileModel) -> ts.Tree:
+        if self._tree_of is not None:
+            return self._tree_of(model)
+        if isinstance(model.tree, ts.Tree):
+            return model.tree
+        cached = self._trees.get(model.path)
+        if cached is None:
+            cached = self._trees[model.path] = parse(model.source)
+        return cached
+
+    def call_node(self, call: CallSite, model: FileModel) -> ts.Node | None:
+        node = self.tree(model).root_node.descendant_for_byte_range(
+            call.start_byte, call.end_byte
+        )
+        while node is not None and not (
+            node.type == "call_expression" and node.start_byte <= call.start_byte
+        ):
+            if node.type in ("function_definition", "translation_unit"):
+                return None
+            node = node.parent
+        return node
+
+    def calls_in(self, model: FileModel, function: str) -> list[CallSite]:
+        """Direct calls and calls through the file's function pointers, in document order."""
+        key = (model.path, function)
+        calls = self._calls.get(key)
+        if calls is None:
+            calls = list(model.calls_in(function))
+            indirect = ops_structs.pointer_calls(model, function)
+            if indirect:
+                calls = sorted(calls + indirect, key=lambda c: c.start_byte)
+            self._calls[key] = calls
+        return calls
+
+    # --- the walk --------------------------------------------------------------------------
+
+    def reach(
+        self, function: str, depth: int | None = None, towards: frozenset[str] | None = None
+    ) -> Iterator[Reached]:
+        """Every call site in `function` and in the helpers it calls (see the module doc).
+
+        `towards` (callee names): yield only the calls to those names, exactly as without it
+        (same order, same hops), entering only helpers from which one can be reached.
+        """
+        limit = self.depth if depth is None else depth
+        start = self.lookup(function, self.model)
+        if start is None:
+            return
+        yield from self._reach(start[0], function, (), limit, {function}, towards, {})
+
+    def _reach(
+        self,
+        model: FileModel,
+        function: str,
+        hops: tuple[Hop, ...],
+        left: int,
+        seen: set[str],
+        towards: frozenset[str] | None,
+        bindings: dict[str, int],
+    ) -> Iterator[Reached]:
+        defines = model.defines
+        for call in self.calls_in(model, function):
+            if bindings:
+                node = self.call_node(call, model)
+                if node is not None and condeval.dead(node, bindings, defines):
+                    continue
+            if not towards or call.callee in towards:
+                yield Reached(call, model, hops, bindings)
+            if left <= 0 or call.callee in seen:
+                continue
+            target = self.lookup(call.callee, model)
+            if target is None:
+                continue
+            if towards and not self._leads_to(target[0], call.callee, left - 1, towards):
+                continue
+            inner = self._bind(model, call, target[0], target[1], bindings)
+            seen.add(call.callee)
+            yield from self._reach(
+                target[0], call.callee, (*hops, Hop(call, model)), left - 1, seen, towards, inner
+            )
+            seen.discard(call.callee)
+
+    def _bind(
+        self,
+        model: FileModel,
+        call: CallSite,
+        target_model: FileModel,
+        target: FunctionDef,
+        bindings: Mapping[str, int],
+    ) -> dict[str, int]:
+        """The target's parameters that this call passes a constant (on this path)."""
+        if not call.args or not any(_maybe_constant(a, bindings) for a in call.args):
+            return {}
+        node = self.call_node(call, model)
+        args_node = node.child_by_field_name("arguments") if node is not None else None
+        if args_node is None:
+            return {}
+        args = [a for a in args_node.named_children if a.type != "comment"]
+        params = self._parameters(target_model, target)
+        out: dict[str, int] = {}
+        body = target_model.source[target.start_byte : target.end_byte]
+        for name, arg in zip(params, args, strict=False):
+            if not name:
+                continue
+            value = condeval.evaluate(arg, bindings, model.defines)
+            if value is None:
+                continue
+            if re.search(_ASSIGNED.format(re.escape(name)).encode(), body):
+                continue
+            out[name] = value
+        return out
+
+    def _parameters(self, model: FileModel, fn: FunctionDef) -> list[str]:
+        key = (model.path, fn.name)
+        params = self._params.get(key)
+        if params is None:
+            node = self.tree(model).root_node.descendant_for_byte_range(
+                fn.start_byte, fn.start_byte
+            )
+            while node is not None and node.type != "function_definition":
+                node = node.parent
+            params = self._params[key] = parameter_names(node) if node is not None else []
+        return params
+
+    def _leads_to(self, model: FileModel, function: str, left: int, names: frozenset[str]) -> bool:
+        """Can `_reach(model, function, left)` yield a call to one of `names`? (Memoized; it
+        ignores the path's `seen` set and bindings, so it may say yes where the walk finds
+        nothing.)"""
+        key = (model.path, function, left, names)
+        known = self._leads.get(key)
+        if known is None:  # `left` falls on every level: no cycle can come back to `key`
+            calls = self.calls_in(model, function)
+            known = any(c.callee in names for c in calls) or (
+                left > 0
+                and any(
+                    (t := self.lookup(c.callee, model)) is not None
+                    and self._leads_to(t[0], c.callee, left - 1, names)
+                    for c in calls
+                )
+            )
+            self._leads[key] = known
+        return known
+
+
+_CONSTANT_ARG = re.compile(
+    r"^\s*(?:\(\s*\w+\s*\)\s*)?[-!~]?\s*(?:\d|true\b|false\b|NULL\b|[A-Z_][A-Z0-9_]*\s*$)"
+)
+
+
+def _maybe_constant(arg: str, bindings: Mapping[str, int]) -> bool:
+    """A cheap text test before the tree is consulted: a literal, an upper-case macro, or a
+    name bound on this path."""
+    a = arg.strip()
+    return bool(_CONSTANT_ARG.match(a)) or (a.lstrip("!") in bindings)
+
+
+def parameter_names(func: ts.Node) -> list[str]:
+    """Parameter names of a function_definition, in order ("" where unnamed)."""
+    decl = func.child_by_field_name("declarator")
+    while decl is not None and decl.type != "function_declarator":
+        decl = decl.child_by_field_name("declarator")
+    if decl is None:
+        return []
+    params = decl.child_by_field_name("parameters")
+    out: list[str] = []
+    for p in params.named_children if params is not None else ():
+        if p.type != "parameter_declaration":
+            continue
+        d = p.child_by_field_name("declarator")
+        while d is not None and d.type != "identifier":
+            d = d.child_by_field_name("declarator")
+        out.append(d.text.decode("latin-1") if d is not None and d.text else "")
+    return out
