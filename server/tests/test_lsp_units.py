@@ -111,3 +111,34 @@ def test_whole_text_change_and_clamping():
     _edit(doc, 50, 3, 60, 0, "x")  # beyond the end: appended, not an exception
     assert doc.source == b"int b;\nint c;\nx"
     _check_against_full_parse(doc)
+
+
+HELPERS = b"""
+static void foo_wake(struct foo *f) { enable_irq_wake(f->irq); }
+static void foo_prep(struct foo *f, int on) { if (on) foo_wake(f); }
+static void foo_arm(struct foo *f) { foo_prep(f, 0); foo_wake(f); }
+static int foo_suspend_noirq(struct device *dev)
+{
+	foo_prep(dev_get_drvdata(dev), 0);
+	foo_arm(dev_get_drvdata(dev));
+	return 0;
+}
+static int foo_resume_noirq(struct device *dev) { return 0; }
+static DEFINE_NOIRQ_DEV_PM_OPS(foo_pm, foo_suspend_noirq, foo_resume_noirq);
+"""
+
+
+def test_hover_and_rules_show_the_same_chain() -> None:
+    """One walker: the hover on a helper names the chain the finding reports (here not the
+    first textual path, foo_prep(f, 0), whose `if (on)` rules the call out)."""
+    from dpmlens.config import Config
+    from dpmlens.engine import analyze_model
+    from dpmlens.lsp.hover import _callers
+    from dpmlens.model.build import build_model
+
+    model = build_model("drivers/misc/foo.c", HELPERS)
+    (finding,) = [f for f in analyze_model(model, Config()) if f.rule == "wake-setup-in-noirq"]
+    chain = [s.function for s in finding.chain[1:]]
+    hover_chains = [names for _roles, names in _callers(model, "foo_wake", 3)]
+    assert chain == ["foo_suspend_noirq", "foo_arm", "foo_wake"]
+    assert hover_chains == [chain]

@@ -253,3 +253,8 @@ def strip_comments(text: str) -> str:
         else:
             out.append(m.group())
     return "".join(out).strip()
+
+
+def word_byte(c: int) -> bool:
+    """Is byte `c` part of a C identifier ([A-Za-z0-9_])?"""
+    return c == 0x5F or 0x30 <= c <= 0x39 or 0x41 <= c <= 0x5A or 0x61 <= c <= 0x7A

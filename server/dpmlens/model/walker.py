@@ -145,9 +145,7 @@ class Walker:
         return cached
 
     def call_node(self, call: CallSite, model: FileModel) -> ts.Node | None:
-        node = self.tree(model).root_node.descendant_for_byte_range(
-            call.start_byte, call.end_byte
-        )
+        node = self.tree(model).root_node.descendant_for_byte_range(call.start_byte, call.end_byte)
         while node is not None and not (
             node.type == "call_expression" and node.start_byte <= call.start_byte
         ):

@@ -101,6 +101,7 @@ class Context:
         cb: Callback | None = None,
         reached: Reached | None = None,
         fixes: tuple[Fix, ...] = (),
+        tags: tuple[str, ...] = (),
         **fields: object,
     ) -> Finding:
         """The finding of `rule` at `span` (or at a call site), its message formatted from
@@ -127,6 +128,7 @@ class Context:
             phase=phase,
             chain=chain,
             fixes=fixes,
+            tags=tags,
         )
 
     # --- the tree ---------------------------------------------------------------------------

@@ -73,7 +73,7 @@ def _whole_table(rule: Rule, ctx: Context, pos: Positions, table: PmTable) -> Fi
     text = ctx.model.source[start:end]
     at = text.find(table.macro.encode()) if table.macro else -1
     span = pos.span(start + at, start + at + len(table.macro or "")) if at >= 0 else table.span
-    message = rule.format_message(
+    message = dict(
         what=f"{table.macro}({table.name}, ...) is deprecated",
         replacement="DEFINE_RUNTIME_DEV_PM_OPS()" if universal else "DEFINE_SIMPLE_DEV_PM_OPS()",
         ptr="pm_ptr" if universal else "pm_sleep_ptr",
@@ -118,7 +118,7 @@ def _set_macros(rule: Rule, ctx: Context, pos: Positions, table: PmTable) -> Ite
         )
         span = call.callee_span if call else member.span
         hidden_by = "#ifdef CONFIG_PM" if ifdef else "__maybe_unused"
-        message = rule.format_message(
+        message = dict(
             what=f"{via}() in {table.name} with callbacks hidden behind {hidden_by}",
             replacement=f"{_SET_RENAMES[via]}()",
             ptr="pm_ptr" if runtime else "pm_sleep_ptr",
@@ -174,14 +174,7 @@ def _wrap_pm_pointer(ctx: Context, pos: Positions, table: str, ptr: str) -> list
     return edits
 
 
-def _finding(rule: Rule, ctx: Context, span: Span, message: str, fixes: tuple[Fix, ...]) -> Finding:
-    return Finding(
-        rule=rule.id,
-        kernel_type=rule.kernel_type,
-        severity=rule.severity,
-        path=ctx.model.path,
-        span=span,
-        message=message,
-        fixes=fixes,
-        tags=("deprecated",),
-    )
+def _finding(
+    rule: Rule, ctx: Context, span: Span, message: dict[str, str], fixes: tuple[Fix, ...]
+) -> Finding:
+    return ctx.report(rule, span, fixes=fixes, tags=("deprecated",), **message)

@@ -1,11 +1,17 @@
-"""Checker `get-sync-leak`: pm_runtime_get_sync() whose failure path returns without a put.
+"""Checker `get-sync-leak`: pm_runtime_get_sync() whose failure path keeps the usage count.
 
-Shapes recognised (anything else is left alone):
-    ret = pm_runtime_get_sync(dev);     int ret = pm_runtime_get_sync(dev);
-    if (ret < 0) return ret; / goto out;        (also `if (ret)`, `if (unlikely(ret < 0))`)
-    if (pm_runtime_get_sync(dev) < 0) return -EIO;
-A failure branch is a leak when it leaves (return, or goto a label whose code up to the next
-return holds no put) without calling any pm_runtime_put*().
+pm_runtime_get_sync() raises the usage count even when it fails. getsync_flow finds where the
+result goes (its test, a few statements later or after an #ifdef/#else block, or its return).
+A failure branch leaks when it leaves the function (return, or goto a label whose code up to
+the return holds no put) without a put, in the branch or in a same-file helper it calls.
+Whether that is a leak of the function depends on who drops the reference on success:
+- the function itself, on the straight path after the test: the early exit skips it: a leak;
+- someone else (the reference outlives the function): a leak when the failure is reported to
+  a caller that does not release on failure (kernel convention, and the `not_released` slots
+  of rules/tables/callback-release.yaml, which also cover `return pm_runtime_get_sync()`);
+  none when the framework calls the paired release anyway (`paired` slots), when every caller
+  in the file ignores the result or is such a callback, or when the get takes back a reference
+  the function dropped before; unknown (info) for a void function of no known pair.
 """
 
 from __future__ import annotations
@@ -13,187 +19,278 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import tree_sitter as ts
 
-from dpmlens.findings import Finding, Fix, Span, TextEdit
+from dpmlens.findings import Finding, Fix, Severity, Span, TextEdit
+from dpmlens.model.types import CallSite
 from dpmlens.rules import cnav
+from dpmlens.rules import getsync_flow as flow
+from dpmlens.rules.callback_release import ReleaseTable, SlotFact, load_release_table
 from dpmlens.rules.context import Context
 from dpmlens.rules.loader import Rule
+from dpmlens.rules.ops_slots import Slot, slots_by_function
 from dpmlens.rules.plugin import Keywords, checker
 from dpmlens.syntax.parser import node_span
 
-_PUT = re.compile(r"\b(?:__)?pm_runtime_put\w*\s*\(")
 _CALLEE = "pm_runtime_get_sync"
+_PUTS = frozenset(
+    {
+        "pm_runtime_put",
+        "pm_runtime_put_noidle",
+        "pm_runtime_put_sync",
+        "pm_runtime_put_autosuspend",
+        "pm_runtime_put_sync_autosuspend",
+        "pm_runtime_put_sync_suspend",
+        "__pm_runtime_put_autosuspend",
+    }
+)
+# --- does the failure branch leave without a put? ----------------------------------------
 
 
-def _strip(cond: str) -> str:
-    c = cond.strip()
-    while c.startswith("(") and c.endswith(")") and _balanced(c[1:-1]):
-        c = c[1:-1].strip()
-    m = re.fullmatch(r"unlikely\s*\((.*)\)", c, re.S)
-    return m.group(1).strip() if m and _balanced(m.group(1)) else c
+class _Puts:
+    """Put detection in code and in the same-file helpers it calls (memoized per file)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self._helpers: dict[str, bool] = {}
+
+    def in_node(self, node: ts.Node, start: int | None = None, end: int | None = None) -> bool:
+        lo = node.start_byte if start is None else start
+        hi = node.end_byte if end is None else end
+        src = self.ctx.model.source[lo:hi].decode("utf-8", "replace")
+        if flow.PUT_CALL.search(src):
+            return True
+        return any(
+            lo <= call.start_byte < hi and self._helper_puts(name)
+            for name, call in cnav.calls_under(node)
+        )
+
+    def _helper_puts(self, name: str) -> bool:
+        known = self._helpers.get(name)
+        if known is None:
+            known = False
+            if self.ctx.lookup(name, self.ctx.model) is not None:
+                known = any(True for _ in self.ctx.reach(name, towards=_PUTS))
+            self._helpers[name] = known
+        return known
 
 
-def _balanced(text: str) -> bool:
-    depth = 0
-    for ch in text:
-        depth += ch == "("
-        depth -= ch == ")"
-        if depth < 0:
-            return False
-    return depth == 0
-
-
-def _failure_test(cond: str, subject: str) -> str | None:
-    """'pure' when cond tests exactly `subject` for failure, 'extra' when it adds more
-    conditions with &&, None when it is not a failure test of subject."""
-    c = _strip(cond)
-    s = re.escape(subject)
-    if re.fullmatch(rf"{s}(\s*<\s*0|\s*!=\s*0)?", c) or re.fullmatch(
-        rf"IS_ERR_VALUE\s*\(\s*{s}\s*\)", c
-    ):
-        return "pure"
-    if re.match(rf"{s}\s*<\s*0\s*&&", c):
-        return "extra"
-    return None
-
-
-def _next_statement(stmt: ts.Node) -> ts.Node | None:
-    nxt = stmt.next_named_sibling
-    while nxt is not None and nxt.type == "comment":
-        nxt = nxt.next_named_sibling
-    return nxt
-
-
-def _leaks(branch: ts.Node, func: ts.Node) -> bool:
-    """Does this failure branch leave without a put?"""
-    body = cnav.text(branch)
-    if _PUT.search(body):
-        return False
+def _leaves_without_put(branch: ts.Node, func: ts.Node, puts: _Puts) -> str | None:
+    """'return' / 'goto <label>' when the failure branch leaves the function without a put."""
+    if puts.in_node(branch):
+        return None
     last = branch
     if branch.type == "compound_statement":
         named = [c for c in branch.named_children if c.type != "comment"]
         if not named:
-            return False
+            return None
         last = named[-1]
     if last.type == "return_statement":
-        return True
+        return "return"
     if last.type == "goto_statement":
-        label = last.child_by_field_name("label")
-        if label is None:
+        label = cnav.text(last.child_by_field_name("label"))
+        region = flow.label_region(func, label)
+        if region is None or puts.in_node(func, *region):
+            return None
+        return f"goto {label}"
+    return None
+
+
+# --- the function's role ------------------------------------------------------------------
+
+
+class _Roles:
+    """Which callback slots the functions of this file fill (computed on first need)."""
+
+    def __init__(self, ctx: Context, table: ReleaseTable) -> None:
+        self.ctx = ctx
+        self.table = table
+        self._slots: dict[str, list[Slot]] | None = None
+
+    def slots(self, function: str) -> list[Slot]:
+        if self._slots is None:
+            root = self.ctx.tree().root_node
+            self._slots = slots_by_function(root, self.table.unique_members())
+        return self._slots.get(function, [])
+
+    def paired(self, function: str) -> SlotFact | None:
+        return next(
+            (f for s in self.slots(function) if (f := self.table.pairing(s.struct_type, s.member))),
+            None,
+        )
+
+    def unreleased(self, function: str) -> Slot | None:
+        """The slot `function` fills whose failure its framework does not release."""
+        return next(
+            (s for s in self.slots(function) if self.table.unreleased(s.struct_type, s.member)),
+            None,
+        )
+
+    def callers_all_paired(self, function: str, is_static: bool) -> bool:
+        """A static function called in this file only from paired callbacks."""
+        calls = self._callers(function) if is_static else []
+        return bool(calls) and all(self.paired(c.caller or "") is not None for c in calls)
+
+    def _callers(self, function: str) -> list[CallSite]:
+        return [c for c in self.ctx.model.calls_to(function) if c.caller and c.caller != function]
+
+    def failure_unseen_by_callers(self, function: str, is_static: bool) -> bool:
+        """A static function whose every caller in the file ignores its result or is a
+        paired callback (the paired release runs anyway)."""
+        if not is_static:
             return False
-        return not _label_puts(func, cnav.text(label))
-    return False
-
-
-def _label_puts(func: ts.Node, label: str) -> bool:
-    """Does the code from `label:` up to the next return put? (True when unsure.)"""
-    src = cnav.text(func)
-    m = re.search(rf"(?m)^\s*{re.escape(label)}\s*:(?!:)", src)
-    if m is None:
+        calls = self._callers(function)
+        if not calls:
+            return False
+        for call in calls:
+            node = self.ctx.call_node(call)
+            ignored = (
+                node is not None
+                and node.parent is not None
+                and (node.parent.type == "expression_statement")
+            )
+            if not ignored and self.paired(call.caller or "") is None:
+                return False
         return True
-    tail = src[m.end() :]
-    end = re.search(r"\breturn\b[^;]*;", tail)
-    region = tail[: end.end()] if end else tail
-    return bool(_PUT.search(region))
 
 
+# --- the rule -----------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Options:
-    """No options."""
+    """No options: the framework facts live in rules/tables/callback-release.yaml."""
+
 
 @checker(
-    "get-sync-leak", Options, fields={"function"}, keywords=Keywords(words=("pm_runtime_get_sync",))
+    "get-sync-leak",
+    Options,
+    fields={"function", "why", "advice"},
+    keywords=Keywords(words=(_CALLEE,)),
 )
 def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
-    for call in ctx.model.calls_to(_CALLEE):
+    """pm_runtime_get_sync() whose failure path leaves with the usage count raised."""
+    calls = ctx.model.calls_to(_CALLEE)
+    if not calls:
+        return
+    table = load_release_table(_rules_dir(rule))
+    roles = _Roles(ctx, table)
+    puts = _Puts(ctx)
+    for call in calls:
         if call.caller is None:
             continue
         node = ctx.call_node(call)
-        if node is None:
+        func = cnav.function_of(node) if node is not None else None
+        if node is None or func is None:
             continue
-        func = cnav.function_of(node)
-        if func is None:
+        use = flow.use_of(node)
+        if use is None:
             continue
-        found = _analyse(node)
-        if found is None:
+        verdict = _judge(call, node, func, use, ctx, roles, puts)
+        if verdict is None:
             continue
-        if_node, kind, subject = found
-        branch = if_node.child_by_field_name("consequence")
-        if branch is None or not _leaks(branch, func):
-            continue
-        message = rule.format_message(function=call.caller)
-        fixes = ()
-        if kind == "pure" and rule.fix is not None:
-            fixes = _fix(rule, ctx, call, if_node, subject, func)
-        yield Finding(
-            rule=rule.id,
-            kernel_type=rule.kernel_type,
-            severity=rule.severity,
-            path=ctx.model.path,
-            span=call.span,
-            message=message,
-            function=call.caller,
+        fixes: tuple[Fix, ...] = ()
+        if verdict.fixable and rule.fix is not None and flow.value_dead_after(func, use):
+            fixes = (_fix(rule, ctx, call, use),)
+        yield ctx.report(
+            rule,
+            call,
+            severity=verdict.severity,
             fixes=fixes,
+            why=verdict.why,
+            advice=verdict.advice,
         )
 
 
-def _analyse(node: ts.Node) -> tuple[ts.Node, str, str] | None:
-    """(the if statement testing the result, 'pure'|'extra', what it tests)."""
-    parent = node.parent
-    # if (pm_runtime_get_sync(dev) < 0) / if (pm_runtime_get_sync(dev))
-    cur = node
-    while cur.parent is not None and cur.parent.type in (
-        "binary_expression",
-        "parenthesized_expression",
-    ):
-        cur = cur.parent
-    if cur.parent is not None and cur.parent.type == "if_statement":
-        cond = cur.parent.child_by_field_name("condition")
-        if cond is not None and cond.start_byte <= node.start_byte < cond.end_byte:
-            kind = _failure_test(cnav.text(cond), cnav.text(node))
-            return (cur.parent, kind, cnav.text(node)) if kind else None
-    if parent is None:
+def _rules_dir(rule: Rule) -> str | None:
+    """The rules directory the rule came from (its table lives beside it)."""
+    if not rule.path:
         return None
-    var = None
-    stmt = None
-    if parent.type == "assignment_expression" and parent.parent is not None:
-        op = parent.child_by_field_name("operator")
-        left = parent.child_by_field_name("left")
-        if op is not None and op.type == "=" and left is not None and left.type == "identifier":
-            var, stmt = cnav.text(left), parent.parent
-    elif parent.type == "init_declarator" and parent.parent is not None:
-        decl = parent.child_by_field_name("declarator")
-        if decl is not None and decl.type == "identifier":
-            var, stmt = cnav.text(decl), parent.parent
-    if var is None or stmt is None or stmt.type not in ("expression_statement", "declaration"):
-        return None
-    nxt = _next_statement(stmt)
-    if nxt is None or nxt.type != "if_statement":
-        return None
-    cond = nxt.child_by_field_name("condition")
-    kind = _failure_test(cnav.text(cond), var) if cond is not None else None
-    return (nxt, kind, var) if kind else None
+    return str(Path(rule.path).parent)
 
 
-def _fix(
-    rule: Rule, ctx: Context, call, if_node: ts.Node, subject: str, func: ts.Node
-) -> tuple[Fix, ...]:
-    """Rename the call; turn `if (ret < 0)` into `if (ret)` (resume_and_get never returns 1).
-    Not offered when the code relies on the positive return value."""
-    body = cnav.text(func)
-    if subject.isidentifier() and re.search(
-        rf"\b{re.escape(subject)}\s*(>\s*0|==\s*1|>=\s*1|>\s*=)", body
-    ):
-        return ()
+@dataclass(frozen=True)
+class _Verdict:
+    why: str
+    fixable: bool  # pm_runtime_resume_and_get() is a correct edit (before the value check)
+    severity: Severity | None = None  # None: the rule's
+    advice: str = "use pm_runtime_resume_and_get()"
+
+
+def _judge(
+    call: CallSite,
+    node: ts.Node,
+    func: ts.Node,
+    use: flow.Use,
+    ctx: Context,
+    roles: _Roles,
+    puts: _Puts,
+) -> _Verdict | None:
+    name = call.caller or ""
+    if use.kind == "return":
+        slot = roles.unreleased(name)
+        if slot is None:
+            return None  # the caller decides; nothing known about it here
+        why = (
+            f"it returns the result as {slot.struct_type}.{slot.member}(), whose failure the "
+            "framework does not release"
+        )
+        return _Verdict(why, True)
+    if use.branch is None or use.if_node is None:
+        return None
+    exit_kind = _leaves_without_put(use.branch, func, puts)
+    if exit_kind is None:
+        return None
+    path = "this error path" if exit_kind == "return" else f"its error path ({exit_kind})"
+    why = f"{path} returns without a put"
+    if not puts.in_node(func, use.if_node.end_byte, flow.success_end(use.if_node, func)):
+        # The success path keeps the reference: does its release run when this failed?
+        if _retakes(call, ctx):
+            return None  # the caller's reference, dropped above: the caller's error path puts
+        if roles.paired(name) is not None:
+            return None  # the framework calls the paired release half anyway
+        fn = ctx.model.functions.get(name)
+        static = fn.is_static if fn else False
+        if flow.returns_void(func):
+            if roles.callers_all_paired(name, static):
+                return None
+            # Nobody sees the failure: whether the release half still runs is not known here.
+            advice = "check that the put done elsewhere also runs when this failed"
+            return _Verdict(why, False, Severity.INFO, advice)
+        if roles.failure_unseen_by_callers(name, static):
+            return None
+    return _Verdict(why, use.kind == "pure")
+
+
+def _retakes(call: CallSite, ctx: Context) -> bool:
+    """Did the function drop more references on this device than it took before this get
+    (`pm_runtime_put_sync(dev); ...; ret = pm_runtime_get_sync(dev);`)? Then the get takes
+    back a reference its caller holds, and the caller's error path drops it."""
+    device = call.args[0] if call.args else None
+    balance = 0
+    for c in ctx.model.calls_in(call.caller):
+        if c.start_byte >= call.start_byte:
+            break
+        if not c.args or c.args[0] != device:
+            continue
+        if c.callee.startswith(("pm_runtime_put", "__pm_runtime_put")):
+            balance -= 1
+        elif c.callee.startswith("pm_runtime_get") or c.callee == "pm_runtime_resume_and_get":
+            balance += 1
+    return balance < 0
+
+
+def _fix(rule: Rule, ctx: Context, call: CallSite, use: flow.Use) -> Fix:
+    """Rename the call; turn `if (ret < 0)` into `if (ret)` (resume_and_get never returns 1)."""
     edits = [TextEdit(ctx.model.path, call.callee_span, "pm_runtime_resume_and_get")]
-    cond = if_node.child_by_field_name("condition")
-    if cond is not None and subject.isidentifier():
+    cond = use.if_node.child_by_field_name("condition") if use.if_node is not None else None
+    if cond is not None and use.subject.isidentifier() and not use.elsewhere:
         inner = cond.named_children[0] if cond.named_children else None
-        if inner is not None and re.fullmatch(rf"{re.escape(subject)}\s*<\s*0", cnav.text(inner)):
+        if inner is not None and re.fullmatch(
+            rf"{re.escape(use.subject)}\s*<\s*0", cnav.text(inner)
+        ):
             span: Span = node_span(inner)
-            edits.append(TextEdit(ctx.model.path, span, subject))
-    return (Fix(str(rule.fix["title"]) if rule.fix else "", tuple(edits)),)
+            edits.append(TextEdit(ctx.model.path, span, use.subject))
+    return Fix(str(rule.fix["title"]) if rule.fix else "", tuple(edits))

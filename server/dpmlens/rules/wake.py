@@ -12,8 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from dpmlens.findings import Finding, Severity
+from dpmlens.model.phases import PAIRS
 from dpmlens.rules import cnav
 from dpmlens.rules.callmatch import file_skipped
 from dpmlens.rules.context import Context, Reached
@@ -51,8 +53,9 @@ def _is_enable(call_callee: str, args: tuple[str, ...]) -> bool | None:
     return None
 
 
-def _conditions(ctx: Context, reached: Reached) -> list[str]:
-    """Every condition text guarding the path, plus the arguments passed down the chain."""
+def _conditions(ctx: Context, reached: Reached, with_args: bool = True) -> list[str]:
+    """Every condition text guarding the path, plus (`with_args`) the arguments passed down
+    the chain (`foo_set_wake(dev, device_may_wakeup(dev))`)."""
     out: list[str] = []
     steps = [(h.call, h.model) for h in reached.hops] + [(reached.call, reached.model)]
     for call, model in steps:
@@ -61,16 +64,92 @@ def _conditions(ctx: Context, reached: Reached) -> list[str]:
             continue
         out += [c for c, _pos in cnav.enclosing_conditions(node)]
         out += cnav.guards_before(node)
-    for h in reached.hops:
+    for h in reached.hops if with_args else ():
         out += list(h.call.args)
     return out
 
 
+# `ret`, `!err`, `(error < 0)`, `IS_ERR(x)`: the path of a failed suspend step
+_ERROR_TEST = re.compile(
+    r"^[!(]*(?:ret|rc|err|error|retval|rv|status|res|IS_ERR(?:_OR_NULL)?\(|unlikely\(\s*(?:ret|err))"
+    r"(?:\b|$)"
+)
+
+
+def _conjuncts(cond: str) -> list[str]:
+    """`(a && (b || c) && d)` -> [a, (b || c), d] (top-level && only)."""
+    c = cond.strip()
+    while c.startswith("(") and c.endswith(")") and _balanced(c[1:-1]):
+        c = c[1:-1].strip()
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(c):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0 and c.startswith("&&", i):
+            parts.append(c[start:i])
+            start = i + 2
+    parts.append(c[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _atom(text: str) -> str:
+    """The tested expression without negations and outer parentheses."""
+    t = text
+    while True:
+        if t.startswith("!"):
+            t = t[1:]
+        elif t.startswith("(") and t.endswith(")") and _balanced(t[1:-1]):
+            t = t[1:-1]
+        else:
+            return t
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def _extra_arming_conditions(ctx: Context, cb: Any, disable: Any, disarm: list[str]) -> str:
+    """A condition guarding the matching enable_irq_wake() (same IRQ argument) in the
+    paired suspend-side callbacks of the same table that the disable's path does not test,
+    or ""."""
+    phase = cb.phase
+    downs = {d for d, u in PAIRS.items() if u == phase} | (
+        {"prepare"} if phase == "complete" else set()
+    )
+    irq = _norm(disable.args[0]) if disable.args else ""
+    # a state flag tested either way on both sides (`!priv->suspended` / `priv->suspended`)
+    have = {_atom(_norm(part)) for c in disarm for part in _conjuncts(c)}
+    for other in ctx.callbacks_in(downs):
+        if other.source != cb.source:
+            continue
+        for r in ctx.reach(other.function):
+            c = r.call
+            if _is_enable(c.callee, c.args) is not True or not c.args or _norm(c.args[0]) != irq:
+                continue
+            conds = _conditions(ctx, r, with_args=False)
+            for cond in (part for c in conds for part in _conjuncts(c)):
+                n = _norm(cond)
+                if _ERROR_TEST.match(n):
+                    continue  # suspend failed: the PM core then never calls this resume
+                if n and _atom(n) not in have and not _WAKE_WORD.search(cond) and n != irq:
+                    return cond.strip()
+    return ""
 
 
 @dataclass(frozen=True)
 class Options:
     """No options."""
+
 
 @checker("wake-gating", Options, fields={"message"}, keywords=Keywords(callbacks=True))
 def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
@@ -108,24 +187,21 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
                 inner = [c for c, _pos in cnav.enclosing_conditions(node)]
                 if not inner or not _MAY_WAKEUP.search(inner[0]):
                     continue
+                # Re-reading device_may_wakeup() is fine when suspend armed under that test
+                # alone (user space is frozen in between): only an arming under more
+                # conditions than the disarming leaves the disable unbalanced.
+                extra = _extra_arming_conditions(ctx, cb, call, _conditions(ctx, reached))
+                if not extra:
+                    continue
                 text = (
                     f"{call.callee}() in the {cb.phase} callback {cb.function}()"
-                    f"{ctx.via(reached)} is conditioned on a fresh device_may_wakeup(): if the "
-                    f"policy changed or enable_irq_wake() failed since suspend, the disable is "
-                    f"unbalanced; test a flag stored at suspend"
+                    f"{ctx.via(reached)} is conditioned on device_may_wakeup() alone, but"
+                    f" suspend arms the IRQ only when `{extra}` holds too: when it does not,"
+                    f' this disable is unbalanced ("Unbalanced IRQ wake disable"); disarm on'
+                    f" a flag stored at suspend"
                 )
                 severity = Severity.INFO
             else:
                 continue
             seen.add(call.start_byte)
-            yield Finding(
-                rule=rule.id,
-                kernel_type=rule.kernel_type,
-                severity=severity,
-                path=reached.model.path,
-                span=call.span,
-                message=rule.format_message(message=text),
-                function=call.caller,
-                phase=cb.phase,
-                chain=ctx.chain(cb, reached),
-            )
+            yield ctx.report(rule, call, severity=severity, cb=cb, reached=reached, message=text)
