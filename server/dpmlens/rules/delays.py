@@ -375,8 +375,6 @@ def analysis(ctx: Context) -> _Analysis:
     return hit[1]
 
 
-
-
 @dataclass(frozen=True)
 class Options:
     report: Literal["beyond-spec", "msleep-under-20ms", "busy-wait"]
@@ -682,7 +680,12 @@ def _sleep_fixes(d: Delay) -> tuple[Fix, ...]:
     if re.fullmatch(r"\d+", arg):
         lo, hi = str(int(arg) * 1000), str((int(arg) + 1) * 1000)
     else:
-        inner = arg if re.fullmatch(r"[A-Za-z_][\w>.-]*", arg) else f"({arg})"
+        # a name or a member chain (`p->desc->ms`) needs no parentheses; `x-1` does
+        inner = (
+            arg
+            if re.fullmatch(r"[A-Za-z_]\w*(?:\s*(?:->|\.)\s*[A-Za-z_]\w*)*", arg)
+            else f"({arg})"
+        )
         lo, hi = f"{inner} * USEC_PER_MSEC", f"({inner} + 1) * USEC_PER_MSEC"
     new = f"usleep_range({lo}, {hi})"
     return (Fix(f"Use {new}", (TextEdit(path, d.call.span, new),)),)
