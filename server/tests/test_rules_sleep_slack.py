@@ -65,3 +65,23 @@ def test_severity_follows_the_excess_at_hz_250() -> None:
     assert [_severity(m) for m in (1, 6, 7, 10, 11, 13, 15, 19)] == [
         "warning", "warning", "info", "info", None, "info", None, None,
     ]  # fmt: skip
+
+
+def test_bad_msleep_options_are_one_error_naming_the_file() -> None:
+    from pathlib import Path
+
+    import pytest
+    import yaml
+
+    from dpmlens.paths import rules_dir
+    from dpmlens.rules.loader import RuleError, parse_rule
+
+    path = Path(rules_dir()) / "msleep-under-20ms.yaml"
+    for key, value, problem in (
+        ("hz", 300, "hz: 300 is not one of 100, 250, 1000"),
+        ("info_ratio", 3, "need 1 <= info_ratio <= warn_ratio"),
+    ):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data["match"][key] = value
+        with pytest.raises(RuleError, match=re.escape(f"msleep-under-20ms.yaml: match: {problem}")):
+            parse_rule(path, data)

@@ -385,6 +385,11 @@ class Options:
     warn_ratio: float = 2.0
     info_ratio: float = 1.5
 
+    def validate(self) -> str | None:
+        if not 1 <= self.info_ratio <= self.warn_ratio:
+            return "need 1 <= info_ratio <= warn_ratio"
+        return None
+
 
 def _keywords(_opts: Options) -> Keywords:
     """Callbacks; and spec words (quantity names, padded constants), which make a delay
