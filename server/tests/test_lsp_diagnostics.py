@@ -247,4 +247,7 @@ async def test_msleep_in_a_helper_file_is_reported_with_its_quick_fix(client: La
     d, fixed = await _fix_through_helper_file(
         client, helpers, core, "msleep-under-20ms", "\tqux_settle(dev);")
     assert "msleep(QUX_SETTLE_MS) = 3 ms" in d.message
-    assert "\tfsleep(QUX_SETTLE_MS * USEC_PER_MSEC);\n" in fixed
+    assert (
+        "\tusleep_range(QUX_SETTLE_MS * USEC_PER_MSEC, (QUX_SETTLE_MS + 1) * USEC_PER_MSEC);\n"
+        in fixed
+    )

@@ -80,6 +80,7 @@ def _check(core: FileModel, helper: FileModel) -> None:
     # evaluated in the helper's file: its #define gives the value
     assert f.message.startswith(
         "msleep(QUX_SETTLE_MS) = 3 ms in the resume callback qux_resume() via qux_settle()"
+        " can sleep up to 8 ms at HZ=250"
     )
     assert f.path == helper.path and f.line == 8
     assert f.phase is not None and "resume" in f.phase
@@ -91,7 +92,9 @@ def _check(core: FileModel, helper: FileModel) -> None:
     assert f.fixes, "no quick fix"
     edits: list[TextEdit] = [e for fix in f.fixes for e in fix.edits]
     assert edits and all(e.path == helper.path for e in edits)
-    assert f.fixes[0].edits[0].new_text == "fsleep(QUX_SETTLE_MS * USEC_PER_MSEC)"
+    assert f.fixes[0].edits[0].new_text == (
+        "usleep_range(QUX_SETTLE_MS * USEC_PER_MSEC, (QUX_SETTLE_MS + 1) * USEC_PER_MSEC)"
+    )
 
 
 def test_msleep_in_a_helper_of_another_file_is_reported(tmp_path: Path) -> None:

@@ -158,8 +158,16 @@ static int d_suspend(struct device *dev)
 }
 static DEFINE_SIMPLE_DEV_PM_OPS(d_pm_ops, d_suspend, d_resume);
 """
-    assert "\tfsleep(5000);\n" in _fixed(src, "msleep-under-20ms", 0)
-    assert "\tusleep_range(5000, 10000);\n" in _fixed(src, "msleep-under-20ms", 1)
+    # one fix: wakes by 6 ms, never later than msleep(5) at any HZ (6 ms at HZ=1000); not
+    # fsleep(5000), which is usleep_range(5000, 10000) up to 6.12
+    assert "\tusleep_range(5000, 6000);\n" in _fixed(src, "msleep-under-20ms", 0)
+    # an expression keeps its precedence; a member chain needs no parentheses
+    expr = src.replace("msleep(5);", "msleep(D_MS-1);").replace(
+        "static int d_resume", "#define D_MS 3\nstatic int d_resume"
+    )
+    assert "usleep_range((D_MS-1) * USEC_PER_MSEC, ((D_MS-1) + 1) * USEC_PER_MSEC)" in _fixed(
+        expr, "msleep-under-20ms"
+    )
 
 
 def test_state_query_rename() -> None:

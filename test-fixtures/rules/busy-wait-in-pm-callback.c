@@ -11,6 +11,7 @@ struct pll {
 	struct timer_list timer;
 	bool in_suspend;
 	void __iomem *regs;
+	struct net_device *ndev;
 };
 
 static void pll_full_lock(struct pll *pll)
@@ -99,6 +100,14 @@ static int pll_suspend_late(struct device *dev)
 	return 0;
 }
 
+/* Called once per iteration of a polling loop: advisory, as a loop's own mdelay() is. */
+static void pll_settle_step(struct pll *pll)
+{
+	writel(4, pll->regs);
+	/* expect: busy-wait-in-pm-callback(info) */
+	mdelay(10);
+}
+
 static int pll_resume_noirq(struct device *dev)
 {
 	struct pll *pll = dev_get_drvdata(dev);
@@ -126,6 +135,8 @@ static int pll_suspend_noirq(struct device *dev)
 		mdelay(10);
 	/* expect: busy-wait-in-pm-callback */
 	udelay(12000);
+	while (readl(pll->regs) & 2)
+		pll_settle_step(pll);
 	return 0;
 }
 
@@ -164,6 +175,19 @@ static int pll2_suspend(struct device *dev)
 
 static int pll2_resume(struct device *dev)
 {
+	struct pll *pll = dev_get_drvdata(dev);
+
+	/* the netdev TX lock and the RCU read side forbid sleeping too */
+	netif_tx_lock_bh(pll->ndev);
+	/* ok: busy-wait-in-pm-callback */
+	mdelay(12);
+	netif_tx_unlock_bh(pll->ndev);
+	rcu_read_lock();
+	/* ok: busy-wait-in-pm-callback */
+	mdelay(12);
+	rcu_read_unlock();
+	/* expect: busy-wait-in-pm-callback */
+	mdelay(12);
 	return 0;
 }
 

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* msleep-under-20ms: short msleep()s on PM paths, evaluated through defines and locals. */
+/* msleep-under-20ms: short msleep()s on PM paths, evaluated through defines, locals and
+ * struct fields; severity by the worst case at HZ=250 (warning from 2x the request, info
+ * from 1.5x, nothing below). */
 #include <linux/delay.h>
 #include <linux/i2c.h>
 
@@ -15,18 +17,25 @@ static void panel_power_on(struct panel *p)
 	unsigned int wait = PANEL_T3_MS + 2;
 
 	writel(1, p->regs);
-	/* expect: msleep-under-20ms */
+	/* 7 ms: up to 12 ms at HZ=250 */
+	/* expect: msleep-under-20ms(info) */
 	msleep(wait);
 	writel(3, p->regs);
-	/* expect: msleep-under-20ms */
+	/* 10 ms: up to 16 ms at HZ=250 */
+	/* expect: msleep-under-20ms(info) */
 	msleep(PANEL_T4_MS);
+	/* 15 ms: up to 20 ms at HZ=250, a third more than asked */
+	/* ok: msleep-under-20ms */
+	msleep(15);
+	/* ok: msleep-under-20ms */
+	msleep(19);
 }
 
 /* The value comes from the caller: 5 ms on resume. */
 static void panel_reset(struct panel *p, unsigned int hold_ms)
 {
 	writel(0, p->regs);
-	/* expect: msleep-under-20ms */
+	/* expect: msleep-under-20ms(warning) */
 	msleep(hold_ms);
 	writel(1, p->regs);
 }
@@ -37,7 +46,7 @@ static int panel_resume(struct device *dev)
 
 	panel_reset(p, PANEL_T3_MS);
 
-	/* expect: msleep-under-20ms */
+	/* expect: msleep-under-20ms(warning) */
 	msleep(1);
 	panel_power_on(p);
 	/* ok: msleep-under-20ms */
@@ -61,6 +70,54 @@ static int panel_suspend(struct device *dev)
 }
 
 static DEFINE_SIMPLE_DEV_PM_OPS(panel_pm_ops, panel_suspend, panel_resume);
+
+/* Per-variant timings in match data: the largest value counts. */
+struct panel_desc {
+	unsigned int enable_ms;
+	unsigned int settle_ms;
+	unsigned int prepare_ms;
+};
+
+static const struct panel_desc panel_a = {
+	.enable_ms = 2,
+	.settle_ms = 3,
+	.prepare_ms = 5,
+};
+
+static const struct panel_desc panel_b = {
+	.enable_ms = 4,
+	.settle_ms = 50,
+	.prepare_ms = 6,
+};
+
+struct panel2 {
+	const struct panel_desc *desc;
+	unsigned int prepare_ms;
+};
+
+static int panel2_probe(struct device *dev, struct panel2 *p)
+{
+	/* the field is also set at run time: its value is unknown */
+	p->prepare_ms = 1;
+	return 0;
+}
+
+static int panel2_resume(struct device *dev)
+{
+	struct panel2 *p = dev_get_drvdata(dev);
+
+	/* expect: msleep-under-20ms(warning) */
+	msleep(p->desc->enable_ms);
+	/* one variant waits 50 ms: not a short sleep */
+	/* ok: msleep-under-20ms */
+	/* expect: delay-beyond-spec(info) */
+	msleep(p->desc->settle_ms);
+	/* ok: msleep-under-20ms */
+	msleep(p->prepare_ms);
+	return 0;
+}
+
+static DEFINE_RUNTIME_DEV_PM_OPS(panel2_pm_ops, NULL, panel2_resume, NULL);
 
 /* Not on a PM path: checkpatch's business, not ours. */
 static int panel_probe(struct i2c_client *client)

@@ -2,113 +2,49 @@
 
 - `beyond-spec` (delay-beyond-spec): waits longer than a known spec minimum, or long waits
   whose comment admits padding (warning), other long waits in PM callbacks (info);
-- `msleep-under-20ms`: msleep() below 20 ms on a PM path;
+- `msleep-under-20ms`: msleep() below 20 ms on a PM path, by its real worst case per HZ;
 - `busy-wait` (busy-wait-in-pm-callback): mdelay()/udelay() >= min_ms on a sleepable PM path.
+
+The spec table is `delay_spec`, the worst-path totals `delay_paths`, the msleep() arithmetic
+`sleep_slack`, where sleeping is not allowed `locks`; this module finds and evaluates the
+delays of a file and of the helpers its callbacks reach, and words the findings.
 """
 
 from __future__ import annotations
 
 import re
 import weakref
-from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any, Literal
+from typing import Literal
 
 import tree_sitter as ts
 
 from dpmlens.findings import Finding, Fix, Severity, TextEdit
 from dpmlens.model.build import build_model
+from dpmlens.model.consteval import eval_int
 from dpmlens.model.phases import PHASES
 from dpmlens.model.types import CallSite, FileModel
-from dpmlens.paths import rules_dir
 from dpmlens.rules import cnav
 from dpmlens.rules.context import Callback, Context, Reached
+from dpmlens.rules.delay_paths import (
+    ZERO,
+    PathCost,
+    conditional_if,
+    leaves_function,
+    only_when,
+    path_cost,
+)
+from dpmlens.rules.delay_spec import UNIT_MS, Quantity, SpecTable, fmt_ms
+from dpmlens.rules.delay_spec import load_spec as _spec
 from dpmlens.rules.delayvalue import Value, evaluate
-from dpmlens.rules.loader import Rule, RuleError, load_table
+from dpmlens.rules.loader import Rule, load_table
+from dpmlens.rules.locks import atomic_callers, lock_held, lock_wrappers
 from dpmlens.rules.plugin import Keywords, checker
+from dpmlens.rules.sleep_slack import msleep_worst_ms, worst_case_text
 
-_UNIT_MS = {"s": 1000.0, "ms": 1.0, "us": 0.001, "ns": 0.000001}
 _LOOPS = frozenset({"for_statement", "while_statement", "do_statement"})
-_LOCKS = re.compile(
-    r"\b(?:raw_)?spin_lock(?:_irq|_irqsave|_bh)?\s*\(|\blocal_irq_(?:disable|save)\s*\(|"
-    r"\bpreempt_disable\s*\(|\b(?:read|write)_lock(?:_irq|_irqsave|_bh)?\s*\("
-)
-_UNLOCKS = re.compile(
-    r"\b(?:raw_)?spin_unlock(?:_irq|_irqrestore|_bh)?\s*\(|\blocal_irq_(?:enable|restore)\s*\(|"
-    r"\bpreempt_enable\s*\(|\b(?:read|write)_unlock(?:_irq|_irqrestore|_bh)?\s*\("
-)
-
-
-@dataclass(frozen=True)
-class Quantity:
-    id: str
-    title: str
-    min_ms: float
-    source: str
-    keywords: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class SpecTable:
-    quantities: tuple[Quantity, ...]
-    constants: dict[str, tuple[Quantity, int, str, str]]  # name -> (q, raw, unit, documented)
-    padding_words: re.Pattern[str]
-    delay_functions: dict[str, tuple[int, str]]
-    report_from_ms: float
-    unit_constants: dict[str, str]
-
-
-@lru_cache(maxsize=4)
-def _spec(overrides: tuple[tuple[str, float], ...]) -> SpecTable:
-    try:
-        return _parse_spec(load_table("spec-delays"), dict(overrides))
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        if isinstance(exc, RuleError):
-            raise
-        where = rules_dir() / "tables" / "spec-delays.yaml"
-        raise RuleError(f"{where}: malformed spec table: {type(exc).__name__}: {exc}") from None
-
-
-def _parse_spec(data: dict[str, Any], over: dict[str, float]) -> SpecTable:
-    quantities = []
-    constants: dict[str, tuple[Quantity, int, str, str]] = {}
-    for q in data.get("quantities", []):
-        quantity = Quantity(
-            id=str(q["id"]),
-            title=str(q.get("title", q["id"])),
-            min_ms=float(over.get(str(q["id"]), q["min_ms"])),
-            source=str(q.get("source", "")),
-            keywords=tuple(str(k) for k in q.get("keywords", []) or []),
-        )
-        quantities.append(quantity)
-        for name, c in (q.get("constants") or {}).items():
-            constants[str(name)] = (
-                quantity,
-                int(c["value"]),
-                str(c.get("unit", "ms")),
-                str(c.get("documented", "")),
-            )
-    for name, (_q, _raw, unit, _doc) in constants.items():
-        if unit not in _UNIT_MS:
-            raise ValueError(f"constant {name}: unknown unit {unit!r}")
-    for name, v in (data.get("delay_functions") or {}).items():
-        if str(v.get("unit", "ms")) not in _UNIT_MS:
-            raise ValueError(f"delay function {name}: unknown unit {v.get('unit')!r}")
-    words = "|".join(re.escape(w) for w in data.get("padding_words", []))
-    return SpecTable(
-        quantities=tuple(quantities),
-        constants=constants,
-        padding_words=re.compile(rf"\b(?:{words})\b", re.IGNORECASE) if words else re.compile("$^"),
-        delay_functions={
-            str(k): (int(v.get("arg", 0)), str(v.get("unit", "ms")))
-            for k, v in (data.get("delay_functions") or {}).items()
-        },
-        report_from_ms=float(data.get("report_from_ms", 20)),
-        unit_constants={str(k): str(v) for k, v in (data.get("unit_constants") or {}).items()},
-    )
 
 
 def spec_table(ctx: Context) -> SpecTable:
@@ -126,19 +62,11 @@ class Delay:
 
     @property
     def ms(self) -> float:
-        return self.value.base * _UNIT_MS[self.unit]
+        return self.value.base * UNIT_MS[self.unit]
 
     @property
     def most_ms(self) -> float:
-        return self.value.most * _UNIT_MS[self.unit]
-
-
-def _fmt(ms: float) -> str:
-    if ms >= 10:
-        return f"{round(ms):g} ms"
-    if ms >= 1 or ms == 0:
-        return f"{round(ms, 2):g} ms"
-    return f"{ms * 1000:g} us"
+        return self.value.most * UNIT_MS[self.unit]
 
 
 class _Defines(Mapping[str, str]):
@@ -251,8 +179,12 @@ class _FileDelays:
         out: list[str] = []
         if d.node is not None:
             out += cnav.comments_near(d.node)
+            stmt = cnav.statement_of(d.node)
+            if stmt.parent is not None and stmt.parent.type == "if_statement":
+                # `/* T_PVPERL ... */ if (slot_ctl) msleep(100);`: the if's comment
+                out += cnav.comments_near(stmt.parent)
         for n in d.value.nodes:
-            out += cnav.comments_near(n)
+            out += _pair_comments(n) if n.type == "initializer_pair" else cnav.comments_near(n)
         source = self.model.source
         for name in d.value.identifiers:
             if name in self.model.defines:
@@ -266,15 +198,24 @@ class _FileDelays:
     def spec_link(self, d: Delay, comments: list[str]) -> tuple[Quantity, str, str] | None:
         """The spec quantity this delay implements, how we know, and where the padding is
         documented (empty when it is not)."""
+        local = self.model.all_defines()
         for name in sorted(d.value.identifiers):
-            if name in self.spec.constants and name not in self.model.all_defines():
-                quantity, raw, unit, documented = self.spec.constants[name]
-                return quantity, f"{name} = {_fmt(raw * _UNIT_MS[unit])}", documented
+            if name not in self.spec.constants:
+                continue
+            quantity, raw, unit, documented = self.spec.constants[name]
+            # a local redefinition counts only with the header's value (`#include "../pci.h"`)
+            if name in local and eval_int(name, local) != raw:
+                continue
+            return quantity, f"{name} = {fmt_ms(raw * UNIT_MS[unit])}", documented
         text = "\n".join(comments)
         for q in self.spec.quantities:
             for kw in q.keywords:
-                if re.search(rf"(?<![\w-]){re.escape(kw)}(?![\w])", text):
-                    return q, f"the comment names {q.id}", ""
+                # spec symbols (TRSTRCY) match case-sensitively, phrases in any case
+                flags = re.IGNORECASE if " " in kw else 0
+                m = re.search(rf"(?<![\w-]){re.escape(kw)}(?![\w])", text, flags)
+                if m:
+                    said = q.id if m.group(0) == q.id else f'"{m.group(0)}"'
+                    return q, f"the comment names {said}", ""
         return None
 
 
@@ -288,18 +229,17 @@ class _Analysis:
         self.delay_names = frozenset(self.spec.delay_functions)
         self.local = _FileDelays(ctx, self.spec, ctx.model)
         self.others: dict[str, _FileDelays] = {}  # path -> delays of a helper file
-        # each callback's total of fixed delays
-        self.total_ms: dict[str, float] = {}
+        # one walk per function: SIMPLE_DEV_PM_OPS names each function in three phases
+        self.walks: dict[str, list[Reached]] = {}
+        self._costs: dict[str, PathCost] = {}
         # Without a resolver the walk stays in this file: no delay here, nothing to reach.
         walk_needed = bool(self.local.delays or self.local.by_param or ctx.resolver is not None)
-        # one walk per function: SIMPLE_DEV_PM_OPS names each function in three phases
-        walks: dict[str, list[Reached]] = {}
         for cb in ctx.callbacks if walk_needed else ():
-            seen: set[tuple[str, int]] = set()
-            total = 0.0
-            walk = walks.get(cb.function)
+            walk = self.walks.get(cb.function)
             if walk is None:
-                walk = walks[cb.function] = list(ctx.reach(cb.function, towards=self.delay_names))
+                walk = self.walks[cb.function] = list(
+                    ctx.reach(cb.function, towards=self.delay_names)
+                )
             for r in walk:
                 fd = self.file_of(r.model)
                 if fd is None:
@@ -309,13 +249,21 @@ class _Analysis:
                     caller = self.file_of(r.hops[-1].model) if r.hops else None
                     if caller is not None:
                         fd.delay_from_caller(r, caller)
-                if start not in fd.delays:
-                    continue
-                fd.reached_by.setdefault(start, (cb, r))
-                if (fd.model.path, start) not in seen:
-                    seen.add((fd.model.path, start))
-                    total += fd.delays[start].ms
-            self.total_ms.setdefault(cb.function, total)
+                if start in fd.delays:
+                    fd.reached_by.setdefault(start, (cb, r))
+
+    def cost(self, function: str) -> PathCost:
+        """The worst-path fixed-delay cost of callback `function`, through the helpers and
+        delays its walk (ctx.reach) reached: a helper the walk did not enter costs nothing."""
+        hit = self._costs.get(function)
+        if hit is None:
+            walk = self.walks.get(function, [])
+            delays = {(r.model.path, r.call.start_byte) for r in walk}
+            entered = {(h.model.path, h.call.start_byte) for r in walk for h in r.hops}
+            hit = self._costs[function] = _PathWalk(self, delays, entered).function(
+                self.ctx.model, function
+            )
+        return hit
 
     def file_of(self, model: FileModel) -> _FileDelays | None:
         """The delays of the file `model` is (this one, or a helper's file found through the
@@ -337,6 +285,65 @@ class _Analysis:
             for start, d in fd.delays.items():
                 if start in fd.reached_by:
                     yield d
+
+
+def _pair_comments(pair: ts.Node) -> list[str]:
+    """Comments on the lines of an initializer pair (`.reset_ms = 100, /* T_PVPERL */`) and
+    just above it."""
+    out: list[str] = []
+    prev = pair.prev_named_sibling
+    if prev is not None and prev.type == "comment" and pair.start_point[0] - prev.end_point[0] <= 1:
+        before = prev.prev_sibling  # not the trailing comment of the pair above
+        if before is None or before.end_point[0] < prev.start_point[0]:
+            out.append(cnav.text(prev))
+    nxt = pair.next_named_sibling
+    if nxt is not None and nxt.type == "comment" and nxt.start_point[0] == pair.end_point[0]:
+        out.append(cnav.text(nxt))
+    return out
+
+
+class _PathWalk:
+    """Worst-path costs of the functions one callback's walk went through: a call costs its
+    delay when the walk reached that delay, or its helper's own path cost when the walk
+    entered that helper there (so a helper the walk pruned costs nothing)."""
+
+    def __init__(
+        self, a: _Analysis, delays: set[tuple[str, int]], entered: set[tuple[str, int]]
+    ) -> None:
+        self.a, self.delays, self.entered = a, delays, entered
+        self.memo: dict[tuple[str, str], PathCost] = {}
+
+    def function(self, model: FileModel, name: str) -> PathCost:
+        fd = self.a.file_of(model)
+        fn = model.functions.get(name)
+        if fd is None or fn is None:
+            return ZERO
+        key = (model.path, name)
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        self.memo[key] = ZERO  # a recursive call costs nothing more
+        node = self.a.ctx.node(fn.start_byte, fn.end_byte, fd.model, kind="function_definition")
+        body = node.child_by_field_name("body") if node is not None else None
+        cost = path_cost(body, lambda call: self._leaf(fd, call)) if body is not None else ZERO
+        self.memo[key] = cost
+        return cost
+
+    def _leaf(self, fd: _FileDelays, call: ts.Node) -> PathCost | None:
+        key = (fd.model.path, call.start_byte)
+        if key in self.delays:
+            d = fd.delays.get(call.start_byte)
+            if d is None:
+                return None
+            if d.most_ms > d.ms and d.value.conditional:
+                return PathCost(d.ms, ((d.value.conditional[0], d.most_ms - d.ms),))
+            return PathCost(d.ms)
+        if key in self.entered:
+            callee = cnav.text(call.child_by_field_name("function"))
+            target = self.a.ctx.lookup(callee, fd.model)
+            if target is not None:
+                return self.function(target[0], callee)
+        return None
 
 
 _FULL: OrderedDict[str, FileModel] = OrderedDict()
@@ -368,12 +375,20 @@ def analysis(ctx: Context) -> _Analysis:
     return hit[1]
 
 
-
-
 @dataclass(frozen=True)
 class Options:
     report: Literal["beyond-spec", "msleep-under-20ms", "busy-wait"]
     min_ms: float = 10  # busy-wait: shortest reported busy-wait
+    # msleep-under-20ms: the CONFIG_HZ severity assumes (kernel/Kconfig.hz default), and the
+    # worst case / request ratios from which a short msleep() is a warning, an info
+    hz: Literal[100, 250, 1000] = 250
+    warn_ratio: float = 2.0
+    info_ratio: float = 1.5
+
+    def validate(self) -> str | None:
+        if not 1 <= self.info_ratio <= self.warn_ratio:
+            return "need 1 <= info_ratio <= warn_ratio"
+        return None
 
 
 def _keywords(_opts: Options) -> Keywords:
@@ -387,22 +402,23 @@ def _keywords(_opts: Options) -> Keywords:
     gate = tuple(str(n) for n in table.get("delay_functions") or {})
     return Keywords(gated=tuple(words), gate=gate, callbacks=True)
 
+
 @checker(
     "delays",
     Options,
-    fields={"delay", "via", "reason", "cycle", "arg", "value", "function", "where", "loop",
-            "callee", "phase", "callback"},
+    fields={"delay", "via", "reason", "cycle", "arg", "value", "where", "worst", "range",
+            "bound", "loop", "callee", "phase", "callback"},
     keywords=_keywords,
 )  # fmt: skip
 def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
     a = analysis(ctx)
-    report = rule.match.get("report")
-    if report == "beyond-spec":
+    opts: Options = rule.options
+    if opts.report == "beyond-spec":
         yield from _beyond_spec(rule, a)
-    elif report == "msleep-under-20ms":
-        yield from _msleep_short(rule, a)
-    elif report == "busy-wait":
-        yield from _busy_wait(rule, a, float(rule.match.get("min_ms", 10)))
+    elif opts.report == "msleep-under-20ms":
+        yield from _msleep_short(rule, a, opts)
+    elif opts.report == "busy-wait":
+        yield from _busy_wait(rule, a, opts.min_ms)
 
 
 def _where(a: _Analysis, d: Delay) -> tuple[Callback | None, Reached | None, str]:
@@ -413,79 +429,152 @@ def _where(a: _Analysis, d: Delay) -> tuple[Callback | None, Reached | None, str
     return cb, r, f" in the {cb.phase} callback {cb.function}(){a.ctx.via(r)}"
 
 
-def _finding(
-    rule: Rule, a: _Analysis, d: Delay, severity: Severity, message: str,
-    cb: Callback | None, r: Reached | None, fixes: tuple[Fix, ...] = (),
+def _report(
+    rule: Rule, a: _Analysis, d: Delay, severity: Severity, cb: Callback | None,
+    r: Reached | None, fixes: tuple[Fix, ...] = (), **fields: object,
 ) -> Finding:  # fmt: skip
-    return Finding(
-        rule=rule.id,
-        kernel_type=rule.kernel_type,
-        severity=severity,
-        path=d.file.model.path,
-        span=d.call.span,
-        message=message,
-        function=d.call.caller,
-        phase=cb.phase if cb else None,
-        chain=a.ctx.chain(cb, r) if cb and r else (),
-        fixes=fixes,
-    )
+    """The finding at delay `d`, in its own file, with the chain from `cb` when reached."""
+    return a.ctx.report(
+        rule, d.call, path=d.file.model.path, severity=severity, cb=cb, reached=r,
+        fixes=fixes, **fields,
+    )  # fmt: skip
 
 
 def _call_text(d: Delay) -> str:
     return f"{d.call.callee}({', '.join(d.call.args)})"
 
 
+def _condition(a: _Analysis, d: Delay, r: Reached | None) -> str | None:
+    """The `if` (without else) that the delay, or a helper call on its way, depends on."""
+    if d.node is not None:
+        cond = only_when(d.node)
+        if cond:
+            return cond
+    for hop in reversed(r.hops if r is not None else ()):
+        fd = a.file_of(hop.model)
+        node = a.ctx.call_node(hop.call, fd.model) if fd is not None else None
+        cond = only_when(node) if node is not None else None
+        if cond:
+            return cond
+    return None
+
+
+_QUIRK = re.compile(r"quirk", re.IGNORECASE)
+
+
+def _exceptional(d: Delay) -> bool:
+    """Is the delay in an `if` (without else) on a quirk flag, or in one that leaves the
+    function (an error or early-exit path)? What the note recommends for device-specific
+    waits, or no cost of a normal cycle."""
+    branch = conditional_if(d.node) if d.node is not None else None
+    if branch is None:
+        return False
+    return bool(_QUIRK.search(cnav.text(branch.child_by_field_name("condition")))) or (
+        leaves_function(branch)
+    )
+
+
+def _quote(cond: str, limit: int = 60) -> str:
+    return f"`{cond}`" if len(cond) <= limit else f"`{cond[: limit - 3]}...`"
+
+
+def _cycle(a: _Analysis, cb: Callback) -> str:
+    """What the callback waits in fixed delays on its worst path, conditional ones apart."""
+    cost = a.cost(cb.function)
+    if cost.fixed:
+        text = (
+            f"the longest path through {cb.function}() waits {fmt_ms(cost.fixed)} in fixed"
+            f" delays per {cb.phase}"
+        )
+    else:
+        text = f"{cb.function}() has no unconditional fixed delay per {cb.phase}"
+    # sub-millisecond conditional waits (a udelay(50) behind a flag) are noise here
+    conds = sorted((c for c in cost.conditional if c[1] >= 1), key=lambda c: -c[1])
+    if conds:
+        text += ", " + ", ".join(f"+ {fmt_ms(ms)} only with {_quote(c)}" for c, ms in conds[:2])
+        if len(conds) > 2:
+            rest = fmt_ms(sum(ms for _c, ms in conds[2:]))
+            n = len(conds) - 2
+            text += f", + {rest} under {n} other condition{'s' if n > 1 else ''}"
+    if cost.looped:
+        text += " (waits in loops not counted)"
+    return text
+
+
+def _variants(d: Delay) -> str:
+    """` (`.reset_ms` is 100 in a_data, 150 in b_data)` for a field several structs set."""
+    v = d.value
+    if len({n for _s, n in v.variants}) < 2:
+        return ""
+    field = re.split(r"->|\.", d.call.args[0])[-1].strip()
+    shown = ", ".join(f"{n} in {s or '?'}" for s, n in v.variants[:4])
+    more = f", {len(v.variants) - 4} more" if len(v.variants) > 4 else ""
+    return f" (`.{field}` is {shown}{more})"
+
+
 def _beyond_spec(rule: Rule, a: _Analysis) -> Iterator[Finding]:
     for d in a.delays():
         cb, r, where = _where(a, d)
         comments = d.file.comments(d)
+        text = "\n".join(comments)
+        admit = a.spec.padding_words.search(text)
         link = d.file.spec_link(d, comments)
-        waits = f"{_call_text(d)} waits {_fmt(d.ms)}"
+        variants = _variants(d)
+        waits = f"{_call_text(d)} waits {'up to ' if variants else ''}{fmt_ms(d.ms)}{variants}"
         if d.most_ms > d.ms and d.value.conditional:
-            waits += f" ({_fmt(d.most_ms)} with `{d.value.conditional[0]}`)"
+            waits += f" ({fmt_ms(d.most_ms)} with `{d.value.conditional[0]}`)"
+        cond = _condition(a, d, r)
+        if cond:
+            waits += f" only with {_quote(cond)}"
         if link is not None:
             quantity, how, documented = link
             padding = d.ms - quantity.min_ms
             if padding <= 0:
-                continue
+                continue  # at or below the spec minimum: what the spec asks for
             reason = (
-                f": {_fmt(padding)} beyond the {_fmt(quantity.min_ms)} {quantity.id} minimum"
+                f": {fmt_ms(padding)} beyond the {fmt_ms(quantity.min_ms)} {quantity.id} minimum"
                 f" ({quantity.source}; {how})"
             )
-            severity = Severity.WARNING
             if documented:
                 reason += f"; deliberate padding, {documented}"
+                severity = Severity.INFO
+            elif admit:
+                reason += f'; the comment admits the margin ("{admit.group(0)}")'
+                severity = Severity.WARNING
+            else:
+                # the driver may know its devices need more: worth a look, not a verdict
                 severity = Severity.INFO
         else:
             if cb is None or d.in_loop or d.ms < a.spec.report_from_ms:
                 continue
-            text = "\n".join(comments)
-            admit = a.spec.padding_words.search(text)
+            if _exceptional(d):
+                continue  # a quirk's or an error path's wait: not paid on every cycle
             stated = _stated_need(text, d.ms)
             if admit and stated is not None:
                 # "It takes 100ms to wake up so, 10ms extra should be enough": a stated need
                 # plus a small, explained margin is reported with the margin, as info.
                 reason = (
-                    f': {_fmt(d.ms - stated)} of admitted margin ("{admit.group(0)}") over the'
-                    f" {_fmt(stated)} the comment states"
+                    f': {fmt_ms(d.ms - stated)} of admitted margin ("{admit.group(0)}") over the'
+                    f" {fmt_ms(stated)} the comment states"
                 )
                 severity = Severity.INFO
             elif admit:
                 reason = f': the comment admits padding ("{admit.group(0)}"), no spec minimum known'
-                severity = Severity.WARNING
+                # under a condition (a chip revision, a card type) only some devices pay it
+                severity = Severity.INFO if cond else Severity.WARNING
             else:
                 reason = ": a fixed wait with no known spec minimum"
                 severity = Severity.INFO
         if cb is not None:
-            total = _fmt(a.total_ms.get(cb.function, d.ms))
-            cycle = f"{cb.function}() waits {total} in fixed delays on every {cb.phase}"
+            cycle = _cycle(a, cb)
         else:
             cycle = (
-                f"every call pays {_fmt(d.ms)} (no PM callback of this file reaches it; its"
+                f"every call pays {fmt_ms(d.ms)} (no PM callback of this file reaches it; its"
                 " callers may be in other files)"
             )
-        message = rule.format_message(delay=waits, reason=reason, via=where, cycle=cycle)
-        yield _finding(rule, a, d, severity, message, cb, r)
+        yield _report(
+            rule, a, d, severity, cb, r, delay=waits, reason=reason, via=where, cycle=cycle
+        )
 
 
 _STATED = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|msec|msecs|milliseconds?|us|usec|usecs|s)\b", re.I)
@@ -536,138 +625,86 @@ def _context_switched(d: Delay, pm_condition: bool = False) -> bool:
     return False
 
 
-def _msleep_short(rule: Rule, a: _Analysis) -> Iterator[Finding]:
+_JIFFY_DEADLINE = re.compile(r"\btime_(?:before|after)(?:_eq)?\b|\btime_is_\w+|\bjiffies\b")
+
+
+def _waits_for_a_jiffy_deadline(d: Delay) -> bool:
+    """`if (time_before(jiffies, ohci->next_statechange)) msleep(5);`: the sleep waits for a
+    jiffies deadline, which only a jiffies-based sleep is sure to pass (at HZ=100,
+    usleep_range(5000, 6000) can wake before jiffies moves)."""
+    if d.node is None:
+        return False
+    return any(
+        positive and _JIFFY_DEADLINE.search(cond)
+        for cond, positive in cnav.enclosing_conditions(d.node)
+    )
+
+
+def _msleep_short(rule: Rule, a: _Analysis, opts: Options) -> Iterator[Finding]:
+    """msleep(m) for 0 < m < 20, by how much longer than m it can really sleep at the HZ the
+    rule assumes (match.hz): warning from warn_ratio times m, info from info_ratio."""
+    hz, warn_ratio, info_ratio = opts.hz, opts.warn_ratio, opts.info_ratio
     for d in a.delays():
         if d.call.callee != "msleep" or not (0 < d.value.base < 20) or _context_switched(d, True):
+            continue
+        if not d.in_loop and _waits_for_a_jiffy_deadline(d):
             continue
         cb, r, where = _where(a, d)
         if cb is None:
             continue
+        ms = d.value.base
+        ratio = msleep_worst_ms(ms, hz) / ms
+        if ratio < info_ratio:
+            continue  # within the slack a sleep of this length has anyway
         loop = (
             " (in a loop: the rounding lengthens every iteration, but check the loop's"
             " timeout, which a shorter sleep also shortens)"
             if d.in_loop
             else ""
         )
-        message = rule.format_message(
-            arg=d.call.args[0], value=d.value.base, function=d.call.caller, where=where, loop=loop
-        )
-        severity = Severity.INFO if d.in_loop else rule.severity
-        fixes = () if d.in_loop else _sleep_fixes(a, d)
-        yield _finding(rule, a, d, severity, message, cb, r, fixes)
+        severity = rule.severity if ratio >= warn_ratio and not d.in_loop else Severity.INFO
+        fixes = () if d.in_loop else _sleep_fixes(d)
+        yield _report(
+            rule, a, d, severity, cb, r, fixes,
+            arg=d.call.args[0],
+            value=ms,
+            where=where,
+            worst=worst_case_text(ms, hz),
+            range=f"{ms * 1000}, {(ms + 1) * 1000}",
+            bound=ms + 1,
+            loop=loop,
+        )  # fmt: skip
 
 
-def _sleep_fixes(a: _Analysis, d: Delay) -> tuple[Fix, ...]:
-    """msleep(N) -> fsleep(N * 1000 us); for a literal also usleep_range(N000, 2 * N000)."""
+def _sleep_fixes(d: Delay) -> tuple[Fix, ...]:
+    """msleep(m) -> usleep_range(m ms, m + 1 ms): never longer than msleep(m) at any HZ (its
+    best case, HZ=1000, is m + 1 ms), and shorter at HZ=100 and 250. Not fsleep(): up to 6.12
+    it is usleep_range(us, 2 * us) here, longer than msleep() at HZ=1000."""
     arg = d.call.args[0].strip()
     path = d.file.model.path
     if re.fullmatch(r"\d+", arg):
-        us = int(arg) * 1000
-        return (
-            Fix(f"Use fsleep({us})", (TextEdit(path, d.call.span, f"fsleep({us})"),)),
-            Fix(
-                f"Use usleep_range({us}, {2 * us})",
-                (TextEdit(path, d.call.span, f"usleep_range({us}, {2 * us})"),),
-            ),
+        lo, hi = str(int(arg) * 1000), str((int(arg) + 1) * 1000)
+    else:
+        # a name or a member chain (`p->desc->ms`) needs no parentheses; `x-1` does
+        inner = (
+            arg
+            if re.fullmatch(r"[A-Za-z_]\w*(?:\s*(?:->|\.)\s*[A-Za-z_]\w*)*", arg)
+            else f"({arg})"
         )
-    inner = arg if re.fullmatch(r"[A-Za-z_]\w*", arg) else f"({arg})"
-    new = f"fsleep({inner} * USEC_PER_MSEC)"
+        lo, hi = f"{inner} * USEC_PER_MSEC", f"({inner} + 1) * USEC_PER_MSEC"
+    new = f"usleep_range({lo}, {hi})"
     return (Fix(f"Use {new}", (TextEdit(path, d.call.span, new),)),)
 
 
-def _net_locks(text: str, wrappers: dict[str, int]) -> int:
-    """Locks taken minus released in `text`, counting the file's own lock wrappers."""
-    n = len(_LOCKS.findall(text)) - len(_UNLOCKS.findall(text))
-    for name, delta in wrappers.items():
-        n += delta * len(re.findall(rf"\b{re.escape(name)}\s*\(", text))
-    return n
-
-
-_LOCKS_B = re.compile(_LOCKS.pattern.encode())
-_UNLOCKS_B = re.compile(_UNLOCKS.pattern.encode())
-
-
-def _lock_wrappers(model: Any) -> dict[str, int]:
-    """Functions of the file that leave a lock taken (tg3_full_lock) or release one."""
-    starts = sorted((fn.start_byte, fn.end_byte, name) for name, fn in model.functions.items())
-    keys = [s for s, _e, _n in starts]
-    net: dict[str, int] = {}
-    for pattern, delta in ((_LOCKS_B, 1), (_UNLOCKS_B, -1)):
-        for m in pattern.finditer(model.source):
-            i = bisect_right(keys, m.start()) - 1
-            if i >= 0 and starts[i][0] <= m.start() < starts[i][1]:
-                net[starts[i][2]] = net.get(starts[i][2], 0) + delta
-    return {name: (1 if n > 0 else -1) for name, n in net.items() if n}
-
-
-def _lock_held(ctx: Context, model: Any, call: CallSite, wrappers: dict[str, int]) -> bool:
-    """Is a spinlock / irq-off / preempt-off section open at `call` in its function?"""
-    fn = model.functions.get(call.caller) if call.caller else None
-    if fn is None:
-        return False
-    before = model.source[fn.start_byte : call.start_byte].decode("utf-8", "replace")
-    return _net_locks(before, wrappers) > 0
-
-
-# Registrations whose callback runs in atomic context: (registering call, argument index).
-_ATOMIC_REGISTRATIONS = {
-    "timer_setup": 1,
-    "setup_timer": 1,
-    "tasklet_setup": 1,
-    "tasklet_init": 1,
-    "request_irq": 1,
-    "devm_request_irq": 2,
-    "request_any_context_irq": 1,
-    "request_threaded_irq": 1,  # the hard handler; the thread function may sleep
-    "devm_request_threaded_irq": 2,
-    "hrtimer_setup": 1,
-}
-
-
-# Callbacks the kernel calls with BHs or IRQs off: netdev watchdog/xmit/rx-mode, irq_chip ops.
-_ATOMIC_FIELDS = re.compile(
-    rb"\.(?:ndo_tx_timeout|ndo_start_xmit|ndo_set_rx_mode|irq_[a-z_]+)\s*=\s*&?\s*(\w+)"
-)
-
-
-def _atomic_entries(model: Any) -> set[str]:
-    """Functions of the file that run in atomic context: IRQ handlers, timer and tasklet
-    callbacks (by registration, and functions returning irqreturn_t)."""
-    out: set[str] = set()
-    for c in model.calls_to(*_ATOMIC_REGISTRATIONS):
-        index = _ATOMIC_REGISTRATIONS.get(c.callee)
-        if index is not None and len(c.args) > index:
-            out.add(c.args[index].strip().lstrip("&"))
-    for name, fn in model.functions.items():
-        if b"irqreturn_t" in model.source[fn.start_byte : fn.start_byte + 60]:
-            out.add(name)
-    for m in _ATOMIC_FIELDS.finditer(model.source):
-        out.add(m.group(1).decode())
-    return out
-
-
-def _atomic_callers(
-    ctx: Context, model: Any, function: str | None, wrappers: dict[str, int]
-) -> bool:
-    """Is `function`, or a function calling it (three levels up), called with a lock held
-    or from an atomic entry point (IRQ handler, timer, tasklet)?"""
-    atomic = _atomic_entries(model)
-    todo: list[str | None] = [function]
-    seen: set[str] = set()
-    for _level in range(4):
-        nxt: list[str | None] = []
-        for name in todo:
-            if name is None or name in seen:
-                continue
-            seen.add(name)
-            if name in atomic:
+def _hop_in_loop(a: _Analysis, r: Reached) -> bool:
+    """Is a helper call on the way to the delay made from inside a loop?"""
+    for hop in r.hops:
+        fd = a.file_of(hop.model)
+        node = a.ctx.call_node(hop.call, fd.model) if fd is not None else None
+        while node is not None and node.type != "function_definition":
+            if node.type in _LOOPS:
                 return True
-            for c in model.calls_to(name):
-                if c.caller:
-                    if _lock_held(ctx, model, c, wrappers):
-                        return True
-                    nxt.append(c.caller)
-        todo = nxt
+            node = node.parent
     return False
 
 
@@ -678,7 +715,7 @@ def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
     def wrappers_of(model: FileModel) -> dict[str, int]:
         w = wrappers.get(model.path)
         if w is None:
-            w = wrappers[model.path] = _lock_wrappers(model)
+            w = wrappers[model.path] = lock_wrappers(model)
         return w
 
     for d in a.delays():
@@ -689,21 +726,21 @@ def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
             continue
         if irq_safe and PHASES[cb.phase].kind == "runtime":
             continue
-        if _lock_held(a.ctx, r.model, r.call, wrappers_of(r.model)) or any(
-            _lock_held(a.ctx, h.model, h.call, wrappers_of(h.model)) for h in r.hops
+        if lock_held(r.model, r.call, wrappers_of(r.model)) or any(
+            lock_held(h.model, h.call, wrappers_of(h.model)) for h in r.hops
         ):
             continue
-        if r.hops and _atomic_callers(a.ctx, r.model, d.call.caller, wrappers_of(r.model)):
+        if r.hops and atomic_callers(r.model, d.call.caller, wrappers_of(r.model)):
             continue  # a helper shared with atomic callers cannot simply sleep
-        message = rule.format_message(
+        # A polling loop (`do { if (ready) break; mdelay(10); } while (...)`, also one that
+        # calls the helper holding the mdelay()) lives in low-level code that is often shared
+        # with atomic paths: advisory only.
+        severity = Severity.INFO if d.in_loop or _hop_in_loop(a, r) else rule.severity
+        yield _report(
+            rule, a, d, severity, cb, r,
             callee=d.call.callee,
             arg=d.call.args[0],
             value=f"{d.ms:g}",
-            phase=cb.phase,
             callback=cb.function,
             via=a.ctx.via(r),
-        )
-        # A polling loop (`do { if (ready) break; mdelay(10); } while (...)`) lives in low-level
-        # helpers that are often shared with atomic paths: advisory only.
-        severity = Severity.INFO if d.in_loop else rule.severity
-        yield _finding(rule, a, d, severity, message, cb, r)
+        )  # fmt: skip

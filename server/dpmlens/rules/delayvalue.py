@@ -1,5 +1,7 @@
-"""Evaluate the delay a call waits for: literals, #defines, arithmetic, known kernel constants
-and local variables assigned earlier in the function (`t = 10 + 40; if (quirk) t += 100;`)."""
+"""Evaluate the delay a call waits for: literals, #defines, arithmetic, known kernel constants,
+local variables assigned earlier in the function (`t = 10 + 40; if (quirk) t += 100;`) and
+struct fields that only the file's static initializers set (`.reset_delay_ms = 100` in a
+match-data struct, then `msleep(priv->data->reset_delay_ms)`)."""
 
 from __future__ import annotations
 
@@ -24,6 +26,9 @@ class Value:
     conditional: list[str] = field(default_factory=list)  # source of conditional increments
     identifiers: set[str] = field(default_factory=set)  # every identifier that fed the value
     nodes: list[ts.Node] = field(default_factory=list)  # assignments that fed the value
+    # a struct field set by several initializers: (initialized variable, value) each; `base`
+    # and `most` are then the largest (the device with that data waits it on every pass)
+    variants: list[tuple[str, int]] = field(default_factory=list)
 
 
 def identifiers_of(expr: str, defines: dict[str, str], depth: int = 8) -> set[str]:
@@ -46,9 +51,72 @@ def evaluate(expr: str, call_node: ts.Node | None, defines: dict[str, str]) -> V
     if value is not None:
         return Value(value, value, identifiers=identifiers_of(expr, defines))
     name = expr.strip()
-    if call_node is None or not re.fullmatch(r"[A-Za-z_]\w*", name):
+    if call_node is None:
         return None
-    return _local(name, call_node, defines)
+    if re.fullmatch(r"[A-Za-z_]\w*", name):
+        return _local(name, call_node, defines)
+    m = _FIELD_ACCESS.fullmatch(name)
+    if m is not None:
+        return _field(m.group(1), call_node, defines)
+    return None
+
+
+# `priv->data->reset_delay_ms`, `cfg.delay`: a chain of member accesses ending in a field
+_MEMBER = r"\s*(?:->|\.)\s*"
+_FIELD_ACCESS = re.compile(rf"[A-Za-z_]\w*(?:{_MEMBER}[A-Za-z_]\w*)*{_MEMBER}([A-Za-z_]\w*)")
+
+
+def _field(name: str, call_node: ts.Node, defines: dict[str, str]) -> Value | None:
+    """The values file-scope initializers give the field `name` (`.name = 100,`), when nothing
+    else in the file writes it (no assignment, increment, or address taken for a reader such
+    as of_property_read_u32()); None when any of that is unknown."""
+    root = call_node
+    while root.parent is not None:
+        root = root.parent
+    source = root.text or b""
+    field_re = re.escape(name.encode())
+    written = rb"\s*(?:[-+*/|&]?=(?!=)|\+\+|--)"
+    # `priv->reset_ms = data->reset_ms;` copies match data: no other value
+    copy = re.compile(
+        rb"(?:->|\.)\s*" + field_re + rb"\s*=\s*[\w>.\-\s]*?(?:->|\.)\s*" + field_re + rb"\s*;"
+    )
+    for m in re.finditer(rb"->\s*" + field_re + written, source):
+        if not copy.match(source, m.start()):
+            return None
+    if re.search(rb"&[\w\s>.\-\[\]]*?\b" + field_re + rb"\b", source):
+        return None
+    out = Value(0, 0, identifiers={name})
+    for m in re.finditer(rb"\.\s*" + field_re + written, source):
+        if copy.match(source, m.start()):
+            continue
+        node = root.descendant_for_byte_range(m.start(), m.end())
+        while node is not None and node.type not in ("initializer_pair", "function_definition"):
+            node = node.parent
+        if node is None or node.type != "initializer_pair" or cnav.function_of(node) is not None:
+            return None  # `cfg.delay = x;` in code, or an initializer of a local variable
+        value_node = node.child_by_field_name("value")
+        v = eval_int(cnav.text(value_node), defines) if value_node is not None else None
+        if v is None:
+            return None
+        out.identifiers |= identifiers_of(cnav.text(value_node), defines)
+        out.nodes.append(node)
+        out.variants.append((_initialized(node), v))
+    if not out.variants:
+        return None
+    out.base = out.most = max(v for _n, v in out.variants)
+    return out
+
+
+def _initialized(pair: ts.Node) -> str:
+    """The variable whose initializer holds `pair` (`foo_data` of `static const struct x
+    foo_data = {...}`), or "" when it is not a plain declaration."""
+    cur: ts.Node | None = pair
+    while cur is not None and cur.type != "init_declarator":
+        cur = cur.parent
+    decl = cur.child_by_field_name("declarator") if cur is not None else None
+    while decl is not None and decl.type != "identifier":
+        decl = decl.child_by_field_name("declarator")
+    return cnav.text(decl)
 
 
 def _local(name: str, call_node: ts.Node, defines: dict[str, str]) -> Value | None:

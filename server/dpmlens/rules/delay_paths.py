@@ -1,0 +1,180 @@
+"""Fixed-delay totals per function as the worst single path through its body.
+
+A sequence adds up; `if/else`, `switch` and `?:` take the most expensive branch; the body of
+an `if` without `else` is conditional and kept apart, named by its condition ("+ 100 ms only
+with `priv->quirks & QUIRK_X`"); a delay inside a loop is no fixed total (the loop may run
+any number of times) and only marks the cost as `looped`. What a call costs (a delay, or a
+helper's own path cost) is the caller's business: `path_cost(body, leaf)`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import tree_sitter as ts
+
+from dpmlens.rules import cnav
+
+_LOOPS = frozenset({"for_statement", "while_statement", "do_statement"})
+_SKIP = frozenset({"comment", "string_literal", "number_literal", "identifier", "preproc_arg"})
+
+
+@dataclass(frozen=True)
+class PathCost:
+    fixed: float = 0.0  # ms on the worst path, without conditional blocks
+    conditional: tuple[tuple[str, float], ...] = ()  # (condition, ms) of `if`s without else
+    looped: bool = False  # some delay sits in a loop (not counted)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.fixed or self.conditional or self.looped)
+
+
+ZERO = PathCost()
+Leaf = Callable[[ts.Node], PathCost | None]  # a call expression's own cost, if any
+
+
+def seq(a: PathCost, b: PathCost) -> PathCost:
+    if a.empty:
+        return b
+    if b.empty:
+        return a
+    # two blocks under the same condition both run when it holds: their costs add up
+    both = _merge(a.conditional, b.conditional, lambda x, y: x + y)
+    return PathCost(a.fixed + b.fixed, both, a.looped or b.looped)
+
+
+def alt(a: PathCost, b: PathCost) -> PathCost:
+    """One of two branches runs: the worst one counts."""
+    either = _merge(a.conditional, b.conditional, max)
+    return PathCost(max(a.fixed, b.fixed), either, a.looped or b.looped)
+
+
+def only_if(cond: str, body: PathCost) -> PathCost:
+    """`if (cond) body` without else: the body's fixed cost is paid only when `cond` holds."""
+    if body.empty:
+        return ZERO
+    own = ((cond, body.fixed),) if body.fixed else ()
+    return PathCost(0.0, _merge(own, body.conditional, lambda x, y: x + y), body.looped)
+
+
+def _merge(
+    a: tuple[tuple[str, float], ...],
+    b: tuple[tuple[str, float], ...],
+    same: Callable[[float, float], float],
+) -> tuple[tuple[str, float], ...]:
+    """Conditional costs of both, those under the same condition combined with `same`."""
+    if not a:
+        return b
+    if not b:
+        return a
+    out = dict(a)
+    for cond, ms in b:
+        out[cond] = same(out[cond], ms) if cond in out else ms
+    return tuple(out.items())
+
+
+def condition_text(if_node: ts.Node) -> str:
+    cond = cnav.text(if_node.child_by_field_name("condition")).strip()
+    while cond.startswith("(") and cond.endswith(")") and _balanced(cond[1:-1]):
+        cond = cond[1:-1].strip()
+    return " ".join(cond.split())
+
+
+def _balanced(s: str) -> bool:
+    depth = 0
+    for ch in s:
+        depth += (ch == "(") - (ch == ")")
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def path_cost(node: ts.Node, leaf: Leaf) -> PathCost:
+    """The worst-path fixed-delay cost of running `node` (a function body or any statement)."""
+    t = node.type
+    if t in _SKIP:
+        return ZERO
+    if t == "call_expression":
+        args = node.child_by_field_name("arguments")
+        before = path_cost(args, leaf) if args is not None else ZERO
+        return seq(before, leaf(node) or ZERO)
+    if t == "if_statement":
+        cond = node.child_by_field_name("condition")
+        first = path_cost(cond, leaf) if cond is not None else ZERO
+        cons = node.child_by_field_name("consequence")
+        then = path_cost(cons, leaf) if cons is not None else ZERO
+        other = node.child_by_field_name("alternative")
+        if other is None:
+            return seq(first, only_if(condition_text(node), then))
+        return seq(first, alt(then, path_cost(other, leaf)))
+    if t == "conditional_expression":
+        cond = node.child_by_field_name("condition")
+        first = path_cost(cond, leaf) if cond is not None else ZERO
+        a = node.child_by_field_name("consequence")
+        b = node.child_by_field_name("alternative")
+        return seq(
+            first,
+            alt(path_cost(a, leaf) if a else ZERO, path_cost(b, leaf) if b else ZERO),
+        )
+    if t == "switch_statement":
+        cond = node.child_by_field_name("condition")
+        first = path_cost(cond, leaf) if cond is not None else ZERO
+        body = node.child_by_field_name("body")
+        worst = ZERO
+        for case in body.named_children if body is not None else ():
+            worst = alt(worst, path_cost(case, leaf))
+        return seq(first, worst)
+    if t in _LOOPS:
+        inner = ZERO
+        for child in node.named_children:
+            inner = seq(inner, path_cost(child, leaf))
+        return PathCost(looped=True) if not inner.empty else ZERO
+    total = ZERO
+    for child in node.named_children:
+        total = seq(total, path_cost(child, leaf))
+    return total
+
+
+def only_when(node: ts.Node) -> str | None:
+    """The condition of the innermost `if` without `else` whose body holds `node`, if any
+    (within its function)."""
+    branch = conditional_if(node)
+    return condition_text(branch) if branch is not None else None
+
+
+def conditional_if(node: ts.Node) -> ts.Node | None:
+    """The innermost `if` without `else` whose body holds `node` (within its function)."""
+    cur = node
+    while cur.parent is not None and cur.parent.type != "function_definition":
+        parent = cur.parent
+        if parent.type == "if_statement" and parent.child_by_field_name("alternative") is None:
+            cons = parent.child_by_field_name("consequence")
+            if cons is not None and cons.start_byte <= node.start_byte < cons.end_byte:
+                return parent
+        cur = parent
+    return None
+
+
+_NORMAL_EXIT = re.compile(r"(?:out|done|exit|end|finish|unlock)\w*", re.IGNORECASE)
+
+
+def leaves_function(if_node: ts.Node) -> bool:
+    """Does the `if`'s body end on an error or retry exit: `return` of something other than
+    0, or a `goto` to a label other than the normal way out (`out`, `done`, `exit`, ...)?
+    `if (p->no_hpd) { msleep(200); return 0; }` is a normal path of some devices."""
+    body = if_node.child_by_field_name("consequence")
+    while body is not None and body.type == "compound_statement":
+        named = [c for c in body.named_children if c.type != "comment"]
+        body = named[-1] if named else None
+    if body is None:
+        return False
+    if body.type == "return_statement":
+        value = cnav.text(body).removeprefix("return").strip(" ;()")
+        return value not in ("", "0")
+    if body.type == "goto_statement":
+        label = cnav.text(body.child_by_field_name("label"))
+        return not _NORMAL_EXIT.fullmatch(label)
+    return False

@@ -1,0 +1,109 @@
+"""Fixed-delay totals are the worst single path through the callback and its helpers:
+exclusive branches count once, `if`s without `else` are named as conditional, loops are no
+fixed total (rules/delay_paths.py, as delay-beyond-spec words it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import tree_sitter as ts
+
+from dpmlens.config import Config
+from dpmlens.engine import analyze_source
+from dpmlens.rules import cnav
+from dpmlens.rules.delay_paths import PathCost, path_cost
+from dpmlens.syntax.parser import parse
+
+FIXTURES = Path(__file__).resolve().parents[2] / "test-fixtures" / "rules"
+
+
+def _cost(body: str) -> PathCost:
+    """The path cost of `void f(void) {body}` where msleep(N) costs N ms."""
+    tree = parse(f"void f(int a, int b)\n{{\n{body}\n}}\n".encode())
+    func = tree.root_node.named_children[0]
+
+    def leaf(call: ts.Node) -> PathCost | None:
+        if cnav.text(call.child_by_field_name("function")) != "msleep":
+            return None
+        args = call.child_by_field_name("arguments")
+        return PathCost(float(cnav.text(args).strip("()")))
+
+    return path_cost(func.child_by_field_name("body"), leaf)
+
+
+def test_sequence_adds_and_exclusive_branches_count_once() -> None:
+    assert _cost("msleep(10); msleep(20);").fixed == 30
+    assert _cost("if (a) msleep(100); else msleep(200); msleep(5);").fixed == 205
+    assert _cost("if (a) msleep(10); else if (b) msleep(30); else msleep(20);").fixed == 30
+    assert _cost("x = a ? msleep(7) : msleep(9);").fixed == 9
+    switch = "switch (a) { case 1: msleep(50); break; case 2: msleep(80); break; }"
+    assert _cost(switch).fixed == 80
+
+
+def test_if_without_else_is_conditional_and_named() -> None:
+    cost = _cost("msleep(10);\nif (a & QUIRK_SLOW)\n\tmsleep(1500);")
+    assert cost.fixed == 10
+    assert cost.conditional == (("a & QUIRK_SLOW", 1500.0),)
+    # two blocks under the same condition add up; exclusive ones do not
+    cost = _cost("if (a) msleep(500);\nmsleep(1);\nif (a) msleep(1500);")
+    assert cost.fixed == 1 and cost.conditional == (("a", 2000.0),)
+    cost = _cost("if (b) { if (a) msleep(500); } else { if (a) msleep(1500); }")
+    assert cost.conditional == (("a", 1500.0),)
+    # the else-less tail of an else-if chain keeps its own condition
+    cost = _cost("if (a) msleep(10); else if (b) msleep(40);")
+    assert cost.fixed == 10 and cost.conditional == (("b", 40.0),)
+
+
+def test_loops_are_no_fixed_total() -> None:
+    for body in (
+        "for (a = 0; a < 3; a++) msleep(30);",
+        "while (a--) { msleep(30); }",
+        "do { msleep(30); } while (a);",
+    ):
+        cost = _cost(body)
+        assert cost.fixed == 0 and cost.looped, body
+    assert not _cost("for (a = 0; a < 3; a++) b++;").looped
+
+
+def test_callback_total_follows_helpers_and_names_conditions() -> None:
+    path = FIXTURES / "delay-beyond-spec-paths.c"
+    found = [
+        f
+        for f in analyze_source(str(path), path.read_bytes(), Config())
+        if f.rule == "delay-beyond-spec"
+    ]
+    assert found
+    # 200 (worst of if/else) + 80 (worst switch case) + 40 (helper) = 320; not the 3,180 ms
+    # that adding up every delay gives
+    cycle = (
+        "the longest path through baz_resume() waits 320 ms in fixed delays per resume,"
+        " + 1800 ms only with `baz->quirks & BAZ_QUIRK_SLOW_WAKE`, + 1000 ms only with `ret`,"
+        " + 350 ms under 3 other conditions (waits in loops not counted)"
+    )
+    assert all(f.message.endswith(cycle) for f in found), found[0].message
+    assert any("msleep(60) waits 60 ms only with `ret == 2`" in f.message for f in found)
+    assert any("msleep(250) waits 250 ms only with `baz->model == 7`" in f.message for f in found)
+
+
+def test_a_helper_called_on_both_branches_counts_once() -> None:
+    src = b"""
+static void q_wait(void) { msleep(50); }
+static int q_resume(struct device *dev)
+{
+	if (dev->power.x)
+		q_wait();
+	else
+		q_wait();
+	q_wait();
+	if (dev->power.y)
+		udelay(50);
+	return 0;
+}
+static int q_suspend(struct device *dev) { return 0; }
+static DEFINE_SIMPLE_DEV_PM_OPS(q_pm_ops, q_suspend, q_resume);
+"""
+    found = [f for f in analyze_source("q.c", src, Config()) if f.rule == "delay-beyond-spec"]
+    assert found
+    assert found[0].message.endswith(
+        "the longest path through q_resume() waits 100 ms in fixed delays per resume"
+    ), "a sub-millisecond conditional wait is not worth naming"

@@ -1,0 +1,87 @@
+"""msleep()'s real worst case per HZ (rules/sleep_slack.py), the table in the rule's note, and
+the quick fix's promise: usleep_range(m ms, m + 1 ms) never wakes later than msleep(m)."""
+
+from __future__ import annotations
+
+import re
+
+from dpmlens.config import Config
+from dpmlens.engine import analyze_source
+from dpmlens.rules.loader import find_rule, load_rules
+from dpmlens.rules.sleep_slack import HZ_VALUES, msecs_to_jiffies, msleep_worst_ms
+
+
+def test_msecs_to_jiffies_rounds_up() -> None:
+    assert [msecs_to_jiffies(m, 100) for m in (1, 10, 11, 19, 20)] == [1, 1, 2, 2, 2]
+    assert [msecs_to_jiffies(m, 250) for m in (1, 4, 5, 16, 17)] == [1, 1, 2, 4, 5]
+    assert [msecs_to_jiffies(m, 1000) for m in (1, 19)] == [1, 19]
+
+
+def test_worst_case_is_one_jiffy_past_the_rounded_timeout() -> None:
+    # kernel/time/timer.c (6.12): msleep() -> schedule_timeout(msecs_to_jiffies(m)), and
+    # calc_index() puts the timer in the next level-0 bucket: one more jiffy
+    assert msleep_worst_ms(1, 100) == 20
+    assert msleep_worst_ms(19, 100) == 30
+    assert msleep_worst_ms(10, 250) == 16
+    assert msleep_worst_ms(1, 1000) == 2
+
+
+def test_the_note_table_matches_the_arithmetic() -> None:
+    rule = find_rule(load_rules(), "msleep-under-20ms")
+    assert rule is not None
+    rows = re.findall(r"^\| (\d+)\s*\| (\d+) ms\s*\| (\d+) ms\s*\| (\d+) ms \|$", rule.note, re.M)
+    assert len(rows) >= 5
+    for m, at1000, at250, at100 in rows:
+        got = [msleep_worst_ms(int(m), hz) for hz in (1000, 250, 100)]
+        assert got == [float(at1000), float(at250), float(at100)], m
+
+
+def test_the_fix_never_wakes_later_than_msleep_at_any_hz() -> None:
+    for m in range(1, 20):
+        bound = m + 1  # usleep_range(m * 1000, (m + 1) * 1000)
+        for hz in HZ_VALUES:
+            assert bound <= msleep_worst_ms(m, hz), (m, hz)
+        assert bound < msleep_worst_ms(m, 250) and bound < msleep_worst_ms(m, 100)
+
+
+def _severity(ms: int) -> str | None:
+    src = f"""static int r_resume(struct device *dev)
+{{
+	msleep({ms});
+	return 0;
+}}
+static int r_suspend(struct device *dev)
+{{
+	return 0;
+}}
+static DEFINE_SIMPLE_DEV_PM_OPS(r_pm_ops, r_suspend, r_resume);
+""".encode()
+    found = [f for f in analyze_source("r.c", src, Config()) if f.rule == "msleep-under-20ms"]
+    return str(found[0].severity) if found else None
+
+
+def test_severity_follows_the_excess_at_hz_250() -> None:
+    # warning from twice the request, info from 1.5 times, nothing below
+    assert [_severity(m) for m in (1, 6, 7, 10, 11, 13, 15, 19)] == [
+        "warning", "warning", "info", "info", None, "info", None, None,
+    ]  # fmt: skip
+
+
+def test_bad_msleep_options_are_one_error_naming_the_file() -> None:
+    from pathlib import Path
+
+    import pytest
+    import yaml
+
+    from dpmlens.paths import rules_dir
+    from dpmlens.rules.loader import RuleError, parse_rule
+
+    path = Path(rules_dir()) / "msleep-under-20ms.yaml"
+    for key, value, problem in (
+        ("hz", 300, "hz: 300 is not one of 100, 250, 1000"),
+        ("info_ratio", 3, "need 1 <= info_ratio <= warn_ratio"),
+    ):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data["match"][key] = value
+        with pytest.raises(RuleError, match=re.escape(f"msleep-under-20ms.yaml: match: {problem}")):
+            parse_rule(path, data)
