@@ -18,7 +18,7 @@ struct baz {
 static void baz_power_up(struct baz *baz)
 {
 	writel(1, baz->regs);
-	/* expect: delay-beyond-spec(info) */
+	/* expect: delay-beyond-spec(hint) */
 	msleep(40);
 }
 
@@ -28,19 +28,19 @@ static int baz_resume(struct device *dev)
 	int ret, i;
 
 	if (baz->fast)
-		/* expect: delay-beyond-spec(info) */
+		/* expect: delay-beyond-spec(hint) */
 		msleep(100);
 	else
-		/* expect: delay-beyond-spec(info) */
+		/* expect: delay-beyond-spec(hint) */
 		msleep(200);
 
 	switch (baz->model) {
 	case 1:
-		/* expect: delay-beyond-spec(info) */
+		/* expect: delay-beyond-spec(hint) */
 		msleep(50);
 		break;
 	default:
-		/* expect: delay-beyond-spec(info) */
+		/* expect: delay-beyond-spec(hint) */
 		msleep(80);
 		break;
 	}
@@ -62,7 +62,7 @@ static int baz_resume(struct device *dev)
 
 	/* A device variant's normal way out is no error path. */
 	if (baz->model == 7) {
-		/* expect: delay-beyond-spec(info) */
+		/* expect: delay-beyond-spec(hint) */
 		msleep(250);
 		return 0;
 	}
@@ -79,7 +79,7 @@ static int baz_resume(struct device *dev)
 
 	/* A plain conditional wait is reported and named as such. */
 	if (ret == 2)
-		/* expect: delay-beyond-spec(info) */
+		/* expect: delay-beyond-spec(hint) */
 		msleep(60);
 
 	for (i = 0; i < 3; i++)

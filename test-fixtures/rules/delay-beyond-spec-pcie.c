@@ -78,9 +78,9 @@ static int foo_pcie_resume_noirq(struct device *dev)
 	msleep(pcie->data->perst_delay_ms);
 	/* expect: delay-beyond-spec(warning) */
 	msleep(pcie->data->link_delay_ms);
-	/* expect: delay-beyond-spec(info) */
+	/* expect: delay-beyond-spec(hint) */
 	msleep(pcie->data->phy_delay_ms);
-	/* expect: delay-beyond-spec(info) */
+	/* expect: delay-beyond-spec(hint) */
 	msleep(pcie->phy_delay_ms);
 	return 0;
 }

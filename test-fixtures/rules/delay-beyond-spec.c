@@ -52,10 +52,10 @@ static int ctl_resume(struct device *dev)
 	msleep(10 + 40);
 
 	/* let the PHY settle: a physical need, not an admission of padding */
-	/* expect: delay-beyond-spec(info) */
+	/* expect: delay-beyond-spec(hint) */
 	msleep(30);
 
-	/* expect: delay-beyond-spec(info) */
+	/* expect: delay-beyond-spec(hint) */
 	msleep(PHY_POWER_ON_MS);
 	writel(1, hub->regs);
 	/* ok: delay-beyond-spec */

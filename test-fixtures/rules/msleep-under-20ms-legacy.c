@@ -22,7 +22,7 @@ static int old_suspend(struct pci_dev *pdev, pm_message_t state)
 static int old_resume(struct pci_dev *pdev)
 {
 	pci_restore_state(pdev);
-	/* expect: delay-beyond-spec(info) */
+	/* expect: delay-beyond-spec(hint) */
 	ssleep(OLD_RESET_SETTLE_S);
 	return 0;
 }

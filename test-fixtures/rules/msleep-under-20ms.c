@@ -51,7 +51,7 @@ static int panel_resume(struct device *dev)
 	panel_power_on(p);
 	/* ok: msleep-under-20ms */
 	usleep_range(5000, 6000);
-	/* expect: delay-beyond-spec(info) */
+	/* expect: delay-beyond-spec(hint) */
 	msleep(20);
 	return 0;
 }
@@ -110,7 +110,7 @@ static int panel2_resume(struct device *dev)
 	msleep(p->desc->enable_ms);
 	/* one variant waits 50 ms: not a short sleep */
 	/* ok: msleep-under-20ms */
-	/* expect: delay-beyond-spec(info) */
+	/* expect: delay-beyond-spec(hint) */
 	msleep(p->desc->settle_ms);
 	/* ok: msleep-under-20ms */
 	msleep(p->prepare_ms);
