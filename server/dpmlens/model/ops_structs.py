@@ -162,23 +162,22 @@ def pointer_targets(model: FileModel) -> dict[str, tuple[str, ...]]:
     return cached
 
 
-_FIELD_CALL = re.compile(rb"(?:->|\.)\s*(\w+)\s*\(")
-
-
 def pointer_calls(model: FileModel, function: str) -> list[CallSite]:
     """Calls through a function pointer in `function` whose member is set by the file's
     `static const` initializers: one CallSite per possible target (callee = the target)."""
     fn = model.functions.get(function)
     if fn is None:
         return []
-    body = model.source[fn.start_byte : fn.end_byte]
-    if b"(" not in body or (b"->" not in body and b"." not in body):
-        return []
-    hits = [m for m in _FIELD_CALL.finditer(body)]
-    if not hits:
-        return []
     targets = pointer_targets(model)
-    hits = [m for m in hits if m.group(1).decode("latin-1") in targets]
+    if not targets:
+        return []
+    pattern = model.__dict__.get("_pointer_call_re")
+    if pattern is None:
+        names = b"|".join(re.escape(n.encode()) for n in sorted(targets, key=len, reverse=True))
+        pattern = model.__dict__["_pointer_call_re"] = re.compile(
+            rb"(?:->|\.)\s*(" + names + rb")\s*\("
+        )
+    hits = list(pattern.finditer(model.source, fn.start_byte, fn.end_byte))
     if not hits:
         return []
     text = model.source.decode("latin-1")
@@ -186,8 +185,8 @@ def pointer_calls(model: FileModel, function: str) -> list[CallSite]:
     out: list[CallSite] = []
     for m in hits:
         member = m.group(1).decode("latin-1")
-        start = fn.start_byte + m.start(1)
-        paren = fn.start_byte + m.end() - 1
+        start = m.start(1)
+        paren = m.end() - 1
         it = ctext.tokens(text, paren)
         first = next(it, None)
         if first is None or first.text != "(":
