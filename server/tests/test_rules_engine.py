@@ -120,7 +120,8 @@ def test_hub_c_padded_usb_delays_are_reported() -> None:
         if f.rule == "delay-beyond-spec"
     ]
     reset = [f for f in found if "reset_recovery_time" in f.message]
-    assert reset and reset[0].severity == Severity.WARNING
+    # the default branch of a quirk opt-out (USB_PORT_QUIRK_FAST_ENUM): a cost, not a defect
+    assert reset and reset[0].severity == Severity.HINT
     assert "40 ms beyond the 10 ms TRSTRCY minimum" in reset[0].message
     assert "150 ms with `reset_recovery_time += 100`" in reset[0].message
     resume = [f for f in found if "USB_RESUME_TIMEOUT" in f.message]

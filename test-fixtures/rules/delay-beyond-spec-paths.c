@@ -67,9 +67,9 @@ static int baz_resume(struct device *dev)
 		return 0;
 	}
 
-	/* Only one chip revision pays this margin: info, not a warning. */
+	/* Only one chip revision pays this margin: a hint (a cost some devices pay). */
 	if (baz->model == 3)
-		/* expect: delay-beyond-spec(info) */
+		/* expect: delay-beyond-spec(hint) */
 		msleep(40); /* plenty of margin */
 
 	/* A quirk's wait is the remedy the rule recommends, whatever its comment says. */

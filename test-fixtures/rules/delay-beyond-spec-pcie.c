@@ -63,7 +63,7 @@ static void foo_pcie_slot_power(struct foo_pcie *pcie, bool slot)
 	msleep(100);
 	gpiod_set_value(pcie->reset_gpio, 0);
 	/* let the link come up after PERST */
-	/* expect: delay-beyond-spec(info) */
+	/* expect: delay-beyond-spec(hint) */
 	msleep(200);
 }
 
@@ -76,7 +76,7 @@ static int foo_pcie_resume_noirq(struct device *dev)
 	/* T_PVPERL */
 	/* ok: delay-beyond-spec */
 	msleep(pcie->data->perst_delay_ms);
-	/* expect: delay-beyond-spec(warning) */
+	/* expect: delay-beyond-spec(hint) */
 	msleep(pcie->data->link_delay_ms);
 	/* expect: delay-beyond-spec(hint) */
 	msleep(pcie->data->phy_delay_ms);

@@ -26,7 +26,7 @@ static int hub_port_reset(struct hub *hub)
 	if (hub->quirks & USB_QUIRK_HUB_SLOW_RESET)
 		reset_recovery_time += 100;
 
-	/* expect: delay-beyond-spec(warning) */
+	/* expect: delay-beyond-spec(info) */
 	msleep(reset_recovery_time);
 	return 0;
 }
@@ -34,7 +34,7 @@ static int hub_port_reset(struct hub *hub)
 static int hub_port_resume(struct hub *hub)
 {
 	/* drive resume for USB_RESUME_TIMEOUT msec; the padding is documented in usb.h */
-	/* expect: delay-beyond-spec(info) */
+	/* expect: delay-beyond-spec(hint) */
 	msleep(USB_RESUME_TIMEOUT);
 
 	/* TRSMRCY = 10 msec */
@@ -48,7 +48,7 @@ static int ctl_resume(struct device *dev)
 	struct hub *hub = dev_get_drvdata(dev);
 
 	/* power rails need to settle, just in case */
-	/* expect: delay-beyond-spec(warning) */
+	/* expect: delay-beyond-spec(info) */
 	msleep(10 + 40);
 
 	/* let the PHY settle: a physical need, not an admission of padding */
@@ -95,7 +95,7 @@ static int mon_resume(struct device *dev)
 	 * Wait for the device. It takes 100ms to wake up so, 10ms extra
 	 * should be enough.
 	 */
-	/* expect: delay-beyond-spec(info) */
+	/* ok: delay-beyond-spec */
 	msleep(110);
 	return 0;
 }

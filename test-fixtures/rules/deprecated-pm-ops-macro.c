@@ -22,3 +22,8 @@ static struct platform_driver led_driver = {
 	},
 };
 module_platform_driver(led_driver);
+
+/* Callbacks exported by another file (built there under #ifdef CONFIG_PM_SLEEP): converting
+ * this table alone would break !CONFIG_PM_SLEEP builds, so it is left to that file. */
+/* ok: deprecated-pm-ops-macro */
+static SIMPLE_DEV_PM_OPS(shared_pm_ops, rtl_pci_suspend, rtl_pci_resume);

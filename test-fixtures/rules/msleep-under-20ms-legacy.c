@@ -27,16 +27,16 @@ static int old_resume(struct pci_dev *pdev)
 	return 0;
 }
 
-/* Not reached from PM here, but the comment names the spec quantity it pads: info while
- * the comment does not admit the margin (the driver may know its devices need more),
- * warning when it does. */
+/* Not reached from PM here, but the comment names the spec quantity it pads: a hint while
+ * the comment does not admit the margin (the driver may know its devices need more), info
+ * when it does. */
 static void old_port_connect(struct pci_dev *pdev)
 {
 	/* debounce: TATTDB is 100 ms */
-	/* expect: delay-beyond-spec(info) */
+	/* expect: delay-beyond-spec(hint) */
 	msleep(200);
 	/* TATTDB, doubled to be on the safe side */
-	/* expect: delay-beyond-spec(warning) */
+	/* expect: delay-beyond-spec(info) */
 	msleep(200);
 }
 

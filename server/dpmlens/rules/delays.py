@@ -501,6 +501,14 @@ def _cycle(a: _Analysis, cb: Callback) -> str:
     return text
 
 
+def _quirk_branch(d: Delay) -> bool:
+    """Is the delay in either branch of a quirk test (`if (x->quirks & FAST) ... else
+    msleep(50)`)? The driver then already has the quirk structure this rule recommends."""
+    if d.node is None:
+        return False
+    return any(re.search(r"quirk", c, re.I) for c, _pos in cnav.enclosing_conditions(d.node))
+
+
 def _variants(d: Delay) -> str:
     """` (`.reset_ms` is 100 in a_data, 150 in b_data)` for a field several structs set."""
     v = d.value
@@ -526,6 +534,11 @@ def _beyond_spec(rule: Rule, a: _Analysis) -> Iterator[Finding]:
         cond = _condition(a, d, r)
         if cond:
             waits += f" only with {_quote(cond)}"
+        # Info only for what a maintainer can act on: a margin the comment itself admits,
+        # paid by every device on every cycle. A wait some devices or states pay (a quirk,
+        # a chip revision, a loop over ports), padding a header documents, or a margin
+        # nobody admits states a cost, not a defect: a hint.
+        every_cycle = not cond and not d.in_loop and not variants and not _quirk_branch(d)
         if link is not None:
             quantity, how, documented = link
             padding = d.ms - quantity.min_ms
@@ -537,13 +550,12 @@ def _beyond_spec(rule: Rule, a: _Analysis) -> Iterator[Finding]:
             )
             if documented:
                 reason += f"; deliberate padding, {documented}"
-                severity = Severity.INFO
+                severity = Severity.HINT
             elif admit:
                 reason += f'; the comment admits the margin ("{admit.group(0)}")'
-                severity = Severity.WARNING
+                severity = Severity.INFO if every_cycle else Severity.HINT
             else:
-                # the driver may know its devices need more: worth a look, not a verdict
-                severity = Severity.INFO
+                severity = Severity.HINT
         else:
             if cb is None or d.in_loop or d.ms < a.spec.report_from_ms:
                 continue
@@ -551,17 +563,12 @@ def _beyond_spec(rule: Rule, a: _Analysis) -> Iterator[Finding]:
                 continue  # a quirk's or an error path's wait: not paid on every cycle
             stated = _stated_need(text, d.ms)
             if admit and stated is not None:
-                # "It takes 100ms to wake up so, 10ms extra should be enough": a stated need
-                # plus a small, explained margin is reported with the margin, as info.
-                reason = (
-                    f': {fmt_ms(d.ms - stated)} of admitted margin ("{admit.group(0)}") over the'
-                    f" {fmt_ms(stated)} the comment states"
-                )
-                severity = Severity.INFO
-            elif admit:
+                # "It takes 100ms to wake up so, 10ms extra should be enough": a small,
+                # explained margin over a stated need is what the hardware asks for
+                continue
+            if admit:
                 reason = f': the comment admits padding ("{admit.group(0)}"), no spec minimum known'
-                # under a condition (a chip revision, a card type) only some devices pay it
-                severity = Severity.INFO if cond else Severity.WARNING
+                severity = Severity.INFO if every_cycle else Severity.HINT
             else:
                 # a datasheet wait with no spec to hold it against states a cost, not a
                 # defect: a hint (the editor shows it faintly; CI does not fail on it)

@@ -46,9 +46,22 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
     pos = Positions(ctx.model.source)
     for table in ctx.model.pm_tables.values():
         if table.macro in ("SIMPLE_DEV_PM_OPS", "UNIVERSAL_DEV_PM_OPS"):
+            if _external(ctx, table):
+                # callbacks from another file (rtlwifi's exported rtl_pci_suspend) are built
+                # under that file's #ifdef: converting this table alone breaks !PM_SLEEP
+                continue
             yield _whole_table(rule, ctx, pos, table)
         elif table.macro is None:
             yield from _set_macros(rule, ctx, pos, table)
+
+
+def _external(ctx: Context, table: PmTable) -> bool:
+    """Does the table name a callback this file does not define (other than the runtime-PM
+    helpers that are always built)?"""
+    return any(
+        n not in ctx.model.functions and not n.startswith("pm_runtime_force_")
+        for n in _functions(ctx, table)
+    )
 
 
 def _functions(ctx: Context, table: PmTable, via: str | None = None) -> list[str]:
