@@ -9,6 +9,13 @@ struct btn {
 	bool no_irq;
 };
 
+static int btn_probe(struct platform_device *pdev)
+{
+	/* the device is declared wakeup-capable: user space can turn its wakeup off */
+	device_init_wakeup(&pdev->dev, true);
+	return 0;
+}
+
 static int btn_suspend(struct device *dev)
 {
 	struct btn *b = dev_get_drvdata(dev);

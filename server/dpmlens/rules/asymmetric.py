@@ -64,7 +64,8 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
                 change = inert_prepare(ctx, m.function)
                 if change is None:
                     continue
-                severity = Severity.INFO
+                # often deliberate (a one-way setting for the whole sleep): a hint
+                severity = Severity.HINT
                 why = (
                     f"{m.function}() changes state ({change}) and no callback on the way back "
                     "up restores it"

@@ -32,6 +32,7 @@ _RESUME_SIDE = frozenset(
 )  # fmt: skip
 _WAKE_WORD = re.compile(r"wak|wol|wowl", re.IGNORECASE)  # wakeup, wake_enabled, wol, wowlan
 _MAY_WAKEUP = re.compile(r"\bdevice_may_wakeup\s*\(")
+_CAPABLE = ("device_init_wakeup", "devm_device_init_wakeup", "device_set_wakeup_capable")
 _PROVIDERS = {
     "skip_paths": ["*/irqchip/*", "*/gpio/*", "*/pinctrl/*"],
     "skip_sources": [r"\.irq_set_wake\s*=", r"struct\s+irq_chip\b", r"struct\s+gpio_chip\b"],
@@ -53,7 +54,9 @@ def _is_enable(call_callee: str, args: tuple[str, ...]) -> bool | None:
     return None
 
 
-def _conditions(ctx: Context, reached: Reached, with_args: bool = True) -> list[str]:
+def _conditions(
+    ctx: Context, reached: Reached, with_args: bool = True, with_guards: bool = True
+) -> list[str]:
     """Every condition text guarding the path, plus (`with_args`) the arguments passed down
     the chain (`foo_set_wake(dev, device_may_wakeup(dev))`)."""
     out: list[str] = []
@@ -63,7 +66,8 @@ def _conditions(ctx: Context, reached: Reached, with_args: bool = True) -> list[
         if node is None:
             continue
         out += [c for c, _pos in cnav.enclosing_conditions(node)]
-        out += cnav.guards_before(node)
+        if with_guards:  # early exits: their conditions were false (polarity not kept)
+            out += cnav.guards_before(node)
     for h in reached.hops if with_args else ():
         out += list(h.call.args)
     return out
@@ -136,7 +140,7 @@ def _extra_arming_conditions(ctx: Context, cb: Any, disable: Any, disarm: list[s
             c = r.call
             if _is_enable(c.callee, c.args) is not True or not c.args or _norm(c.args[0]) != irq:
                 continue
-            conds = _conditions(ctx, r, with_args=False)
+            conds = _conditions(ctx, r, with_args=False, with_guards=False)
             for cond in (part for c in conds for part in _conjuncts(c)):
                 n = _norm(cond)
                 if _ERROR_TEST.match(n):
@@ -162,6 +166,9 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
         return
     if file_skipped(ctx, _PROVIDERS["skip_paths"], _PROVIDERS["skip_sources"]):
         return
+    # The policy exists only for a device the driver declares wakeup-capable; without that,
+    # gating on device_may_wakeup() would switch the wake source off for good.
+    declares_wakeup = ctx.file_calls_any(_CAPABLE)
     seen: set[int] = set()
     for cb in callbacks:
         for reached in ctx.reach(cb.function):
@@ -170,6 +177,8 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
             if kind is None or call.start_byte in seen:
                 continue
             if kind and cb.phase in _SUSPEND_SIDE:
+                if not declares_wakeup:
+                    continue  # never wakeup-capable: device_may_wakeup() is always false
                 conds = _conditions(ctx, reached)
                 if any(_WAKE_WORD.search(c) for c in conds):
                     continue
