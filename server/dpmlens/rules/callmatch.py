@@ -13,6 +13,7 @@ callback in one of these phases. Rule files configure it entirely:
         calls: [device_init_wakeup]   # one of file_calls
         file_calls: [dev_pm_set_wake_irq]
       once_per_callback: true         # only the first (dominant) matching call of a callback
+      stop_after: [pm_runtime_enable] # a call to one of these ends the callback's walk
       rollback:                       # `by` calls after an `of` call in the same callback
         of: [pm_runtime_get*]         # undo or balance it: never reported
         by: [pm_runtime_put*]
@@ -29,51 +30,17 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from dpmlens.findings import Finding, Fix, TextEdit
-from dpmlens.model.phases import PAIRS
 from dpmlens.model.types import CallSite
+from dpmlens.rules import runtime_state
 from dpmlens.rules.context import Callback, Context
 from dpmlens.rules.loader import Rule
 from dpmlens.rules.phasesel import select
 from dpmlens.rules.plugin import Keywords, checker
 
-_RUNTIME_GETS = (
-    "pm_runtime_get_sync",
-    "pm_runtime_resume_and_get",
-    "pm_runtime_get_noresume",
-    "pm_runtime_resume",
-)
-_RUNTIME_PUTS_PREFIX = "pm_runtime_put"
-
-
-def _pinned_active(ctx: Context, cb: Callback, call: CallSite) -> bool:
-    """The device is pinned active around this callback, so the call is harmless:
-
-    - the driver's .suspend/.prepare takes a runtime-PM reference and .resume/.complete
-      drops it: the device is active while runtime PM is disabled, so resumes succeed;
-    - a put in an up-phase callback whose down-phase pair took the reference (get_noresume
-      in suspend_noirq, put in resume_noirq): it only balances the count.
-    """
-    if call.callee.startswith(_RUNTIME_PUTS_PREFIX):
-        down = next((d for d, u in PAIRS.items() if u == cb.phase), None)
-        if down is not None:
-            for other in ctx.callbacks_in({down}):
-                if any(r.call.callee in _RUNTIME_GETS for r in ctx.reach(other.function)):
-                    return True
-    pinned = False
-    for other in ctx.callbacks_in({"prepare", "suspend", "freeze", "poweroff"}):
-        if any(r.call.callee in _RUNTIME_GETS for r in ctx.reach(other.function)):
-            pinned = True
-            break
-    if not pinned:
-        return False
-    for other in ctx.callbacks_in({"complete", "resume", "thaw", "restore"}):
-        if any(r.call.callee.startswith(_RUNTIME_PUTS_PREFIX) for r in ctx.reach(other.function)):
-            return True
-    return False
-
-
 CONDITIONS: dict[str, Callable[[Context, Callback, CallSite], bool]] = {
-    "pinned-active": _pinned_active,
+    "pinned-active": runtime_state.pinned_active,
+    "active-at-suspend": runtime_state.active_at_suspend,
+    "count-only": runtime_state.count_only,
 }
 
 
@@ -96,7 +63,8 @@ class Options:
     allow: tuple[str, ...] = ()
     skip_paths: tuple[str, ...] = ()
     skip_sources: tuple[str, ...] = ()
-    unless: tuple[Literal["pinned-active"], ...] = ()
+    unless: tuple[Literal["pinned-active", "active-at-suspend", "count-only"], ...] = ()
+    stop_after: tuple[str, ...] = ()
     calls_when_file_calls: CallsWhen | None = None
     once_per_callback: bool = False
     rollback: Rollback | None = None
@@ -159,6 +127,7 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
     wanted = _matcher(patterns)
     allowed = set(opts.allow)
     unless = [CONDITIONS[n] for n in opts.unless]
+    stops = _matcher(list(opts.stop_after)) if opts.stop_after else None
     undone_by = _matcher(list(opts.rollback.by)) if opts.rollback else None
     undoes = _matcher(list(opts.rollback.of)) if opts.rollback else None
     seen: set[tuple[str, int]] = set()
@@ -166,6 +135,8 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
         opened = False  # an `of` call was reached earlier in this callback
         for reached in ctx.reach(cb.function):
             call = reached.call
+            if stops is not None and stops(call.callee):
+                break  # what the rule is about no longer holds on this path
             if undoes is not None and undoes(call.callee):
                 was_open, opened = opened, True
             else:

@@ -649,6 +649,10 @@ def _waits_for_a_jiffy_deadline(d: Delay) -> bool:
     )
 
 
+# the callback's other fixed delays make the rounding irrelevant beyond this many times it
+_SWAMPED = 5
+
+
 def _msleep_short(rule: Rule, a: _Analysis, opts: Options) -> Iterator[Finding]:
     """msleep(m) for 0 < m < 20, by how much longer than m it can really sleep at the HZ the
     rule assumes (match.hz): warning from warn_ratio times m, info from info_ratio."""
@@ -671,7 +675,16 @@ def _msleep_short(rule: Rule, a: _Analysis, opts: Options) -> Iterator[Finding]:
             if d.in_loop
             else ""
         )
-        severity = rule.severity if ratio >= warn_ratio and not d.in_loop else Severity.INFO
+        # A warning only where the rounding is the point: a sleep the loop repeats, a few ms
+        # over what a smaller ratio allows, or slack swamped by the callback's other fixed
+        # waits (an msleep(100) next to it) is not worth a patch on its own: a hint.
+        excess = msleep_worst_ms(ms, hz) - ms
+        swamped = a.cost(cb.function).fixed >= _SWAMPED * excess
+        severity = (
+            rule.severity
+            if ratio >= warn_ratio and not d.in_loop and not swamped
+            else Severity.HINT
+        )
         fixes = () if d.in_loop else _sleep_fixes(d)
         yield _report(
             rule, a, d, severity, cb, r, fixes,
