@@ -5,8 +5,10 @@
     python server/tools/rules_precision.py sample --seed 20261122 612.json 61.json -o sample.jsonl
     python server/tools/rules_precision.py counts 612.json 61.json
 
-`sample`: per tree and rule, up to `--warnings` warnings (all if fewer) and up to `--info` info
-findings, drawn with `random.Random(seed)` after sorting, so the same inputs and seed give the
+`sample`: per tree and rule, up to `--warnings` warnings (all if fewer), up to `--info` info
+findings and up to `--hints` hints (judged on whether what they state is true, not on whether
+it is worth a patch), drawn with `random.Random(seed)` after sorting, so the same inputs and
+seed give the
 same sample. A 6.1 finding identical to one drawn from 6.12 (same file below drivers/, function
 and message) is replaced by another, so every item is judged once. Each item carries what the
 judge needs: where, message, chain, and the text of every quick fix offered (re-analysed from
@@ -60,7 +62,9 @@ def _fixes(f: dict[str, Any]) -> list[str]:
     return out
 
 
-def sample(runs: list[tuple[str, str]], seed: int, warnings: int, info: int) -> list[dict]:
+def sample(
+    runs: list[tuple[str, str]], seed: int, warnings: int, info: int, hints: int = 0
+) -> list[dict]:
     rng = random.Random(seed)
     drawn: set[tuple[str, str, str, str]] = set()
     out: list[dict[str, Any]] = []
@@ -70,7 +74,7 @@ def sample(runs: list[tuple[str, str]], seed: int, warnings: int, info: int) -> 
         for f in findings:
             by_rule.setdefault((f["rule"], f["severity"]), []).append(f)
         for (rule, severity), items in sorted(by_rule.items()):
-            want = warnings if severity == "warning" else info if severity == "info" else 0
+            want = {"warning": warnings, "info": info, "hint": hints}.get(severity, 0)
             pool = [f for f in items if _key(f) not in drawn]
             rng.shuffle(pool)
             for f in pool[:want]:
@@ -108,6 +112,7 @@ def main() -> int:
     s.add_argument("--seed", type=int, required=True)
     s.add_argument("--warnings", type=int, default=10)
     s.add_argument("--info", type=int, default=4)
+    s.add_argument("--hints", type=int, default=0)
     s.add_argument("-o", "--output", required=True)
     c = sub.add_parser("counts")
     c.add_argument("runs", nargs="+")
@@ -116,7 +121,8 @@ def main() -> int:
         counts(args.runs)
         return 0
     names = ["6.12", "6.1", "other"]
-    items = sample(list(zip(names, args.runs, strict=False)), args.seed, args.warnings, args.info)
+    runs = list(zip(names, args.runs, strict=False))
+    items = sample(runs, args.seed, args.warnings, args.info, args.hints)
     with open(args.output, "w", encoding="utf-8") as fh:
         for item in items:
             fh.write(json.dumps(item) + "\n")
