@@ -32,11 +32,12 @@ from dpmlens.paths import rules_dir
 from dpmlens.syntax.parser import LineIndex
 from dpmlens.syntax.prefilter import WordFilter
 
-# `static const struct foo_ops bar_ops[] __initconst = {` at the start of a line
+# `static const struct foo_ops bar_ops[] __initconst = {`: the pattern starts with the literal
+# `struct` (a fast scan); what precedes it on its line is checked by _LINE_HEAD
 _DECL = re.compile(
-    rb"(?m)^(?:static[ \t]+)?(const[ \t]+)?struct[ \t]+(\w+)[ \t]+(const[ \t]+)?(\w+)"
-    rb"[ \t]*(?:\[[^\]\n]*\])?[^=;(\n]*=[ \t]*\{"
+    rb"struct[ \t]+(\w+)[ \t]+(const[ \t]+)?(\w+)[ \t]*(?:\[[^\]\n]*\])?[^=;(\n]*=[ \t]*\{"
 )
+_LINE_HEAD = re.compile(rb"(?:static[ \t]+)?(const[ \t]+)?(?:static[ \t]+)?")
 _MAX_ITEMS = 20_000  # entries per file: a generated register table must not cost seconds
 
 
@@ -95,15 +96,24 @@ def _scan(model: FileModel) -> list[OpsEntry]:
     src = model.source
     if not model.functions or (b"= {" not in src and b"={" not in src):
         return []
-    decls = [m for m in _DECL.finditer(src) if m.group(2) != b"dev_pm_ops"]
+    decls: list[tuple[int, int, str, str, bool]] = []  # (line start, end, type, var, const)
+    for m in _DECL.finditer(src):
+        line = src.rfind(b"\n", 0, m.start()) + 1
+        head = _LINE_HEAD.fullmatch(src, line, m.start())
+        if head is None or m.group(1) == b"dev_pm_ops":
+            continue  # not a file-scope declaration starting its line
+        const = bool(head.group(1) or m.group(2))
+        decls.append(
+            (line, m.end(), m.group(1).decode("latin-1"), m.group(3).decode("latin-1"), const)
+        )
     if not decls:
         return []
-    starts = [m.start() for m in decls]
+    starts = [d[0] for d in decls]
     bodies = sorted((f.start_byte, f.end_byte) for f in model.functions.values())
     body_starts = [b[0] for b in bodies]
     lines = LineIndex(src)
     out: list[OpsEntry] = []
-    for m in _PAIR.finditer(src, decls[0].end()):
+    for m in _PAIR.finditer(src, decls[0][1]):
         name = m.group(2).decode("latin-1")
         if name not in model.functions:
             continue
@@ -112,17 +122,17 @@ def _scan(model: FileModel) -> list[OpsEntry]:
         k = bisect_right(body_starts, pos) - 1
         if i < 0 or (k >= 0 and bodies[k][1] > pos) or (k >= 0 and bodies[k][0] > starts[i]):
             continue  # inside a function, or a function lies between the declaration and here
-        d = decls[i]
-        if src.find(b"\n}", d.end(), pos) != -1:
+        _start, end, stype, var, const = decls[i]
+        if src.find(b"\n}", end, pos) != -1:
             continue  # the declaration's initializer closed (a `}` at column 0) before here
         out.append(
             OpsEntry(
-                struct_type=d.group(2).decode("latin-1"),
-                var=d.group(4).decode("latin-1"),
+                struct_type=stype,
+                var=var,
                 member=m.group(1).decode("latin-1"),
                 function=name,
                 span=lines.span(m.start(2), m.end(2)),
-                const=bool(d.group(1) or d.group(3)),
+                const=const,
             )
         )
         if len(out) >= _MAX_ITEMS:
@@ -162,6 +172,9 @@ def pointer_targets(model: FileModel) -> dict[str, tuple[str, ...]]:
     return cached
 
 
+_FIELD_CALL = re.compile(rb"(?:->|\.)\s*(\w+)\s*\(")
+
+
 def pointer_calls(model: FileModel, function: str) -> list[CallSite]:
     """Calls through a function pointer in `function` whose member is set by the file's
     `static const` initializers: one CallSite per possible target (callee = the target)."""
@@ -171,13 +184,11 @@ def pointer_calls(model: FileModel, function: str) -> list[CallSite]:
     targets = pointer_targets(model)
     if not targets:
         return []
-    pattern = model.__dict__.get("_pointer_call_re")
-    if pattern is None:
-        names = b"|".join(re.escape(n.encode()) for n in sorted(targets, key=len, reverse=True))
-        pattern = model.__dict__["_pointer_call_re"] = re.compile(
-            rb"(?:->|\.)\s*(" + names + rb")\s*\("
-        )
-    hits = list(pattern.finditer(model.source, fn.start_byte, fn.end_byte))
+    hits = [
+        m
+        for m in _FIELD_CALL.finditer(model.source, fn.start_byte, fn.end_byte)
+        if m.group(1).decode("latin-1") in targets
+    ]
     if not hits:
         return []
     text = model.source.decode("latin-1")

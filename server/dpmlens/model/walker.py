@@ -94,9 +94,9 @@ def chain_steps(
 
 
 # a parameter the function changes cannot be bound to the caller's constant
-_ASSIGNED = (
-    r"(?:\b{0}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|\b{0}\s*(?:\+\+|--)|(?:\+\+|--)\s*{0}\b"
-    r"|&\s*{0}\b)"
+_ASSIGNED = re.compile(
+    rb"\b(\w+)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|\b(\w+)\s*(?:\+\+|--)|(?:\+\+|--)\s*(\w+)\b"
+    rb"|&\s*(\w+)\b"
 )
 
 
@@ -116,6 +116,7 @@ class Walker:
         self._leads: dict[tuple[str, str, int, frozenset[str]], bool] = {}
         self._calls: dict[tuple[str, str], list[CallSite]] = {}
         self._params: dict[tuple[str, str], list[str]] = {}
+        self._changed: dict[tuple[str, str], frozenset[str]] = {}
 
     # --- lookup and trees ------------------------------------------------------------------
 
@@ -232,17 +233,25 @@ class Walker:
         args = [a for a in args_node.named_children if a.type != "comment"]
         params = self._parameters(target_model, target)
         out: dict[str, int] = {}
-        body = target_model.source[target.start_byte : target.end_byte]
+        changed = self._assigned(target_model, target)
         for name, arg in zip(params, args, strict=False):
-            if not name:
+            if not name or name in changed:
                 continue
             value = condeval.evaluate(arg, bindings, model.defines)
-            if value is None:
-                continue
-            if re.search(_ASSIGNED.format(re.escape(name)).encode(), body):
-                continue
-            out[name] = value
+            if value is not None:
+                out[name] = value
         return out
+
+    def _assigned(self, model: FileModel, fn: FunctionDef) -> frozenset[str]:
+        """Names the function assigns, increments or takes the address of."""
+        key = (model.path, fn.name)
+        names = self._changed.get(key)
+        if names is None:
+            found = set()
+            for m in _ASSIGNED.finditer(model.source, fn.start_byte, fn.end_byte):
+                found.add(next(g for g in m.groups() if g).decode("latin-1"))
+            names = self._changed[key] = frozenset(found)
+        return names
 
     def _parameters(self, model: FileModel, fn: FunctionDef) -> list[str]:
         key = (model.path, fn.name)

@@ -17,6 +17,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 import tree_sitter as ts
@@ -198,25 +199,33 @@ class _FileDelays:
     def spec_link(self, d: Delay, comments: list[str]) -> tuple[Quantity, str, str] | None:
         """The spec quantity this delay implements, how we know, and where the padding is
         documented (empty when it is not)."""
-        local = self.model.all_defines()
         for name in sorted(d.value.identifiers):
             if name not in self.spec.constants:
                 continue
             quantity, raw, unit, documented = self.spec.constants[name]
-            # a local redefinition counts only with the header's value (`#include "../pci.h"`)
+            # a local redefinition counts only with the header's value (`#include "../pci.h"`);
+            # the local headers are read only here, for a delay naming a spec constant
+            local = self.model.all_defines()
             if name in local and eval_int(name, local) != raw:
                 continue
             return quantity, f"{name} = {fmt_ms(raw * UNIT_MS[unit])}", documented
         text = "\n".join(comments)
+        if not text:
+            return None
         for q in self.spec.quantities:
             for kw in q.keywords:
-                # spec symbols (TRSTRCY) match case-sensitively, phrases in any case
-                flags = re.IGNORECASE if " " in kw else 0
-                m = re.search(rf"(?<![\w-]){re.escape(kw)}(?![\w])", text, flags)
+                m = _keyword_re(kw).search(text)
                 if m:
                     said = q.id if m.group(0) == q.id else f'"{m.group(0)}"'
                     return q, f"the comment names {said}", ""
         return None
+
+
+@lru_cache(maxsize=512)
+def _keyword_re(keyword: str) -> re.Pattern[str]:
+    """A spec keyword as a word: symbols (TRSTRCY) case-sensitively, phrases in any case."""
+    flags = re.IGNORECASE if " " in keyword else 0
+    return re.compile(rf"(?<![\w-]){re.escape(keyword)}(?![\w])", flags)
 
 
 class _Analysis:

@@ -178,10 +178,14 @@ def _drop_maybe_unused(ctx: Context, pos: Positions, names: list[str]) -> list[T
     return edits
 
 
+_PM_FIELD = re.compile(rb"(\.pm\s*=\s*)(&\s*(\w+))\b(?!\s*\))")
+
+
 def _wrap_pm_pointer(ctx: Context, pos: Positions, table: str, ptr: str) -> list[TextEdit]:
     edits = []
-    pattern = rb"(\.pm\s*=\s*)(&\s*" + re.escape(table.encode()) + rb")\b(?!\s*\))"
-    for m in re.finditer(pattern, ctx.model.source):
+    for m in _PM_FIELD.finditer(ctx.model.source):
+        if m.group(3).decode("latin-1") != table:
+            continue
         target = m.group(2).decode()
         edits.append(TextEdit(ctx.model.path, pos.span(m.start(2), m.end(2)), f"{ptr}({target})"))
     return edits
