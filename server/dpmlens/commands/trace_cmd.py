@@ -101,7 +101,16 @@ def run_report(args: argparse.Namespace) -> int:
 
         if not Path(args.source).exists():
             raise UsageError(f"--source {args.source}: no such file or directory")
-        index = build_index(args.source, {s.driver for s in stats})
+        from dpmlens.traces.names import candidates
+        from dpmlens.traces.traceset import resolve_names
+
+        # a head with spaces may name any of its prefixes as the driver: look for all of them
+        wanted = {s.driver for s in stats} | {
+            c[0] for g in traces.store.ambiguous for c in candidates(g.raw_head or "")}
+        index = build_index(args.source, wanted)
+        if traces.store.ambiguous:
+            resolve_names(traces, set(index.drivers))
+            stats = aggregate(traces)
         mapped = map_to_source(stats, index)
         for e in index.errors:
             print(f"dpmlens: warning: {e}", file=sys.stderr)

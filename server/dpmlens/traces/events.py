@@ -21,6 +21,11 @@ from dpmlens.model.phases import (
 )
 from dpmlens.traces.sample import Collector, CycleTracker, Group
 
+# suspend_resume steps that open a suspend (kernel/power/suspend.c, hibernate.c): seen after a
+# resume phase they start the next cycle.
+ENTRY_STEPS = frozenset({"suspend_enter", "sync_filesystems", "freeze_processes",
+                         "freeze_kernel_threads", "pm_notifier_call_chain", "hibernate"})
+
 
 def _text(x: bytes | str) -> str:
     return x.decode("utf-8", "replace") if isinstance(x, bytes) else x
@@ -41,10 +46,15 @@ class Assembler:
         self._last_phase: str | None = None
         self._last_cycle = 0
         self._open_members: set[str] = set()
+        self._open_steps: dict[tuple[str, int], tuple[float, int, int]] = {}
+        self._open_delays: dict[tuple[int, str], tuple[float, float, int]] = {}
+        self.thread_cache: dict[bytes, int] = {}  # the importer's raw task field -> thread id
 
     # -- events -------------------------------------------------------------------------
-    def start(self, ts: float, head: bytes | str, parent: bytes | str, tail: bytes | str) -> None:
-        """`head` is "<driver> <device>", `tail` is "<info>[<verb>]" as the kernel prints it."""
+    def start(self, ts: float, head: bytes | str | tuple[str, str], parent: bytes | str,
+              tail: bytes | str, thread: int = -1) -> None:
+        """`head` is "<driver> <device>" as the kernel prints it (or the two already apart, as
+        Perfetto has them), `tail` is "<info>[<verb>]"; `thread` a SampleStore.threads index."""
         self.events += 1
         # One lookup on the hot path: the raw fields (and the marker stage an empty info
         # defers to) -> the sample group and phase they land in.
@@ -61,17 +71,28 @@ class Assembler:
             self._last_phase = phase
         if head in self._pending:
             self.coll.report.incomplete += 1
-        self._pending[head] = (ts, group, phase, self._last_cycle)
+        self._pending[head] = (ts, group, phase, self._last_cycle, thread)
 
-    def _resolve(self, head: bytes | str, parent: bytes | str, tail: bytes | str):  # noqa: ANN202
+    def _resolve(self, head: bytes | str | tuple[str, str], parent: bytes | str,
+                 tail: bytes | str):  # noqa: ANN202
         resolved = self._resolve_tail(_text(tail), self.marker_stage)
         if resolved is None:
             return False
         phase, layer = resolved
-        names = self._heads.get(head)
-        if names is None:
-            names = self._heads[head] = self._split_head(_text(head))
+        if isinstance(head, tuple):
+            names, raw = head, None
+        else:
+            raw = _text(head)
+            names = self._heads.get(head)
+            if names is None:
+                names = self._heads[head] = self._split_head(raw)
         group = self.coll.group(names[0], names[1], _text(parent), phase, layer)
+        if raw is not None and not raw.startswith(" ") and raw.count(" ") > 1 \
+                and group.raw_head is None:
+            # "i8042 kbd 00:04": which space separates driver and device is decided once
+            # the whole capture is read (traces.names)
+            group.raw_head = raw
+            self.coll.store.ambiguous.append(group)
         return group, phase
 
     def end(self, ts: float, head: bytes | str, err: int) -> None:
@@ -80,19 +101,21 @@ class Assembler:
         if p is None:
             self.coll.report.unmatched_ends += 1
             return
-        t0, group, phase, cycle = p
+        t0, group, phase, cycle, thread = p
         dur = (ts - t0) * 1e6  # rounded to ns where reported (sample.py, aggregate.py)
         if dur < 0:
             self.coll.skip("callback end before its start")
             return
         # Within an open dpm_* marker the phase wall time will be measured: no span needed.
-        self.coll.add_to(group, phase, t0, dur, err, cycle, phase not in self._open_members)
+        self.coll.add_to(group, phase, t0, dur, err, cycle, phase not in self._open_members,
+                         thread)
 
-    def marker(self, ts: float, action: str, val: int, begin: bool) -> None:
-        """A `suspend_resume` event; the dpm_* ones delimit the phases."""
+    def marker(self, ts: float, action: str, val: int, begin: bool, thread: int = -1) -> None:
+        """A `suspend_resume` event; the dpm_* ones delimit the phases, the others are steps."""
         self.events += 1
         stage = DPM_MARKER_STAGES.get(action)
         if stage is None:
+            self._step(ts, action, val, begin, thread)
             return
         verb = PM_EVENT_VERBS.get(val, "")
         member = member_for_stage(verb, stage)
@@ -101,15 +124,41 @@ class Assembler:
             if member is not None:
                 cycle = self.cycles.observe(member)
                 self._last_phase = None
-                self._open_markers[action] = (ts, member, cycle)
+                self._open_markers[action] = (ts, member, cycle, thread)
                 self._open_members.add(member)
         else:
             self.marker_stage = "main"
             opened = self._open_markers.pop(action, None)
             if opened is not None:
-                t0, member0, cycle = opened
+                t0, member0, cycle, thread0 = opened
                 self._open_members.discard(member0)
-                self.coll.phase_time(cycle, member0, (ts - t0) * 1e6)
+                self.coll.phase_time(cycle, member0, (ts - t0) * 1e6, t0, thread0)
+
+    def _step(self, ts: float, action: str, val: int, begin: bool, thread: int) -> None:
+        key = (action, val)
+        if begin:
+            if action in ENTRY_STEPS and self.cycles.after_up():
+                # the next suspend starts with its own steps, before any device phase
+                self.cycles.observe("prepare")
+                self._last_phase = None
+            self._open_steps[key] = (ts, thread, self.cycles.cycle)
+            return
+        opened = self._open_steps.pop(key, None)
+        if opened is None or ts < opened[0]:
+            return
+        self.coll.step(opened[2], action, val, opened[0], ts, opened[1])
+
+    def firmware(self, suspend_us: float, resume_us: float) -> None:
+        self.coll.firmware(self.cycles.cycle, suspend_us, resume_us)
+
+    def delay_call(self, ts: float, thread: int, func: str, requested_ms: float) -> None:
+        self._open_delays[(thread, func)] = (ts, requested_ms, self.cycles.cycle)
+
+    def delay_return(self, ts: float, thread: int, func: str, caller: str) -> None:
+        opened = self._open_delays.pop((thread, func), None)
+        if opened is None or ts < opened[0]:
+            return
+        self.coll.delay(opened[2], thread, func, caller, opened[0], ts, opened[1])
 
     def boundary(self) -> None:
         self.cycles.boundary()

@@ -25,11 +25,22 @@ MAX_LINE = 1 << 20  # a "line" longer than this is binary garbage: dropped, coun
 
 # trace-cmd report pads short event names ("suspend_resume:       dpm_suspend[2] begin"); the
 # callback events are never padded, and their payload may start with a space (empty driver).
-_EVENT = re.compile(rb": (?:device_pm_callback_(?:start|end): |suspend_resume: +)")
+# sleepgraph's kprobes on the delay functions (its dev_tracefuncs; `udelay` probes
+# __const_udelay): "msleep_cal: (msleep+0x0/0x40) time=10" then, on the same thread,
+# "msleep_ret: (hub_port_reset+0x3ab/0x6c0 [usbcore] <- msleep) arg1=0x0".
+DELAY_PROBES = ("msleep", "msleep_interruptible", "usleep_range", "usleep_range_state",
+                "udelay", "mdelay", "ssleep", "fsleep", "schedule_timeout")
+_EVENT = re.compile(rb": (?:device_pm_callback_(?:start|end): |suspend_resume: +|(?:"
+                    + b"|".join(sorted((p.encode() for p in DELAY_PROBES), key=len, reverse=True))
+                    + rb")_(?:cal|ret): )")
 _STAMP = re.compile(rb"# (?:suspend|freeze|standby|mem|disk|hibernate)-\d{6}-\d{6} ")
+_FW = re.compile(rb"# fwsuspend (\d+) fwresume (\d+)")
+_ARG = re.compile(rb"\b(time|min|timeout)=(-?\d+)")
+_ARG_MS = {b"time": 1.0, b"min": 1e-3}  # msleep(time) in ms, usleep_range(min, max) in us
 _PARENT = b", parent: "
 _ERR = b", err="
 _S, _D, _CR, _RB = ord("s"), ord("d"), ord("\r"), ord("]")
+_CAL_RET_END = (ord("l"), ord("t"))  # "..._cal: " / "..._ret: " (suspend_resume ends "e: ")
 
 
 def looks_like(head: bytes) -> bool:
@@ -88,9 +99,10 @@ def _blocks(stream: BinaryIO) -> Iterator[bytes]:
             return
 
 
-def _stamps(buf: bytes, limit: int) -> list[int]:
-    """Positions of sleepgraph stamp lines; a `^`-anchored regex would try every byte."""
-    out: list[int] = []
+def _headers(buf: bytes, limit: int) -> list[tuple[int, tuple[float, float] | None]]:
+    """sleepgraph header lines by position: a stamp (None) or its firmware times in us; a
+    `^`-anchored regex would try every byte."""
+    out: list[tuple[int, tuple[float, float] | None]] = []
     pos = 0
     if not buf.startswith(b"# "):
         pos = buf.find(b"\n# ", 0, limit) + 1
@@ -98,7 +110,11 @@ def _stamps(buf: bytes, limit: int) -> list[int]:
             return out
     while True:
         if _STAMP.match(buf, pos):
-            out.append(pos)
+            out.append((pos, None))
+        else:
+            fw = _FW.match(buf, pos)
+            if fw is not None:
+                out.append((pos, (int(fw.group(1)) / 1e3, int(fw.group(2)) / 1e3)))
         nxt = buf.find(b"\n# ", pos, limit)
         if nxt < 0:
             return out
@@ -109,21 +125,23 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector) -> None:
     # sleepgraph writes one "# suspend-MMDDYY-HHMMSS host mode kernel" stamp per test; with
     # several tests in one file each stamp starts a new cycle. Stamps are rare: collect them
     # first and interleave by position.
-    stamps = _stamps(buf, limit)
+    stamps = _headers(buf, limit)
     si = 0
-    next_stamp = stamps[0] if stamps else limit + 1
+    next_stamp = stamps[0][0] if stamps else limit + 1
     rfind = buf.rfind
     find = buf.find
     start = asm.start
     end = asm.end
+    tcache = asm.thread_cache
+    thread_id = coll.store.thread_id
     # Indices into `buf` instead of slicing a payload per line: this loop runs once per PM
     # event and is what the 50 MB/s budget is spent on.
     for m in _EVENT.finditer(buf, 0, limit):
         s, e = m.span()
         while s > next_stamp:
-            asm.boundary()
+            _header(asm, stamps[si][1])
             si += 1
-            next_stamp = stamps[si] if si < len(stamps) else limit + 1
+            next_stamp = stamps[si][0] if si < len(stamps) else limit + 1
         le = find(b"\n", e)
         if buf[le - 1] == _CR:
             le -= 1
@@ -132,14 +150,21 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector) -> None:
         except ValueError:
             coll.skip("no timestamp before the event name")
             continue
-        d = buf[s + 2] == _D  # "device_pm_callback_..." (else "suspend_resume")
+        d = buf[s + 2] == _D  # "device_pm_callback_..." (no delay probe starts with "d")
         if d and buf[s + 21] == _S:  # device_pm_callback_start
             j = find(_PARENT, e, le)
             k = find(b", ", j + 10, le)
             if j < 0 or k < 0 or buf[le - 1] != _RB:
                 coll.skip("malformed device_pm_callback_start")
                 continue
-            start(ts, buf[e:j], buf[j + 10 : k], buf[k + 2 : le])
+            # the task ("kworker/u8:3-193", the suspending shell): the thread the callback
+            # ran on, for the timeline and the critical path
+            ls = rfind(b"\n", 0, s) + 1
+            tb = buf[ls : find(b" [", ls, s)]
+            tid = tcache.get(tb)
+            if tid is None:
+                tid = tcache[tb] = thread_id(tb.strip().decode("utf-8", "replace"))
+            start(ts, buf[e:j], buf[j + 10 : k], buf[k + 2 : le], tid)
         elif d:  # device_pm_callback_end
             j = rfind(_ERR, e, le)
             try:
@@ -150,6 +175,13 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector) -> None:
                 coll.skip("malformed device_pm_callback_end")
                 continue
             end(ts, buf[e:j], err)
+        elif buf[e - 3] in _CAL_RET_END:  # <delay>_cal: / <delay>_ret:
+            ls = rfind(b"\n", 0, s) + 1
+            tb = buf[ls : find(b" [", ls, s)]
+            tid = tcache.get(tb)
+            if tid is None:
+                tid = tcache[tb] = thread_id(tb.strip().decode("utf-8", "replace"))
+            _probe(asm, buf, s, e, le, ts, tid)
         else:  # suspend_resume: action[val] begin|end
             payload = buf[e:le]
             lb = payload.find(b"[")
@@ -159,7 +191,39 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector) -> None:
             except ValueError:
                 coll.skip("malformed suspend_resume event")
                 continue
+            ls = rfind(b"\n", 0, s) + 1
+            tb = buf[ls : find(b" [", ls, s)]
+            tid = tcache.get(tb)
+            if tid is None:
+                tid = tcache[tb] = thread_id(tb.strip().decode("utf-8", "replace"))
             asm.marker(ts, payload[:lb].decode("ascii", "replace"), val,
-                       payload.endswith(b"begin"))
-    for _ in range(si, len(stamps)):
+                       payload.endswith(b"begin"), tid)
+    for _, fw in stamps[si:]:
+        _header(asm, fw)
+
+
+def _header(asm: Assembler, fw: tuple[float, float] | None) -> None:
+    if fw is None:
         asm.boundary()
+    else:
+        asm.firmware(*fw)
+
+
+def _probe(asm: Assembler, buf: bytes, s: int, e: int, le: int, ts: float, tid: int) -> None:
+    """A delay kprobe: the call ("_cal", with its argument) or the return ("_ret", naming the
+    caller); paired per thread and function by the assembler."""
+    name = buf[s + 2 : e - 6].decode("ascii")
+    if buf[e - 5] == ord("c"):  # _cal
+        m = _ARG.search(buf, e, le)
+        req = float("nan")
+        if m is not None and m.group(1) in _ARG_MS:
+            req = int(m.group(2)) * _ARG_MS[m.group(1)]
+        asm.delay_call(ts, tid, name, req)
+        return
+    # "(hub_port_reset+0x3ab/0x6c0 [usbcore] <- msleep)": the caller's symbol
+    p = buf.find(b"(", e, le) + 1
+    q = buf.find(b"+", p, le)
+    if p <= 0 or q < 0:
+        asm.coll.skip(f"malformed {name}_ret kprobe line")
+        return
+    asm.delay_return(ts, tid, name, buf[p:q].decode("ascii", "replace"))

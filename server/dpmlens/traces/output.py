@@ -9,7 +9,9 @@ import json
 from typing import Any
 
 from dpmlens.traces.aggregate import CallbackStats, PhaseStats
+from dpmlens.traces.durations import format_us
 from dpmlens.traces.mapping import MappedReport, Mapping
+from dpmlens.traces.steps import accounts, step_rows, step_summary
 from dpmlens.traces.traceset import TraceSet
 
 NO_SOURCE_REASON = "no --source given"
@@ -36,17 +38,48 @@ def phase_json(p: PhaseStats) -> dict[str, Any]:
     return {"phase": p.phase, "cycles": p.cycles, "mean_us": p.mean_us, "sd_us": p.sd_us}
 
 
+JSON_VERSION = 2  # docs/traces.md "JSON": 2 added steps, accounting, name_splits
+
+
+def steps_json(traces: TraceSet) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(steps, accounting): every kernel step, and per cycle where its time went."""
+    acc = accounts(traces)
+    starts = {a.cycle: a.start for a in acc}
+    steps = [{"cycle": r.step.cycle, "name": r.step.name, "val": r.step.val,
+              "start_us": round((r.step.start - starts.get(r.step.cycle, r.step.start)) * 1e6, 3),
+              "duration_us": r.duration_us, "depth": r.depth}
+             for r in step_rows(traces)]
+    accounting = [{"cycle": a.cycle, "span_us": a.span_us, "devices_us": a.devices_us,
+                   "steps_us": a.steps_us, "gaps_us": a.gaps_us, "firmware_us": a.firmware_us,
+                   "asleep_us": a.asleep_us, "total_us": a.total_us} for a in acc]
+    return steps, accounting
+
+
 def report_json(traces: TraceSet, stats: list[CallbackStats], phases: list[PhaseStats],
                 mapped: MappedReport | None, top: int | None = None) -> dict[str, Any]:
     shown = stats if top is None else stats[:top]
+    steps, accounting = steps_json(traces)
     return {
-        "version": 1,
+        "version": JSON_VERSION,
         "cycles": traces.cycles,
         "callbacks": [callback_json(s, mapped.mappings.get(s.key) if mapped else None)
                       for s in shown],
         "phases": [phase_json(p) for p in phases],
         "skipped_lines": traces.skipped_lines,
+        "steps": steps,
+        "accounting": accounting,
+        "name_splits": [{"raw": raw, "driver": d, "device": v, "how": how}
+                        for raw, how in sorted(traces.name_splits.items())
+                        for d, v, _ in [split_from(traces, raw)]],
     }
+
+
+def split_from(traces: TraceSet, raw: str) -> tuple[str, str, None]:
+    for g in traces.store.ambiguous:
+        if g.raw_head == raw:
+            return g.key[0], g.key[1], None
+    drv, _, dev = raw.partition(" ")
+    return drv, dev, None
 
 
 def trace_status(traces: TraceSet | None, mapped: MappedReport | None,
@@ -67,14 +100,7 @@ def trace_status(traces: TraceSet | None, mapped: MappedReport | None,
     }
 
 
-def human_us(us: float) -> str:
-    if us != us:
-        return "-"
-    if abs(us) >= 1e6:
-        return f"{us / 1e6:.2f} s"
-    if abs(us) >= 1e3:
-        return f"{us / 1e3:.2f} ms"
-    return f"{us:.0f} us" if us == int(us) or abs(us) >= 10 else f"{us:.1f} us"
+human_us = format_us  # the name the language server and older callers import
 
 
 def _table(rows: list[list[str]], right: set[int]) -> str:
@@ -119,6 +145,7 @@ def report_text(traces: TraceSet, stats: list[CallbackStats], phases: list[Phase
                          + est, human_us(p.min_us), human_us(p.max_us)])
         parts.append("\nPhases:")
         parts.append(_table(prow, {1, 3, 4}))
+    parts.extend(_steps_text(traces))
     if mapped is not None:
         parts.append(
             f"\nMapped to source: {mapped.mapped_callbacks} of "
@@ -131,6 +158,32 @@ def report_text(traces: TraceSet, stats: list[CallbackStats], phases: list[Phase
                 parts.append(f"  {n:5d}  {reason}")
     parts.append(_file_summary(traces))
     return "\n".join(parts) + "\n"
+
+
+def _steps_text(traces: TraceSet) -> list[str]:
+    rows = step_summary(step_rows(traces))
+    acc = accounts(traces)
+    parts: list[str] = []
+    if rows:
+        t = [["kernel step", "n", "mean", "max"]]
+        for label, depth, n, mean, mx in rows:
+            t.append(["  " * depth + label, str(n), human_us(mean), human_us(mx)])
+        parts += ["\nKernel steps (suspend_resume events outside the device phases):",
+                  _table(t, {1, 2, 3})]
+    if acc:
+        t = [["cycle", "devices", "steps", "gaps", "firmware", "total", "asleep (not in total)"]]
+        for a in acc:
+            t.append([str(a.cycle), human_us(a.devices_us), human_us(a.steps_us),
+                      human_us(a.gaps_us), human_us(a.firmware_us) if a.firmware_us else "-",
+                      human_us(a.total_us), human_us(a.asleep_us)])
+        parts += ["\nSuspend-to-resume time per cycle (devices + steps + gaps on the trace "
+                  "clock + firmware = total):", _table(t, {1, 2, 3, 4, 5, 6})]
+    if traces.name_splits:
+        parts.append("\nNames with spaces:")
+        for raw, how in sorted(traces.name_splits.items()):
+            drv, dev, _ = split_from(traces, raw)
+            parts.append(f"  '{raw}': driver '{drv}', device '{dev}' ({how})")
+    return parts
 
 
 def _file_summary(traces: TraceSet) -> str:
