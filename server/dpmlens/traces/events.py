@@ -42,20 +42,24 @@ class Assembler:
         self._open_markers: dict[str, tuple[float, str, int]] = {}
         self._heads: dict[bytes | str, tuple[str, str]] = {}
         self._groups: dict[tuple, tuple[Group, str] | bool] = {}
-        self.events = 0
+        self._markers = 0
         self._last_phase: str | None = None
         self._last_cycle = 0
         self._open_members: set[str] = set()
         self._open_steps: dict[tuple[str, int], tuple[float, int, int]] = {}
-        self._open_delays: dict[tuple[int, str], tuple[float, float, int]] = {}
+        # delay kprobes (ftrace.py): payload -> parsed, (thread, func id) -> open call
+        self.probe_fields: dict[bytes, tuple | None] = {}
+        self.open_delays: dict[tuple[int, int], tuple[float, float, int]] = {}
         self.thread_cache: dict[bytes, int] = {}  # the importer's raw task field -> thread id
+        # ftrace payloads split once: start -> (head, parent, tail), end -> (head, err)
+        self.start_fields: dict[bytes, tuple[bytes, bytes, bytes]] = {}
+        self.end_fields: dict[bytes, tuple[bytes, int]] = {}
 
     # -- events -------------------------------------------------------------------------
     def start(self, ts: float, head: bytes | str | tuple[str, str], parent: bytes | str,
               tail: bytes | str, thread: int = -1) -> None:
         """`head` is "<driver> <device>" as the kernel prints it (or the two already apart, as
         Perfetto has them), `tail` is "<info>[<verb>]"; `thread` a SampleStore.threads index."""
-        self.events += 1
         # One lookup on the hot path: the raw fields (and the marker stage an empty info
         # defers to) -> the sample group and phase they land in.
         key = (head, parent, tail, self.marker_stage)
@@ -95,8 +99,14 @@ class Assembler:
             self.coll.store.ambiguous.append(group)
         return group, phase
 
+    @property
+    def events(self) -> int:
+        """PM events seen (at least: starts are counted once they end or stay open)."""
+        r = self.coll.report
+        return (self._markers + r.samples + r.unmatched_ends + r.incomplete
+                + len(self._pending))
+
     def end(self, ts: float, head: bytes | str, err: int) -> None:
-        self.events += 1
         p = self._pending.pop(head, None)
         if p is None:
             self.coll.report.unmatched_ends += 1
@@ -107,12 +117,24 @@ class Assembler:
             self.coll.skip("callback end before its start")
             return
         # Within an open dpm_* marker the phase wall time will be measured: no span needed.
-        self.coll.add_to(group, phase, t0, dur, err, cycle, phase not in self._open_members,
-                         thread)
+        if err or phase not in self._open_members:
+            self.coll.add_to(group, phase, t0, dur, err, cycle, phase not in self._open_members,
+                             thread)
+            return
+        # the common case, Collector.add_to inlined (the 50 MB/s budget)
+        coll = self.coll
+        group.threads.append(thread)
+        group.durations.append(dur)
+        group.starts.append(t0)
+        group.cycles.append(coll.cycle_base + cycle)
+        group.files.append(coll.file_id)
+        coll.report.samples += 1
+        if cycle > coll._max_cycle:
+            coll._max_cycle = cycle
 
     def marker(self, ts: float, action: str, val: int, begin: bool, thread: int = -1) -> None:
         """A `suspend_resume` event; the dpm_* ones delimit the phases, the others are steps."""
-        self.events += 1
+        self._markers += 1
         stage = DPM_MARKER_STAGES.get(action)
         if stage is None:
             self._step(ts, action, val, begin, thread)
@@ -150,15 +172,6 @@ class Assembler:
 
     def firmware(self, suspend_us: float, resume_us: float) -> None:
         self.coll.firmware(self.cycles.cycle, suspend_us, resume_us)
-
-    def delay_call(self, ts: float, thread: int, func: str, requested_ms: float) -> None:
-        self._open_delays[(thread, func)] = (ts, requested_ms, self.cycles.cycle)
-
-    def delay_return(self, ts: float, thread: int, func: str, caller: str) -> None:
-        opened = self._open_delays.pop((thread, func), None)
-        if opened is None or ts < opened[0]:
-            return
-        self.coll.delay(opened[2], thread, func, caller, opened[0], ts, opened[1])
 
     def boundary(self) -> None:
         self.cycles.boundary()

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from dpmlens.traces.events import Assembler
-from dpmlens.traces.sample import Collector
+from dpmlens.traces.sample import Collector, DelayColumns
 
 NAME = "ftrace"
 CHUNK = 4 << 20
@@ -133,6 +133,11 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector) -> None:
     start = asm.start
     end = asm.end
     tcache = asm.thread_cache
+    pcache = asm.probe_fields
+    open_delays = asm.open_delays
+    delays = coll.store.delays
+    scache = asm.start_fields
+    ecache = asm.end_fields
     thread_id = coll.store.thread_id
     # Indices into `buf` instead of slicing a payload per line: this loop runs once per PM
     # event and is what the 50 MB/s budget is spent on.
@@ -145,43 +150,71 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector) -> None:
         le = find(b"\n", e)
         if buf[le - 1] == _CR:
             le -= 1
+        p = rfind(b" ", 0, s)
         try:
-            ts = float(buf[rfind(b" ", 0, s) + 1 : s])
+            ts = float(buf[p + 1 : s])
         except ValueError:
             coll.skip("no timestamp before the event name")
             continue
         d = buf[s + 2] == _D  # "device_pm_callback_..." (no delay probe starts with "d")
         if d and buf[s + 21] == _S:  # device_pm_callback_start
-            j = find(_PARENT, e, le)
-            k = find(b", ", j + 10, le)
-            if j < 0 or k < 0 or buf[le - 1] != _RB:
-                coll.skip("malformed device_pm_callback_start")
-                continue
+            # the same payload recurs every cycle: split it once
+            pl = buf[e:le]
+            fields = scache.get(pl)
+            if fields is None:
+                j = pl.find(_PARENT)
+                k = pl.find(b", ", j + 10)
+                if j < 0 or k < 0 or not pl.endswith(b"]"):
+                    coll.skip("malformed device_pm_callback_start")
+                    continue
+                fields = scache[pl] = (pl[:j], pl[j + 10 : k], pl[k + 2 :])
             # the task ("kworker/u8:3-193", the suspending shell): the thread the callback
             # ran on, for the timeline and the critical path
-            ls = rfind(b"\n", 0, s) + 1
-            tb = buf[ls : find(b" [", ls, s)]
-            tid = tcache.get(tb)
-            if tid is None:
-                tid = tcache[tb] = thread_id(tb.strip().decode("utf-8", "replace"))
-            start(ts, buf[e:j], buf[j + 10 : k], buf[k + 2 : le], tid)
-        elif d:  # device_pm_callback_end
-            j = rfind(_ERR, e, le)
+            tb = buf[rfind(b"\n", 0, p) + 1 : p]
             try:
-                err = int(buf[j + 6 : le])
-            except ValueError:
-                j = -1
-            if j < 0:
-                coll.skip("malformed device_pm_callback_end")
-                continue
-            end(ts, buf[e:j], err)
+                tid = tcache[tb]
+            except KeyError:
+                tid = tcache[tb] = thread_id(_task(tb))
+            start(ts, fields[0], fields[1], fields[2], tid)
+        elif d:  # device_pm_callback_end
+            pl = buf[e:le]
+            he = ecache.get(pl)
+            if he is None:
+                j = pl.rfind(_ERR)
+                try:
+                    he = ecache[pl] = (pl[:j], int(pl[j + 6 :]))
+                except ValueError:
+                    j = -1
+                if j < 0:
+                    coll.skip("malformed device_pm_callback_end")
+                    continue
+            end(ts, he[0], he[1])
         elif buf[e - 3] in _CAL_RET_END:  # <delay>_cal: / <delay>_ret:
-            ls = rfind(b"\n", 0, s) + 1
-            tb = buf[ls : find(b" [", ls, s)]
-            tid = tcache.get(tb)
-            if tid is None:
-                tid = tcache[tb] = thread_id(tb.strip().decode("utf-8", "replace"))
-            _probe(asm, buf, s, e, le, ts, tid)
+            tb = buf[rfind(b"\n", 0, p) + 1 : p]
+            try:
+                tid = tcache[tb]
+            except KeyError:
+                tid = tcache[tb] = thread_id(_task(tb))
+            pl = buf[s + 2 : le]
+            probe = pcache.get(pl)
+            if probe is None:
+                probe = pcache[pl] = _probe(pl, delays)
+                if probe is None:
+                    coll.skip("malformed delay kprobe line")
+                    continue
+            if probe[0]:  # the call: (True, func id, requested ms)
+                open_delays[(tid, probe[1])] = (ts, probe[2], asm.cycles.cycle)
+                continue
+            opened = open_delays.pop((tid, probe[1]), None)  # the return: (False, func, caller)
+            if opened is None or ts < opened[0]:
+                continue
+            delays.starts.append(opened[0])
+            delays.ends.append(ts)
+            delays.threads.append(tid)
+            delays.funcs.append(probe[1])
+            delays.callers.append(probe[2])
+            delays.requested.append(opened[1])
+            delays.cycles.append(coll.cycle_base + opened[2])
         else:  # suspend_resume: action[val] begin|end
             payload = buf[e:le]
             lb = payload.find(b"[")
@@ -191,15 +224,21 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector) -> None:
             except ValueError:
                 coll.skip("malformed suspend_resume event")
                 continue
-            ls = rfind(b"\n", 0, s) + 1
-            tb = buf[ls : find(b" [", ls, s)]
-            tid = tcache.get(tb)
-            if tid is None:
-                tid = tcache[tb] = thread_id(tb.strip().decode("utf-8", "replace"))
+            tb = buf[rfind(b"\n", 0, p) + 1 : p]
+            try:
+                tid = tcache[tb]
+            except KeyError:
+                tid = tcache[tb] = thread_id(_task(tb))
             asm.marker(ts, payload[:lb].decode("ascii", "replace"), val,
                        payload.endswith(b"begin"), tid)
     for _, fw in stamps[si:]:
         _header(asm, fw)
+
+
+def _task(prefix: bytes) -> str:
+    """"  kworker/u8:3-193   [002] d..1." (the line before its timestamp) -> the task."""
+    cut = prefix.rfind(b" [")
+    return (prefix[:cut] if cut >= 0 else prefix).strip().decode("utf-8", "replace")
 
 
 def _header(asm: Assembler, fw: tuple[float, float] | None) -> None:
@@ -209,21 +248,23 @@ def _header(asm: Assembler, fw: tuple[float, float] | None) -> None:
         asm.firmware(*fw)
 
 
-def _probe(asm: Assembler, buf: bytes, s: int, e: int, le: int, ts: float, tid: int) -> None:
-    """A delay kprobe: the call ("_cal", with its argument) or the return ("_ret", naming the
-    caller); paired per thread and function by the assembler."""
-    name = buf[s + 2 : e - 6].decode("ascii")
-    if buf[e - 5] == ord("c"):  # _cal
-        m = _ARG.search(buf, e, le)
+def _probe(payload: bytes, delays: DelayColumns) -> tuple | None:
+    """A delay kprobe line from its event name on: the call ("msleep_cal: (msleep+0x0/0x40)
+    time=10") -> (True, func id, requested ms or nan); the return ("msleep_ret:
+    (hub_port_reset+0x3ab/0x6c0 [usbcore] <- msleep) arg1=0x0") -> (False, func id, caller
+    id). Function and caller are DelayColumns.names indices."""
+    colon = payload.find(b": ")
+    if colon < 5:
+        return None
+    func = delays.name_id(payload[: colon - 4].decode("ascii", "replace"))
+    if payload[colon - 3 : colon] == b"cal":
+        m = _ARG.search(payload, colon)
         req = float("nan")
         if m is not None and m.group(1) in _ARG_MS:
             req = int(m.group(2)) * _ARG_MS[m.group(1)]
-        asm.delay_call(ts, tid, name, req)
-        return
-    # "(hub_port_reset+0x3ab/0x6c0 [usbcore] <- msleep)": the caller's symbol
-    p = buf.find(b"(", e, le) + 1
-    q = buf.find(b"+", p, le)
+        return True, func, req
+    p = payload.find(b"(", colon) + 1
+    q = payload.find(b"+", p)
     if p <= 0 or q < 0:
-        asm.coll.skip(f"malformed {name}_ret kprobe line")
-        return
-    asm.delay_return(ts, tid, name, buf[p:q].decode("ascii", "replace"))
+        return None
+    return False, func, delays.name_id(payload[p:q].decode("ascii", "replace"))
