@@ -52,6 +52,8 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="show the N slowest callbacks (table default 25; json/csv: all)",
     )
+    rep.add_argument("--timeline", action="store_true",
+                     help="json: add every callback interval per cycle and phase")
     rep.set_defaults(handler=run_report)
     dif = sub.add_parser(
         "diff",
@@ -115,7 +117,8 @@ def run_report(args: argparse.Namespace) -> int:
         for e in index.errors:
             print(f"dpmlens: warning: {e}", file=sys.stderr)
     if args.format == "json":
-        sys.stdout.write(dumps(report_json(traces, stats, phases, mapped, args.top)))
+        sys.stdout.write(dumps(report_json(traces, stats, phases, mapped, args.top,
+                                           timeline=args.timeline)))
     elif args.format == "csv":
         sys.stdout.write(report_csv(stats, mapped, args.top))
     else:

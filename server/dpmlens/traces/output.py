@@ -38,7 +38,9 @@ def phase_json(p: PhaseStats) -> dict[str, Any]:
     return {"phase": p.phase, "cycles": p.cycles, "mean_us": p.mean_us, "sd_us": p.sd_us}
 
 
-JSON_VERSION = 2  # docs/traces.md "JSON": 2 added steps, accounting, name_splits
+# docs/traces.md "JSON": 2 added steps, accounting, name_splits, critical_path,
+# critical_devices, delays (and timeline with --timeline)
+JSON_VERSION = 2
 
 
 def steps_json(traces: TraceSet) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -56,10 +58,17 @@ def steps_json(traces: TraceSet) -> tuple[list[dict[str, Any]], list[dict[str, A
 
 
 def report_json(traces: TraceSet, stats: list[CallbackStats], phases: list[PhaseStats],
-                mapped: MappedReport | None, top: int | None = None) -> dict[str, Any]:
+                mapped: MappedReport | None, top: int | None = None,
+                timeline: bool = False) -> dict[str, Any]:
+    from dpmlens.traces.critical import across_cycles
+    from dpmlens.traces.critical_output import all_paths, devices_json, path_json
+    from dpmlens.traces.timeline import build_timeline, timeline_json
+
     shown = stats if top is None else stats[:top]
     steps, accounting = steps_json(traces)
-    return {
+    runs = build_timeline(traces)
+    paths = all_paths(traces, runs)
+    out = {
         "version": JSON_VERSION,
         "cycles": traces.cycles,
         "callbacks": [callback_json(s, mapped.mappings.get(s.key) if mapped else None)
@@ -71,7 +80,12 @@ def report_json(traces: TraceSet, stats: list[CallbackStats], phases: list[Phase
         "name_splits": [{"raw": raw, "driver": d, "device": v, "how": how}
                         for raw, how in sorted(traces.name_splits.items())
                         for d, v, _ in [split_from(traces, raw)]],
+        "critical_path": [path_json(traces, p, mapped) for p in paths],
+        "critical_devices": devices_json(across_cycles(paths)),
     }
+    if timeline:
+        out["timeline"] = timeline_json(traces, runs)
+    return out
 
 
 def split_from(traces: TraceSet, raw: str) -> tuple[str, str, None]:
@@ -146,6 +160,9 @@ def report_text(traces: TraceSet, stats: list[CallbackStats], phases: list[Phase
         parts.append("\nPhases:")
         parts.append(_table(prow, {1, 3, 4}))
     parts.extend(_steps_text(traces))
+    from dpmlens.traces.critical_output import all_paths, paths_text
+
+    parts.extend(paths_text(traces, all_paths(traces), min(top, 15)))
     if mapped is not None:
         parts.append(
             f"\nMapped to source: {mapped.mapped_callbacks} of "
