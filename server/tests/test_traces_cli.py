@@ -33,7 +33,7 @@ def test_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     # version 1's keys first and unchanged; version 2 added the kernel steps
     assert list(data) == ["version", "cycles", "callbacks", "phases", "skipped_lines",
                           "steps", "accounting", "name_splits", "critical_path",
-                          "critical_devices"]
+                          "critical_devices", "delays"]
     assert (data["version"], data["cycles"], data["skipped_lines"]) == (2, 2, 1)
     assert len(data["callbacks"]) == 8
     first = data["callbacks"][0]

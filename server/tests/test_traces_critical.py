@@ -164,3 +164,12 @@ def test_real_captures_critical_path_accounts_for_every_phase() -> None:
     slow = [(x.interval.device, x.link) for x in p.chain if x.interval.duration_us > 10000]
     assert slow == [("usb1", "parent"), ("1-1", "parent"), ("1-1.4", "parent"),
                     ("1-1.4.3", "parent")]
+
+
+def test_all_deps_is_deps_inlined() -> None:
+    from dpmlens.traces.critical import PhaseGraph
+
+    t = load_traces([shared_traces(), CAPTURE])
+    for r in build_timeline(t):
+        g = PhaseGraph(r)
+        assert g.all_deps() == [g.deps(i) for i in range(len(r.intervals))]

@@ -64,84 +64,135 @@ class CriticalPath:
 
 
 class PhaseGraph:
-    """The dependency candidates of one phase run, indexed for the walk and the replay."""
+    """The dependency candidates of one phase run by interval index (the position by start:
+    a predecessor comes before; same-microsecond callbacks are common, so time alone cannot
+    order them), for the walk and the replay."""
 
     def __init__(self, run: PhaseRun) -> None:
         self.run = run
         ivs = run.intervals
-        # the position by start: a predecessor comes before (same-microsecond callbacks are
-        # common, so time alone cannot order them)
-        self.order: dict[int, int] = {id(iv): i for i, iv in enumerate(ivs)}
-        self.by_device: dict[str, Interval] = {}
-        self.children: dict[str, list[Interval]] = defaultdict(list)
-        by_thread: dict[int, list[Interval]] = defaultdict(list)
-        for iv in ivs:
-            self.by_device[iv.device] = iv
-            self.children[iv.parent].append(iv)
-            by_thread[iv.thread].append(iv)
-        self.prev_same_thread: dict[int, Interval] = {}
-        for lst in by_thread.values():
-            for a, b in zip(lst, lst[1:], strict=False):
-                self.prev_same_thread[id(b)] = a
-        self.sync = by_thread.get(run.sync_thread, []) if run.sync_thread >= 0 else []
-        self._sync_ends = [iv.end for iv in self.sync]
-        self._async = sorted((iv for iv in ivs if iv.thread != run.sync_thread),
-                             key=lambda iv: iv.end)
-        self._async_ends = [iv.end for iv in self._async]
+        n = len(ivs)
+        self.starts = [iv.start for iv in ivs]
+        self.ends = ends = [iv.end for iv in ivs]
+        keys = [iv.group.key for iv in ivs]
+        self.devices = [k[1] for k in keys]
+        self.parents = [k[2] for k in keys]
+        self.threads = threads = [iv.thread for iv in ivs]
+        self.sync_thread = sync = run.sync_thread
         self.up = run.direction == "up"
+        self.by_device: dict[str, int] = {}
+        self.children: dict[str, list[int]] = defaultdict(list)
+        self.prev = prev = [-1] * n
+        last_on: dict[int, int] = {}
+        for i in range(n):
+            self.by_device[self.devices[i]] = i
+            self.children[self.parents[i]].append(i)
+            t = threads[i]
+            prev[i] = last_on.get(t, -1)
+            last_on[t] = i
+        # the synchronous thread runs one callback after another: its ends are in order
+        self.sync_idx = [i for i in range(n) if threads[i] == sync] if sync >= 0 else []
+        self.sync_ends = [ends[i] for i in self.sync_idx]
+        self.async_idx = sorted((i for i in range(n) if threads[i] != sync),
+                                key=ends.__getitem__)
+        self.async_ends = [ends[i] for i in self.async_idx]
 
-    def candidates(self, c: Interval) -> list[tuple[Interval, str]]:
-        """What `c` may have waited for (not yet filtered by time)."""
-        out: list[tuple[Interval, str]] = []
-        sync_id = self.run.sync_thread
-        prev = self.prev_same_thread.get(id(c))
-        if prev is not None:
-            out.append((prev, "sync thread" if c.thread == sync_id else "thread"))
+    def deps(self, i: int) -> list[tuple[int, str]]:
+        """What callback `i` may have waited for and that had ended when it started."""
+        s = self.starts[i] + EPS
+        ends = self.ends
+        sync = self.sync_thread
+        on_sync = self.threads[i] == sync
+        out: list[tuple[int, str]] = []
+        p = self.prev[i]
+        if p >= 0 and ends[p] <= s:
+            out.append((p, "sync thread" if on_sync else "thread"))
         if self.up:
-            p = self.by_device.get(c.parent)
-            if p is not None and p is not c:
-                out.append((p, "parent"))
+            j = self.by_device.get(self.parents[i])
+            if j is not None and j < i and ends[j] <= s:
+                out.append((j, "parent"))
         else:
-            out.extend((ch, "child") for ch in self.children.get(c.device, ()) if ch is not c)
-        if c.thread != sync_id and self.sync:
-            i = bisect.bisect_right(self._sync_ends, c.start + EPS) - 1
-            if i >= 0:
-                out.append((self.sync[i], "dispatched"))
-        elif c.thread == sync_id and self._async:
-            pos = self.order[id(c)]
-            i = bisect.bisect_right(self._async_ends, c.start + EPS) - 1
-            while i >= 0 and self.order[id(self._async[i])] >= pos:
-                i -= 1
-            if i >= 0:
-                out.append((self._async[i], "async wait"))
+            for j in self.children.get(self.devices[i], ()):
+                if j < i and ends[j] <= s:
+                    out.append((j, "child"))
+        if not on_sync:
+            idx, arr = self.sync_idx, self.sync_ends
+            link = "dispatched"
+        else:
+            idx, arr = self.async_idx, self.async_ends
+            link = "async wait"
+        if idx:
+            k = bisect.bisect_right(arr, s) - 1
+            while k >= 0 and idx[k] >= i:
+                k -= 1
+            if k >= 0:
+                out.append((idx[k], link))
         return out
 
-    def predecessor(self, c: Interval) -> tuple[Interval | None, str]:
-        best: Interval | None = None
-        best_link = "phase start"
-        pos = self.order[id(c)]
-        order = self.order
-        for iv, link in self.candidates(c):
-            if iv.end > c.start + EPS or order[id(iv)] >= pos:
-                continue
-            if best is None or iv.end > best.end + 1e-9 or (
-                    abs(iv.end - best.end) <= 1e-9 and _RANK[link] < _RANK[best_link]):
-                best, best_link = iv, link
+    def all_deps(self) -> list[list[tuple[int, str]]]:
+        """`[deps(i) for i in ...]`, the same logic inlined (the what-if replay of 100 cycles
+        builds this for every callback; tests/test_traces_critical.py checks they agree)."""
+        starts, ends, threads, prev = self.starts, self.ends, self.threads, self.prev
+        parents, devices, by_device = self.parents, self.devices, self.by_device
+        children = self.children
+        sync, up = self.sync_thread, self.up
+        sync_idx, sync_ends = self.sync_idx, self.sync_ends
+        async_idx, async_ends = self.async_idx, self.async_ends
+        bisect_right = bisect.bisect_right
+        out: list[list[tuple[int, str]]] = []
+        for i in range(len(starts)):
+            s = starts[i] + EPS
+            on_sync = threads[i] == sync
+            d: list[tuple[int, str]] = []
+            p = prev[i]
+            if p >= 0 and ends[p] <= s:
+                d.append((p, "sync thread" if on_sync else "thread"))
+            if up:
+                j = by_device.get(parents[i])
+                if j is not None and j < i and ends[j] <= s:
+                    d.append((j, "parent"))
+            else:
+                for j in children.get(devices[i], ()):
+                    if j < i and ends[j] <= s:
+                        d.append((j, "child"))
+            if on_sync:
+                idx, arr, link = async_idx, async_ends, "async wait"
+            else:
+                idx, arr, link = sync_idx, sync_ends, "dispatched"
+            if idx:
+                k = bisect_right(arr, s) - 1
+                while k >= 0 and idx[k] >= i:
+                    k -= 1
+                if k >= 0:
+                    d.append((idx[k], link))
+            out.append(d)
+        return out
+
+    def predecessor(self, i: int) -> tuple[int, str]:
+        """The latest-ending of `deps(i)` (-1, "phase start" when none)."""
+        best, best_link = -1, "phase start"
+        ends = self.ends
+        for j, link in self.deps(i):
+            if best < 0 or ends[j] > ends[best] + 1e-9 or (
+                    abs(ends[j] - ends[best]) <= 1e-9 and _RANK[link] < _RANK[best_link]):
+                best, best_link = j, link
         return best, best_link
 
 
 def critical_path(run: PhaseRun, graph: PhaseGraph | None = None) -> CriticalPath:
     graph = graph or PhaseGraph(run)
-    last = max(run.intervals, key=lambda iv: (iv.end, iv.start))
+    ivs = run.intervals
+    k = max(range(len(ivs)), key=lambda i: (ivs[i].end, ivs[i].start))
+    last = ivs[k]
     chain: list[Link] = []
-    c: Interval | None = last
     seen: set[int] = set()
-    while c is not None and id(c) not in seen:
-        seen.add(id(c))
-        pred, link = graph.predecessor(c)
-        origin = run.start if pred is None else pred.end
+    while k >= 0 and k not in seen:
+        seen.add(k)
+        c = ivs[k]
+        j, link = graph.predecessor(k)
+        origin = run.start if j < 0 else ivs[j].end
         chain.append(Link(c, round(max(0.0, c.start - origin) * 1e6, 3), link))
-        c = pred
+        k = j
     chain.reverse()
     tail = round(max(0.0, run.end - last.end) * 1e6, 3)
     return CriticalPath(run, tuple(chain), tail)

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from dpmlens.traces.critical import CriticalPath, DeviceOnPath, across_cycles, critical_path
+from dpmlens.traces.delays import DelaySite, MeasuredDelay, by_interval, call_text
 from dpmlens.traces.durations import format_us
 from dpmlens.traces.mapping import MappedReport
 from dpmlens.traces.timeline import PhaseRun, build_timeline
@@ -113,3 +114,55 @@ def paths_text(traces: TraceSet, paths: list[CriticalPath], top: int,
         parts += ["\nOn the critical path across cycles (by time contributed):",
                   _table(rows, {3, 4, 5})]
     return parts
+
+
+def delays_json(sites: list[DelaySite], n_cycles: int) -> list[dict[str, Any]]:
+    return [{
+        "function": s.func, "caller": s.caller,
+        "requested_ms": None if s.requested_ms != s.requested_ms else s.requested_ms,
+        "calls": len(s.calls), "cycles": s.cycles(),
+        "calls_per_cycle": round(len(s.calls) / max(n_cycles, 1), 3),
+        "measured_us": s.total_us, "mean_us": s.mean_us,
+        "on_critical_path_calls": s.on_path, "on_critical_path_us": round(s.on_path_us, 3),
+        "callbacks": [{"driver": k[0], "device": k[1], "phase": k[2], "calls": n}
+                      for k, n in s.callbacks().most_common()],
+        "static": s.static,
+    } for s in sites]
+
+
+def delays_text(sites: list[DelaySite], n_cycles: int, top: int) -> list[str]:
+    if not sites:
+        return []
+    rows = [["caller", "delay", "calls/cycle", "mean", "per cycle", "on crit. path", "in",
+             "source"]]
+    for s in sites[:top]:
+        cbs = s.callbacks()
+        where = ", ".join(f"{dev} {ph}" for (_, dev, ph), _ in cbs.most_common(2))
+        if len(cbs) > 2:
+            where += f", +{len(cbs) - 2}"
+        st = s.static
+        src = "" if not st else f"{st['path']}:{st['line']}" + (
+            f" ({st['spec']} >= {st['min_ms']:g} ms)" if st.get("spec") else "")
+        rows.append([s.caller, call_text(s), f"{len(s.calls) / max(n_cycles, 1):g}",
+                     format_us(s.mean_us), format_us(s.total_us / max(n_cycles, 1)),
+                     f"{s.on_path}/{len(s.calls)}", where or "(outside callbacks)", src])
+    from dpmlens.traces.output import _table
+
+    out = ["\nMeasured delays (sleepgraph kprobes; per delay site, largest total first):",
+           _table(rows, {2, 3, 4, 5})]
+    if len(sites) > top:
+        out.append(f"... {len(sites) - top} more")
+    return out
+
+
+def delay_notes(delays: list[MeasuredDelay]) -> dict[int, list[str]]:
+    """id(interval) -> "msleep(40) from usb_port_resume: 41.00 ms" lines for the chain."""
+    notes: dict[int, list[str]] = {}
+    for key, lst in by_interval(delays).items():
+        agg: dict[tuple[str, str], list[float]] = {}
+        for d in lst:
+            agg.setdefault((call_text(d), d.caller), []).append(d.measured_us)
+        notes[key] = [f"{call} from {caller}: " + (
+            format_us(v[0]) if len(v) == 1 else f"{len(v)} x {format_us(sum(v) / len(v))}")
+            for (call, caller), v in sorted(agg.items(), key=lambda kv: -sum(kv[1]))]
+    return notes

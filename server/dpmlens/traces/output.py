@@ -59,15 +59,20 @@ def steps_json(traces: TraceSet) -> tuple[list[dict[str, Any]], list[dict[str, A
 
 def report_json(traces: TraceSet, stats: list[CallbackStats], phases: list[PhaseStats],
                 mapped: MappedReport | None, top: int | None = None,
-                timeline: bool = False) -> dict[str, Any]:
+                timeline: bool = False, static: Any = None) -> dict[str, Any]:
+    """`static(sites)`: fills DelaySite.static from a source tree (traces.delay_sites)."""
     from dpmlens.traces.critical import across_cycles
-    from dpmlens.traces.critical_output import all_paths, devices_json, path_json
+    from dpmlens.traces.critical_output import all_paths, delays_json, devices_json, path_json
+    from dpmlens.traces.delays import delay_sites, measured_delays
     from dpmlens.traces.timeline import build_timeline, timeline_json
 
     shown = stats if top is None else stats[:top]
     steps, accounting = steps_json(traces)
     runs = build_timeline(traces)
     paths = all_paths(traces, runs)
+    sites = delay_sites(measured_delays(traces, runs), paths)
+    if static is not None:
+        static(sites)
     out = {
         "version": JSON_VERSION,
         "cycles": traces.cycles,
@@ -82,6 +87,7 @@ def report_json(traces: TraceSet, stats: list[CallbackStats], phases: list[Phase
                         for d, v, _ in [split_from(traces, raw)]],
         "critical_path": [path_json(traces, p, mapped) for p in paths],
         "critical_devices": devices_json(across_cycles(paths)),
+        "delays": delays_json(sites, traces.cycles),
     }
     if timeline:
         out["timeline"] = timeline_json(traces, runs)
@@ -127,7 +133,7 @@ def _table(rows: list[list[str]], right: set[int]) -> str:
 
 
 def report_text(traces: TraceSet, stats: list[CallbackStats], phases: list[PhaseStats],
-                mapped: MappedReport | None, top: int) -> str:
+                mapped: MappedReport | None, top: int, static: Any = None) -> str:
     parts = []
     n_files = sum(1 for f in traces.files if f.samples)
     parts.append(f"{traces.sample_count} samples, {traces.cycles} cycle(s), "
@@ -160,9 +166,18 @@ def report_text(traces: TraceSet, stats: list[CallbackStats], phases: list[Phase
         parts.append("\nPhases:")
         parts.append(_table(prow, {1, 3, 4}))
     parts.extend(_steps_text(traces))
-    from dpmlens.traces.critical_output import all_paths, paths_text
+    from dpmlens.traces.critical_output import all_paths, delay_notes, delays_text, paths_text
+    from dpmlens.traces.delays import delay_sites, measured_delays
+    from dpmlens.traces.timeline import build_timeline
 
-    parts.extend(paths_text(traces, all_paths(traces), min(top, 15)))
+    runs = build_timeline(traces)
+    paths = all_paths(traces, runs)
+    delays = measured_delays(traces, runs)
+    sites = delay_sites(delays, paths)
+    if static is not None:
+        static(sites)
+    parts.extend(paths_text(traces, paths, min(top, 15), delay_notes(delays)))
+    parts.extend(delays_text(sites, traces.cycles, min(top, 15)))
     if mapped is not None:
         parts.append(
             f"\nMapped to source: {mapped.mapped_callbacks} of "
