@@ -44,7 +44,9 @@ def register(subparsers: Any) -> None:
     rep.add_argument(
         "--source", metavar="DIR", help="kernel tree or driver directory to map callbacks onto"
     )
-    rep.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    rep.add_argument("--format", choices=("table", "json", "csv", "html"), default="table")
+    rep.add_argument("-o", "--output", metavar="FILE",
+                     help="write the report here (html: the default is timeline.html)")
     rep.add_argument(
         "--top",
         type=int,
@@ -145,15 +147,42 @@ def run_report(args: argparse.Namespace) -> int:
             join_sites(sites, args.source)
 
     if args.format == "json":
-        sys.stdout.write(dumps(report_json(traces, stats, phases, mapped, args.top,
-                                           timeline=args.timeline, static=static)))
+        text = dumps(report_json(traces, stats, phases, mapped, args.top,
+                                 timeline=args.timeline, static=static))
     elif args.format == "csv":
-        sys.stdout.write(report_csv(stats, mapped, args.top))
+        text = report_csv(stats, mapped, args.top)
+    elif args.format == "html":
+        text = _html(traces, mapped, args.paths)
+        args.output = args.output or "timeline.html"
     else:
-        sys.stdout.write(report_text(traces, stats, phases, mapped, args.top or 25, static))
+        text = report_text(traces, stats, phases, mapped, args.top or 25, static)
+    if args.output:
+        from pathlib import Path
+
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"-o {args.output}: {exc.strerror or exc}") from exc
+        print(f"dpmlens: wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
     for e in traces.errors:
         print(f"dpmlens: warning: {e}", file=sys.stderr)
     return 0
+
+
+def _html(traces: Any, mapped: Any, paths: list[str]) -> str:
+    from dpmlens.traces.critical import critical_path
+    from dpmlens.traces.delays import measured_delays
+    from dpmlens.traces.html import report_html
+    from dpmlens.traces.timeline import build_timeline
+
+    runs = build_timeline(traces)
+    if not runs:
+        raise UsageError("no callback timestamps in the captures: no timeline to draw")
+    return report_html(traces, runs, [critical_path(r) for r in runs],
+                       measured_delays(traces, runs), mapped,
+                       title="dpmlens timeline: " + ", ".join(paths))
 
 
 def run_diff(args: argparse.Namespace) -> int:
