@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import os
 import sys
 from typing import Any
 
@@ -182,7 +183,8 @@ def _html(traces: Any, mapped: Any, paths: list[str]) -> str:
         raise UsageError("no callback timestamps in the captures: no timeline to draw")
     return report_html(traces, runs, [critical_path(r) for r in runs],
                        measured_delays(traces, runs), mapped,
-                       title="dpmlens timeline: " + ", ".join(paths))
+                       title="dpmlens timeline: " + ", ".join(
+                           os.path.basename(os.path.normpath(p)) for p in paths))
 
 
 def run_diff(args: argparse.Namespace) -> int:
