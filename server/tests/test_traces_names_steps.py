@@ -245,3 +245,14 @@ def test_real_captures_account_for_every_cycle() -> None:
     got = _names(t)
     assert {("i8042 kbd", "00:04"), ("i8042 aux", "00:05"),
             ("platform", "Fixed MDIO bus.0")} <= got
+
+
+def test_dmesg_names_with_spaces() -> None:
+    # "<driver> <device>: PM: calling ..." with spaces in the driver: parsed (the old pattern
+    # wanted one word each and skipped these lines) and split like ftrace heads
+    t = load_traces([FIXTURES / "dmesg_spaced_names.txt"])
+    assert t.skipped_lines == 0
+    assert sorted((s.driver, s.device, s.duration_us) for s in t.samples()) == [
+        ("i8042 kbd", "00:04", 1000.0), ("int3400 thermal", "INT3400:00", 2000.0),
+        ("r8169", "0000:02:00.0", 3000.0)]
+    assert set(t.name_splits) == {"i8042 kbd 00:04", "int3400 thermal INT3400:00"}

@@ -201,8 +201,12 @@ class Collector:
         cycle: int,
         symbol: str | None = None,
         thread: str | None = None,
+        raw_head: str | None = None,
     ) -> None:
         g = self.group(driver, device, parent, phase, layer)
+        if raw_head is not None and g.raw_head is None:
+            g.raw_head = raw_head  # traces.names decides the split later
+            self.store.ambiguous.append(g)
         if symbol:
             g.symbol = symbol
         self.add_to(g, phase, start, dur_us, err, cycle, track_span=start == start)  # nan: no span
