@@ -120,8 +120,8 @@ def delays_json(sites: list[DelaySite], n_cycles: int) -> list[dict[str, Any]]:
     return [{
         "function": s.func, "caller": s.caller,
         "requested_ms": None if s.requested_ms != s.requested_ms else s.requested_ms,
-        "calls": len(s.calls), "cycles": s.cycles(),
-        "calls_per_cycle": round(len(s.calls) / max(n_cycles, 1), 3),
+        "calls": s.calls, "cycles": s.cycles(),
+        "calls_per_cycle": round(s.calls / max(n_cycles, 1), 3),
         "measured_us": s.total_us, "mean_us": s.mean_us,
         "on_critical_path_calls": s.on_path, "on_critical_path_us": round(s.on_path_us, 3),
         "callbacks": [{"driver": k[0], "device": k[1], "phase": k[2], "calls": n}
@@ -143,9 +143,9 @@ def delays_text(sites: list[DelaySite], n_cycles: int, top: int) -> list[str]:
         st = s.static
         src = "" if not st else f"{st['path']}:{st['line']}" + (
             f" ({st['spec']} >= {st['min_ms']:g} ms)" if st.get("spec") else "")
-        rows.append([s.caller, call_text(s), f"{len(s.calls) / max(n_cycles, 1):g}",
+        rows.append([s.caller, call_text(s), f"{s.calls / max(n_cycles, 1):g}",
                      format_us(s.mean_us), format_us(s.total_us / max(n_cycles, 1)),
-                     f"{s.on_path}/{len(s.calls)}", where or "(outside callbacks)", src])
+                     f"{s.on_path}/{s.calls}", where or "(outside callbacks)", src])
     from dpmlens.traces.output import _table
 
     out = ["\nMeasured delays (sleepgraph kprobes; per delay site, largest total first):",
@@ -161,8 +161,10 @@ def delay_notes(delays: list[MeasuredDelay]) -> dict[int, list[str]]:
     for key, lst in by_interval(delays).items():
         agg: dict[tuple[str, str], list[float]] = {}
         for d in lst:
-            agg.setdefault((call_text(d), d.caller), []).append(d.measured_us)
+            a = agg.setdefault((call_text(d), d.caller), [0, 0.0])
+            a[0] += d.calls
+            a[1] += d.total_us
         notes[key] = [f"{call} from {caller}: " + (
-            format_us(v[0]) if len(v) == 1 else f"{len(v)} x {format_us(sum(v) / len(v))}")
-            for (call, caller), v in sorted(agg.items(), key=lambda kv: -sum(kv[1]))]
+            format_us(round(t, 3)) if n == 1 else f"{n} x {format_us(round(t / n, 3))}")
+            for (call, caller), (n, t) in sorted(agg.items(), key=lambda kv: -kv[1][1])]
     return notes

@@ -47,12 +47,21 @@ class Assembler:
         self._last_cycle = 0
         self._open_members: set[str] = set()
         self._open_steps: dict[tuple[str, int], tuple[float, int, int]] = {}
-        # delay kprobes (ftrace.py): payload -> parsed, (thread, func id) -> open call
+        # delay kprobes (ftrace.py): payload -> parsed, (thread, func id) -> open call, the
+        # threads inside a delay (a delay within one is not counted again), per open callback
+        # (its head) and outside callbacks the sums per site (traces.sample.DelayColumns)
         self.probe_fields: dict[bytes, tuple | None] = {}
-        self.open_delays: dict[tuple[int, int], tuple[float, float, int]] = {}
+        self.open_delays: dict[tuple[int, int], tuple[float, float, bool]] = {}
+        self.in_delay: set[int] = set()
+        self.open_on_thread: dict[int, bytes | str | tuple[str, str]] = {}
+        self.delay_acc: dict[bytes | str | tuple[str, str], dict[tuple, list]] = {}
+        self.outside_acc: dict[tuple, list] = {}
+        self.pending = self._pending
         self.thread_cache: dict[bytes, int] = {}  # the importer's raw task field -> thread id
         # ftrace payloads split once: start -> (head, parent, tail), end -> (head, err)
-        self.start_fields: dict[bytes, tuple[bytes, bytes, bytes]] = {}
+        # per marker stage (an empty info defers to it): payload -> (head, lookup())
+        self.stage_caches: dict[str, dict[bytes, tuple]] = {"main": {}}
+        self.stage_cache = self.stage_caches["main"]
         self.end_fields: dict[bytes, tuple[bytes, int]] = {}
 
     # -- events -------------------------------------------------------------------------
@@ -60,22 +69,32 @@ class Assembler:
               tail: bytes | str, thread: int = -1) -> None:
         """`head` is "<driver> <device>" as the kernel prints it (or the two already apart, as
         Perfetto has them), `tail` is "<info>[<verb>]"; `thread` a SampleStore.threads index."""
+        hit = self.lookup(head, parent, tail)
+        if hit is False:
+            self.coll.skip("callback start with an unknown verb or stage")
+            return
+        self.begin(ts, head, hit[0], hit[1], thread)
+
+    def lookup(self, head: bytes | str | tuple[str, str], parent: bytes | str,
+               tail: bytes | str):  # noqa: ANN201 - (Group, phase) | False
         # One lookup on the hot path: the raw fields (and the marker stage an empty info
         # defers to) -> the sample group and phase they land in.
         key = (head, parent, tail, self.marker_stage)
         hit = self._groups.get(key)
         if hit is None:
             hit = self._groups[key] = self._resolve(head, parent, tail)
-        if hit is False:
-            self.coll.skip("callback start with an unknown verb or stage")
-            return
-        group, phase = hit
+        return hit
+
+    def begin(self, ts: float, head: bytes | str | tuple[str, str], group: Group, phase: str,
+              thread: int) -> None:
+        """A callback starts (its group and phase already looked up)."""
         if phase is not self._last_phase:  # the cycle can only change with the phase
             self._last_cycle = self.cycles.observe(phase)
             self._last_phase = phase
         if head in self._pending:
             self.coll.report.incomplete += 1
         self._pending[head] = (ts, group, phase, self._last_cycle, thread)
+        self.open_on_thread[thread] = head
 
     def _resolve(self, head: bytes | str | tuple[str, str], parent: bytes | str,
                  tail: bytes | str):  # noqa: ANN202
@@ -117,9 +136,15 @@ class Assembler:
             self.coll.skip("callback end before its start")
             return
         # Within an open dpm_* marker the phase wall time will be measured: no span needed.
-        if err or phase not in self._open_members:
+        if err or phase not in self._open_members or self.delay_acc:
             self.coll.add_to(group, phase, t0, dur, err, cycle, phase not in self._open_members,
                              thread)
+            acc = self.delay_acc.pop(head, None)
+            if acc:
+                add = self.coll.store.delays.add
+                base = self.coll.cycle_base
+                for key, row in acc.items():
+                    add(group, len(group.durations) - 1, thread, base + cycle, key, row)
             return
         # the common case, Collector.add_to inlined (the 50 MB/s budget)
         coll = self.coll
@@ -143,6 +168,7 @@ class Assembler:
         member = member_for_stage(verb, stage)
         if begin:
             self.marker_stage = stage
+            self.stage_cache = self.stage_caches.setdefault(stage, {})
             if member is not None:
                 cycle = self.cycles.observe(member)
                 self._last_phase = None
@@ -150,6 +176,7 @@ class Assembler:
                 self._open_members.add(member)
         else:
             self.marker_stage = "main"
+            self.stage_cache = self.stage_caches["main"]
             opened = self._open_markers.pop(action, None)
             if opened is not None:
                 t0, member0, cycle, thread0 = opened
@@ -180,6 +207,34 @@ class Assembler:
     def finish(self) -> None:
         self.coll.report.incomplete += len(self._pending)
         self._pending.clear()
+        add = self.coll.store.delays.add
+        for (cycle, thread, *key), row in self.outside_acc.items():
+            add(None, -1, thread, self.coll.cycle_base + cycle, tuple(key), row)
+        self.outside_acc.clear()
+        self.delay_acc.clear()  # delays of callbacks that never ended
+
+    def delay(self, t0: float, ts: float, thread: int, func: int, caller: int,
+              requested: float) -> None:
+        """A delay call from t0 to ts on `thread`: summed into the callback it ran in (the
+        open callback of the thread) or, outside callbacks, per cycle and thread."""
+        key = (func, caller, requested)
+        dur = (ts - t0) * 1e6
+        head = self.open_on_thread.get(thread)
+        p = self._pending.get(head) if head is not None else None
+        if p is not None and p[4] == thread and p[0] <= t0:
+            acc = self.delay_acc.get(head)
+            if acc is None:
+                acc = self.delay_acc[head] = {}
+        else:
+            acc = self.outside_acc
+            key = (self.cycles.cycle, thread, *key)
+        row = acc.get(key)
+        if row is None:
+            acc[key] = [1, dur, t0, ts]
+        else:
+            row[0] += 1
+            row[1] += dur
+            row[3] = ts
 
     # -- helpers ------------------------------------------------------------------------
     @staticmethod

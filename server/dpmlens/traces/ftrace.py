@@ -130,13 +130,13 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector) -> None:
     next_stamp = stamps[0][0] if stamps else limit + 1
     rfind = buf.rfind
     find = buf.find
-    start = asm.start
+    begin = asm.begin
     end = asm.end
     tcache = asm.thread_cache
     pcache = asm.probe_fields
     open_delays = asm.open_delays
+    in_delay = asm.in_delay
     delays = coll.store.delays
-    scache = asm.start_fields
     ecache = asm.end_fields
     thread_id = coll.store.thread_id
     # Indices into `buf` instead of slicing a payload per line: this loop runs once per PM
@@ -158,16 +158,20 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector) -> None:
             continue
         d = buf[s + 2] == _D  # "device_pm_callback_..." (no delay probe starts with "d")
         if d and buf[s + 21] == _S:  # device_pm_callback_start
-            # the same payload recurs every cycle: split it once
+            # the same payload recurs every cycle: split and look it up once per stage
             pl = buf[e:le]
-            fields = scache.get(pl)
-            if fields is None:
+            hit = asm.stage_cache.get(pl)
+            if hit is None:
                 j = pl.find(_PARENT)
                 k = pl.find(b", ", j + 10)
                 if j < 0 or k < 0 or not pl.endswith(b"]"):
                     coll.skip("malformed device_pm_callback_start")
                     continue
-                fields = scache[pl] = (pl[:j], pl[j + 10 : k], pl[k + 2 :])
+                head = pl[:j]
+                hit = asm.stage_cache[pl] = (head, asm.lookup(head, pl[j + 10 : k], pl[k + 2 :]))
+            if hit[1] is False:
+                coll.skip("callback start with an unknown verb or stage")
+                continue
             # the task ("kworker/u8:3-193", the suspending shell): the thread the callback
             # ran on, for the timeline and the critical path
             tb = buf[rfind(b"\n", 0, p) + 1 : p]
@@ -175,7 +179,7 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector) -> None:
                 tid = tcache[tb]
             except KeyError:
                 tid = tcache[tb] = thread_id(_task(tb))
-            start(ts, fields[0], fields[1], fields[2], tid)
+            begin(ts, hit[0], hit[1][0], hit[1][1], tid)
         elif d:  # device_pm_callback_end
             pl = buf[e:le]
             he = ecache.get(pl)
@@ -203,18 +207,18 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector) -> None:
                     coll.skip("malformed delay kprobe line")
                     continue
             if probe[0]:  # the call: (True, func id, requested ms)
-                open_delays[(tid, probe[1])] = (ts, probe[2], asm.cycles.cycle)
+                # a delay inside another of the same thread (schedule_timeout in msleep)
+                nested = tid in in_delay
+                open_delays[(tid, probe[1])] = (ts, probe[2], nested)
+                if not nested:
+                    in_delay.add(tid)
                 continue
             opened = open_delays.pop((tid, probe[1]), None)  # the return: (False, func, caller)
-            if opened is None or ts < opened[0]:
+            if opened is None or opened[2]:
                 continue
-            delays.starts.append(opened[0])
-            delays.ends.append(ts)
-            delays.threads.append(tid)
-            delays.funcs.append(probe[1])
-            delays.callers.append(probe[2])
-            delays.requested.append(opened[1])
-            delays.cycles.append(coll.cycle_base + opened[2])
+            in_delay.discard(tid)
+            if ts >= opened[0]:
+                asm.delay(opened[0], ts, tid, probe[1], probe[2], opened[1])
         else:  # suspend_resume: action[val] begin|end
             payload = buf[e:le]
             lb = payload.find(b"[")

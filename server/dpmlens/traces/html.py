@@ -79,7 +79,11 @@ def timeline_data(traces: TraceSet, runs: list[PhaseRun], paths: list[CriticalPa
         for r in rs:
             lanes: dict[int, list] = {}
             for iv in r.intervals:
-                marks = [[us(d.start), us(d.end), st(f"{call_text(d)} from {d.caller}")]
+                marks = [[us(d.start), us(d.end), st(
+                    f"{call_text(d)} from {d.caller}" + (f", {d.calls} calls from the "
+                                                         "first to the last"
+                                                         if d.calls > 1 else "")),
+                          round(d.total_us)]
                          for d in by_iv.get(id(iv), ())]
                 lanes.setdefault(iv.thread, []).append(
                     [us(iv.start), us(iv.end), st(iv.device), st(iv.driver), st(iv.parent),

@@ -148,19 +148,25 @@ class SampleStore:
 
 
 class DelayColumns:
-    """Measured delay calls (sleepgraph kprobes msleep_cal/msleep_ret, ...), column-wise."""
+    """Measured delay calls (sleepgraph kprobes msleep_cal/msleep_ret, ...), column-wise and
+    summed per callback sample and delay site as they are read: a capture with millions of
+    kprobe lines costs a row per (callback run, site), not per call."""
 
-    __slots__ = ("starts", "ends", "threads", "funcs", "callers", "requested", "cycles",
-                 "names", "_ids")
+    __slots__ = ("owners", "samples", "threads", "cycles", "funcs", "callers", "requested",
+                 "calls", "totals", "firsts", "lasts", "names", "_ids")
 
     def __init__(self) -> None:
-        self.starts = array("d")
-        self.ends = array("d")
+        self.owners: list[Group | None] = []  # the callback's group, None outside callbacks
+        self.samples = array("l")  # its sample index in the group, -1 outside callbacks
         self.threads = array("l")
+        self.cycles = array("l")
         self.funcs = array("l")  # names index: msleep, usleep_range, udelay, ...
         self.callers = array("l")  # names index: "hub_port_reset" (module dropped)
-        self.requested = array("d")  # the argument as sleepgraph printed it (time=, min=), nan
-        self.cycles = array("l")
+        self.requested = array("d")  # the argument (msleep time=, usleep_range min=) in ms, nan
+        self.calls = array("l")
+        self.totals = array("d")  # us, summed over the calls
+        self.firsts = array("d")  # the first call's start, seconds
+        self.lasts = array("d")  # the last call's end
         self.names: list[str] = []
         self._ids: dict[str, int] = {}
 
@@ -171,8 +177,23 @@ class DelayColumns:
             self.names.append(name)
         return i
 
+    def add(self, owner: Group | None, sample: int, thread: int, cycle: int,
+            key: tuple[int, int, float], acc: list) -> None:
+        """`key` (func id, caller id, requested ms), `acc` [calls, total us, first, last]."""
+        self.owners.append(owner)
+        self.samples.append(sample)
+        self.threads.append(thread)
+        self.cycles.append(cycle)
+        self.funcs.append(key[0])
+        self.callers.append(key[1])
+        self.requested.append(key[2])
+        self.calls.append(acc[0])
+        self.totals.append(acc[1])
+        self.firsts.append(acc[2])
+        self.lasts.append(acc[3])
+
     def __len__(self) -> int:
-        return len(self.starts)
+        return len(self.samples)
 
 
 class Collector:
@@ -264,17 +285,6 @@ class Collector:
 
     def firmware(self, cycle: int, suspend_us: float, resume_us: float) -> None:
         self.store.firmware.append(Firmware(self.cycle_base + cycle, suspend_us, resume_us))
-
-    def delay(self, cycle: int, thread: int, func: str, caller: str, start: float, end: float,
-              requested: float) -> None:
-        d = self.store.delays
-        d.starts.append(start)
-        d.ends.append(end)
-        d.threads.append(thread)
-        d.funcs.append(d.name_id(func))
-        d.callers.append(d.name_id(caller))
-        d.requested.append(requested)
-        d.cycles.append(self.cycle_base + cycle)
 
     def skip(self, reason: str) -> None:
         self.report.skipped_lines += 1

@@ -78,7 +78,7 @@ function draw() {
         let t = (S[b[3]] || "-") + " " + S[b[2]] + "\n" + p.phase + "  " + fmt(b[1] - b[0]) +
           "\nparent " + S[b[4]] + "\nthread " + S[thread] +
           (b[5] ? "\non the critical path" : "");
-        for (const m of b[7]) t += "\n" + S[m[2]] + ": " + fmt(m[1] - m[0]);
+        for (const m of b[7]) t += "\n" + S[m[2]] + ": " + fmt(m[3]);
         t += src ? "\n" + src[1] + "() " + src[0] : "\n(no source: report with --source)";
         hits.push([bx, y, w, LANE, t, src ? src[0] : null]);
       }

@@ -185,7 +185,8 @@ def apply_changes(run: PhaseRun, nodes: Nodes, changes: Changes,
                 new_ms = changes.site_ms.get((d.caller, d.func, req))
             if new_ms is None:
                 continue
-            measured = d.measured_us
+            # per call (the importer summed the calls of the site in this callback run)
+            measured = d.mean_us
             if d.requested_ms == d.requested_ms:
                 # keep what the call took beyond its request (timer slack, jiffies rounding)
                 new = max(new_ms * 1000.0, measured - (d.requested_ms - new_ms) * 1000.0)
@@ -193,7 +194,8 @@ def apply_changes(run: PhaseRun, nodes: Nodes, changes: Changes,
                 new = new_ms * 1000.0
                 assumptions.add(f"{d.func} from {d.caller}: the request is not in the "
                                 f"trace; the measured time is replaced by {new_ms:g} ms")
-            nodes.dur[i] = max(0.0, nodes.dur[i] - max(0.0, measured - new))
+            saved = d.calls * max(0.0, measured - new)
+            nodes.dur[i] = max(0.0, nodes.dur[i] - saved)
     # prepare and complete never run async (drivers/base/power/main.c dpm_prepare/complete)
     may_async = PHASES[run.phase].may_run_async if run.phase in PHASES else False
     if changes.make_async is not None and sync >= 0 and may_async:
