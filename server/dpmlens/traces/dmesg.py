@@ -144,7 +144,7 @@ def _hint_from_symbol(sym: str | None) -> str | None:
 
 
 class _Pending:
-    __slots__ = ("drv", "dev", "parent", "start", "dur", "err", "sym", "units", "ts_end")
+    __slots__ = ("drv", "dev", "parent", "start", "dur", "err", "sym", "units", "ts_end", "pid")
 
     def __init__(
         self,
@@ -157,14 +157,16 @@ class _Pending:
         sym: str | None,
         units: str,
         ts_end: float,
+        pid: str | None = None,
     ) -> None:
         self.drv, self.dev, self.parent, self.start = drv, dev, parent, start
         self.dur, self.err, self.sym, self.units, self.ts_end = dur, err, sym, units, ts_end
+        self.pid = pid  # "@ <pid>" of the calling line: the thread that ran the callback
 
 
 def parse(stream: BinaryIO, coll: Collector) -> None:
     cycles = CycleTracker()
-    starts: dict[tuple[str | None, str], tuple[float, str, str | None]] = {}
+    starts: dict[tuple[str | None, str], tuple[float, str, str | None, str | None]] = {}
     unphased: list[_Pending] = []  # callbacks printed, their phase line not seen yet
     done: list[tuple[_Pending, str, int]] = []  # (sample, phase, cycle)
     last_phase: str | None = None
@@ -211,12 +213,12 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
             if m:
                 dev = m.group("dev")
                 old_devices.add(dev)
-                starts[(None, dev)] = (ts, m.group("parent"), None)
+                starts[(None, dev)] = (ts, m.group("parent"), None, m.group("pid"))
                 continue
             m = _NEW_START.match(msg)
             if m:
                 starts[_head(m.group("head"), raw_heads)] = (ts, m.group("parent"),
-                                                             m.group("sym"))
+                                                             m.group("sym"), m.group("pid"))
                 continue
         if "returned" in msg:
             m = _OLD_END.match(msg)
@@ -234,9 +236,9 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
                 st = starts.pop(key, None)
                 if st is None:
                     coll.report.unmatched_ends += 1
-                    parent, t0, sym = "", _NAN, None
+                    parent, t0, sym, pid = "", _NAN, None, None
                 else:
-                    t0, parent, sym = st
+                    t0, parent, sym, pid = st
                 sym = m.groupdict().get("sym") or sym
                 unphased.append(
                     _Pending(
@@ -249,6 +251,7 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
                         sym,
                         units,
                         ts,
+                        pid,
                     )
                 )
                 continue
@@ -287,7 +290,7 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
             factor if p.units == "offset-form" else 1.024 if p.units == "ns>>10" else 1.0
         )
         coll.add(drv, p.dev, p.parent, phase, "", p.start, round(dur, 3), p.err, cycle, p.sym,
-                 raw_head=raw_heads.get((drv, p.dev)))
+                 thread=f"pid {p.pid}" if p.pid else None, raw_head=raw_heads.get((drv, p.dev)))
     if any(p.units == "ns>>10" for p, _, _ in done):
         coll.report.notes.append("old format: 'usecs' are ns >> 10, converted to microseconds")
     if old_devices:
