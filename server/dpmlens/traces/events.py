@@ -46,6 +46,7 @@ class Assembler:
         self._last_phase: str | None = None
         self._last_cycle = 0
         self._open_members: set[str] = set()
+        self.open_members = self._open_members  # ftrace.py's inlined end
         self._open_steps: dict[tuple[str, int], tuple[float, int, int]] = {}
         # delay kprobes (ftrace.py): payload -> parsed, (thread, func id) -> open call, the
         # threads inside a delay (a delay within one is not counted again), per open callback
@@ -126,7 +127,10 @@ class Assembler:
                 + len(self._pending))
 
     def end(self, ts: float, head: bytes | str, err: int) -> None:
-        p = self._pending.pop(head, None)
+        self.end_popped(self._pending.pop(head, None), ts, head, err)
+
+    def end_popped(self, p: tuple | None, ts: float, head: bytes | str, err: int) -> None:
+        """`end` once the pending start is popped (ftrace.py inlines the common case)."""
         if p is None:
             self.coll.report.unmatched_ends += 1
             return

@@ -266,6 +266,12 @@ class Collector:
             if end > span[1]:
                 span[1] = end
 
+    def counted(self, samples: int, max_cycle: int) -> None:
+        """Samples an importer appended to groups itself (ftrace.py's inlined end)."""
+        self.report.samples += samples
+        if max_cycle > self._max_cycle:
+            self._max_cycle = max_cycle
+
     def phase_time(self, cycle: int, phase: str, wall_us: float, start: float = float("nan"),
                    thread: int = -1) -> None:
         if phase not in PHASES or wall_us < 0:
