@@ -9,6 +9,10 @@ content and more kprobe lines. Each file is loaded by `load_traces()` + `aggrega
 fresh child process, which reports wall time, CPU time and its peak RSS (ru_maxrss).
 
     python bench/bench_traces.py [--cycles 100] [--devices 600] [--noise 3] [--big-gb 1.0]
+                                 [--no-perfetto] [--analysis]
+
+--analysis also times, on the first file, the timeline, the critical paths and the what-if
+replay (no change, --async all) in a fresh child process.
 
 Data goes to bench-data/traces/ (gitignored) and is reused when the parameters match.
 """
