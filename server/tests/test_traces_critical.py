@@ -173,3 +173,17 @@ def test_all_deps_is_deps_inlined() -> None:
     for r in build_timeline(t):
         g = PhaseGraph(r)
         assert g.all_deps() == [g.deps(i) for i in range(len(r.intervals))]
+
+
+def test_text_chain_names_the_source(capsys: pytest.CaptureFixture[str]) -> None:
+    from dpmlens.cli import main
+
+    assert main(["trace", "report", str(FIXTURES / "ftrace_basic.txt"), "--source",
+                 str(FIXTURES / "src")]) == 0
+    out = capsys.readouterr().out
+    assert "src/bar_main.c:6 bar_suspend_noirq()" in out
+    # phases in the order of a cycle, whichever cycle is the median one
+    heads = [line.split(" (cycle")[0].strip() for line in out.splitlines()
+             if " (cycle " in line and "=" in line]
+    assert heads == ["prepare", "suspend", "suspend_noirq", "resume_noirq", "resume",
+                     "complete"]

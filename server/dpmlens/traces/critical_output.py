@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from dpmlens.traces.aggregate import _order
 from dpmlens.traces.critical import CriticalPath, DeviceOnPath, across_cycles, critical_path
 from dpmlens.traces.delays import DelaySite, MeasuredDelay, by_interval, call_text
 from dpmlens.traces.durations import format_us
@@ -59,12 +60,13 @@ def representative(paths: list[CriticalPath]) -> list[CriticalPath]:
     for lst in by_phase.values():
         lst.sort(key=lambda p: p.run.wall_us)
         out.append(lst[(len(lst) - 1) // 2])
-    out.sort(key=lambda p: p.run.start)
+    out.sort(key=lambda p: (_order(p.run.phase), p.run.start))
     return out
 
 
 def paths_text(traces: TraceSet, paths: list[CriticalPath], top: int,
-               delays_on: dict[int, list[str]] | None = None) -> list[str]:
+               delays_on: dict[int, list[str]] | None = None,
+               mapped: MappedReport | None = None) -> list[str]:
     """The chain of each phase (its median cycle), then the devices most often on the path.
     `delays_on`: id(interval) -> measured delay notes to print under the step."""
     if not paths:
@@ -96,6 +98,9 @@ def paths_text(traces: TraceSet, paths: list[CriticalPath], top: int,
             parts.append(f"    {format_us((iv.start - r.start) * 1e6):>10}  "
                          f"{iv.driver or '-'} {iv.device}  {format_us(iv.duration_us)}  "
                          f"[{thread}]  {wait}")
+            src = _source(mapped, iv.driver, iv.device, r.phase)
+            if src is not None:
+                parts.append(f"                {src['path']}:{src['line']} {src['function']}()")
             for note in (delays_on or {}).get(id(iv), []):
                 parts.append(f"                {note}")
         if hidden:

@@ -176,7 +176,7 @@ def report_text(traces: TraceSet, stats: list[CallbackStats], phases: list[Phase
     sites = delay_sites(delays, paths)
     if static is not None:
         static(sites)
-    parts.extend(paths_text(traces, paths, min(top, 15), delay_notes(delays)))
+    parts.extend(paths_text(traces, paths, min(top, 15), delay_notes(delays), mapped))
     parts.extend(delays_text(sites, traces.cycles, min(top, 15)))
     if mapped is not None:
         parts.append(

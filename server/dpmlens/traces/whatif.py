@@ -44,6 +44,10 @@ class Changes:
         return not (self.delays or self.site_ms or self.make_async or self.make_sync)
 
 
+# when the capture has no dispatched async callback to measure the start-up lag from
+DEFAULT_ASYNC_LAG_US = 50.0
+
+
 class Nodes:
     """A phase run's dependency graph, column-wise (a replay of 100 cycles has ~200,000)."""
 
@@ -245,8 +249,10 @@ def _to_async(nodes: Nodes, sync: int, pick: Callable[[Interval], bool], lag_us:
             nodes.release[i] = min(nodes.release[i], nodes.lag[i])
         nodes.deps[i] = deps
     assumptions.add(f"moved to async: dispatched {lag_us / 1000:.3f} ms after the "
-                    "synchronous callback before them (the median start-up lag of the "
-                    "capture's async callbacks)")
+                    "synchronous callback before them (" + (
+                        "assumed: the capture has no dispatched async callback to measure it"
+                        if lag_us == DEFAULT_ASYNC_LAG_US else
+                        "the median start-up lag of the capture's async callbacks") + ")")
 
 
 def _to_sync(nodes: Nodes, sync: int, pick: Callable[[Interval], bool],
@@ -295,7 +301,7 @@ def async_start_lag_us(runs: list[PhaseRun],
             if last[1] == "dispatched":
                 lags.append(nodes.lag[i])
     if not lags:
-        return 50.0
+        return DEFAULT_ASYNC_LAG_US
     lags.sort()
     return lags[len(lags) // 2]
 
