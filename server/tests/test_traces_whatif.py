@@ -165,6 +165,8 @@ def test_whatif_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["total"] == {"measured_us": 104500.0, "predicted_us": 74500.0,
                              "change_us": -30000.0}
     assert data["changes"] == ["--spec-minimums"]
+    resume = next(r for r in data["runs"] if r["phase"] == "resume")
+    assert resume["removed_from_callbacks_us"] == 30000.0
     cp = {c["phase"]: c for c in data["critical_path"]}
     assert [s["device"] for s in cp["resume"]["chain"]] == ["0000:00:14.0", "usb1", "1-1",
                                                            "1-1.4"]

@@ -91,10 +91,6 @@ class Replay:
         return self.chain
 
 
-def _lag(c: Interval, d: Interval) -> float:
-    return max(0.0, (c.start - d.end) * 1e6)
-
-
 def build_nodes(run: PhaseRun, graph: PhaseGraph | None = None) -> Nodes:
     """The measured dependency graph of a phase run, in start order (deps point backwards)."""
     graph = graph or PhaseGraph(run)

@@ -47,7 +47,8 @@ def whatif_json(traces: TraceSet, w: WhatIf, changes: list[str]) -> dict[str, An
         "total": {"measured_us": measured, "predicted_us": predicted,
                   "change_us": round(predicted - measured, 3)},
         "runs": [{"cycle": r.run.cycle, "phase": r.run.phase, "measured_us": r.measured_us,
-                  "predicted_us": r.predicted_us} for r in w.replays],
+                  "predicted_us": r.predicted_us,
+                  "removed_from_callbacks_us": r.saved_in_callbacks_us} for r in w.replays],
         "critical_path": [_chain_json(traces, r) for r in _representative(w)],
         "assumptions": w.assumptions, "not_replayed": w.not_replayed,
     }
