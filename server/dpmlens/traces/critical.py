@@ -8,9 +8,10 @@ of the things it can wait for that ended before it started (drivers/base/power/m
     an async worker runs one work item after another);
   - for an async callback, the synchronous thread's callback before it (the loop schedules
     async work as it reaches the device, async_schedule_dev in dpm_suspend()/dpm_resume());
-  - for a callback of the synchronous thread, the latest async callback that ended before it:
-    the loop waits in dpm_wait() for async devices, also for ones without a callback of their
-    own in the phase (an audio codec under its async controller), which the trace cannot show;
+  - for a callback of the synchronous thread that started more than IDLE after the previous
+    one, the latest async callback that ended in between: the loop waits in dpm_wait() for
+    async devices, also for ones without a callback of their own in the phase (an audio codec
+    under its async controller), which the trace cannot show;
   - else the phase start.
 The wait between the two is the step's `wait_us`; the phase end waits for the last callback
 (the async barrier, async_synchronize_full, then the end marker): `tail_us`. Device links
@@ -20,12 +21,16 @@ The wait between the two is the step's `wait_us`; the phase end waits for the la
 from __future__ import annotations
 
 import bisect
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 
 from dpmlens.traces.timeline import Interval, PhaseRun
 
 EPS = 2e-6  # s: timestamps of different CPUs; an end this much after a start still counts
+# The synchronous loop waited for an async device only if it sat idle this long after its
+# previous callback (back-to-back synchronous callbacks are 1-5 us apart on the captures).
+IDLE = 20e-6
 
 # preference when two candidates end at the same time
 _RANK = {"parent": 0, "child": 0, "sync thread": 1, "thread": 2, "dispatched": 3,
@@ -117,15 +122,18 @@ class PhaseGraph:
                     out.append((j, "child"))
         if not on_sync:
             idx, arr = self.sync_idx, self.sync_ends
-            link = "dispatched"
+            link, after = "dispatched", -math.inf
         else:
             idx, arr = self.async_idx, self.async_ends
             link = "async wait"
+            after = ends[p] if p >= 0 else -math.inf  # it ended after the previous one
+            if p >= 0 and self.starts[i] - ends[p] <= IDLE:
+                idx = []  # the loop went straight on: it waited for nothing else
         if idx:
             k = bisect.bisect_right(arr, s) - 1
             while k >= 0 and idx[k] >= i:
                 k -= 1
-            if k >= 0:
+            if k >= 0 and arr[k] > after:
                 out.append((idx[k], link))
         return out
 
@@ -139,6 +147,7 @@ class PhaseGraph:
         sync_idx, sync_ends = self.sync_idx, self.sync_ends
         async_idx, async_ends = self.async_idx, self.async_ends
         bisect_right = bisect.bisect_right
+        inf = math.inf
         out: list[list[tuple[int, str]]] = []
         for i in range(len(starts)):
             s = starts[i] + EPS
@@ -157,13 +166,16 @@ class PhaseGraph:
                         d.append((j, "child"))
             if on_sync:
                 idx, arr, link = async_idx, async_ends, "async wait"
+                after = ends[p] if p >= 0 else -inf
+                if p >= 0 and starts[i] - ends[p] <= IDLE:
+                    idx = ()
             else:
-                idx, arr, link = sync_idx, sync_ends, "dispatched"
+                idx, arr, link, after = sync_idx, sync_ends, "dispatched", -inf
             if idx:
                 k = bisect_right(arr, s) - 1
                 while k >= 0 and idx[k] >= i:
                     k -= 1
-                if k >= 0:
+                if k >= 0 and arr[k] > after:
                     d.append((idx[k], link))
             out.append(d)
         return out
