@@ -9,6 +9,10 @@ content and more kprobe lines. Each file is loaded by `load_traces()` + `aggrega
 fresh child process, which reports wall time, CPU time and its peak RSS (ru_maxrss).
 
     python bench/bench_traces.py [--cycles 100] [--devices 600] [--noise 3] [--big-gb 1.0]
+                                 [--no-perfetto] [--analysis]
+
+--analysis also times, on the first file, the timeline, the critical paths and the what-if
+replay (no change, --async all) in a fresh child process.
 
 Data goes to bench-data/traces/ (gitignored) and is reused when the parameters match.
 """
@@ -166,6 +170,26 @@ print(json.dumps({"wall": wall, "cpu": cpu, "samples": ts.sample_count, "cycles"
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
+# Timeline, critical paths and the what-if replay of the first file (after loading it).
+ANALYSIS = r"""
+import json, sys, time
+from dpmlens.traces import load_traces
+from dpmlens.traces.critical import critical_path
+from dpmlens.traces.delays import measured_delays
+from dpmlens.traces.timeline import build_timeline
+from dpmlens.traces.whatif import Changes, matcher, what_if
+ts = load_traces(sys.argv[1:])
+out = {}
+c0 = time.process_time(); runs = build_timeline(ts); delays = measured_delays(ts, runs)
+out["timeline"] = time.process_time() - c0
+c0 = time.process_time(); [critical_path(r) for r in runs]; out["critical"] = time.process_time() - c0
+for name, ch in (("replay, no change", Changes()),
+                 ("replay, --async all", Changes(make_async=matcher(["all"])))):
+    c0 = time.process_time(); what_if(runs, delays, ch); out[name] = time.process_time() - c0
+out["intervals"] = sum(len(r.intervals) for r in runs)
+print(json.dumps(out))
+"""
+
 BASELINE = r"""
 import json, resource
 import dpmlens.traces
@@ -202,6 +226,8 @@ def main() -> int:
     ap.add_argument("--big-gb", type=float, default=1.0,
                     help="also a file of about this many GB with the same PM content (0: none)")
     ap.add_argument("--no-perfetto", action="store_true")
+    ap.add_argument("--analysis", action="store_true",
+                    help="also time the timeline, critical paths and what-if replay")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -242,6 +268,12 @@ def main() -> int:
             ok &= m["mb_s_cpu"] >= BUDGET_MB_S and m["rss_mb"] < BUDGET_RSS_MB
     print(f"budgets (ftrace text): >= {BUDGET_MB_S:.0f} MB/s on one core (CPU time), "
           f"peak RSS < {BUDGET_RSS_MB:.0f} MB: {'met' if ok else 'NOT met'}")
+    if args.analysis:
+        r = subprocess.run([sys.executable, "-c", ANALYSIS, str(ft)], capture_output=True,
+                           text=True, check=True)
+        a = json.loads(r.stdout)
+        print(f"analysis of {ft.name} ({a.pop('intervals')} callback intervals), CPU s: "
+              + ", ".join(f"{k} {v:.2f}" for k, v in a.items()))
     return 0 if ok else 1
 
 

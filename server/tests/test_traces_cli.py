@@ -30,8 +30,11 @@ def test_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
                          str(FIXTURES / "src")], capsys)
     assert code == 0
     data = json.loads(out)
-    assert list(data) == ["version", "cycles", "callbacks", "phases", "skipped_lines"]
-    assert (data["version"], data["cycles"], data["skipped_lines"]) == (1, 2, 1)
+    # version 1's keys first and unchanged; version 2 added the kernel steps
+    assert list(data) == ["version", "cycles", "callbacks", "phases", "skipped_lines",
+                          "steps", "accounting", "name_splits", "critical_path",
+                          "critical_devices", "delays"]
+    assert (data["version"], data["cycles"], data["skipped_lines"]) == (2, 2, 1)
     assert len(data["callbacks"]) == 8
     first = data["callbacks"][0]
     assert list(first) == CALLBACK_KEYS

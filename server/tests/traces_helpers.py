@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "test-fixtures" / "traces"
 # CI checks out ../shared beside the repository (the lead's DESIGN.md and real captures).
-SHARED_TRACES = REPO.parent / "shared" / "traces"
+# DPMLENS_SHARED points elsewhere (a worktree whose ../shared is not the shared checkout).
+SHARED_TRACES = Path(os.environ.get("DPMLENS_SHARED") or REPO.parent / "shared") / "traces"
 
 
 def shared_traces() -> Path:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import os
 import sys
 from typing import Any
 
@@ -44,7 +45,9 @@ def register(subparsers: Any) -> None:
     rep.add_argument(
         "--source", metavar="DIR", help="kernel tree or driver directory to map callbacks onto"
     )
-    rep.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    rep.add_argument("--format", choices=("table", "json", "csv", "html"), default="table")
+    rep.add_argument("-o", "--output", metavar="FILE",
+                     help="write the report here (html: the default is timeline.html)")
     rep.add_argument(
         "--top",
         type=int,
@@ -52,6 +55,8 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="show the N slowest callbacks (table default 25; json/csv: all)",
     )
+    rep.add_argument("--timeline", action="store_true",
+                     help="json: add every callback interval per cycle and phase")
     rep.set_defaults(handler=run_report)
     dif = sub.add_parser(
         "diff",
@@ -71,6 +76,27 @@ def register(subparsers: Any) -> None:
     )
     dif.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
     dif.set_defaults(handler=run_diff)
+    wi = sub.add_parser(
+        "whatif",
+        help="replay each phase with shorter delays or devices moved to/from async",
+        description="Replay each phase's dependency graph (parents, children, threads, the "
+        "synchronous loop) with changed durations and print measured and predicted phase "
+        "times and the new critical path. With no change the replay reproduces the capture.",
+    )
+    wi.add_argument("paths", nargs="+", metavar="CAPTURE")
+    wi.add_argument("--delay", action="append", default=[], metavar="FUNCTION=MS",
+                    help="delays called from FUNCTION (measured by sleepgraph's kprobes) "
+                    "take MS milliseconds (repeatable)")
+    wi.add_argument("--spec-minimums", action="store_true",
+                    help="delays whose source site implements a spec quantity wait its "
+                    "minimum (rules/tables/spec-delays.yaml; needs --source)")
+    wi.add_argument("--source", metavar="DIR", help="kernel tree or driver directory")
+    wi.add_argument("--async", dest="make_async", action="append", default=[],
+                    metavar="DEVICE|DRIVER|all", help="run these callbacks asynchronously")
+    wi.add_argument("--sync", dest="make_sync", action="append", default=[],
+                    metavar="DEVICE|DRIVER|all", help="run these callbacks synchronously")
+    wi.add_argument("--format", choices=("table", "json"), default="table")
+    wi.set_defaults(handler=run_whatif)
     p.set_defaults(handler=help_handler(p))
 
 
@@ -101,19 +127,64 @@ def run_report(args: argparse.Namespace) -> int:
 
         if not Path(args.source).exists():
             raise UsageError(f"--source {args.source}: no such file or directory")
-        index = build_index(args.source, {s.driver for s in stats})
+        from dpmlens.traces.names import candidates
+        from dpmlens.traces.traceset import resolve_names
+
+        # a head with spaces may name any of its prefixes as the driver: look for all of them
+        wanted = {s.driver for s in stats} | {
+            c[0] for g in traces.store.ambiguous for c in candidates(g.raw_head or "")}
+        index = build_index(args.source, wanted)
+        if traces.store.ambiguous:
+            resolve_names(traces, set(index.drivers))
+            stats = aggregate(traces)
         mapped = map_to_source(stats, index)
         for e in index.errors:
             print(f"dpmlens: warning: {e}", file=sys.stderr)
+    static = None
+    if args.source:
+        from dpmlens.traces.delay_sites import join_sites
+
+        def static(sites: Any) -> None:
+            join_sites(sites, args.source)
+
     if args.format == "json":
-        sys.stdout.write(dumps(report_json(traces, stats, phases, mapped, args.top)))
+        text = dumps(report_json(traces, stats, phases, mapped, args.top,
+                                 timeline=args.timeline, static=static))
     elif args.format == "csv":
-        sys.stdout.write(report_csv(stats, mapped, args.top))
+        text = report_csv(stats, mapped, args.top)
+    elif args.format == "html":
+        text = _html(traces, mapped, args.paths)
+        args.output = args.output or "timeline.html"
     else:
-        sys.stdout.write(report_text(traces, stats, phases, mapped, args.top or 25))
+        text = report_text(traces, stats, phases, mapped, args.top or 25, static)
+    if args.output:
+        from pathlib import Path
+
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"-o {args.output}: {exc.strerror or exc}") from exc
+        print(f"dpmlens: wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
     for e in traces.errors:
         print(f"dpmlens: warning: {e}", file=sys.stderr)
     return 0
+
+
+def _html(traces: Any, mapped: Any, paths: list[str]) -> str:
+    from dpmlens.traces.critical import critical_path
+    from dpmlens.traces.delays import measured_delays
+    from dpmlens.traces.html import report_html
+    from dpmlens.traces.timeline import build_timeline
+
+    runs = build_timeline(traces)
+    if not runs:
+        raise UsageError("no callback timestamps in the captures: no timeline to draw")
+    return report_html(traces, runs, [critical_path(r) for r in runs],
+                       measured_delays(traces, runs), mapped,
+                       title="dpmlens timeline: " + ", ".join(
+                           os.path.basename(os.path.normpath(p)) for p in paths))
 
 
 def run_diff(args: argparse.Namespace) -> int:
@@ -191,4 +262,63 @@ def run_diff(args: argparse.Namespace) -> int:
         rows_c.append([r.driver or "-", r.device, r.phase, f"{r.n_before}/{r.n_after}"] + fmt(r))
     out += ["", "Callbacks (largest change first):", _table(rows_c, {3, 4, 5, 6, 7})]
     sys.stdout.write("\n".join(out) + "\n")
+    return 0
+
+
+def run_whatif(args: argparse.Namespace) -> int:
+    from dpmlens.traces.delays import measured_delays
+    from dpmlens.traces.output import dumps
+    from dpmlens.traces.timeline import build_timeline
+    from dpmlens.traces.whatif import Changes, matcher, what_if
+    from dpmlens.traces.whatif_output import whatif_json, whatif_text
+
+    delays: dict[str, float] = {}
+    for item in args.delay:
+        fn, sep, ms = item.partition("=")
+        try:
+            value = float(ms)
+        except ValueError:
+            value = -1.0
+        if not sep or not fn or value < 0:
+            raise UsageError(f"--delay {item}: expected FUNCTION=MS, e.g. hub_port_reset=10")
+        delays[fn] = value
+    if args.spec_minimums and not args.source:
+        raise UsageError("--spec-minimums needs --source DIR: the spec quantity of a delay "
+                         "comes from its call site in the source")
+    traces = _load(args.paths)
+    runs = build_timeline(traces)
+    if not runs:
+        raise UsageError("no callback timestamps in the captures: nothing to replay")
+    measured = measured_delays(traces, runs)
+    changes = Changes(delays=delays, make_async=matcher(args.make_async),
+                      make_sync=matcher(args.make_sync))
+    words = [f"--delay {k}={v:g}" for k, v in delays.items()]
+    words += [f"--async {x}" for x in args.make_async] + [f"--sync {x}" for x in args.make_sync]
+    if args.spec_minimums:
+        from dpmlens.traces.delay_sites import join_sites, spec_minimums
+        from dpmlens.traces.delays import delay_sites
+
+        sites = delay_sites(measured, [])
+        join_sites(sites, args.source)
+        changes.site_ms = spec_minimums(sites)
+        words.append("--spec-minimums")
+    result = what_if(runs, measured, changes)
+    if args.spec_minimums:
+        for s in sites:
+            st = s.static
+            key = (s.caller, s.func, s.requested_ms if s.requested_ms == s.requested_ms else -1.0)
+            if key in changes.site_ms:
+                result.assumptions.append(
+                    f"{st['call']} in {s.caller} ({st['path']}:{st['line']}) waits "
+                    f"{st['min_ms']:g} ms, the {st['spec']} minimum, instead of "
+                    f"{st['value_ms']:g} ms")
+        if not changes.site_ms:
+            result.not_replayed.append("--spec-minimums: no measured delay was joined to a "
+                                       "call site that implements a spec quantity")
+    if args.format == "json":
+        sys.stdout.write(dumps(whatif_json(traces, result, words)))
+    else:
+        sys.stdout.write(whatif_text(traces, result, words))
+    for e in traces.errors:
+        print(f"dpmlens: warning: {e}", file=sys.stderr)
     return 0

@@ -43,13 +43,14 @@ _CALLER = re.compile(r"^ ?\[ *[TC]\d+\]")
 _SYM = r"(?P<sym>[\w.$]+)(?P<off>\+0x[0-9a-f]+/0x[0-9a-f]+)?(?: \[(?P<mod>[\w-]+)\])?"
 _OLD_START = re.compile(r"^calling  (?P<dev>.+?)\+ @ (?P<pid>\d+), parent: (?P<parent>\S+)")
 _OLD_END = re.compile(r"^call (?P<dev>.+?)\+ returned (?P<err>-?\d+) after (?P<t>\d+) usecs")
+# "<driver> <device>: ": both may contain spaces ("i8042 kbd 00:04: "), never ": "
 _NEW_START = re.compile(
-    r"^(?P<drv>\S*) (?P<dev>\S+): (?P<pm>PM: )?calling "
+    r"^(?P<head>[^ ]*(?: [^ ]+?)+?): (?P<pm>PM: )?calling "
     + _SYM
     + r" @ (?P<pid>\d+), parent: (?P<parent>\S+)"
 )
 _NEW_END = re.compile(
-    r"^(?P<drv>\S*) (?P<dev>\S+): (?P<pm>PM: )?"
+    r"^(?P<head>[^ ]*(?: [^ ]+?)+?): (?P<pm>PM: )?"
     + _SYM
     + r" returned (?P<err>-?\d+) after (?P<t>\d+) usecs"
 )
@@ -143,7 +144,7 @@ def _hint_from_symbol(sym: str | None) -> str | None:
 
 
 class _Pending:
-    __slots__ = ("drv", "dev", "parent", "start", "dur", "err", "sym", "units", "ts_end")
+    __slots__ = ("drv", "dev", "parent", "start", "dur", "err", "sym", "units", "ts_end", "pid")
 
     def __init__(
         self,
@@ -156,19 +157,22 @@ class _Pending:
         sym: str | None,
         units: str,
         ts_end: float,
+        pid: str | None = None,
     ) -> None:
         self.drv, self.dev, self.parent, self.start = drv, dev, parent, start
         self.dur, self.err, self.sym, self.units, self.ts_end = dur, err, sym, units, ts_end
+        self.pid = pid  # "@ <pid>" of the calling line: the thread that ran the callback
 
 
 def parse(stream: BinaryIO, coll: Collector) -> None:
     cycles = CycleTracker()
-    starts: dict[tuple[str | None, str], tuple[float, str, str | None]] = {}
+    starts: dict[tuple[str | None, str], tuple[float, str, str | None, str | None]] = {}
     unphased: list[_Pending] = []  # callbacks printed, their phase line not seen yet
     done: list[tuple[_Pending, str, int]] = []  # (sample, phase, cycle)
     last_phase: str | None = None
     dev_driver: dict[str, str] = {}
     old_devices: set[str] = set()
+    raw_heads: dict[tuple[str, str], str] = {}  # split at the first space, had more spaces
     version: tuple[int, int] | None = None
     lines = 0
 
@@ -209,11 +213,12 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
             if m:
                 dev = m.group("dev")
                 old_devices.add(dev)
-                starts[(None, dev)] = (ts, m.group("parent"), None)
+                starts[(None, dev)] = (ts, m.group("parent"), None, m.group("pid"))
                 continue
             m = _NEW_START.match(msg)
             if m:
-                starts[(m.group("drv"), m.group("dev"))] = (ts, m.group("parent"), m.group("sym"))
+                starts[_head(m.group("head"), raw_heads)] = (ts, m.group("parent"),
+                                                             m.group("sym"), m.group("pid"))
                 continue
         if "returned" in msg:
             m = _OLD_END.match(msg)
@@ -225,15 +230,15 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
             else:
                 m = _NEW_END.match(msg)
                 if m:
-                    key = (m.group("drv"), m.group("dev"))
+                    key = _head(m.group("head"), raw_heads)
                     units = "us" if not m.group("off") else "offset-form"
             if m:
                 st = starts.pop(key, None)
                 if st is None:
                     coll.report.unmatched_ends += 1
-                    parent, t0, sym = "", _NAN, None
+                    parent, t0, sym, pid = "", _NAN, None, None
                 else:
-                    t0, parent, sym = st
+                    t0, parent, sym, pid = st
                 sym = m.groupdict().get("sym") or sym
                 unphased.append(
                     _Pending(
@@ -246,6 +251,7 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
                         sym,
                         units,
                         ts,
+                        pid,
                     )
                 )
                 continue
@@ -283,7 +289,8 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
         dur = p.dur * (
             factor if p.units == "offset-form" else 1.024 if p.units == "ns>>10" else 1.0
         )
-        coll.add(drv, p.dev, p.parent, phase, "", p.start, round(dur, 3), p.err, cycle, p.sym)
+        coll.add(drv, p.dev, p.parent, phase, "", p.start, round(dur, 3), p.err, cycle, p.sym,
+                 thread=f"pid {p.pid}" if p.pid else None, raw_head=raw_heads.get((drv, p.dev)))
     if any(p.units == "ns>>10" for p, _, _ in done):
         coll.report.notes.append("old format: 'usecs' are ns >> 10, converted to microseconds")
     if old_devices:
@@ -293,6 +300,15 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
         )
     if not done and not coll.report.skipped_lines:
         coll.report.notes.append("no pm_print_times / initcall_debug callback lines")
+
+
+def _head(head: str, raw_heads: dict[tuple[str, str], str]) -> tuple[str, str]:
+    """(driver, device) split at the first space; a head with more spaces is remembered for
+    traces.names to decide once the whole input is read."""
+    drv, _, dev = head.partition(" ")
+    if not head.startswith(" ") and head.count(" ") > 1:
+        raw_heads[(drv, dev)] = head
+    return drv, dev
 
 
 def _units_factor(

@@ -22,57 +22,9 @@ from dpmlens.model.buses import DRIVER_STRUCTS, LEGACY_CALLBACKS
 from dpmlens.model.keywords import callback_filter
 from dpmlens.model.types import DriverStruct, FileModel, FunctionDef
 from dpmlens.traces.aggregate import CallbackStats
+from dpmlens.traces.names import BUS_NAMES
 
-_BUS_NAMES = frozenset(DRIVER_STRUCTS.values()) | {
-    "pci",
-    "usb",
-    "platform",
-    "i2c",
-    "scsi",
-    "acpi",
-    "pnp",
-    "net",
-    "vc",
-    "bdi",
-    "tty",
-    "block",
-    "input",
-    "misc",
-    "mem",
-    "sound",
-    "graphics",
-    "hidraw",
-    "rtc",
-    "thermal",
-    "leds",
-    "bluetooth",
-    "workqueue",
-    "cpu",
-    "machinecheck",
-    "memory",
-    "clockevents",
-    "clocksource",
-    "serio",
-    "regulator",
-    "ieee80211",
-    "rfkill",
-    "drm",
-    "scsi_disk",
-    "scsi_device",
-    "scsi_host",
-    "scsi_generic",
-    "hwmon",
-    "backlight",
-    "power_supply",
-    "usb_device",
-    "usbmon",
-    "ata_port",
-    "ata_link",
-    "ata_device",
-    "pci_bus",
-    "pcieport",
-    "intel_pmu_ext",
-}
+_BUS_NAMES = frozenset(DRIVER_STRUCTS.values()) | BUS_NAMES
 # The legacy bus callback (struct xxx_driver .suspend(dev, pm_message_t) / .resume(dev)) that
 # serves a phase: it gets the pm_message_t, so one .suspend covers suspend, freeze and
 # poweroff, and one .resume covers resume, thaw and restore.

@@ -9,7 +9,9 @@ import json
 from typing import Any
 
 from dpmlens.traces.aggregate import CallbackStats, PhaseStats
+from dpmlens.traces.durations import format_us
 from dpmlens.traces.mapping import MappedReport, Mapping
+from dpmlens.traces.steps import accounts, step_rows, step_summary
 from dpmlens.traces.traceset import TraceSet
 
 NO_SOURCE_REASON = "no --source given"
@@ -36,17 +38,68 @@ def phase_json(p: PhaseStats) -> dict[str, Any]:
     return {"phase": p.phase, "cycles": p.cycles, "mean_us": p.mean_us, "sd_us": p.sd_us}
 
 
+# docs/traces.md "JSON": 2 added steps, accounting, name_splits, critical_path,
+# critical_devices, delays (and timeline with --timeline)
+JSON_VERSION = 2
+
+
+def steps_json(traces: TraceSet) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(steps, accounting): every kernel step, and per cycle where its time went."""
+    acc = accounts(traces)
+    starts = {a.cycle: a.start for a in acc}
+    steps = [{"cycle": r.step.cycle, "name": r.step.name, "val": r.step.val,
+              "start_us": round((r.step.start - starts.get(r.step.cycle, r.step.start)) * 1e6, 3),
+              "duration_us": r.duration_us, "depth": r.depth}
+             for r in step_rows(traces)]
+    accounting = [{"cycle": a.cycle, "span_us": a.span_us, "devices_us": a.devices_us,
+                   "steps_us": a.steps_us, "gaps_us": a.gaps_us, "firmware_us": a.firmware_us,
+                   "asleep_us": a.asleep_us, "total_us": a.total_us} for a in acc]
+    return steps, accounting
+
+
 def report_json(traces: TraceSet, stats: list[CallbackStats], phases: list[PhaseStats],
-                mapped: MappedReport | None, top: int | None = None) -> dict[str, Any]:
+                mapped: MappedReport | None, top: int | None = None,
+                timeline: bool = False, static: Any = None) -> dict[str, Any]:
+    """`static(sites)`: fills DelaySite.static from a source tree (traces.delay_sites)."""
+    from dpmlens.traces.critical import across_cycles
+    from dpmlens.traces.critical_output import all_paths, delays_json, devices_json, path_json
+    from dpmlens.traces.delays import delay_sites, measured_delays
+    from dpmlens.traces.timeline import build_timeline, timeline_json
+
     shown = stats if top is None else stats[:top]
-    return {
-        "version": 1,
+    steps, accounting = steps_json(traces)
+    runs = build_timeline(traces)
+    paths = all_paths(traces, runs)
+    sites = delay_sites(measured_delays(traces, runs), paths)
+    if static is not None:
+        static(sites)
+    out = {
+        "version": JSON_VERSION,
         "cycles": traces.cycles,
         "callbacks": [callback_json(s, mapped.mappings.get(s.key) if mapped else None)
                       for s in shown],
         "phases": [phase_json(p) for p in phases],
         "skipped_lines": traces.skipped_lines,
+        "steps": steps,
+        "accounting": accounting,
+        "name_splits": [{"raw": raw, "driver": d, "device": v, "how": how}
+                        for raw, how in sorted(traces.name_splits.items())
+                        for d, v, _ in [split_from(traces, raw)]],
+        "critical_path": [path_json(traces, p, mapped) for p in paths],
+        "critical_devices": devices_json(across_cycles(paths)),
+        "delays": delays_json(sites, traces.cycles),
     }
+    if timeline:
+        out["timeline"] = timeline_json(traces, runs)
+    return out
+
+
+def split_from(traces: TraceSet, raw: str) -> tuple[str, str, None]:
+    for g in traces.store.ambiguous:
+        if g.raw_head == raw:
+            return g.key[0], g.key[1], None
+    drv, _, dev = raw.partition(" ")
+    return drv, dev, None
 
 
 def trace_status(traces: TraceSet | None, mapped: MappedReport | None,
@@ -67,14 +120,7 @@ def trace_status(traces: TraceSet | None, mapped: MappedReport | None,
     }
 
 
-def human_us(us: float) -> str:
-    if us != us:
-        return "-"
-    if abs(us) >= 1e6:
-        return f"{us / 1e6:.2f} s"
-    if abs(us) >= 1e3:
-        return f"{us / 1e3:.2f} ms"
-    return f"{us:.0f} us" if us == int(us) or abs(us) >= 10 else f"{us:.1f} us"
+human_us = format_us  # the name the language server and older callers import
 
 
 def _table(rows: list[list[str]], right: set[int]) -> str:
@@ -87,7 +133,7 @@ def _table(rows: list[list[str]], right: set[int]) -> str:
 
 
 def report_text(traces: TraceSet, stats: list[CallbackStats], phases: list[PhaseStats],
-                mapped: MappedReport | None, top: int) -> str:
+                mapped: MappedReport | None, top: int, static: Any = None) -> str:
     parts = []
     n_files = sum(1 for f in traces.files if f.samples)
     parts.append(f"{traces.sample_count} samples, {traces.cycles} cycle(s), "
@@ -119,6 +165,19 @@ def report_text(traces: TraceSet, stats: list[CallbackStats], phases: list[Phase
                          + est, human_us(p.min_us), human_us(p.max_us)])
         parts.append("\nPhases:")
         parts.append(_table(prow, {1, 3, 4}))
+    parts.extend(_steps_text(traces))
+    from dpmlens.traces.critical_output import all_paths, delay_notes, delays_text, paths_text
+    from dpmlens.traces.delays import delay_sites, measured_delays
+    from dpmlens.traces.timeline import build_timeline
+
+    runs = build_timeline(traces)
+    paths = all_paths(traces, runs)
+    delays = measured_delays(traces, runs)
+    sites = delay_sites(delays, paths)
+    if static is not None:
+        static(sites)
+    parts.extend(paths_text(traces, paths, min(top, 15), delay_notes(delays), mapped))
+    parts.extend(delays_text(sites, traces.cycles, min(top, 15)))
     if mapped is not None:
         parts.append(
             f"\nMapped to source: {mapped.mapped_callbacks} of "
@@ -131,6 +190,32 @@ def report_text(traces: TraceSet, stats: list[CallbackStats], phases: list[Phase
                 parts.append(f"  {n:5d}  {reason}")
     parts.append(_file_summary(traces))
     return "\n".join(parts) + "\n"
+
+
+def _steps_text(traces: TraceSet) -> list[str]:
+    rows = step_summary(step_rows(traces))
+    acc = accounts(traces)
+    parts: list[str] = []
+    if rows:
+        t = [["kernel step", "n", "mean", "max"]]
+        for label, depth, n, mean, mx in rows:
+            t.append(["  " * depth + label, str(n), human_us(mean), human_us(mx)])
+        parts += ["\nKernel steps (suspend_resume events outside the device phases):",
+                  _table(t, {1, 2, 3})]
+    if acc:
+        t = [["cycle", "devices", "steps", "gaps", "firmware", "total", "asleep (not in total)"]]
+        for a in acc:
+            t.append([str(a.cycle), human_us(a.devices_us), human_us(a.steps_us),
+                      human_us(a.gaps_us), human_us(a.firmware_us) if a.firmware_us else "-",
+                      human_us(a.total_us), human_us(a.asleep_us)])
+        parts += ["\nSuspend-to-resume time per cycle (devices + steps + gaps on the trace "
+                  "clock + firmware = total):", _table(t, {1, 2, 3, 4, 5, 6})]
+    if traces.name_splits:
+        parts.append("\nNames with spaces:")
+        for raw, how in sorted(traces.name_splits.items()):
+            drv, dev, _ = split_from(traces, raw)
+            parts.append(f"  '{raw}': driver '{drv}', device '{dev}' ({how})")
+    return parts
 
 
 def _file_summary(traces: TraceSet) -> str:

@@ -117,22 +117,24 @@ def _packets(stream: BinaryIO, coll: Collector):  # noqa: ANN202 - generator of 
 class _CpuEvents:
     """One CPU's PM events, column-wise (17 bytes an event instead of a tuple of objects)."""
 
-    __slots__ = ("ts", "kind", "ref", "num", "ordered")
+    __slots__ = ("ts", "kind", "ref", "num", "pid", "ordered")
 
     def __init__(self) -> None:
         self.ts = array("q")
         self.kind = array("b")  # 0 suspend_resume, 1 callback start, 2 callback end
         self.ref = array("l")  # index into the string table
         self.num = array("l")  # suspend_resume val*2+start | start event | end error
+        self.pid = array("l")
         self.ordered = True
 
-    def add(self, ts: int, kind: int, ref: int, num: int) -> None:
+    def add(self, ts: int, kind: int, ref: int, num: int, pid: int) -> None:
         if self.ts and ts < self.ts[-1]:
             self.ordered = False
         self.ts.append(ts)
         self.kind.append(kind)
         self.ref.append(ref)
         self.num.append(num)
+        self.pid.append(pid)
 
     def order(self) -> Iterator[tuple[int, int, int]]:
         """(ts, kind, i) in time order; kind sorts markers before starts before ends."""
@@ -185,13 +187,15 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
             kind = ev.WhichOneof("event")
             if kind == "device_pm_callback_start":
                 e = ev.device_pm_callback_start
-                cpu.add(ev.timestamp, 1, ref((e.driver, e.device, e.parent, e.pm_ops)), e.event)
+                cpu.add(ev.timestamp, 1, ref((e.driver, e.device, e.parent, e.pm_ops)), e.event,
+                        ev.pid)
             elif kind == "device_pm_callback_end":
                 e = ev.device_pm_callback_end
-                cpu.add(ev.timestamp, 2, ref((e.driver, e.device)), e.error)
+                cpu.add(ev.timestamp, 2, ref((e.driver, e.device)), e.error, ev.pid)
             elif kind == "suspend_resume":
                 e = ev.suspend_resume
-                cpu.add(ev.timestamp, 0, ref((e.action,)), e.val * 2 + (1 if e.start else 0))
+                cpu.add(ev.timestamp, 0, ref((e.action,)), e.val * 2 + (1 if e.start else 0),
+                        ev.pid)
             else:
                 continue
             n_events += 1
@@ -199,7 +203,16 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
         coll.report.skipped_lines += bad
         coll.report.skip_reasons["undecodable TracePacket"] += bad
     asm = Assembler(coll)
-    heads = [f"{k[0]} {k[1]}" if len(k) > 1 else "" for k in table]
+    # Perfetto has driver and device as separate fields: no split to guess.
+    heads = [(k[0], k[1]) if len(k) > 1 else ("", "") for k in table]
+    threads: dict[int, int] = {}
+
+    def thread(pid: int) -> int:
+        t = threads.get(pid)
+        if t is None:
+            t = threads[pid] = coll.store.thread_id(f"pid {pid}")
+        return t
+
     verbs = PM_EVENT_VERBS
     streams = [_tagged(ce.order(), c) for c, ce in cpus.items()]
     for ts_ns, kind, i, c in heapq.merge(*streams):
@@ -208,11 +221,12 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
         num = ce.num[i]
         ts = ts_ns / 1e9
         if kind == 1:
-            asm.start(ts, heads[ce.ref[i]], key[2], f"{key[3]}[{verbs.get(num, str(num))}]")
+            asm.start(ts, heads[ce.ref[i]], key[2], f"{key[3]}[{verbs.get(num, str(num))}]",
+                      thread(ce.pid[i]))
         elif kind == 2:
             asm.end(ts, heads[ce.ref[i]], num)
         else:
-            asm.marker(ts, key[0], num >> 1, bool(num & 1))
+            asm.marker(ts, key[0], num >> 1, bool(num & 1), thread(ce.pid[i]))
     asm.finish()
     if not n_events:
         coll.report.notes.append(

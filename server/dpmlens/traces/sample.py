@@ -29,6 +29,7 @@ class CallbackSample:
     cycle: int  # global cycle index within the TraceSet (0-based)
     source_file: str
     symbol: str | None = None  # the callback symbol, when the trace names it (dmesg)
+    thread: str = ""  # the task that ran it ("kworker/u8:3-193", "pid 100"), "" unknown
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +39,37 @@ class PhaseTime:
     wall_us: float
     source_file: str
     measured: bool  # True: from a phase marker; False: first start .. last end of its samples
+    start: float = float("nan")  # seconds on the trace clock (the begin marker)
+    thread: int = -1  # SampleStore.threads index of the thread that emitted the markers
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """A kernel step outside the device callbacks: a `suspend_resume` event pair other than
+    the dpm_* phase bounds (sync_filesystems, freeze_processes, CPU_OFF[1], syscore_suspend,
+    machine_suspend, thaw_processes, ...)."""
+
+    cycle: int
+    name: str
+    val: int  # the event's value: a CPU number for CPU_ON/OFF, the PM state, ...
+    start: float  # seconds on the trace clock
+    end: float
+    thread: int
+    source_file: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}[{self.val}]" if self.name.startswith("CPU_") else self.name
+
+
+@dataclass(frozen=True, slots=True)
+class Firmware:
+    """sleepgraph's `# fwsuspend N fwresume M` (ns, from the ACPI FPDT): time in firmware,
+    outside the trace clock."""
+
+    cycle: int
+    suspend_us: float
+    resume_us: float
 
 
 @dataclass
@@ -57,7 +89,8 @@ class FileReport:
 class Group:
     """All samples of one callback (driver, device, parent, phase, layer)."""
 
-    __slots__ = ("key", "durations", "starts", "cycles", "files", "errors", "symbol")
+    __slots__ = ("key", "durations", "starts", "cycles", "files", "errors", "symbol",
+                 "threads", "raw_head")
 
     def __init__(self, key: GroupKey) -> None:
         self.key = key
@@ -67,6 +100,8 @@ class Group:
         self.files = array("l")
         self.errors: dict[int, int] = {}  # sample index -> error, only non-zero ones
         self.symbol: str | None = None
+        self.threads = array("l")  # SampleStore.threads index per sample, -1 unknown
+        self.raw_head: str | None = None  # "<driver> <device>" when it had several spaces
 
 
 class SampleStore:
@@ -74,6 +109,20 @@ class SampleStore:
         self.groups: dict[GroupKey, Group] = {}
         self.files: list[str] = []
         self.phase_times: list[PhaseTime] = []
+        self.threads: list[str] = []  # "task-pid" as the trace prints it
+        self._thread_ids: dict[str, int] = {}
+        self.steps: list[Step] = []
+        self.firmware: list[Firmware] = []
+        self.delays = DelayColumns()
+        self.ambiguous: list[Group] = []  # groups whose driver/device split is a guess
+        self.device_names: set[str] = set()  # device names a capture states on their own
+
+    def thread_id(self, name: str) -> int:
+        i = self._thread_ids.get(name)
+        if i is None:
+            i = self._thread_ids[name] = len(self.threads)
+            self.threads.append(name)
+        return i
 
     def samples(self) -> Iterator[CallbackSample]:
         for g in self.groups.values():
@@ -91,10 +140,60 @@ class SampleStore:
                     g.cycles[i],
                     self.files[g.files[i]],
                     g.symbol,
+                    self.threads[g.threads[i]] if g.threads[i] >= 0 else "",
                 )
 
     def __len__(self) -> int:
         return sum(len(g.durations) for g in self.groups.values())
+
+
+class DelayColumns:
+    """Measured delay calls (sleepgraph kprobes msleep_cal/msleep_ret, ...), column-wise and
+    summed per callback sample and delay site as they are read: a capture with millions of
+    kprobe lines costs a row per (callback run, site), not per call."""
+
+    __slots__ = ("owners", "samples", "threads", "cycles", "funcs", "callers", "requested",
+                 "calls", "totals", "firsts", "lasts", "names", "_ids")
+
+    def __init__(self) -> None:
+        self.owners: list[Group | None] = []  # the callback's group, None outside callbacks
+        self.samples = array("l")  # its sample index in the group, -1 outside callbacks
+        self.threads = array("l")
+        self.cycles = array("l")
+        self.funcs = array("l")  # names index: msleep, usleep_range, udelay, ...
+        self.callers = array("l")  # names index: "hub_port_reset" (module dropped)
+        self.requested = array("d")  # the argument (msleep time=, usleep_range min=) in ms, nan
+        self.calls = array("l")
+        self.totals = array("d")  # us, summed over the calls
+        self.firsts = array("d")  # the first call's start, seconds
+        self.lasts = array("d")  # the last call's end
+        self.names: list[str] = []
+        self._ids: dict[str, int] = {}
+
+    def name_id(self, name: str) -> int:
+        i = self._ids.get(name)
+        if i is None:
+            i = self._ids[name] = len(self.names)
+            self.names.append(name)
+        return i
+
+    def add(self, owner: Group | None, sample: int, thread: int, cycle: int,
+            key: tuple[int, int, float], acc: list) -> None:
+        """`key` (func id, caller id, requested ms), `acc` [calls, total us, first, last]."""
+        self.owners.append(owner)
+        self.samples.append(sample)
+        self.threads.append(thread)
+        self.cycles.append(cycle)
+        self.funcs.append(key[0])
+        self.callers.append(key[1])
+        self.requested.append(key[2])
+        self.calls.append(acc[0])
+        self.totals.append(acc[1])
+        self.firsts.append(acc[2])
+        self.lasts.append(acc[3])
+
+    def __len__(self) -> int:
+        return len(self.samples)
 
 
 class Collector:
@@ -122,11 +221,18 @@ class Collector:
         err: int,
         cycle: int,
         symbol: str | None = None,
+        thread: str | None = None,
+        raw_head: str | None = None,
     ) -> None:
         g = self.group(driver, device, parent, phase, layer)
+        if raw_head is not None and g.raw_head is None:
+            g.raw_head = raw_head  # traces.names decides the split later
+            self.store.ambiguous.append(g)
         if symbol:
             g.symbol = symbol
         self.add_to(g, phase, start, dur_us, err, cycle, track_span=start == start)  # nan: no span
+        if thread is not None:
+            g.threads[-1] = self.store.thread_id(thread)
 
     def group(self, driver: str, device: str, parent: str, phase: str, layer: str) -> Group:
         key = (driver, device, parent, phase, layer)
@@ -136,10 +242,11 @@ class Collector:
         return g
 
     def add_to(self, g: Group, phase: str, start: float, dur_us: float, err: int,
-               cycle: int, track_span: bool = True) -> None:
+               cycle: int, track_span: bool = True, thread: int = -1) -> None:
         """`add` for a group the importer already holds (the ftrace/Perfetto hot path)."""
         if err:
             g.errors[len(g.durations)] = err
+        g.threads.append(thread)
         g.durations.append(dur_us)
         g.starts.append(start)
         g.cycles.append(self.cycle_base + cycle)
@@ -159,15 +266,31 @@ class Collector:
             if end > span[1]:
                 span[1] = end
 
-    def phase_time(self, cycle: int, phase: str, wall_us: float) -> None:
+    def counted(self, samples: int, max_cycle: int) -> None:
+        """Samples an importer appended to groups itself (ftrace.py's inlined end)."""
+        self.report.samples += samples
+        if max_cycle > self._max_cycle:
+            self._max_cycle = max_cycle
+
+    def phase_time(self, cycle: int, phase: str, wall_us: float, start: float = float("nan"),
+                   thread: int = -1) -> None:
         if phase not in PHASES or wall_us < 0:
             return
         self._explicit.add((cycle, phase))
         if cycle > self._max_cycle:
             self._max_cycle = cycle
         self.store.phase_times.append(
-            PhaseTime(phase, self.cycle_base + cycle, round(wall_us, 3), self.report.path, True)
+            PhaseTime(phase, self.cycle_base + cycle, round(wall_us, 3), self.report.path, True,
+                      start, thread)
         )
+
+    def step(self, cycle: int, name: str, val: int, start: float, end: float,
+             thread: int) -> None:
+        self.store.steps.append(
+            Step(self.cycle_base + cycle, name, val, start, end, thread, self.report.path))
+
+    def firmware(self, cycle: int, suspend_us: float, resume_us: float) -> None:
+        self.store.firmware.append(Firmware(self.cycle_base + cycle, suspend_us, resume_us))
 
     def skip(self, reason: str) -> None:
         self.report.skipped_lines += 1
@@ -184,6 +307,7 @@ class Collector:
                         round((last - first) * 1e6, 3),
                         self.report.path,
                         False,
+                        first,
                     )
                 )
         self.report.cycles = self._max_cycle + 1
@@ -211,6 +335,9 @@ class CycleTracker:
                 self._seen_up = True
         self._seen_any = True
         return self.cycle
+
+    def after_up(self) -> bool:
+        return self._seen_up
 
     def boundary(self) -> None:
         """An explicit marker (sleepgraph stamp, `PM: suspend entry`) starts a new cycle."""

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dpmlens.traces import detect, dmesg, ftrace, perfetto
+from dpmlens.traces import detect, dmesg, ftrace, names, perfetto
 from dpmlens.traces.sample import (
     CallbackSample,
     Collector,
@@ -31,6 +31,7 @@ class TraceSet:
     cycles: int = 0
     errors: list[str] = field(default_factory=list)  # "file: message", paths and files
     ignored: list[str] = field(default_factory=list)  # files in a directory that are no trace
+    name_splits: dict[str, str] = field(default_factory=dict)  # raw head -> how it was split
 
     @property
     def groups(self) -> dict[GroupKey, Group]:
@@ -92,6 +93,8 @@ def load_traces(
             rep = FileReport(str(path), "dmesg")
             rep.notes.append(f"same test as {twin.name}, which has the callbacks: skipped so "
                              "the suspend is not counted twice")
+            if ts.store.ambiguous:
+                _harvest(path, ts)
             ts.files.append(rep)
             by_path[path] = rep
             continue
@@ -111,7 +114,22 @@ def load_traces(
     for d in sorted(dirs - loaded_from):
         if not (cancelled is not None and cancelled()):
             ts.errors.append(f"{d}: {detect.NO_TRACES}")
+    resolve_names(ts)
     return ts
+
+
+def resolve_names(ts: TraceSet, drivers: set[str] | None = None) -> None:
+    """Decide the driver/device split of heads with several spaces (traces.names); with the
+    driver names of a source tree when the caller has one."""
+    ts.name_splits = names.resolve_store(ts.store, drivers or ())
+
+
+def _harvest(path: Path, ts: TraceSet) -> None:
+    try:
+        with detect.open_stream(path) as stream:
+            names.harvest_dmesg(stream.read(64 << 20), ts.store)
+    except (OSError, EOFError, zlib.error):
+        pass
 
 
 def _load_one(path: Path, ts: TraceSet, named: bool = True) -> FileReport | None:
@@ -142,4 +160,4 @@ def _load_one(path: Path, ts: TraceSet, named: bool = True) -> FileReport | None
     return rep
 
 
-__all__ = ["TraceSet", "load_traces"]
+__all__ = ["TraceSet", "load_traces", "resolve_names"]

@@ -1,0 +1,241 @@
+"""Measured delays (issue 9, part 3) and the what-if replay (part 4)."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+import pytest
+from traces_helpers import FIXTURES, shared_traces
+
+from dpmlens.traces import load_traces
+from dpmlens.traces.critical import critical_path
+from dpmlens.traces.delay_sites import join_sites, spec_minimums
+from dpmlens.traces.delays import delay_sites, measured_delays
+from dpmlens.traces.timeline import build_timeline
+from dpmlens.traces.whatif import Changes, build_nodes, matcher, replay, what_if
+
+CAPTURE = FIXTURES / "timeline" / "test_mem_ftrace.txt"
+SRC = FIXTURES / "timeline_src"
+
+
+def _load(path: Path = CAPTURE):  # noqa: ANN202
+    t = load_traces([path])
+    runs = build_timeline(t)
+    return t, runs, measured_delays(t, runs)
+
+
+def _phase(w, phase: str) -> tuple[float, float]:  # noqa: ANN001 - WhatIf
+    (row,) = [r for r in w.per_phase() if r[0] == phase]
+    return row[2], row[3]
+
+
+# -- measured delays --------------------------------------------------------------------------
+
+def test_delays_are_attributed_to_their_threads_callback() -> None:
+    t, runs, delays = _load()
+    got = [(d.func, d.caller, d.requested_ms, d.measured_us, d.interval.device,
+            d.interval.phase) for d in delays]
+    assert got == [
+        ("msleep", "usb_port_suspend", 10.0, 10300.0, "1-1.4", "suspend"),
+        ("msleep", "usb_port_resume", 20.0, 19800.0, "1-1", "resume"),
+        ("msleep", "usb_port_resume", 40.0, 41000.0, "1-1.4", "resume"),
+        ("usleep_range", "hub_port_reset", 10.0, 8600.0, "1-1.4", "resume")]
+    sites = delay_sites(delays, [critical_path(r) for r in runs])
+    top = sites[0]
+    assert (top.caller, top.func, top.requested_ms, top.on_path, top.total_us) == (
+        "usb_port_resume", "msleep", 40.0, 1, 41000.0)
+
+
+def test_nested_and_outside_delays(tmp_path: Path) -> None:
+    lines = [
+        (1.0, "bash-1", "suspend_resume: dpm_resume[16] begin"),
+        (1.001, "bash-1", "device_pm_callback_start: a dev-a, parent: none, bus [resume]"),
+        (1.002, "bash-1", "msleep_cal: (msleep+0x0/0x40) time=10"),
+        (1.0021, "bash-1", "schedule_timeout_cal: (schedule_timeout+0x0/0x40) timeout=3"),
+        (1.0119, "bash-1", "schedule_timeout_ret: (msleep+0x2f/0x40 <- schedule_timeout) "
+                           "arg1=0x0"),
+        (1.012, "bash-1", "msleep_ret: (a_resume+0x12/0x90 [a] <- msleep) arg1=0x0"),
+        (1.013, "bash-1", "device_pm_callback_end: a dev-a, err=0"),
+        (1.014, "kworker/1:1-7", "msleep_cal: (msleep+0x0/0x40) time=200"),
+        (1.215, "kworker/1:1-7", "msleep_ret: (ata_msleep+0x3a/0x70 <- msleep) arg1=0x0"),
+        (1.3, "bash-1", "suspend_resume: dpm_resume[16] end"),
+    ]
+    f = tmp_path / "t.txt"
+    f.write_text("".join(f"{task:>16} [000] .... {ts:.6f}: {x}\n" for ts, task, x in lines))
+    _, _, delays = _load(f)
+    # schedule_timeout inside msleep on the same thread: counted once, as the msleep
+    assert [(d.caller, d.interval.device if d.interval else None) for d in delays] == [
+        ("a_resume", "dev-a"), ("ata_msleep", None)]
+
+
+def test_join_to_the_source_delay_sites() -> None:
+    _, runs, delays = _load()
+    sites = delay_sites(delays, [critical_path(r) for r in runs])
+    assert join_sites(sites, SRC) == 4
+    by = {(s.caller, s.requested_ms): s.static for s in sites}
+    assert by[("usb_port_resume", 40.0)] == {
+        "path": "usb/hubsim.c", "line": 19, "function": "usb_port_resume",
+        "call": "msleep(40)", "value_ms": 40.0, "spec": "TRSMRCY", "min_ms": 10.0,
+        "padding_ms": 30.0}
+    # the same function's other msleep has its own value, no spec quantity
+    assert by[("usb_port_resume", 20.0)]["line"] == 17
+    assert by[("usb_port_resume", 20.0)]["spec"] is None
+    # usleep_range(HUB_RESET_MS * 1000, ...) evaluated through the #define
+    assert by[("hub_port_reset", 10.0)]["value_ms"] == 10.0
+    assert spec_minimums(sites) == {("usb_port_resume", "msleep", 40.0): 10.0}
+
+
+def test_report_lists_delays_with_source(capsys: pytest.CaptureFixture[str]) -> None:
+    from dpmlens.cli import main
+
+    assert main(["trace", "report", str(CAPTURE), "--format", "json", "--source",
+                 str(SRC)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    d = data["delays"][0]
+    assert {k: d[k] for k in ("function", "caller", "requested_ms", "calls", "cycles",
+                              "calls_per_cycle", "measured_us", "mean_us",
+                              "on_critical_path_calls", "on_critical_path_us")} == {
+        "function": "msleep", "caller": "usb_port_resume", "requested_ms": 40.0, "calls": 1,
+        "cycles": 1, "calls_per_cycle": 1.0, "measured_us": 41000.0, "mean_us": 41000.0,
+        "on_critical_path_calls": 1, "on_critical_path_us": 41000.0}
+    assert d["callbacks"] == [{"driver": "usb", "device": "1-1.4", "phase": "resume",
+                               "calls": 1}]
+    assert d["static"]["spec"] == "TRSMRCY"
+    assert main(["trace", "report", str(CAPTURE)]) == 0
+    out = capsys.readouterr().out
+    assert "msleep(40) from usb_port_resume: 41.00 ms" in out  # under its critical-path step
+
+
+# -- what-if ----------------------------------------------------------------------------------
+
+def test_no_change_reproduces_every_callback() -> None:
+    _, runs, _ = _load()
+    for r in runs:
+        rp = replay(r, build_nodes(r))
+        assert rp.predicted_us == pytest.approx(r.wall_us, abs=0.01)
+
+
+def test_shorter_delay_on_the_critical_path() -> None:
+    _, runs, delays = _load()
+    w = what_if(runs, delays, Changes(delays={"usb_port_resume": 10}))
+    # msleep(40) took 41 ms: 10 ms + the 1 ms measured beyond the request -> 30 ms saved;
+    # msleep(20) took 19.8 ms: it cannot take less than the new 10 ms -> 9.8 ms saved
+    assert _phase(w, "resume") == (81500.0, 41700.0)
+    assert _phase(w, "suspend") == (21500.0, 21500.0)
+    assert w.not_replayed == []
+
+
+def test_delay_off_the_critical_path_saves_nothing(tmp_path: Path) -> None:
+    _, runs, delays = _load()
+    # usb_port_suspend's msleep runs in 1-1.4 suspend, on the path: 10.3 -> 5.3 ms
+    w = what_if(runs, delays, Changes(delays={"usb_port_suspend": 5}))
+    assert _phase(w, "suspend") == (21500.0, 16500.0)
+    w = what_if(runs, delays, Changes(delays={"no_such_function": 5}))
+    assert w.not_replayed == ["--delay no_such_function: no measured delay is called from "
+                              "no_such_function"]
+
+
+def test_async_and_sync_moves() -> None:
+    _, runs, delays = _load()
+    # suspend: int3400 (1 ms), foo (1 ms), i8042 (1 ms) run one after another on the
+    # synchronous thread before the controller; async, none of them delays anything that
+    # is on the path (which is the usb chain), so the phase keeps its time
+    w = what_if(runs, delays, Changes(make_async=matcher(["all"])))
+    assert _phase(w, "suspend") == (21500.0, 21500.0)
+    assert any("moved to async" in a for a in w.assumptions)
+    # the usb devices on the synchronous thread: 1-1.4, then 1-1, then usb1 one after
+    # another after the synchronous callbacks (3.6 ms), so the chain is longer
+    w = what_if(runs, delays, Changes(make_sync=matcher(["usb"])))
+    measured, predicted = _phase(w, "suspend")
+    assert predicted > measured
+    # prepare and complete never run async
+    w = what_if(runs, delays, Changes(make_async=matcher(["all"])))
+    assert _phase(w, "prepare") == (1000.0, 1000.0)
+
+
+def test_whatif_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    from dpmlens.cli import main
+
+    assert main(["trace", "whatif", str(CAPTURE), "--source", str(SRC),
+                 "--spec-minimums", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["total"] == {"measured_us": 104500.0, "predicted_us": 74500.0,
+                             "change_us": -30000.0}
+    assert data["changes"] == ["--spec-minimums"]
+    resume = next(r for r in data["runs"] if r["phase"] == "resume")
+    assert resume["removed_from_callbacks_us"] == 30000.0
+    cp = {c["phase"]: c for c in data["critical_path"]}
+    assert [s["device"] for s in cp["resume"]["chain"]] == ["0000:00:14.0", "usb1", "1-1",
+                                                           "1-1.4"]
+    assert data["assumptions"][0].startswith("msleep(40) in usb_port_resume (usb/hubsim.c:19)"
+                                             " waits 10 ms, the TRSMRCY minimum")
+    assert main(["trace", "whatif", str(CAPTURE), "--delay", "usb_port_resume=10"]) == 0
+    out = capsys.readouterr().out
+    assert "resume              1   81.50 ms   41.70 ms  -39.80 ms (-48.8%)" in out
+    assert main(["trace", "whatif", str(CAPTURE), "--spec-minimums"]) == 2
+    assert "needs --source" in capsys.readouterr().err
+    assert main(["trace", "whatif", str(CAPTURE), "--delay", "hub_port_reset"]) == 2
+    assert "FUNCTION=MS" in capsys.readouterr().err
+
+
+def test_real_captures_replay_within_2_percent() -> None:
+    t = load_traces([shared_traces()])
+    runs = build_timeline(t)
+    w = what_if(runs, measured_delays(t, runs), Changes())
+    assert len(w.replays) == 47
+    for r in w.replays:
+        assert r.predicted_us == pytest.approx(r.measured_us, rel=0.02), (r.run.cycle,
+                                                                          r.run.phase)
+
+
+def test_real_capture_shorter_delays_and_async() -> None:
+    d = shared_traces() / "pm-graph-4.6" / "suspend-160422-155735-ivybridge-dev-late"
+    t = load_traces([d])
+    runs = build_timeline(t)
+    delays = measured_delays(t, runs)
+    # i915's resume (595 ms, the whole critical path) calls intel_hdmi_detect's msleep(10)
+    # 8 times (15.6 ms each): at 5 ms each, 5 ms less per call (the overhead is kept)
+    w = what_if(runs, delays, Changes(delays={"intel_hdmi_detect": 5}))
+    measured, predicted = _phase(w, "resume")
+    assert measured - predicted == pytest.approx(8 * 5000, rel=0.01)
+    w = what_if(runs, delays, Changes(make_async=matcher(["all"])))
+    for phase, _, m, p in w.per_phase():
+        assert p <= m * 1.001, phase  # nothing gets slower when everything may overlap
+
+
+def test_replay_speed_100_cycles(tmp_path: Path) -> None:
+    # 100 copies of the real 4.6 mem test (1,900 callbacks each): the replay alone
+    src = (shared_traces() / "pm-graph-4.6" / "suspend-160422-155735-ivybridge-dev-late" /
+           "ivybridge_mem_ftrace.txt").read_text()
+    head, body = src.split("# tracer: nop\n", 1)
+    stamp = head.splitlines()[0]
+    parts = [src]
+    for i in range(1, 100):
+        parts.append(stamp + "\n" + "".join(_shift(x, i * 10.0)
+                                            for x in body.splitlines(keepends=True)))
+    f = tmp_path / "many_ftrace.txt"
+    f.write_text("".join(parts))
+    t = load_traces([f])
+    assert t.cycles == 100
+    runs = build_timeline(t)
+    delays = measured_delays(t, runs)
+    t0 = time.process_time()
+    w = what_if(runs, delays, Changes(delays={"intel_hdmi_detect": 5}))
+    took = time.process_time() - t0
+    assert len(w.replays) == 800
+    assert took <= 1.0, f"what-if replay of 100 cycles took {took:.2f} s of CPU"
+    assert not math.isnan(w.per_phase()[0][3])
+
+
+def _shift(line: str, by: float) -> str:
+    head, sep, rest = line.partition(": ")
+    if not sep or line.startswith("#"):
+        return line
+    parts = head.rsplit(" ", 1)
+    try:
+        return f"{parts[0]} {float(parts[1]) + by:.6f}: {rest}"
+    except (ValueError, IndexError):
+        return line
