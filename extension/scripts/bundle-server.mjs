@@ -33,10 +33,13 @@ for (const dir of ["rules", "grammars"]) {
 cpSync(join(top, "README.md"), join(stage, "README.md"));
 
 // The checkout's pyproject points its readme one level up and ships no data files; the staged
-// copy is self-contained and declares dpmlens/data/** as package data.
+// copy is self-contained and declares dpmlens/data/** as package data (beside the package's
+// own data files, such as traces/*.yaml).
 let pyproject = readFileSync(join(top, "server", "pyproject.toml"), "utf8");
 pyproject = pyproject.replace(/^readme\s*=.*$/m, 'readme = "README.md"');
-if (!pyproject.includes("[tool.setuptools.package-data]")) {
+if (pyproject.includes("[tool.setuptools.package-data]")) {
+  pyproject = pyproject.replace(/^dpmlens = \[/m, 'dpmlens = ["data/**/*", ');
+} else {
   pyproject += '\n[tool.setuptools.package-data]\ndpmlens = ["data/**/*"]\n';
 }
 writeFileSync(join(stage, "pyproject.toml"), pyproject);

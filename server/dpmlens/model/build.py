@@ -22,6 +22,7 @@ import tree_sitter as ts
 from dpmlens.findings import Span
 from dpmlens.model import ctext
 from dpmlens.model.calls import CallsMixin
+from dpmlens.model.consteval import eval_int
 from dpmlens.model.ctext import word_byte as _word
 from dpmlens.model.drivers import DriversMixin
 from dpmlens.model.headers import HeadersMixin
@@ -32,6 +33,7 @@ from dpmlens.syntax.parser import LineIndex, node_span, parse
 
 __all__ = ["build_model", "kbuild_modname", "strip_pointer"]
 
+_ENUM_HOLDERS = frozenset({"declaration", "type_definition", "enum_specifier"})
 _CONFIG_PM = re.compile(r"\bCONFIG_PM(?:_SLEEP)?\b")
 _STATIC = re.compile(rb"\bstatic\b")
 _SKIP_CONTEXT = frozenset({"comment", "preproc_def", "preproc_function_def", "string_literal"})
@@ -132,6 +134,8 @@ class _Builder(CallsMixin, DriversMixin, NamesMixin, HeadersMixin):
                         guarded.append(f)
                 elif ty == "preproc_def":
                     self._define(ch)
+                elif ty in _ENUM_HOLDERS:
+                    self._enumerators(ch)
                 elif ty in _CONTAINERS:
                     stack.append((ch, f))
         order = sorted(range(len(defs)), key=lambda i: defs[i].start_byte)
@@ -223,6 +227,31 @@ class _Builder(CallsMixin, DriversMixin, NamesMixin, HeadersMixin):
         if "\\\n" in value or "\\\r\n" in value:
             value = value.replace("\\\r\n", " ").replace("\\\n", " ")
         self.defs[name] = ctext.strip_comments(value)
+
+    def _enumerators(self, node: ts.Node) -> None:
+        """`enum { NoWait = 0, WaitNoSleep, WaitSleep };` at file scope: each enumerator is an
+        integer constant like an object-like #define (so `typhoon_reset(io, WaitNoSleep)`
+        binds a value the call walker can decide `if (wait_type == WaitSleep)` with)."""
+        lists = [c for c in node.children if c.type == "enumerator_list"]
+        for c in node.children:
+            if c.type == "enum_specifier":
+                lists += [g for g in c.children if g.type == "enumerator_list"]
+        src = self.source
+        for lst in lists:
+            nxt: int | None = 0
+            for e in lst.named_children:
+                if e.type != "enumerator":
+                    continue
+                n, v = e.child_by_field_name("name"), e.child_by_field_name("value")
+                if n is None:
+                    continue
+                name = src[n.start_byte : n.end_byte].decode("latin-1")
+                if v is not None:
+                    nxt = eval_int(src[v.start_byte : v.end_byte].decode("latin-1"), self.defs)
+                if nxt is None:
+                    continue  # an unknown value: the ones after it are unknown too
+                self.defs.setdefault(name, str(nxt))
+                nxt += 1
 
     def context(self, offset: int) -> ts.Node | None:
         """The node at `offset`, or None when it lies in a comment, string or #define body."""

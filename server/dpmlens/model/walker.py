@@ -224,7 +224,7 @@ class Walker:
         bindings: Mapping[str, int],
     ) -> dict[str, int]:
         """The target's parameters that this call passes a constant (on this path)."""
-        if not call.args or not any(_maybe_constant(a, bindings) for a in call.args):
+        if not call.args or not any(_maybe_constant(a, bindings, model.defines) for a in call.args):
             return {}
         node = self.call_node(call, model)
         args_node = node.child_by_field_name("arguments") if node is not None else None
@@ -290,11 +290,12 @@ _CONSTANT_ARG = re.compile(
 )
 
 
-def _maybe_constant(arg: str, bindings: Mapping[str, int]) -> bool:
-    """A cheap text test before the tree is consulted: a literal, an upper-case macro, or a
-    name bound on this path."""
+def _maybe_constant(arg: str, bindings: Mapping[str, int], defines: Mapping[str, str]) -> bool:
+    """A cheap text test before the tree is consulted: a literal, an upper-case macro, an
+    enumerator or #define of the file, or a name bound on this path."""
     a = arg.strip()
-    return bool(_CONSTANT_ARG.match(a)) or (a.lstrip("!") in bindings)
+    name = a.lstrip("!")
+    return bool(_CONSTANT_ARG.match(a)) or name in bindings or name in defines
 
 
 def parameter_names(func: ts.Node) -> list[str]:

@@ -416,7 +416,7 @@ def _keywords(_opts: Options) -> Keywords:
     "delays",
     Options,
     fields={"delay", "via", "reason", "cycle", "arg", "value", "where", "worst", "range",
-            "bound", "loop", "callee", "phase", "callback"},
+            "bound", "loop", "callee", "phase", "callback", "when", "instead"},
     keywords=_keywords,
 )  # fmt: skip
 def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
@@ -767,6 +767,14 @@ def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
         # calls the helper holding the mdelay()) lives in low-level code that is often shared
         # with atomic paths: advisory only.
         severity = Severity.INFO if d.in_loop or _hop_in_loop(a, r) else rule.severity
+        helper = _sleep_helper(r.model)
+        if helper is not None:
+            # the driver's own helper picks mdelay() or msleep() by context (radeon_msleep()):
+            # that helper, not msleep(), is the fix, and it knows contexts this rule does not
+            severity = Severity.INFO
+        cond = _condition(a, d, r)
+        if cond and _EVENT_FLAG.search(cond):
+            severity = Severity.INFO  # after a rare event (a reset interrupt's flag), not per cycle
         yield _report(
             rule, a, d, severity, cb, r,
             callee=d.call.callee,
@@ -774,4 +782,34 @@ def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
             value=f"{d.ms:g}",
             callback=cb.function,
             via=a.ctx.via(r),
+            when=f" when {_quote(cond)}" if cond else "",
+            instead=f"{helper}()" if helper else "msleep() or fsleep()",
         )  # fmt: skip
+
+
+_EVENT_FLAG = re.compile(r"\btest_(?:and_(?:clear|set)_)?bit\s*\(")
+_DRIVER_SLEEP = re.compile(r"[a-z0-9]+_(?:msleep|sleep_or_delay|delay_or_sleep)")
+
+
+def _sleep_helper(model: FileModel) -> str | None:
+    """A small function of the file that calls both a sleeping and a spinning delay (a
+    wrapper that chooses by context, like radeonfb's radeon_msleep())."""
+    cached = model.__dict__.get("_sleep_helper", False)
+    if cached is not False:
+        return cached  # type: ignore[no-any-return]
+    found = None
+    for c in model.calls_to(*_SLEEPING):
+        fn = model.functions.get(c.caller or "")
+        if fn is None or fn.span.end_line - fn.span.line > 30:
+            continue
+        if any(x.callee in _SPINNING for x in model.calls_in(fn.name)):
+            found = fn.name
+            break
+    if found is None:  # defined in the driver's header: `radeon_msleep()` called here
+        found = next(
+            (n for n in sorted(model.callee_names())
+             if _DRIVER_SLEEP.fullmatch(n) and n not in _SLEEPING and n not in _SPINNING),
+            None,
+        )  # fmt: skip
+    model.__dict__["_sleep_helper"] = found
+    return found

@@ -261,7 +261,34 @@ def _judge(
             return _Verdict(why, False, Severity.INFO, advice)
         if roles.failure_unseen_by_callers(name, static):
             return None
+        partner = _counterpart(name, ctx)
+        if partner is not None:
+            # `poweron_coreid()` / `poweroff_coreid()`: the driver's own release half may run
+            # after a failure too (a flag left set), and then drops this reference
+            advice = f"check whether {partner}() also runs after this failed: it puts"
+            return _Verdict(why, False, Severity.INFO, advice)
     return _Verdict(why, use.kind == "pure")
+
+
+_PARTNERS = (
+    ("poweron", "poweroff"), ("power_on", "power_off"), ("power_up", "power_down"),
+    ("enable", "disable"), ("start", "stop"), ("acquire", "release"), ("open", "close"),
+    ("_get", "_put"), ("_on", "_off"), ("init", "deinit"), ("init", "exit"),
+)  # fmt: skip
+
+
+def _counterpart(name: str, ctx: Context) -> str | None:
+    """A function of the file named as the release half of `name` that puts a reference."""
+    for on, off in _PARTNERS:
+        if on not in name:
+            continue
+        other = name.replace(on, off)
+        if other in ctx.model.functions and any(
+            c.callee.startswith(("pm_runtime_put", "__pm_runtime_put"))
+            for c in ctx.model.calls_in(other)
+        ):
+            return other
+    return None
 
 
 def _retakes(call: CallSite, ctx: Context) -> bool:
