@@ -261,7 +261,7 @@ def _judge(
             return _Verdict(why, False, Severity.INFO, advice)
         if roles.failure_unseen_by_callers(name, static):
             return None
-        partner = _counterpart(name, ctx)
+        partner = _counterpart(name, ctx) if roles.unreleased(name) is None else None
         if partner is not None:
             # `poweron_coreid()` / `poweroff_coreid()`: the driver's own release half may run
             # after a failure too (a flag left set), and then drops this reference
@@ -270,11 +270,9 @@ def _judge(
     return _Verdict(why, use.kind == "pure")
 
 
-_PARTNERS = (
-    ("poweron", "poweroff"), ("power_on", "power_off"), ("power_up", "power_down"),
-    ("enable", "disable"), ("start", "stop"), ("acquire", "release"), ("open", "close"),
-    ("_get", "_put"), ("_on", "_off"), ("init", "deinit"), ("init", "exit"),
-)  # fmt: skip
+# Only power on/off halves: a failed `enable`/`get`/`open` is not followed by its `disable`
+# in practice (callers check the error), a power-on that leaves state behind may be.
+_PARTNERS = (("poweron", "poweroff"), ("power_on", "power_off"), ("power_up", "power_down"))
 
 
 def _counterpart(name: str, ctx: Context) -> str | None:
