@@ -473,11 +473,11 @@ async function main() {
       await page.keyboard.press("Escape");
       await goTo("46:3"); // msleep(5);
       await page.keyboard.press("Control+Period");
-      const fix = page.locator(".action-widget .monaco-list-row", { hasText: "fsleep" });
+      const fix = page.locator(".action-widget .monaco-list-row", { hasText: "usleep_range" });
       await fix.first().waitFor({ timeout: 10_000 });
       await shot(page, "04c-quick-fix");
-      await page.keyboard.press("Enter"); // the first (focused) action: Use fsleep(5000)
-      const line46 = page.locator(".monaco-editor .view-line", { hasText: "fsleep(" });
+      await page.keyboard.press("Enter"); // the first (focused) action: Use usleep_range(5000, 6000)
+      const line46 = page.locator(".monaco-editor .view-line", { hasText: "usleep_range(" });
       const applied = await line46.first().waitFor({ timeout: 10_000 }).then(() => true, () => false);
       let cleared = false;
       for (let i = 0; i < 50 && applied && !cleared; i++) {

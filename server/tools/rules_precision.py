@@ -4,6 +4,7 @@
     dpmlens check -f json -j 2 --fail-level none -o 61.json  /work/linux/linux-source-6.1/drivers
     python server/tools/rules_precision.py sample --seed 20261122 612.json 61.json -o sample.jsonl
     python server/tools/rules_precision.py counts 612.json 61.json
+    python server/tools/rules_precision.py tally sample.jsonl verdicts-*.jsonl   # markdown
 
 `sample`: per tree and rule, up to `--warnings` warnings (all if fewer), up to `--info` info
 findings and up to `--hints` hints (judged on whether what they state is true, not on whether
@@ -45,9 +46,11 @@ def _key(f: dict[str, Any]) -> tuple[str, str, str, str]:
 
 def _fixes(f: dict[str, Any]) -> list[str]:
     """The quick fixes offered for this finding, as `title: line: old -> new` texts."""
+    from dpmlens.rules.textpos import Positions
+
     path = Path(f["path"])
     source = path.read_bytes()
-    lines = source.decode("latin-1").splitlines()
+    pos = Positions(source)
     out = []
     for g in analyze_source(str(path), source, Config()):
         if g.rule != f["rule"] or g.line != f["line"] or g.column != f["column"]:
@@ -55,8 +58,8 @@ def _fixes(f: dict[str, Any]) -> list[str]:
         for fix in g.fixes:
             edits = []
             for e in fix.edits:
-                old = lines[e.span.line - 1] if e.span.line == e.span.end_line else "..."
-                old_text = old[e.span.column - 1 : e.span.end_column - 1]
+                start, end = pos.range(e.span)  # the exact old text, also across lines
+                old_text = source[start:end].decode("latin-1")
                 edits.append(f"{_rel(e.path)}:{e.span.line}: {old_text!r} -> {e.new_text!r}")
             out.append(f"{fix.title}: " + "; ".join(edits))
     return out
@@ -104,6 +107,49 @@ def counts(paths: list[str]) -> None:
             print(f"  {rule:42} {sev:8} {n}")
 
 
+def tally(sample_path: str, verdict_paths: list[str]) -> str:
+    """Markdown: accepted / debatable / wrong per rule and severity, then every verdict."""
+    with open(sample_path, encoding="utf-8") as fh:
+        items = {i["id"]: i for i in (json.loads(x) for x in fh)}
+    verdicts = []
+    for path in verdict_paths:
+        with open(path, encoding="utf-8") as fh:
+            verdicts += [json.loads(line) for line in fh if line.strip()]
+    by: Counter[tuple[str, str, str]] = Counter()
+    for v in verdicts:
+        i = items[v["id"]]
+        by[(i["rule"], i["severity"], v["verdict"])] += 1
+    out = [
+        "| rule | severity | judged | accepted | debatable | wrong |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    keys = sorted({(r, s) for r, s, _v in by}, key=lambda k: (k[1] != "warning", k[1], k[0]))
+    for rule, sev in keys:
+        a, d, w = (by[(rule, sev, x)] for x in ("accepted", "debatable", "wrong"))
+        out.append(f"| {rule} | {sev} | {a + d + w} | {a} | {d} | {w} |")
+    for sev in ("warning", "info", "hint"):
+        a, d, w = (sum(n for (_r, s, x), n in by.items() if s == sev and x == k)
+                   for k in ("accepted", "debatable", "wrong"))  # fmt: skip
+        if a + d + w:
+            out.append(
+                f"| **all** | **{sev}** | {a + d + w} | {a} ({a / (a + d + w):.0%}) | {d} | {w} |"
+            )
+    out += [
+        "",
+        "| id | rule | sev | where | verdict | fix | reason |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for v in sorted(verdicts, key=lambda v: v["id"]):
+        i = items[v["id"]]
+        where = _rel(i["where"].rsplit(":", 1)[0])
+        reason = " ".join(str(v.get("reason", "")).split()).replace("|", "\\|")
+        out.append(
+            f"| {v['id']} | {i['rule']} | {i['severity']} | {where} | {v['verdict']} |"
+            f" {v.get('fix', 'none')} | {reason} |"
+        )
+    return "\n".join(out) + "\n"
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -116,7 +162,13 @@ def main() -> int:
     s.add_argument("-o", "--output", required=True)
     c = sub.add_parser("counts")
     c.add_argument("runs", nargs="+")
+    t = sub.add_parser("tally")
+    t.add_argument("sample")
+    t.add_argument("verdicts", nargs="+")
     args = p.parse_args()
+    if args.cmd == "tally":
+        print(tally(args.sample, args.verdicts), end="")
+        return 0
     if args.cmd == "counts":
         counts(args.runs)
         return 0

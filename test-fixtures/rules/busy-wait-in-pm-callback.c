@@ -104,7 +104,7 @@ static int pll_suspend_late(struct device *dev)
 static void pll_settle_step(struct pll *pll)
 {
 	writel(4, pll->regs);
-	/* expect: busy-wait-in-pm-callback(info) */
+	/* expect: busy-wait-in-pm-callback(hint) */
 	mdelay(10);
 }
 
@@ -131,7 +131,7 @@ static int pll_suspend_noirq(struct device *dev)
 	/* ok: busy-wait-in-pm-callback */
 	mdelay(2);
 	while (readl(pll->regs) & 1)
-		/* expect: busy-wait-in-pm-callback(info) */
+		/* expect: busy-wait-in-pm-callback(hint) */
 		mdelay(10);
 	/* expect: busy-wait-in-pm-callback */
 	udelay(12000);
@@ -192,3 +192,16 @@ static int pll2_resume(struct device *dev)
 }
 
 static DEFINE_SIMPLE_DEV_PM_OPS(pll2_pm_ops, pll2_suspend, pll2_resume);
+
+/* Only after a rare event flagged by the interrupt handler (a firmware reset): info. */
+static int nic_resume(struct device *dev)
+{
+	struct pll *pll = dev_get_drvdata(dev);
+
+	if (test_and_clear_bit(0, &pll->reset_flags))
+		/* expect: busy-wait-in-pm-callback(info), delay-beyond-spec(hint) */
+		mdelay(100);
+	return 0;
+}
+
+static DEFINE_SIMPLE_DEV_PM_OPS(nic_pm_ops, NULL, nic_resume);

@@ -206,13 +206,13 @@ static int bar_use(struct bar *bar)
 	return 0;
 }
 
-/* The driver's own release half (poweroff for poweron) puts: after a failure it may still run
- * (a flag left set), so the leak is not certain and the fix could underflow: info, no fix. */
+/* The driver's own release half (poweroff for poweron) puts, and runs after a failure too (a
+ * flag left set, as venus does): no leak, and a put here would underflow the count. */
 static int core_poweron(struct device *dev)
 {
 	int ret;
 
-	/* expect: get-sync-without-put-on-error(info) */
+	/* ok: get-sync-without-put-on-error */
 	ret = pm_runtime_get_sync(dev);
 	if (ret < 0)
 		return ret;

@@ -38,7 +38,8 @@ static int btn_resume(struct device *dev)
 
 static DEFINE_SIMPLE_DEV_PM_OPS(btn_pm_ops, btn_suspend, btn_resume);
 
-/* Armed under one more condition than it is disarmed: unbalanced when no_irq is set. */
+/* Armed under one more condition than it is disarmed: not reported (the resume side is not
+ * judged: such conditions were invariants in practice). */
 static int pad_suspend(struct device *dev)
 {
 	struct btn *b = dev_get_drvdata(dev);
@@ -54,7 +55,7 @@ static int pad_resume(struct device *dev)
 	struct btn *b = dev_get_drvdata(dev);
 
 	if (device_may_wakeup(dev))
-		/* expect: wake-not-gated-by-may-wakeup(info) */
+		/* ok: wake-not-gated-by-may-wakeup */
 		disable_irq_wake(b->irq);
 	return 0;
 }

@@ -107,6 +107,8 @@ async def load_traces(server: Any, paths: list[str], token: Any = None) -> dict[
             raise asyncio.CancelledError
         result = await loop.run_in_executor(
             None, traces.compute, parsed, traces.mapping_inputs(server))
+        if stop.is_set():  # cancelled while mapping: the previous traces stay
+            raise asyncio.CancelledError
         traces.install(result)
     except asyncio.CancelledError:
         stop.set()  # $/cancelRequest: the worker thread stops between files

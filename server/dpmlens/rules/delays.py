@@ -662,6 +662,22 @@ def _waits_for_a_jiffy_deadline(d: Delay) -> bool:
 _SWAMPED = 5
 
 
+def _largest_other_wait(a: _Analysis, cb: Callback, d: Delay) -> float:
+    """The longest single delay the callback reaches besides `d`, polling loops included (a
+    loop that sleeps `msleep(50)` per poll waits at least that once)."""
+    key = f"delays:largest:{cb.function}"
+    waits = a.ctx._cache.get(key)
+    if waits is None:
+        waits = []
+        for r in a.ctx.reach(cb.function, towards=a.delay_names):
+            fd = a.file_of(r.model)
+            other = fd.delays.get(r.call.start_byte) if fd is not None else None
+            if other is not None:
+                waits.append((r.call.start_byte, other.ms))
+        a.ctx._cache[key] = waits
+    return max((ms for start, ms in waits if start != d.call.start_byte), default=0.0)
+
+
 def _msleep_short(rule: Rule, a: _Analysis, opts: Options) -> Iterator[Finding]:
     """msleep(m) for 0 < m < 20, by how much longer than m it can really sleep at the HZ the
     rule assumes (match.hz): warning from warn_ratio times m, info from info_ratio."""
@@ -688,7 +704,10 @@ def _msleep_short(rule: Rule, a: _Analysis, opts: Options) -> Iterator[Finding]:
         # over what a smaller ratio allows, or slack swamped by the callback's other fixed
         # waits (an msleep(100) next to it) is not worth a patch on its own: a hint.
         excess = msleep_worst_ms(ms, hz) - ms
-        swamped = a.cost(cb.function).fixed >= _SWAMPED * excess
+        swamped = (
+            a.cost(cb.function).fixed >= _SWAMPED * excess
+            or _largest_other_wait(a, cb, d) >= _SWAMPED * excess
+        )
         severity = (
             rule.severity
             if ratio >= warn_ratio and not d.in_loop and not swamped
@@ -766,14 +785,16 @@ def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
         # A polling loop (`do { if (ready) break; mdelay(10); } while (...)`, also one that
         # calls the helper holding the mdelay()) lives in low-level code that is often shared
         # with atomic paths: advisory only.
-        severity = Severity.INFO if d.in_loop or _hop_in_loop(a, r) else rule.severity
+        # A busy-wait in a polling or retry loop (or in a helper a loop calls) often does not
+        # run at all on a normal cycle (the first poll succeeds): a hint, not a finding.
+        severity = Severity.HINT if d.in_loop or _hop_in_loop(a, r) else rule.severity
         helper = _sleep_helper(r.model)
-        if helper is not None:
+        if helper is not None and severity != Severity.HINT:
             # the driver's own helper picks mdelay() or msleep() by context (radeon_msleep()):
             # that helper, not msleep(), is the fix, and it knows contexts this rule does not
             severity = Severity.INFO
         cond = _condition(a, d, r)
-        if cond and _EVENT_FLAG.search(cond):
+        if cond and _EVENT_FLAG.search(cond) and severity != Severity.HINT:
             severity = Severity.INFO  # after a rare event (a reset interrupt's flag), not per cycle
         yield _report(
             rule, a, d, severity, cb, r,
