@@ -18,7 +18,6 @@ entries cost nothing.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -91,8 +90,8 @@ _PAIR = re.compile(rb"\.\s*(\w+)\s*=\s*&?\s*([A-Za-z_]\w*)\s*(?=[,}\n])")
 
 
 def _scan(model: FileModel) -> list[OpsEntry]:
-    """One regex pass for the designated pairs naming a function of the file; each is
-    attributed to the file-scope declaration it follows (not inside a function body)."""
+    """The designated pairs naming a function of the file, searched only inside file-scope
+    initializers (from the declaration to the first `}` at column 0)."""
     src = model.source
     if not model.functions or (b"= {" not in src and b"={" not in src):
         return []
@@ -108,35 +107,30 @@ def _scan(model: FileModel) -> list[OpsEntry]:
         )
     if not decls:
         return []
-    starts = [d[0] for d in decls]
-    bodies = sorted((f.start_byte, f.end_byte) for f in model.functions.values())
-    body_starts = [b[0] for b in bodies]
     lines = LineIndex(src)
     out: list[OpsEntry] = []
-    for m in _PAIR.finditer(src, decls[0][1]):
-        name = m.group(2).decode("latin-1")
-        if name not in model.functions:
-            continue
-        pos = m.start()
-        i = bisect_right(starts, pos) - 1
-        k = bisect_right(body_starts, pos) - 1
-        if i < 0 or (k >= 0 and bodies[k][1] > pos) or (k >= 0 and bodies[k][0] > starts[i]):
-            continue  # inside a function, or a function lies between the declaration and here
-        _start, end, stype, var, const = decls[i]
-        if src.find(b"\n}", end, pos) != -1:
-            continue  # the declaration's initializer closed (a `}` at column 0) before here
-        out.append(
-            OpsEntry(
-                struct_type=stype,
-                var=var,
-                member=m.group(1).decode("latin-1"),
-                function=name,
-                span=lines.span(m.start(2), m.end(2)),
-                const=const,
+    for n, (_start, end, stype, var, const) in enumerate(decls):
+        # the initializer runs to the first `}` at column 0, or to the next declaration
+        close = src.find(b"\n}", end)
+        stop = len(src) if close < 0 else close
+        if n + 1 < len(decls):
+            stop = min(stop, decls[n + 1][0])
+        for m in _PAIR.finditer(src, end, stop):
+            name = m.group(2).decode("latin-1")
+            if name not in model.functions:
+                continue
+            out.append(
+                OpsEntry(
+                    struct_type=stype,
+                    var=var,
+                    member=m.group(1).decode("latin-1"),
+                    function=name,
+                    span=lines.span(m.start(2), m.end(2)),
+                    const=const,
+                )
             )
-        )
-        if len(out) >= _MAX_ITEMS:
-            break
+            if len(out) >= _MAX_ITEMS:
+                return out
     return out
 
 
