@@ -72,15 +72,7 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
                 )
             else:
                 continue
-            yield Finding(
-                rule=rule.id,
-                kernel_type=rule.kernel_type,
-                severity=severity,
-                path=ctx.model.path,
-                span=m.span,
-                message=rule.format_message(
-                    table=table.name, member=down, function=m.function, pair=up, why=why
-                ),
-                function=m.function,
-                phase=down,
-            )
+            yield ctx.report(
+                rule, m.span, severity=severity, function=m.function, phase=down,
+                table=table.name, member=down, pair=up, why=why,
+            )  # fmt: skip

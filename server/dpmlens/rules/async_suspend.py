@@ -138,20 +138,15 @@ def _finding(rule: Rule, ctx: Context, drv: DriverStruct, t: Transition) -> Find
     span = drv.span or drv.name_span or Span(1, 1, 1, 1)
     if span.end_line != span.line:
         span = Span(span.line, span.column, span.line, span.column + 1)
-    return Finding(
-        rule=rule.id,
-        kernel_type=rule.kernel_type,
-        severity=rule.severity,
-        path=ctx.model.path,
-        span=span,
-        message=rule.format_message(
-            bus=drv.bus,
-            driver=drv.name or drv.var_name,
-            probe=drv.probe,
-            transition=t.name,
-            cost=describe(t.cost),
-        ),
+    return ctx.report(
+        rule,
+        span,
         function=drv.probe,
+        bus=drv.bus,
+        driver=drv.name or drv.var_name,
+        probe=drv.probe,
+        transition=t.name,
+        cost=describe(t.cost),
     )
 
 
