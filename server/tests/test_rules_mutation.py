@@ -124,4 +124,5 @@ def test_injected_bugs_are_found_in_real_drivers(rule: str) -> None:
     assert tried >= 10, f"only {tried} drivers with a {sorted(phases)} callback in the sample"
     recall = found / tried
     print(f"{rule}: {found}/{tried} injected bugs found")  # `pytest -s` shows the figures
+    print(f"  missed: {missed[:10]}")
     assert recall >= FLOOR[rule], f"{rule}: {found}/{tried}; missed: {missed[:10]}"
