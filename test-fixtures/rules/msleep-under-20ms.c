@@ -171,3 +171,17 @@ static int chip_suspend(struct device *dev)
 }
 
 static DEFINE_SIMPLE_DEV_PM_OPS(chip_pm_ops, chip_suspend, NULL);
+
+/* A comment that calls the sleep a tuned workaround: its length may matter (a hint, no fix). */
+static int tuned_resume(struct device *dev)
+{
+	struct panel *p = dev_get_drvdata(dev);
+
+	writel(1, p->regs);
+	/* Without this msleep the controller keeps generating interrupts */
+	/* expect: msleep-under-20ms(hint) */
+	msleep(2);
+	return 0;
+}
+
+static DEFINE_SIMPLE_DEV_PM_OPS(tuned_pm_ops, NULL, tuned_resume);

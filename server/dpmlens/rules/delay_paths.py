@@ -145,6 +145,46 @@ def only_when(node: ts.Node) -> str | None:
     return condition_text(branch) if branch is not None else None
 
 
+_STOP = frozenset({"function_definition", "translation_unit"})
+
+
+def _condition_end(if_node: ts.Node) -> int:
+    cond = if_node.child_by_field_name("condition")
+    return cond.end_byte if cond is not None else if_node.start_byte
+
+
+def path_conditions(node: ts.Node) -> list[str]:
+    """Every condition `node` runs under in its function, outermost first: `if` conditions
+    (negated in the `else`), `case` labels and enclosing `#if`/`#ifdef` lines."""
+    out: list[str] = []
+    cur = node
+    while cur.parent is not None and cur.parent.type not in (
+        "function_definition",
+        "translation_unit",
+    ):
+        parent = cur.parent
+        t = parent.type
+        if t == "if_statement":
+            cond = condition_text(parent)
+            alt = parent.child_by_field_name("alternative")
+            if cond and alt is not None and alt.start_byte <= cur.start_byte < alt.end_byte:
+                out.append(f"!({cond})")
+            elif (
+                cond and cur.start_byte >= (parent.child_by_field_name("condition") or cur).end_byte
+            ):
+                out.append(cond)
+        elif t == "case_statement":
+            value = parent.child_by_field_name("value")
+            if value is not None and value.text is not None:
+                out.append(f"case {value.text.decode('latin-1')}")
+        elif t in ("preproc_ifdef", "preproc_if", "preproc_elif"):
+            head = (parent.text or b"").split(b"\n", 1)[0].decode("latin-1").strip()
+            if head:
+                out.append(head)
+        cur = parent
+    return out[::-1]
+
+
 def conditional_if(node: ts.Node) -> ts.Node | None:
     """The innermost `if` without `else` whose body holds `node` (within its function)."""
     cur = node

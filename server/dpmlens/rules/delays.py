@@ -35,6 +35,7 @@ from dpmlens.rules.delay_paths import (
     conditional_if,
     leaves_function,
     only_when,
+    path_conditions,
     path_cost,
 )
 from dpmlens.rules.delay_spec import UNIT_MS, Quantity, SpecTable, fmt_ms
@@ -483,6 +484,19 @@ def _exceptional(d: Delay) -> bool:
     )
 
 
+def _path_conditions(a: _Analysis, d: Delay, r: Reached) -> str:
+    """Every condition on the way from the callback to the delay (`if`s, `else`s, `case`s,
+    `#ifdef`s of each helper call and of the delay itself), outermost first."""
+    parts: list[str] = []
+    for hop in r.hops:
+        fd = a.file_of(hop.model)
+        node = a.ctx.call_node(hop.call, fd.model) if fd is not None else None
+        parts += path_conditions(node) if node is not None else []
+    if d.node is not None:
+        parts += path_conditions(d.node)
+    return " && ".join(dict.fromkeys(parts))
+
+
 def _quote(cond: str, limit: int = 60) -> str:
     return f"`{cond}`" if len(cond) <= limit else f"`{cond[: limit - 3]}...`"
 
@@ -660,6 +674,11 @@ def _waits_for_a_jiffy_deadline(d: Delay) -> bool:
 
 # the callback's other fixed delays make the rounding irrelevant beyond this many times it
 _SWAMPED = 5
+_TUNED = re.compile(
+    r"without (?:this|it|the (?:delay|sleep|msleep))|work[- ]?around|otherwise|hangs?\b"
+    r"|lock(?:s|ed)? up|keeps? generating|errata|erratum",
+    re.IGNORECASE,
+)
 
 
 def _largest_other_wait(a: _Analysis, cb: Callback, d: Delay) -> float:
@@ -708,12 +727,15 @@ def _msleep_short(rule: Rule, a: _Analysis, opts: Options) -> Iterator[Finding]:
             a.cost(cb.function).fixed >= _SWAMPED * excess
             or _largest_other_wait(a, cb, d) >= _SWAMPED * excess
         )
+        # a comment that calls the sleep a tuned workaround ("Without this msleep the channel
+        # keeps generating interrupts"): its length may matter, shortening it needs hardware
+        tuned = any(_TUNED.search(c) for c in d.file.comments(d))
         severity = (
             rule.severity
-            if ratio >= warn_ratio and not d.in_loop and not swamped
+            if ratio >= warn_ratio and not d.in_loop and not swamped and not tuned
             else Severity.HINT
         )
-        fixes = () if d.in_loop else _sleep_fixes(d)
+        fixes = () if d.in_loop or tuned else _sleep_fixes(d)
         yield _report(
             rule, a, d, severity, cb, r, fixes,
             arg=d.call.args[0],
@@ -793,7 +815,7 @@ def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
             # the driver's own helper picks mdelay() or msleep() by context (radeon_msleep()):
             # that helper, not msleep(), is the fix, and it knows contexts this rule does not
             severity = Severity.INFO
-        cond = _condition(a, d, r)
+        cond = _path_conditions(a, d, r)
         if cond and _EVENT_FLAG.search(cond) and severity != Severity.HINT:
             severity = Severity.INFO  # after a rare event (a reset interrupt's flag), not per cycle
         yield _report(
@@ -803,7 +825,7 @@ def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
             value=f"{d.ms:g}",
             callback=cb.function,
             via=a.ctx.via(r),
-            when=f" when {_quote(cond)}" if cond else "",
+            when=f" when {_quote(cond, 160)}" if cond else "",
             instead=f"{helper}()" if helper else "msleep() or fsleep()",
         )  # fmt: skip
 
