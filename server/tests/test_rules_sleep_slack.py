@@ -85,3 +85,33 @@ def test_bad_msleep_options_are_one_error_naming_the_file() -> None:
         data["match"][key] = value
         with pytest.raises(RuleError, match=re.escape(f"msleep-under-20ms.yaml: match: {problem}")):
             parse_rule(path, data)
+
+
+def test_older_kernels_sleep_a_jiffy_more(tmp_path) -> None:
+    """6.1's msleep() adds its own jiffy: the tree's top Makefile decides the arithmetic."""
+    from dpmlens.config import Config
+    from dpmlens.engine import analyze_source
+    from dpmlens.rules.sleep_slack import extra_jiffies, tree_version
+
+    src = (
+        b"static int foo_resume(struct device *dev)\n{\n\tmsleep(10);\n\treturn 0;\n}\n"
+        b"static DEFINE_SIMPLE_DEV_PM_OPS(foo_pm, NULL, foo_resume);\n"
+    )
+    found = {}
+    for version, patchlevel in ((6, 1), (6, 12)):
+        top = tmp_path / f"linux-{version}.{patchlevel}"
+        (top / "drivers" / "misc").mkdir(parents=True)
+        (top / "Makefile").write_text(
+            f"# SPDX-License-Identifier: GPL-2.0\nVERSION = {version}\nPATCHLEVEL = {patchlevel}\n"
+        )
+        path = top / "drivers" / "misc" / "foo.c"
+        path.write_bytes(src)
+        assert tree_version(str(path.parent)) == (version, patchlevel)
+        (f,) = [
+            f for f in analyze_source(str(path), src, Config()) if f.rule == "msleep-under-20ms"
+        ]
+        found[(version, patchlevel)] = f
+    assert extra_jiffies(str(tmp_path / "linux-6.1" / "drivers" / "misc" / "foo.c")) == 1
+    # msleep(10) at HZ=250: 16 ms on 6.12 (a hint, 1.6x), 20 ms on 6.1 (a warning, 2x)
+    assert "up to 20 ms at HZ=250" in found[(6, 1)].message and found[(6, 1)].severity == 3
+    assert "up to 16 ms at HZ=250" in found[(6, 12)].message and found[(6, 12)].severity == 1

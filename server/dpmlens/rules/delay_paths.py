@@ -181,8 +181,25 @@ def path_conditions(node: ts.Node) -> list[str]:
             head = (parent.text or b"").split(b"\n", 1)[0].decode("latin-1").strip()
             if head:
                 out.append(head)
+        elif t == "compound_statement":
+            # an earlier `if (x) return ...;` in the block: reaching here means !x
+            for sib in reversed(parent.named_children):
+                if sib.start_byte >= cur.start_byte or sib.type != "if_statement":
+                    continue
+                if sib.child_by_field_name("alternative") is None and _exits(sib):
+                    cond = condition_text(sib)
+                    if cond:
+                        out.append(f"!({cond})")
         cur = parent
     return out[::-1]
+
+
+def _exits(if_node: ts.Node) -> bool:
+    body = if_node.child_by_field_name("consequence")
+    if body is not None and body.type == "compound_statement":
+        named = [c for c in body.named_children if c.type != "comment"]
+        body = named[-1] if named else None
+    return body is not None and body.type in ("return_statement", "goto_statement")
 
 
 def conditional_if(node: ts.Node) -> ts.Node | None:

@@ -44,7 +44,7 @@ from dpmlens.rules.delayvalue import Value, evaluate
 from dpmlens.rules.loader import Rule, load_table
 from dpmlens.rules.locks import atomic_callers, lock_held, lock_wrappers
 from dpmlens.rules.plugin import Keywords, checker
-from dpmlens.rules.sleep_slack import msleep_worst_ms, worst_case_text
+from dpmlens.rules.sleep_slack import extra_jiffies, msleep_worst_ms, worst_case_text
 
 _LOOPS = frozenset({"for_statement", "while_statement", "do_statement"})
 
@@ -710,7 +710,8 @@ def _msleep_short(rule: Rule, a: _Analysis, opts: Options) -> Iterator[Finding]:
         if cb is None:
             continue
         ms = d.value.base
-        ratio = msleep_worst_ms(ms, hz) / ms
+        extra = extra_jiffies(d.file.model.path)  # 6.1's msleep() sleeps a jiffy more
+        ratio = msleep_worst_ms(ms, hz, extra) / ms
         if ratio < info_ratio:
             continue  # within the slack a sleep of this length has anyway
         loop = (
@@ -722,7 +723,7 @@ def _msleep_short(rule: Rule, a: _Analysis, opts: Options) -> Iterator[Finding]:
         # A warning only where the rounding is the point: a sleep the loop repeats, a few ms
         # over what a smaller ratio allows, or slack swamped by the callback's other fixed
         # waits (an msleep(100) next to it) is not worth a patch on its own: a hint.
-        excess = msleep_worst_ms(ms, hz) - ms
+        excess = msleep_worst_ms(ms, hz, extra) - ms
         swamped = (
             a.cost(cb.function).fixed >= _SWAMPED * excess
             or _largest_other_wait(a, cb, d) >= _SWAMPED * excess
@@ -741,7 +742,7 @@ def _msleep_short(rule: Rule, a: _Analysis, opts: Options) -> Iterator[Finding]:
             arg=d.call.args[0],
             value=ms,
             where=where,
-            worst=worst_case_text(ms, hz),
+            worst=worst_case_text(ms, hz, extra),
             range=f"{ms * 1000}, {(ms + 1) * 1000}",
             bound=ms + 1,
             loop=loop,
@@ -816,6 +817,7 @@ def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
             # that helper, not msleep(), is the fix, and it knows contexts this rule does not
             severity = Severity.INFO
         cond = _path_conditions(a, d, r)
+        looped = d.in_loop or _hop_in_loop(a, r)
         if cond and _EVENT_FLAG.search(cond) and severity != Severity.HINT:
             severity = Severity.INFO  # after a rare event (a reset interrupt's flag), not per cycle
         yield _report(
@@ -825,7 +827,8 @@ def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
             value=f"{d.ms:g}",
             callback=cb.function,
             via=a.ctx.via(r),
-            when=f" when {_quote(cond, 160)}" if cond else "",
+            when=(f" when {_quote(cond, 160)}" if cond else "")
+            + (" per poll of a loop (not at all when the first poll succeeds)" if looped else ""),
             instead=f"{helper}()" if helper else "msleep() or fsleep()",
         )  # fmt: skip
 

@@ -10,6 +10,10 @@ fires by `max`.
 
 from __future__ import annotations
 
+import os
+import re
+from functools import lru_cache
+
 HZ_VALUES = (100, 250, 1000)  # the kernel's common CONFIG_HZ choices (kernel/Kconfig.hz)
 
 
@@ -19,14 +23,45 @@ def msecs_to_jiffies(ms: int, hz: int) -> int:
     return (ms + per - 1) // per
 
 
-def msleep_worst_ms(ms: int, hz: int) -> float:
-    """The longest msleep(ms) can take at `hz` (level-0 wheel timeouts, i.e. ms < 63 jiffies)."""
-    return (msecs_to_jiffies(ms, hz) + 1) * 1000 / hz
+def msleep_worst_ms(ms: int, hz: int, extra: int = 0) -> float:
+    """The longest msleep(ms) can take at `hz` (level-0 wheel timeouts, i.e. ms < 63 jiffies);
+    `extra` jiffies more on kernels whose msleep() adds its own (before 6.12: one)."""
+    return (msecs_to_jiffies(ms, hz) + 1 + extra) * 1000 / hz
 
 
-def worst_case_text(ms: int, first_hz: int) -> str:
+def worst_case_text(ms: int, first_hz: int, extra: int = 0) -> str:
     """`8 ms at HZ=250 (20 ms at HZ=100, 2 ms at HZ=1000)`: the configured HZ first."""
     others = [hz for hz in HZ_VALUES if hz != first_hz]
-    head = f"{msleep_worst_ms(ms, first_hz):g} ms at HZ={first_hz}"
-    rest = ", ".join(f"{msleep_worst_ms(ms, hz):g} ms at HZ={hz}" for hz in others)
+    head = f"{msleep_worst_ms(ms, first_hz, extra):g} ms at HZ={first_hz}"
+    rest = ", ".join(f"{msleep_worst_ms(ms, hz, extra):g} ms at HZ={hz}" for hz in others)
     return f"{head} ({rest})"
+
+
+# msleep() lost its own extra jiffy in 6.12 ("timers: Remove historical extra jiffie for
+# timeout in msleep()"): 6.1's kernel/time/timer.c sleeps msecs_to_jiffies(m) + 1, 6.12's
+# kernel/time/sleep_timeout.c msecs_to_jiffies(m), both plus calc_index()'s round-up.
+_NO_EXTRA_JIFFY_FROM = (6, 12)
+_VERSION = re.compile(rb"^VERSION = (\d+)\s*\nPATCHLEVEL = (\d+)", re.M)
+
+
+def extra_jiffies(path: str) -> int:
+    """1 for a file of a kernel tree older than 6.12 (read from the tree's top Makefile), 0
+    otherwise or when no tree is found (the current kernel's behaviour)."""
+    version = tree_version(os.path.dirname(os.path.abspath(path)))
+    return 1 if version is not None and version < _NO_EXTRA_JIFFY_FROM else 0
+
+
+@lru_cache(maxsize=256)
+def tree_version(directory: str) -> tuple[int, int] | None:
+    """(VERSION, PATCHLEVEL) of the kernel tree holding `directory`, from its top Makefile."""
+    parent = os.path.dirname(directory)
+    try:
+        with open(os.path.join(directory, "Makefile"), "rb") as fh:
+            m = _VERSION.search(fh.read(4096))
+        if m is not None:
+            return int(m.group(1)), int(m.group(2))
+    except OSError:
+        pass
+    if parent == directory:
+        return None
+    return tree_version(parent)
