@@ -115,3 +115,33 @@ def test_older_kernels_sleep_a_jiffy_more(tmp_path) -> None:
     # msleep(10) at HZ=250: 16 ms on 6.12 (a hint, 1.6x), 20 ms on 6.1 (a warning, 2x)
     assert "up to 20 ms at HZ=250" in found[(6, 1)].message and found[(6, 1)].severity == 3
     assert "up to 16 ms at HZ=250" in found[(6, 12)].message and found[(6, 12)].severity == 1
+
+
+def test_slack_swamped_by_a_helper_of_another_file_is_a_hint(tmp_path) -> None:
+    """netxen: the resume calls a helper of a sibling file that sleeps msleep(1000) before the
+    short msleep(): its rounding is not worth a patch (found by a blind review)."""
+    from dpmlens.config import Config
+    from dpmlens.engine import analyze_source
+
+    main = tmp_path / "nic_main.c"
+    src = (
+        b"static int nic_resume(struct device *dev)\n{\n\tnic_pinit_from_rom(dev);\n"
+        b"\tmsleep(2);\n\treturn 0;\n}\n"
+        b"static DEFINE_SIMPLE_DEV_PM_OPS(nic_pm, NULL, nic_resume);\n"
+    )
+    main.write_bytes(src)
+
+    def severity() -> int:
+        (f,) = [
+            f for f in analyze_source(str(main), src, Config()) if f.rule == "msleep-under-20ms"
+        ]
+        return int(f.severity)
+
+    assert severity() == 3  # alone: a warning
+    (tmp_path / "nic_init.c").write_bytes(
+        b"int nic_pinit_from_rom(struct device *dev)\n{\n\tmsleep(1000);\n\treturn 0;\n}\n"
+    )
+    from dpmlens.rules.sibling_waits import _waits
+
+    _waits.cache_clear()
+    assert severity() == 1  # a hint next to the sibling's msleep(1000)

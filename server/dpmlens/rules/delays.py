@@ -44,6 +44,7 @@ from dpmlens.rules.delayvalue import Value, evaluate
 from dpmlens.rules.loader import Rule, load_table
 from dpmlens.rules.locks import atomic_callers, lock_held, lock_wrappers
 from dpmlens.rules.plugin import Keywords, checker
+from dpmlens.rules.sibling_waits import sibling_wait
 from dpmlens.rules.sleep_slack import extra_jiffies, msleep_worst_ms, worst_case_text
 
 _LOOPS = frozenset({"for_statement", "while_statement", "do_statement"})
@@ -727,6 +728,7 @@ def _msleep_short(rule: Rule, a: _Analysis, opts: Options) -> Iterator[Finding]:
         swamped = (
             a.cost(cb.function).fixed >= _SWAMPED * excess
             or _largest_other_wait(a, cb, d) >= _SWAMPED * excess
+            or sibling_wait(a.ctx, cb.function) >= _SWAMPED * excess
         )
         # a comment that calls the sleep a tuned workaround ("Without this msleep the channel
         # keeps generating interrupts"): its length may matter, shortening it needs hardware
@@ -767,6 +769,21 @@ def _sleep_fixes(d: Delay) -> tuple[Fix, ...]:
         lo, hi = f"{inner} * USEC_PER_MSEC", f"({inner} + 1) * USEC_PER_MSEC"
     new = f"usleep_range({lo}, {hi})"
     return (Fix(f"Use {new}", (TextEdit(path, d.call.span, new),)),)
+
+
+def _loop_text(d: Delay, looped: bool) -> str:
+    """How often a busy-wait in a loop runs: a `do { mdelay(); } while (busy)` waits at
+    least once, a loop that checks first may not wait at all."""
+    if not looped:
+        return ""
+    node = d.node
+    while node is not None and node.type not in _LOOPS and node.type != "function_definition":
+        node = node.parent
+    if node is not None and node.type == "do_statement":
+        return " per poll of a loop (at least once: it waits before its first check)"
+    if node is not None and node.type in _LOOPS:
+        return " per poll of a loop (not at all when the first poll succeeds)"
+    return " per call from a polling loop"
 
 
 def _hop_in_loop(a: _Analysis, r: Reached) -> bool:
@@ -827,8 +844,7 @@ def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
             value=f"{d.ms:g}",
             callback=cb.function,
             via=a.ctx.via(r),
-            when=(f" when {_quote(cond, 160)}" if cond else "")
-            + (" per poll of a loop (not at all when the first poll succeeds)" if looped else ""),
+            when=(f" when {_quote(cond, 160)}" if cond else "") + _loop_text(d, looped),
             instead=f"{helper}()" if helper else "msleep() or fsleep()",
         )  # fmt: skip
 
