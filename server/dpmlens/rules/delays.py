@@ -725,19 +725,16 @@ def _msleep_short(rule: Rule, a: _Analysis, opts: Options) -> Iterator[Finding]:
         # over what a smaller ratio allows, or slack swamped by the callback's other fixed
         # waits (an msleep(100) next to it) is not worth a patch on its own: a hint.
         excess = msleep_worst_ms(ms, hz, extra) - ms
-        swamped = (
+        # a comment that calls the sleep a tuned workaround ("Without this msleep the channel
+        # keeps generating interrupts"): its length may matter, shortening it needs hardware
+        tuned = any(_TUNED.search(c) for c in d.file.comments(d))
+        warn = ratio >= warn_ratio and not d.in_loop and not tuned
+        swamped = warn and (  # (the costlier tests only where a warning is still possible)
             a.cost(cb.function).fixed >= _SWAMPED * excess
             or _largest_other_wait(a, cb, d) >= _SWAMPED * excess
             or sibling_wait(a.ctx, cb.function) >= _SWAMPED * excess
         )
-        # a comment that calls the sleep a tuned workaround ("Without this msleep the channel
-        # keeps generating interrupts"): its length may matter, shortening it needs hardware
-        tuned = any(_TUNED.search(c) for c in d.file.comments(d))
-        severity = (
-            rule.severity
-            if ratio >= warn_ratio and not d.in_loop and not swamped and not tuned
-            else Severity.HINT
-        )
+        severity = rule.severity if warn and not swamped else Severity.HINT
         fixes = () if d.in_loop or tuned else _sleep_fixes(d)
         yield _report(
             rule, a, d, severity, cb, r, fixes,

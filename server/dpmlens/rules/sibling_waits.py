@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+from bisect import bisect_right
 from functools import lru_cache
 
 from dpmlens.model import ctext
@@ -66,27 +67,30 @@ def _waits(directory: str, own: str) -> dict[str, float]:
         if not _DELAY.search(src):
             continue
         text = src.decode("latin-1")
+        heads = [(m.start(), m.end(), m.group(1)) for m in _HEAD.finditer(text)]
+        starts = [h[0] for h in heads]
+        ends: dict[int, int] = {}  # head index -> end of its body
         for m in _DELAY.finditer(src):
+            i = bisect_right(starts, m.start()) - 1
+            if i < 0:
+                continue
+            if i not in ends:
+                ends[i] = _body_end(text, heads[i][1])
+            name = heads[i][2]
             ms = int(m.group(2)) * _SCALE[m.group(1)]
-            fn = _enclosing_function(text, m.start())
-            if fn is not None and ms > out.get(fn, 0.0):
-                out[fn] = ms
+            if m.start() < ends[i] and ms > out.get(name, 0.0):
+                out[name] = ms
     return out
 
 
 _HEAD = re.compile(r"(?m)^[A-Za-z_][\w \t\*]*?\b([A-Za-z_]\w*)\s*\([^;{}]*\)\s*\{")
 
 
-def _enclosing_function(text: str, pos: int) -> str | None:
-    """The function whose body (from a definition starting a line) holds `pos`."""
-    best = None
-    for m in _HEAD.finditer(text, max(0, pos - 200_000), pos):
-        best = m
-    if best is None:
-        return None
-    it = ctext.tokens(text, best.end() - 1)
+def _body_end(text: str, head_end: int) -> int:
+    """The end of the body whose `{` ends a function head (the head's match end)."""
+    it = ctext.tokens(text, head_end - 1)
     brace = next(it, None)
     if brace is None or brace.text != "{":
-        return None
+        return -1
     body = ctext.balanced(it, brace)
-    return best.group(1) if body and body[-1].end > pos else None
+    return body[-1].end if body else -1
