@@ -182,8 +182,11 @@ export async function ensureServerEnv(opts: EnsureOptions): Promise<ServerEnv> {
       basePython: opts.basePython.executable,
       basePythonVersion: opts.basePython.version.join("."),
     };
-    // Written last: its presence means the environment is complete.
-    await fs.writeFile(path.join(envDir, STAMP), JSON.stringify(stamp, null, 2));
+    // Written last: its presence means the environment is complete. Written to a temporary
+    // file and renamed, so a crash mid-write never leaves a partial stamp.
+    const stampPath = path.join(envDir, STAMP);
+    await fs.writeFile(`${stampPath}.tmp`, JSON.stringify(stamp, null, 2));
+    await fs.rename(`${stampPath}.tmp`, stampPath);
     opts.log(`server environment ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     return { envDir, python: paths.python, serverCommand, created: true };
   });

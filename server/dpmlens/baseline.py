@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from dpmlens.atomic import write_text_atomic
 from dpmlens.errors import UsageError
 from dpmlens.findings import Finding
 
@@ -59,7 +60,7 @@ def write_baseline(path: str, findings: list[Finding]) -> int:
     ]
     document = {"version": FORMAT_VERSION, "tool": "dpmlens", "findings": entries}
     try:
-        Path(path).write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        write_text_atomic(path, json.dumps(document, indent=2) + "\n")
     except OSError as exc:
         raise UsageError(f"{path}: cannot write baseline: {exc.strerror or exc}") from None
     return len(findings)

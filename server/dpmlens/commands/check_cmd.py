@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from dpmlens.atomic import write_text_atomic
 from dpmlens.errors import UsageError
 from dpmlens.findings import Severity
 from dpmlens.report import FORMATS, renderer
@@ -212,7 +213,7 @@ def _write(report: str, output: str | None) -> None:
         sys.stdout.flush()
         return
     try:
-        Path(output).write_text(report, encoding="utf-8")
+        write_text_atomic(output, report)
     except OSError as exc:
         raise UsageError(f"--output {output}: cannot write: {exc.strerror or exc}") from None
 

@@ -158,10 +158,10 @@ def run_report(args: argparse.Namespace) -> int:
     else:
         text = report_text(traces, stats, phases, mapped, args.top or 25, static)
     if args.output:
-        from pathlib import Path
+        from dpmlens.atomic import write_text_atomic
 
         try:
-            Path(args.output).write_text(text, encoding="utf-8")
+            write_text_atomic(args.output, text)
         except OSError as exc:
             raise UsageError(f"-o {args.output}: {exc.strerror or exc}") from exc
         print(f"dpmlens: wrote {args.output}", file=sys.stderr)
