@@ -15,6 +15,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from dpmlens.jsonsafe import finite
 from dpmlens.lsp.diagnostics import rules_by_id
 from dpmlens.lsp.server import COMMAND_PARAMS
 from dpmlens.lsp.traces_state import TraceState
@@ -216,17 +217,18 @@ def setup(server: Any) -> None:
         if missing:
             raise CommandError(f"{LOAD}: no such file or directory: {', '.join(missing)}")
         ls.traces.manual_paths = [p for p in dict.fromkeys(ls.traces.manual_paths + paths)]
-        return await load_traces(ls, ls.traces.auto_files + ls.traces.manual_paths, token)
+        status = await load_traces(ls, ls.traces.auto_files + ls.traces.manual_paths, token)
+        return finite(status)  # no NaN/Infinity in the JSON-RPC result
 
     @server.command(CLEAR)
     def cmd_clear(ls: Any, *args: Any) -> dict[str, Any]:
         ls.traces.clear()
         refresh_lenses(ls)
-        return ls.traces.status()
+        return finite(ls.traces.status())
 
     @server.command(STATUS)
     def cmd_status(ls: Any, *args: Any) -> dict[str, Any]:
-        return ls.traces.status()
+        return finite(ls.traces.status())
 
     @server.command(SLOWEST)
     def cmd_slowest(ls: Any, *args: Any) -> dict[str, Any]:
@@ -234,7 +236,7 @@ def setup(server: Any) -> None:
         limit = obj.get("limit", 50)
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
             raise CommandError(f"{SLOWEST}: limit must be a positive integer, got {limit!r}")
-        return ls.traces.slowest(limit)
+        return finite(ls.traces.slowest(limit))
 
     @server.command(EXPLAIN)
     def cmd_explain(ls: Any, *args: Any) -> dict[str, Any]:

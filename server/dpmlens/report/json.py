@@ -9,11 +9,11 @@ exclusive; paths are as given on the command line.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from dpmlens import jsonsafe
 from dpmlens.check import CheckRun
 from dpmlens.findings import Finding, Severity, Span
 
@@ -68,4 +68,4 @@ def render(run: CheckRun, rules: Sequence[Any] = ()) -> str:
         "findings": [finding_to_json(f) for f in run.findings],
         "summary": summary(run),
     }
-    return json.dumps(document, indent=2) + "\n"
+    return jsonsafe.dumps(document, indent=2) + "\n"

@@ -7,12 +7,11 @@ a partial fingerprint so viewers can track it across line shifts.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
 
-from dpmlens import __version__
+from dpmlens import __version__, jsonsafe
 from dpmlens.baseline import fingerprint
 from dpmlens.check import CheckRun
 from dpmlens.findings import Finding, Severity, Span
@@ -162,4 +161,4 @@ def render(run: CheckRun, rules: Sequence[Any] = ()) -> str:
             }
         ],
     }
-    return json.dumps(document, indent=2) + "\n"
+    return jsonsafe.dumps(document, indent=2) + "\n"

@@ -37,6 +37,8 @@ _JOURNAL = re.compile(
 _LEVEL = re.compile(r"^<\d{1,3}>")
 _DMESG_X = re.compile(r"^[a-z]+ *:[a-z]+ *: ")
 _TS = re.compile(r"^\[\s*(\d+\.\d+)\]")
+# a duration or error of more digits is no real measurement (10**15 usecs is 31 years)
+_MAX_DIGITS = 15
 _CALLER = re.compile(r"^ ?\[ *[TC]\d+\]")
 
 # --- messages ------------------------------------------------------------------------------
@@ -118,7 +120,8 @@ def strip_prefix(line: str) -> tuple[float, str]:
         line = line[m.end() :]
     m = _TS.match(line)
     if m:
-        ts = float(m.group(1))
+        # an absurd timestamp (thousands of digits: inf) counts as none
+        ts = float(m.group(1)) if len(m.group(1)) <= 2 * _MAX_DIGITS else _NAN
         line = line[m.end() :]
         m = _CALLER.match(line)
         if m:
@@ -232,6 +235,9 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
                 if m:
                     key = _head(m.group("head"), raw_heads)
                     units = "us" if not m.group("off") else "offset-form"
+            if m and (len(m.group("t")) > _MAX_DIGITS or len(m.group("err")) > _MAX_DIGITS):
+                coll.skip("impossible number in a 'returned ... usecs' line")
+                continue
             if m:
                 st = starts.pop(key, None)
                 if st is None:

@@ -37,6 +37,7 @@ _STAMP = re.compile(rb"# (?:suspend|freeze|standby|mem|disk|hibernate)-\d{6}-\d{
 _FW = re.compile(rb"# fwsuspend (\d+) fwresume (\d+)")
 _ARG = re.compile(rb"\b(time|min|timeout)=(-?\d+)")
 _ARG_MS = {b"time": 1.0, b"min": 1e-3}  # msleep(time) in ms, usleep_range(min, max) in us
+_TS_BOUND = 1e15  # seconds; also false for nan, so a nan timestamp is skipped too
 _PARENT = b", parent: "
 _ERR = b", err="
 _S, _D, _CR, _RB = ord("s"), ord("d"), ord("\r"), ord("]")
@@ -160,6 +161,9 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector) -> None:
             ts = float(buf[p + 1 : s])
         except ValueError:
             coll.skip("no timestamp before the event name")
+            continue
+        if not -_TS_BOUND < ts < _TS_BOUND:  # nan, inf, 1e999: an impossible number
+            coll.skip("impossible timestamp")
             continue
         d = buf[s + 2] == _D  # "device_pm_callback_..." (no delay probe starts with "d")
         if d and buf[s + 21] == _S:  # device_pm_callback_start

@@ -11,10 +11,10 @@ only the selected cycle is drawn.
 from __future__ import annotations
 
 import html
-import json
 import os
 from typing import Any
 
+from dpmlens import jsonsafe
 from dpmlens.traces.critical import CriticalPath
 from dpmlens.traces.delays import MeasuredDelay, call_text
 from dpmlens.traces.mapping import MappedReport
@@ -100,7 +100,9 @@ def timeline_data(traces: TraceSet, runs: list[PhaseRun], paths: list[CriticalPa
 def report_html(traces: TraceSet, runs: list[PhaseRun], paths: list[CriticalPath],
                 delays: list[MeasuredDelay], mapped: MappedReport | None,
                 title: str = "dpmlens timeline") -> str:
-    data = json.dumps(timeline_data(traces, runs, paths, delays, mapped), separators=(",", ":"))
+    data = jsonsafe.dumps(
+        timeline_data(traces, runs, paths, delays, mapped), separators=(",", ":")
+    )
     # "</" inside a <script> would end it early
     data = data.replace("</", "<\\/")
     from dpmlens.traces.timeline_page import PAGE

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from typing import Any
 
+from dpmlens import jsonsafe
 from dpmlens.traces.aggregate import CallbackStats, PhaseStats
 from dpmlens.traces.durations import format_us
 from dpmlens.traces.mapping import MappedReport, Mapping
@@ -263,4 +263,4 @@ def report_csv(stats: list[CallbackStats], mapped: MappedReport | None, top: int
 
 
 def dumps(obj: Any) -> str:
-    return json.dumps(obj, indent=2) + "\n"
+    return jsonsafe.dumps(obj, indent=2) + "\n"

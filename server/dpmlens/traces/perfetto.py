@@ -114,6 +114,10 @@ def _packets(stream: BinaryIO, coll: Collector):  # noqa: ANN202 - generator of 
         pos = p2 + n
 
 
+_TS_LIMIT = 1 << 63  # array("q")
+_L_LIMIT = 1 << 31  # array("l") is at least 32 bits
+
+
 class _CpuEvents:
     """One CPU's PM events, column-wise (17 bytes an event instead of a tuple of objects)."""
 
@@ -127,7 +131,11 @@ class _CpuEvents:
         self.pid = array("l")
         self.ordered = True
 
-    def add(self, ts: int, kind: int, ref: int, num: int, pid: int) -> None:
+    def add(self, ts: int, kind: int, ref: int, num: int, pid: int) -> bool:
+        """Store one event; False (nothing stored) for a number out of the arrays' range
+        (a timestamp of 2**64 - 1, an absurd pid): the caller counts it as a skipped event."""
+        if not (0 <= ts < _TS_LIMIT and -_L_LIMIT < num < _L_LIMIT and -_L_LIMIT < pid < _L_LIMIT):
+            return False
         if self.ts and ts < self.ts[-1]:
             self.ordered = False
         self.ts.append(ts)
@@ -135,6 +143,7 @@ class _CpuEvents:
         self.ref.append(ref)
         self.num.append(num)
         self.pid.append(pid)
+        return True
 
     def order(self) -> Iterator[tuple[int, int, int]]:
         """(ts, kind, i) in time order; kind sorts markers before starts before ends."""
@@ -144,8 +153,9 @@ class _CpuEvents:
         return ((self.ts[i], self.kind[i], i) for i in idx)
 
 
-def _tagged(events: Iterator[tuple[int, int, int]],
-            cpu: int) -> Iterator[tuple[int, int, int, int]]:
+def _tagged(
+    events: Iterator[tuple[int, int, int]], cpu: int
+) -> Iterator[tuple[int, int, int, int]]:
     for ts, kind, i in events:
         yield ts, kind, i, cpu
 
@@ -187,17 +197,19 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
             kind = ev.WhichOneof("event")
             if kind == "device_pm_callback_start":
                 e = ev.device_pm_callback_start
-                cpu.add(ev.timestamp, 1, ref((e.driver, e.device, e.parent, e.pm_ops)), e.event,
-                        ev.pid)
+                ok = cpu.add(ev.timestamp, 1, ref((e.driver, e.device, e.parent, e.pm_ops)),
+                             e.event, ev.pid)  # fmt: skip
             elif kind == "device_pm_callback_end":
                 e = ev.device_pm_callback_end
-                cpu.add(ev.timestamp, 2, ref((e.driver, e.device)), e.error, ev.pid)
+                ok = cpu.add(ev.timestamp, 2, ref((e.driver, e.device)), e.error, ev.pid)
             elif kind == "suspend_resume":
                 e = ev.suspend_resume
-                cpu.add(ev.timestamp, 0, ref((e.action,)), e.val * 2 + (1 if e.start else 0),
-                        ev.pid)
+                ok = cpu.add(ev.timestamp, 0, ref((e.action,)), e.val * 2 + (1 if e.start else 0),
+                             ev.pid)  # fmt: skip
             else:
                 continue
+            if not ok:
+                coll.skip("impossible number (timestamp, pid or value out of range)")
             n_events += 1
     if bad:
         coll.report.skipped_lines += bad
@@ -221,8 +233,13 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
         num = ce.num[i]
         ts = ts_ns / 1e9
         if kind == 1:
-            asm.start(ts, heads[ce.ref[i]], key[2], f"{key[3]}[{verbs.get(num, str(num))}]",
-                      thread(ce.pid[i]))
+            asm.start(
+                ts,
+                heads[ce.ref[i]],
+                key[2],
+                f"{key[3]}[{verbs.get(num, str(num))}]",
+                thread(ce.pid[i]),
+            )
         elif kind == 2:
             asm.end(ts, heads[ce.ref[i]], num)
         else:
@@ -232,4 +249,5 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
         coll.report.notes.append(
             "no PM events (device_pm_callback_start/end, suspend_resume) in this Perfetto trace;"
             " record with ftrace_events: power/device_pm_callback_start, "
-            "power/device_pm_callback_end, power/suspend_resume")
+            "power/device_pm_callback_end, power/suspend_resume"
+        )
