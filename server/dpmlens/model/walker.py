@@ -22,7 +22,7 @@ set (`pcie->soc->power_up(pcie)`) are followed into each target (`model.ops_stru
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -57,7 +57,6 @@ class Reached:
     call: CallSite
     model: FileModel = field(compare=False, repr=False)  # the file the call is written in
     hops: tuple[Hop, ...] = ()
-    bindings: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def function(self) -> str | None:
@@ -106,12 +105,10 @@ class Walker:
         model: FileModel,
         depth: int = DEFAULT_DEPTH,
         resolver: Resolver | object | None = None,
-        tree_of: Callable[[FileModel], ts.Tree] | None = None,
     ) -> None:
         self.model = model
         self.depth = depth
         self.resolver = resolver
-        self._tree_of = tree_of
         self._trees: dict[str, ts.Tree] = {}
         self._leads: dict[tuple[str, str, int, frozenset[str]], bool] = {}
         self._calls: dict[tuple[str, str], list[CallSite]] = {}
@@ -136,8 +133,7 @@ class Walker:
         return None
 
     def tree(self, model: FileModel) -> ts.Tree:
-        if self._tree_of is not None:
-            return self._tree_of(model)
+        """The model's tree, or (tree-less index copies) a parse of its text, made once."""
         if isinstance(model.tree, ts.Tree):
             return model.tree
         cached = self._trees.get(model.path)
@@ -200,7 +196,7 @@ class Walker:
                 if node is not None and condeval.dead(node, bindings, defines):
                     continue
             if not towards or call.callee in towards:
-                yield Reached(call, model, hops, bindings)
+                yield Reached(call, model, hops)
             if left <= 0 or call.callee in seen:
                 continue
             target = self.lookup(call.callee, model)

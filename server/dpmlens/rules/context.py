@@ -24,7 +24,6 @@ from dpmlens.model.callgraph import pm_callbacks
 from dpmlens.model.phases import PHASES
 from dpmlens.model.types import CallSite, FileModel, FunctionDef
 from dpmlens.model.walker import Hop, Reached, Walker, chain_steps, via_text
-from dpmlens.syntax.parser import parse
 
 __all__ = ["Callback", "Context", "Hop", "Reached"]
 
@@ -42,7 +41,6 @@ class Context:
     model: FileModel
     config: Config
     resolver: object | None = None
-    _trees: dict[str, ts.Tree] = field(default_factory=dict)
     _cache: dict[str, Any] = field(default_factory=dict)  # per-file results shared by rules
 
     # --- callbacks and reachability -------------------------------------------------------
@@ -65,7 +63,7 @@ class Context:
 
     @cached_property
     def walker(self) -> Walker:
-        return Walker(self.model, self.config.helper_depth, self.resolver, self.tree)
+        return Walker(self.model, self.config.helper_depth, self.resolver)
 
     def lookup(self, name: str, model: FileModel) -> tuple[FileModel, FunctionDef] | None:
         return self.walker.lookup(name, model)
@@ -134,13 +132,8 @@ class Context:
     # --- the tree ---------------------------------------------------------------------------
 
     def tree(self, model: FileModel | None = None) -> ts.Tree:
-        model = model or self.model
-        if isinstance(model.tree, ts.Tree):
-            return model.tree
-        cached = self._trees.get(model.path)
-        if cached is None:
-            cached = self._trees[model.path] = parse(model.source)
-        return cached
+        """The tree of `model` (default: this file), parsed once by the walker if needed."""
+        return self.walker.tree(model or self.model)
 
     def node(
         self, start: int, end: int, model: FileModel | None = None, kind: str = ""
