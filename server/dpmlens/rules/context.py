@@ -42,6 +42,7 @@ class Context:
     config: Config
     resolver: object | None = None
     _cache: dict[str, Any] = field(default_factory=dict)  # per-file results shared by rules
+    _walks: dict[str, list[Reached]] = field(default_factory=dict)  # full walks, by function
 
     # --- callbacks and reachability -------------------------------------------------------
 
@@ -71,8 +72,16 @@ class Context:
     def reach(
         self, function: str, depth: int | None = None, towards: frozenset[str] | None = None
     ) -> Iterator[Reached]:
-        """Every call site on a path that can run from `function` (model.walker.Walker)."""
-        return self.walker.reach(function, depth, towards)
+        """Every call site on a path that can run from `function` (model.walker.Walker).
+
+        The full walk (no `depth`, no `towards`) is made once per function and file: several
+        rules, and the runtime-PM state conditions, walk the same callbacks."""
+        if depth is not None or towards is not None:
+            return self.walker.reach(function, depth, towards)
+        walk = self._walks.get(function)
+        if walk is None:
+            walk = self._walks[function] = list(self.walker.reach(function))
+        return iter(walk)
 
     def chain(self, cb: Callback, reached: Reached) -> tuple[ChainStep, ...]:
         """callback -> helper -> ... -> the reached call, as findings.ChainStep."""

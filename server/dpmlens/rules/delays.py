@@ -375,15 +375,12 @@ def _full(model: FileModel) -> FileModel:
     return hit
 
 
-_CACHE: dict[int, tuple[Context, _Analysis]] = {}
-
-
 def analysis(ctx: Context) -> _Analysis:
-    hit = _CACHE.get(id(ctx))
-    if hit is None or hit[0] is not ctx:
-        _CACHE.clear()
-        hit = _CACHE[id(ctx)] = (ctx, _Analysis(ctx))
-    return hit[1]
+    """The file's delay analysis, made once per Context and shared by the three rules."""
+    hit = ctx._cache.get("delays")
+    if hit is None:
+        hit = ctx._cache["delays"] = _Analysis(ctx)
+    return hit  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)

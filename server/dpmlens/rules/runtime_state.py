@@ -54,13 +54,11 @@ def _forced_down(ctx: Context, cb: Callback) -> bool:
 def _reaches(
     ctx: Context, cb: Callback, names: frozenset[str] | None, suspends: bool = False
 ) -> bool:
-    key = f"runtime_state:{cb.function}"
-    callees = ctx._cache.get(key)
-    if callees is None:
-        callees = ctx._cache[key] = [r.call.callee for r in ctx.reach(cb.function)]
+    """Does the callback's walk (made once per Context) call one of `names`, or with
+    `suspends` any put/suspend-type call?"""
     if suspends:
-        return any(is_suspend_type(c) for c in callees)
-    return any(c in names for c in callees) if names else False
+        return any(is_suspend_type(r.call.callee) for r in ctx.reach(cb.function))
+    return bool(names) and any(r.call.callee in names for r in ctx.reach(cb.function))
 
 
 def active_at_suspend(ctx: Context, cb: Callback, call: CallSite) -> bool:
