@@ -18,13 +18,12 @@ a `.prepare` that only checks, waits, runtime-resumes or returns a direct-comple
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from dpmlens.findings import Finding, Severity
 from dpmlens.model.phases import PAIRS, PHASES
 from dpmlens.rules.context import Context
 from dpmlens.rules.loader import Rule
-from dpmlens.rules.plugin import Keywords, checker
+from dpmlens.rules.plugin import Keywords, NoOptions, checker
 from dpmlens.rules.pmwork import inert_prepare, non_trivial
 
 _STRICT = frozenset({"suspend_late", "suspend_noirq"})
@@ -36,14 +35,9 @@ _WHY = {
 }
 
 
-@dataclass(frozen=True)
-class Options:
-    """No options."""
-
-
 @checker(
     "asymmetric",
-    Options,
+    NoOptions,
     fields={"table", "member", "function", "pair", "why"},
     keywords=Keywords(callbacks=True),
 )

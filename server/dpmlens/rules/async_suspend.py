@@ -21,7 +21,7 @@ from dpmlens.paths import rules_dir
 from dpmlens.rules.context import Context
 from dpmlens.rules.delays import spec_table
 from dpmlens.rules.loader import Rule, load_table
-from dpmlens.rules.plugin import Keywords, checker
+from dpmlens.rules.plugin import Keywords, NoOptions, checker
 from dpmlens.rules.sleepcost import Cost, Estimator, Item
 
 _ENABLE = "device_enable_async_suspend"
@@ -52,15 +52,11 @@ class Transition:
     score: float  # fixed delays + firmware loads, in ms
 
 
-@dataclass(frozen=True)
-class Options:
-    """No options: the threshold and the providers are tables (async-suspend-cost,
-    resource-providers), kernel facts shared by every rule file of this checker."""
-
-
+# No options: the threshold and the providers are tables (async-suspend-cost,
+# resource-providers), kernel facts shared by every rule file of this checker.
 @checker(
     "async-suspend",
-    Options,
+    NoOptions,
     fields={"bus", "driver", "probe", "transition", "cost"},
     keywords=Keywords(callbacks=True),
 )

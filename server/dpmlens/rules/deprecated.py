@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from dpmlens.findings import Finding, Fix, Span, TextEdit
 from dpmlens.model.types import PmTable
 from dpmlens.rules.context import Context
 from dpmlens.rules.loader import Rule
-from dpmlens.rules.plugin import Keywords, checker
+from dpmlens.rules.plugin import Keywords, NoOptions, checker
 from dpmlens.rules.textpos import Positions
 
 _SET_RENAMES = {
@@ -28,15 +27,9 @@ _SET_RENAMES = {
 _RUNTIME = ("runtime_suspend", "runtime_resume", "runtime_idle")
 
 
-
-
-@dataclass(frozen=True)
-class Options:
-    """No options."""
-
 @checker(
     "deprecated-pm-ops",
-    Options,
+    NoOptions,
     fields={"what", "replacement", "ptr"},
     keywords=Keywords(words=("PM_OPS",)),
 )

@@ -31,7 +31,7 @@ from dpmlens.rules.callback_release import ReleaseTable, SlotFact, load_release_
 from dpmlens.rules.context import Context
 from dpmlens.rules.loader import Rule
 from dpmlens.rules.ops_slots import Slot, slots_by_function
-from dpmlens.rules.plugin import Keywords, checker
+from dpmlens.rules.plugin import Keywords, NoOptions, checker
 from dpmlens.syntax.parser import node_span
 
 _CALLEE = "pm_runtime_get_sync"
@@ -159,14 +159,10 @@ class _Roles:
 # --- the rule -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Options:
-    """No options: the framework facts live in rules/tables/callback-release.yaml."""
-
-
+# No options: the framework facts live in rules/tables/callback-release.yaml.
 @checker(
     "get-sync-leak",
-    Options,
+    NoOptions,
     fields={"function", "why", "advice"},
     keywords=Keywords(words=(_CALLEE,)),
 )

@@ -57,6 +57,11 @@ class Keywords:
     callbacks: bool = False
 
 
+@dataclass(frozen=True)
+class NoOptions:
+    """The options of a checker that takes none (its `match:` names only the checker)."""
+
+
 Runner = Callable[[Any, Any], Iterable[Finding]]  # (Rule, Context) -> findings
 
 

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from dpmlens.findings import Finding
 from dpmlens.rules import cnav
 from dpmlens.rules.callmatch import file_skipped
 from dpmlens.rules.context import Context, Reached
 from dpmlens.rules.loader import Rule
-from dpmlens.rules.plugin import Keywords, checker
+from dpmlens.rules.plugin import Keywords, NoOptions, checker
 
 _SUSPEND_SIDE = frozenset(
     {"prepare", "suspend", "suspend_late", "suspend_noirq", "poweroff", "poweroff_late",
@@ -66,12 +65,7 @@ def _conditions(ctx: Context, reached: Reached) -> list[str]:
     return out
 
 
-@dataclass(frozen=True)
-class Options:
-    """No options."""
-
-
-@checker("wake-gating", Options, fields={"message"}, keywords=Keywords(callbacks=True))
+@checker("wake-gating", NoOptions, fields={"message"}, keywords=Keywords(callbacks=True))
 def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
     callbacks = ctx.callbacks_in(_SUSPEND_SIDE)
     if not callbacks:
