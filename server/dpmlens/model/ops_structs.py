@@ -107,7 +107,7 @@ def _scan(model: FileModel) -> list[OpsEntry]:
         )
     if not decls:
         return []
-    lines = LineIndex(src)
+    lines = _lines(model)
     out: list[OpsEntry] = []
     for n, (_start, end, stype, var, const) in enumerate(decls):
         # the initializer runs to the first `}` at column 0, or to the next declaration
@@ -185,19 +185,21 @@ def pointer_calls(model: FileModel, function: str) -> list[CallSite]:
     ]
     if not hits:
         return []
-    text = model.source.decode("latin-1")
-    lines = LineIndex(model.source)
+    # the function's text only (offsets stay absolute through `base`), not the whole file
+    base = fn.start_byte
+    text = model.source[base : fn.end_byte].decode("latin-1")
+    lines = _lines(model)
     out: list[CallSite] = []
     for m in hits:
         member = m.group(1).decode("latin-1")
         start = m.start(1)
         paren = m.end() - 1
-        it = ctext.tokens(text, paren)
+        it = ctext.tokens(text, paren - base, base)
         first = next(it, None)
         if first is None or first.text != "(":
             continue
         toks = ctext.balanced(it, first)
-        args = tuple(a.text for a in ctext.split_args(toks, text, 0))
+        args = tuple(a.text for a in ctext.split_args(toks, text, base))
         expr_start = _expression_start(model.source, fn.start_byte, start)
         span = lines.span(expr_start, toks[-1].end)
         name_span = lines.span(start, start + len(member))
@@ -217,6 +219,14 @@ def pointer_calls(model: FileModel, function: str) -> list[CallSite]:
                 )
             )
     return out
+
+
+def _lines(model: FileModel) -> LineIndex:
+    """One line index per model: its checkpoints serve every span asked of the file."""
+    lines = model.__dict__.get("_ops_lines")
+    if lines is None:
+        lines = model.__dict__["_ops_lines"] = LineIndex(model.source)
+    return lines
 
 
 def _expression_start(src: bytes, lower: int, pos: int) -> int:
