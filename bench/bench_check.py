@@ -6,8 +6,11 @@ memory of the whole process tree (the CLI and its workers), sampled from /proc:
   - peak RSS: the largest sum of VmRSS over the tree (counts pages shared by the forked
     workers once per process, so it over-states; this is the figure held to the budget)
   - peak PSS: the same with shared pages divided among their users (the honest total)
+Then, in the same run, the peer issue 10 measures against: one Coccinelle rule (`spatch -j N`
+with a single `struct dev_pm_ops` pattern) over the same tree, and the ratio; skipped, saying
+so, when `spatch` is not installed (or with --no-coccinelle).
 
-    python bench/bench_check.py [--kernel DIR] [--jobs 2] [--subdir drivers]
+    python bench/bench_check.py [--kernel DIR] [--jobs 2] [--subdir drivers] [--no-coccinelle]
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_KERNEL = "/work/linux/linux-source-6.12"
@@ -76,6 +80,66 @@ def sample(pid: int) -> tuple[int, int, int]:
     return len(pids), rss, pss
 
 
+@dataclass
+class Measured:
+    returncode: int
+    wall: float
+    cpu: float  # user+sys of the finished process tree
+    peak_rss: int  # kB, summed over the tree
+    peak_pss: int
+    peak_procs: int
+    stderr: str
+
+
+def measure(command: list[str], cwd: str, interval: float, stdout: int | None = None) -> Measured:
+    """Run `command`, sampling its process tree's memory; CPU from the children's rusage."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    child = subprocess.Popen(
+        command, cwd=cwd, stdout=stdout, stderr=subprocess.PIPE, text=True
+    )
+    peak_rss = peak_pss = peak_procs = 0
+    while child.poll() is None:
+        procs, rss, pss = sample(child.pid)
+        peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
+        peak_procs = max(peak_procs, procs)
+        time.sleep(interval)
+    wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    stderr = child.stderr.read() if child.stderr else ""
+    return Measured(child.returncode, wall, cpu, peak_rss, peak_pss, peak_procs, stderr)
+
+
+# The peer: one Coccinelle rule, a single `struct dev_pm_ops` pattern (issue 10's yardstick).
+COCCI_RULE = """\
+@r@
+identifier ops;
+@@
+* struct dev_pm_ops ops = { ... };
+"""
+
+
+def coccinelle(kernel: str, subdir: str, jobs: int, interval: float) -> Measured | None:
+    spatch = shutil.which("spatch")
+    if spatch is None:
+        print("coccinelle   skipped: `spatch` is not installed (apt-get install coccinelle)")
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        rule = Path(tmp) / "pm.cocci"
+        rule.write_text(COCCI_RULE)
+        command = [spatch, "-j", str(jobs), "--very-quiet", "--sp-file", str(rule),
+                   "--dir", subdir]  # fmt: skip
+        print("$ cd", kernel, "&& spatch", " ".join(command[1:]).replace(str(rule), "pm.cocci"))
+        m = measure(command, kernel, interval, stdout=subprocess.DEVNULL)
+    if m.returncode != 0:
+        print(f"coccinelle   failed (exit code {m.returncode}): {m.stderr.strip()[-300:]}")
+        return None
+    print(f"coccinelle   wall {m.wall:.2f} s, CPU {m.cpu:.2f} s, "
+          f"peak RSS {m.peak_rss / 1024:.0f} MB (one rule, {jobs} jobs)")  # fmt: skip
+    return m
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -87,6 +151,9 @@ def main() -> int:
     )
     parser.add_argument(
         "--interval", type=float, default=0.05, help="memory sampling period"
+    )
+    parser.add_argument(
+        "--no-coccinelle", action="store_true", help="skip the Coccinelle comparison"
     )
     parser.add_argument("extra", nargs="*", help="more arguments for `dpmlens check`")
     args = parser.parse_args()
@@ -108,26 +175,12 @@ def main() -> int:
             "&& dpmlens",
             " ".join(command[1:]).replace(str(report), "REPORT"),
         )
-        started = time.monotonic()
-        child = subprocess.Popen(
-            command, cwd=args.kernel, stderr=subprocess.PIPE, text=True
-        )
-        peak_rss = peak_pss = peak_procs = 0
-        while child.poll() is None:
-            procs, rss, pss = sample(child.pid)
-            peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
-            peak_procs = max(peak_procs, procs)
-            time.sleep(args.interval)
-        wall = time.monotonic() - started
-        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = usage.ru_utime + usage.ru_stime
-        stderr = child.stderr.read() if child.stderr else ""
-        if child.returncode not in (0, 1) or not report.exists():
+        m = measure(command, args.kernel, args.interval)
+        wall, cpu, stderr = m.wall, m.cpu, m.stderr
+        peak_rss, peak_pss, peak_procs = m.peak_rss, m.peak_pss, m.peak_procs
+        if m.returncode not in (0, 1) or not report.exists():
             print(stderr, file=sys.stderr)
-            print(
-                f"dpmlens check failed with exit code {child.returncode}",
-                file=sys.stderr,
-            )
+            print(f"dpmlens check failed with exit code {m.returncode}", file=sys.stderr)
             return 1
         summary = json.loads(report.read_text())["summary"]
 
@@ -161,6 +214,13 @@ def main() -> int:
 
     print(f"budget       <= {BUDGET_SECONDS:.0f} s, <= {BUDGET_RSS_MB:.0f} MB: "
           f"measured {verdict(wall)}; CPU/jobs {verdict(cpu / args.jobs)}")  # fmt: skip
+    peer = None if args.no_coccinelle else coccinelle(
+        args.kernel, args.subdir, args.jobs, args.interval
+    )
+    if peer is not None:
+        print(f"ratio        dpmlens (all rules) / Coccinelle (one rule): "
+              f"wall {wall / peer.wall:.2f}x, CPU {cpu / peer.cpu:.2f}x "
+              f"(goal: <= 1.0x wall)")  # fmt: skip
     return 0
 
 
