@@ -63,13 +63,16 @@ def analyze_model(
 ) -> list[Finding]:
     ctx = Context(model, config, resolver)
     out: dict[tuple[str, str, int, int], Finding] = {}
-    for rule in rules if rules is not None else load_rules():
-        if not config.is_enabled(rule.id):
-            continue
-        for finding in rule.checker.run(rule, ctx):
-            setting = config.rules.get(rule.id)
-            if setting is not None and setting.severity is not None:
-                finding = replace(finding, severity=setting.severity)
-            key = (finding.rule, finding.path, finding.span.line, finding.span.column)
-            out.setdefault(key, finding)
+    try:
+        for rule in rules if rules is not None else load_rules():
+            if not config.is_enabled(rule.id):
+                continue
+            for finding in rule.checker.run(rule, ctx):
+                setting = config.rules.get(rule.id)
+                if setting is not None and setting.severity is not None:
+                    finding = replace(finding, severity=setting.severity)
+                key = (finding.rule, finding.path, finding.span.line, finding.span.column)
+                out.setdefault(key, finding)
+    finally:
+        ctx.close()
     return sorted(out.values(), key=Finding.sort_key)

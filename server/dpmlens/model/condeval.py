@@ -6,20 +6,23 @@ constant by the caller (`foo_set_suspend(info, 1)` binds `suspend` = 1), and the
 C with short-circuit logic (`suspend && x->y` is 0 when `suspend` is 0 whatever `x->y` is).
 Anything else is None: unknown, so the walker keeps both branches.
 
-`dead(call_node, bindings, defines)` says whether a node cannot run on this path: an enclosing
+`dead(call_node, bindings, defines, memo)` says whether a node cannot run on this path: an enclosing
 `if`/`?:`/`&&`/`||`/`switch case` whose condition is decided against it, or an earlier early
-exit (`if (!suspend) return 0;`) decided for it.
+exit (`if (!suspend) return 0;`) decided for it. `memo` (node id -> value, one dict per
+bindings and file, kept by the caller) spares re-deciding the same conditions: every call of a
+block asks again about each early exit before it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import tree_sitter as ts
 
 from dpmlens.model.consteval import eval_int, parse_int_literal
 
 Bindings = Mapping[str, int]
+Memo = dict[int, "int | None"]
 
 _STOP = frozenset({"function_definition", "translation_unit"})
 _EXITS = frozenset({"return_statement", "goto_statement", "break_statement", "continue_statement"})
@@ -122,8 +125,21 @@ def _binary(node: ts.Node, b: Bindings, d: Mapping[str, str], depth: int) -> int
     return f() if f is not None else None
 
 
-def dead(node: ts.Node, bindings: Bindings, defines: Mapping[str, str]) -> bool:
+def dead(
+    node: ts.Node, bindings: Bindings, defines: Mapping[str, str], memo: Memo | None = None
+) -> bool:
     """Can `node` not run on this path (see the module doc)? False when unsure."""
+    if memo is None:
+        memo = {}
+
+    def decide(cond: ts.Node | None) -> int | None:
+        if cond is None:
+            return None
+        key = cond.id
+        if key not in memo:
+            memo[key] = evaluate(cond, bindings, defines)
+        return memo[key]
+
     cur = node
     while cur.parent is not None and cur.parent.type not in _STOP:
         parent = cur.parent
@@ -131,7 +147,7 @@ def dead(node: ts.Node, bindings: Bindings, defines: Mapping[str, str]) -> bool:
         if t in ("if_statement", "conditional_expression"):
             cond = parent.child_by_field_name("condition")
             if cond is not None and cur.start_byte >= cond.end_byte:
-                v = evaluate(cond, bindings, defines)
+                v = decide(cond)
                 alt = parent.child_by_field_name("alternative")
                 in_alt = alt is not None and alt.start_byte <= cur.start_byte
                 if v is not None and bool(v) == in_alt:
@@ -141,13 +157,13 @@ def dead(node: ts.Node, bindings: Bindings, defines: Mapping[str, str]) -> bool:
             left = parent.child_by_field_name("left")
             in_right = left is not None and cur.start_byte >= left.end_byte
             if op is not None and op.type in ("&&", "||") and in_right:
-                v = evaluate(left, bindings, defines)
+                v = decide(left)
                 if v is not None and bool(v) == (op.type == "||"):
                     return True
         elif t == "case_statement":
-            if _case_dead(parent, bindings, defines):
+            if _case_dead(parent, decide):
                 return True
-        elif t == "compound_statement" and _exited_before(parent, cur, bindings, defines):
+        elif t == "compound_statement" and _exited_before(parent, cur, decide):
             return True
         cur = parent
     return False
@@ -163,7 +179,7 @@ def _exits(stmt: ts.Node) -> bool:
 
 
 def _exited_before(
-    block: ts.Node, child: ts.Node, bindings: Bindings, defines: Mapping[str, str]
+    block: ts.Node, child: ts.Node, decide: Callable[[ts.Node | None], int | None]
 ) -> bool:
     """An `if (cond) return ...;` before `child` in `block` whose condition holds."""
     for sib in block.named_children:
@@ -171,41 +187,34 @@ def _exited_before(
             return False
         if sib.type == "if_statement" and sib.child_by_field_name("alternative") is None:
             cons = sib.child_by_field_name("consequence")
-            if cons is not None and _exits(cons):
-                v = evaluate(sib.child_by_field_name("condition"), bindings, defines)
-                if v:
-                    return True
+            if cons is not None and _exits(cons) and decide(sib.child_by_field_name("condition")):
+                return True
     return False
 
 
-def _case_dead(case: ts.Node, bindings: Bindings, defines: Mapping[str, str]) -> bool:
+def _case_dead(case: ts.Node, decide: Callable[[ts.Node | None], int | None]) -> bool:
     """Is this `case` (or default) of a switch on a decided value never entered?"""
     body = case.parent
     switch = body.parent if body is not None else None
     if switch is None or switch.type != "switch_statement":
         return False
-    value = evaluate(switch.child_by_field_name("condition"), bindings, defines)
+    value = decide(switch.child_by_field_name("condition"))
     if value is None:
         return False
     cases = [c for c in body.named_children if c.type == "case_statement"]
-    matched = any(_case_value(c, bindings, defines) == value for c in cases)
-    if any(_case_value(c, bindings, defines) is None and c.child_by_field_name("value")
+    matched = any(decide(c.child_by_field_name("value")) == value for c in cases)
+    if any(decide(c.child_by_field_name("value")) is None and c.child_by_field_name("value")
            for c in cases):  # fmt: skip
         return False  # a label we cannot evaluate might match
     entered = False  # control reaches this label: it matches, or the previous case falls in
     for c in cases:
-        v = _case_value(c, bindings, defines)
+        v = decide(c.child_by_field_name("value"))
         is_default = c.child_by_field_name("value") is None
         entered = (v == value) or (is_default and not matched) or entered
         if c.start_byte == case.start_byte:
             return not entered
         entered = entered and not _ends_case(c)
     return False
-
-
-def _case_value(case: ts.Node, bindings: Bindings, defines: Mapping[str, str]) -> int | None:
-    value = case.child_by_field_name("value")
-    return None if value is None else evaluate(value, bindings, defines)
 
 
 def _ends_case(case: ts.Node) -> bool:

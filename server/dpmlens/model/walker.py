@@ -31,7 +31,7 @@ import tree_sitter as ts
 from dpmlens.findings import ChainStep, Span
 from dpmlens.model import condeval, ops_structs
 from dpmlens.model.types import CallSite, FileModel, FunctionDef
-from dpmlens.syntax.parser import parse
+from dpmlens.syntax.parser import OTHER_FILES
 
 DEFAULT_DEPTH = 3
 
@@ -109,11 +109,11 @@ class Walker:
         self.model = model
         self.depth = depth
         self.resolver = resolver
-        self._trees: dict[str, ts.Tree] = {}
         self._leads: dict[tuple[str, str, int, frozenset[str]], bool] = {}
         self._calls: dict[tuple[str, str], list[CallSite]] = {}
         self._params: dict[tuple[str, str], list[str]] = {}
         self._changed: dict[tuple[str, str], frozenset[str]] = {}
+        self._memos: dict[tuple[str, tuple[tuple[str, int], ...]], condeval.Memo] = {}
 
     # --- lookup and trees ------------------------------------------------------------------
 
@@ -133,13 +133,11 @@ class Walker:
         return None
 
     def tree(self, model: FileModel) -> ts.Tree:
-        """The model's tree, or (tree-less index copies) a parse of its text, made once."""
+        """The model's tree, or (tree-less index copies) a parse of its text, kept across
+        analyses in `syntax.parser.OTHER_FILES`."""
         if isinstance(model.tree, ts.Tree):
             return model.tree
-        cached = self._trees.get(model.path)
-        if cached is None:
-            cached = self._trees[model.path] = parse(model.source)
-        return cached
+        return OTHER_FILES.get(model.path, model.source)
 
     def call_node(self, call: CallSite, model: FileModel) -> ts.Node | None:
         node = self.tree(model).root_node.descendant_for_byte_range(call.start_byte, call.end_byte)
@@ -190,10 +188,15 @@ class Walker:
         bindings: dict[str, int],
     ) -> Iterator[Reached]:
         defines = model.defines
+        memo = self._memo_for(model, bindings) if bindings else None
         for call in self.calls_in(model, function):
-            if bindings:
-                node = self.call_node(call, model)
-                if node is not None and condeval.dead(node, bindings, defines):
+            if memo is not None:
+                hit = memo.get(-call.start_byte - 1)  # the call's own verdict, by position
+                if hit is None:
+                    node = self.call_node(call, model)
+                    hit = int(node is not None and condeval.dead(node, bindings, defines, memo))
+                    memo[-call.start_byte - 1] = hit
+                if hit:
                     continue
             if not towards or call.callee in towards:
                 yield Reached(call, model, hops)
@@ -210,6 +213,15 @@ class Walker:
                 target[0], call.callee, (*hops, Hop(call, model)), left - 1, seen, towards, inner
             )
             seen.discard(call.callee)
+
+    def _memo_for(self, model: FileModel, bindings: Mapping[str, int]) -> condeval.Memo:
+        """Decided conditions (by node id) and calls (by -start-1) of `model` under `bindings`:
+        the same helper is walked from several callbacks, and with and without `towards`."""
+        key = (model.path, tuple(sorted(bindings.items())))
+        memo = self._memos.get(key)
+        if memo is None:
+            memo = self._memos[key] = {}
+        return memo
 
     def _bind(
         self,

@@ -44,6 +44,15 @@ class Context:
     _cache: dict[str, Any] = field(default_factory=dict)  # per-file results shared by rules
     _walks: dict[str, list[Reached]] = field(default_factory=dict)  # full walks, by function
 
+    def close(self) -> None:
+        """Drop what the rules cached. Their results point back at the Context (a cycle that
+        only the cyclic GC frees, and the server runs it only when idle): without this, every
+        keystroke's walks and trees stayed in memory until then."""
+        self._cache.clear()
+        self._walks.clear()
+        self.__dict__.pop("walker", None)
+        self.__dict__.pop("callbacks", None)
+
     # --- callbacks and reachability -------------------------------------------------------
 
     @cached_property

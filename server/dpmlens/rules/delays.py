@@ -46,6 +46,7 @@ from dpmlens.rules.locks import atomic_callers, lock_held, lock_wrappers
 from dpmlens.rules.plugin import Keywords, checker
 from dpmlens.rules.sibling_waits import sibling_wait
 from dpmlens.rules.sleep_slack import extra_jiffies, msleep_worst_ms, worst_case_text
+from dpmlens.syntax.parser import OTHER_FILES
 
 _LOOPS = frozenset({"for_statement", "while_statement", "do_statement"})
 
@@ -368,7 +369,8 @@ def _full(model: FileModel) -> FileModel:
         return model
     hit = _FULL.get(model.path)
     if hit is None or hit.source != model.source:
-        hit = _FULL[model.path] = build_model(model.path, model.source)
+        tree = OTHER_FILES.get(model.path, model.source)  # the walker's parse of that file
+        hit = _FULL[model.path] = build_model(model.path, model.source, tree=tree)
         while len(_FULL) > _FULL_SIZE:
             _FULL.popitem(last=False)
     _FULL.move_to_end(model.path)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from bisect import bisect_right
+from collections import OrderedDict
 from functools import cache
 
 import tree_sitter as ts
@@ -35,6 +36,37 @@ def parse(source: bytes, old_tree: ts.Tree | None = None) -> ts.Tree:
     if old_tree is None:
         return _parser().parse(source)
     return _parser().parse(source, old_tree)
+
+
+class TreeCache:
+    """Parses of files kept across analyses, by path, each checked against its text.
+
+    The rules follow helpers into other files through tree-less models (the editor's workspace
+    index ships no trees); a rule that needs such a file's nodes would otherwise parse it again
+    on every keystroke in the file that calls it. Bounded (least recently used goes first).
+    """
+
+    def __init__(self, size: int = 16) -> None:
+        self._size = size
+        self._trees: OrderedDict[str, tuple[bytes, ts.Tree]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, path: str, source: bytes) -> ts.Tree:
+        with self._lock:
+            hit = self._trees.get(path)
+            if hit is not None and (hit[0] is source or hit[0] == source):
+                self._trees.move_to_end(path)
+                return hit[1]
+        tree = parse(source)
+        with self._lock:
+            self._trees[path] = (source, tree)
+            self._trees.move_to_end(path)
+            while len(self._trees) > self._size:
+                self._trees.popitem(last=False)
+        return tree
+
+
+OTHER_FILES = TreeCache()
 
 
 @cache
