@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import OrderedDict
 
 from dpmlens.model import ctext
 
@@ -31,13 +32,38 @@ class HeadersMixin:
         self._header_defs = defs
         base = os.path.dirname(self.path)
         for m in _LOCAL_INCLUDE.finditer(self.source):
-            hpath = os.path.join(base, m.group(1).decode("latin-1"))
-            try:
-                with open(hpath, "rb") as fh:
-                    text = fh.read(_MAX_HEADER)
-            except OSError:
-                continue
-            for d in _HEADER_DEFINE.finditer(text):
-                name = d.group(1).decode("latin-1")
-                defs.setdefault(name, ctext.strip_comments(d.group(2).decode("latin-1")))
+            found = _defines_of(os.path.join(base, m.group(1).decode("latin-1")))
+            for name, value in found.items():
+                defs.setdefault(name, value)
         return defs
+
+
+# header path -> (mtime_ns, size, its #defines): every build of a file (each keystroke in the
+# editor; each file of a driver directory in the CLI) would read and scan the same headers
+# again (lpfc_init.c: 14 headers, 14 ms of a 24 ms build)
+_CACHE: OrderedDict[str, tuple[int, int, dict[str, str]]] = OrderedDict()
+_CACHE_SIZE = 256
+
+
+def _defines_of(hpath: str) -> dict[str, str]:
+    try:
+        st = os.stat(hpath)
+    except OSError:
+        return {}
+    hit = _CACHE.get(hpath)
+    if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
+        return hit[2]
+    try:
+        with open(hpath, "rb") as fh:
+            text = fh.read(_MAX_HEADER)
+    except OSError:
+        return {}
+    defs: dict[str, str] = {}
+    for d in _HEADER_DEFINE.finditer(text):
+        name = d.group(1).decode("latin-1")
+        defs.setdefault(name, ctext.strip_comments(d.group(2).decode("latin-1")))
+    _CACHE[hpath] = (st.st_mtime_ns, st.st_size, defs)
+    _CACHE.move_to_end(hpath)
+    while len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return defs
