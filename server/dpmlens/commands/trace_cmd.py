@@ -104,7 +104,7 @@ def _load(paths: list[str]):  # noqa: ANN202 - TraceSet
     from dpmlens.traces import load_traces
 
     traces = load_traces(paths)
-    if traces.sample_count == 0 and not traces.phase_times:
+    if traces.sample_count == 0 and not traces.phase_times and traces.store.rpm is None:
         problems = "; ".join(traces.errors) or "; ".join(
             f"{f.path}: {', '.join(f.notes) or 'no PM callback samples'}" for f in traces.files
         )
@@ -121,6 +121,10 @@ def run_report(args: argparse.Namespace) -> int:
     traces = _load(args.paths)
     stats = aggregate(traces)
     phases = phase_stats(traces)
+    from dpmlens.traces.rpm_stats import runtime_stats
+
+    rpm = runtime_stats(traces)  # None without rpm_* events: no runtime section
+    rpm_map = rpm_links = None
     mapped = None
     if args.source:
         from pathlib import Path
@@ -133,11 +137,17 @@ def run_report(args: argparse.Namespace) -> int:
         # a head with spaces may name any of its prefixes as the driver: look for all of them
         wanted = {s.driver for s in stats} | {
             c[0] for g in traces.store.ambiguous for c in candidates(g.raw_head or "")}
+        if rpm is not None:
+            wanted |= {d.driver for d in rpm.devices if d.driver}
         index = build_index(args.source, wanted)
         if traces.store.ambiguous:
             resolve_names(traces, set(index.drivers))
             stats = aggregate(traces)
         mapped = map_to_source(stats, index)
+        if rpm is not None:
+            from dpmlens.traces.rpm_source import map_runtime, rule_links
+
+            rpm_map, rpm_links = map_runtime(rpm, index), rule_links(rpm, index)
         for e in index.errors:
             print(f"dpmlens: warning: {e}", file=sys.stderr)
     static = None
@@ -147,16 +157,20 @@ def run_report(args: argparse.Namespace) -> int:
         def static(sites: Any) -> None:
             join_sites(sites, args.source)
 
+    from dpmlens.traces.rpm_output import runtime_json, runtime_text
+
     if args.format == "json":
         text = dumps(report_json(traces, stats, phases, mapped, args.top,
-                                 timeline=args.timeline, static=static))
+                                 timeline=args.timeline, static=static,
+                                 runtime=runtime_json(rpm, rpm_map, rpm_links)))
     elif args.format == "csv":
         text = report_csv(stats, mapped, args.top)
     elif args.format == "html":
         text = _html(traces, mapped, args.paths)
         args.output = args.output or "timeline.html"
     else:
-        text = report_text(traces, stats, phases, mapped, args.top or 25, static)
+        text = report_text(traces, stats, phases, mapped, args.top or 25, static,
+                           runtime_text(rpm, rpm_map, rpm_links, args.top or 25))
     if args.output:
         from dpmlens.atomic import write_text_atomic
 

@@ -16,6 +16,7 @@ import zlib
 from collections.abc import Iterator
 from typing import BinaryIO
 
+from dpmlens.traces import rpm_events
 from dpmlens.traces.events import Assembler
 from dpmlens.traces.sample import Collector, DelayColumns
 
@@ -49,11 +50,13 @@ def looks_like(head: bytes) -> bool:
         b"# tracer:" in head
         or _EVENT.search(head) is not None
         or (b"cpus=" in head[:64] and b"[0" in head)
+        or rpm_events.looks_like(head)
     )
 
 
 def parse(stream: BinaryIO, coll: Collector) -> None:
     asm = Assembler(coll)
+    rpm = rpm_events.TextHook(coll)  # runtime PM events: one substring test per block
     carry = b""
     for block in _blocks(stream):
         buf = carry + block if carry else block
@@ -66,12 +69,15 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
             continue
         carry = buf[cut + 1 :]
         _scan(buf, cut + 1, asm, coll)
+        rpm.feed(buf, cut + 1)
     if carry:
         # The last line has no newline: the file was probably cut mid-line. A cut start or
         # end line fails to parse and is counted as skipped; a whole one still counts.
         _scan(carry + b"\n", len(carry) + 1, asm, coll)
+        rpm.feed(carry + b"\n", len(carry) + 1)
     asm.finish()
-    if asm.events == 0 and not coll.report.skipped_lines:
+    rpm.finish()
+    if asm.events == 0 and not coll.report.skipped_lines and not rpm.events:
         coll.report.notes.append("no power:device_pm_callback_* or suspend_resume events")
 
 
