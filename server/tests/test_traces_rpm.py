@@ -272,3 +272,28 @@ def test_device_without_a_driver_name_says_why(tmp_path: Path,
     rt = json.loads(out.out)["runtime_pm"]
     reasons = {d["unmapped_reason"]["runtime_resume"] for d in rt["devices"]}
     assert len(reasons) == 1 and "name only the device" in reasons.pop()
+
+
+def test_diff_compares_runtime_transitions(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    mk = _maker()
+    mk.RESUME_MS = [v - 1.0 for v in mk.RESUME_MS]  # the child resumes 1 ms faster
+    mk.write_text(mk.scenario(), tmp_path / "after.txt", "trace-cmd", with_status=True)
+    out = run_cli(capsys, "trace", "diff", str(NEW), "--vs", str(tmp_path / "after.txt"),
+                  "--format", "json")
+    data = json.loads(out.out)
+    assert data["version"] == 2
+    rows = {(r["device"], r["phase"]): r for r in data["runtime"]["transitions"]}
+    res = rows[(C, "runtime_resume")]
+    assert (res["median_before_us"], res["median_after_us"], res["change_us"]) == \
+        (3050.0, 2050.0, -1000.0)
+    assert res["verdict"] == "faster" and res["p"] < 0.05
+    assert rows[(C, "runtime_suspend")]["verdict"] == "no significant change"
+    dev = next(d for d in data["runtime"]["devices"] if d["device"] == C)
+    # break-even 4.05 -> 3.05 ms: the 2, 2.5 and 3 ms periods are still under it
+    assert (dev["short_share_before"], dev["short_share_after"]) == (0.6, 0.6)
+    text = run_cli(capsys, "trace", "diff", str(NEW), "--vs", str(tmp_path / "after.txt")).out
+    assert "Runtime PM transitions" in text and "60% -> 60%" in text
+    plain = run_cli(capsys, "trace", "diff", str(FIXTURES / "ftrace_basic.txt"), "--vs",
+                    str(FIXTURES / "ftrace_basic.txt"), "--format", "json").out
+    assert json.loads(plain)["runtime"] is None

@@ -210,6 +210,10 @@ def run_diff(args: argparse.Namespace) -> int:
     rows = compare(before, after, alpha=args.alpha)
     phases = [r for r in rows if r.kind == "phase"]
     callbacks = [r for r in rows if r.kind == "callback"][: args.top]
+    from dpmlens.traces.rpm_diff import compare_runtime
+
+    runtime = compare_runtime(before, after, alpha=args.alpha)  # None: no rpm_* events
+    rt_rows = runtime[0][: args.top] if runtime else []
     if args.format == "json":
 
         def js(r: Any) -> dict[str, Any]:
@@ -218,11 +222,13 @@ def run_diff(args: argparse.Namespace) -> int:
         sys.stdout.write(
             dumps(
                 {
-                    "version": 1,
+                    "version": 2,  # 2: runtime
                     "cycles_before": before.cycles,
                     "cycles_after": after.cycles,
                     "phases": [js(r) for r in phases],
                     "callbacks": [js(r) for r in callbacks],
+                    "runtime": None if runtime is None else {
+                        "transitions": [js(r) for r in rt_rows], "devices": runtime[1]},
                 }
             )
         )
@@ -231,7 +237,7 @@ def run_diff(args: argparse.Namespace) -> int:
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(["kind", *_DIFF_FIELDS])
-        for r in phases + callbacks:
+        for r in phases + callbacks + rt_rows:
             w.writerow([r.kind, *(getattr(r, k) for k in _DIFF_FIELDS)])
         sys.stdout.write(buf.getvalue())
         return 0
@@ -275,6 +281,26 @@ def run_diff(args: argparse.Namespace) -> int:
     for r in callbacks:
         rows_c.append([r.driver or "-", r.device, r.phase, f"{r.n_before}/{r.n_after}"] + fmt(r))
     out += ["", "Callbacks (largest change first):", _table(rows_c, {3, 4, 5, 6, 7})]
+    if runtime is not None:
+        rows_r = [["device", "driver", "transition", "n", "median before", "median after",
+                   "change", "p", "verdict"]]
+        for r in rt_rows:
+            rows_r.append([r.device, r.driver or "?", r.phase, f"{r.n_before}/{r.n_after}"]
+                          + fmt(r))
+        out += ["", "Runtime PM transitions (event to rpm_return_int, largest change first):",
+                _table(rows_r, {3, 4, 5, 6, 7})]
+
+        def share(v: float | None) -> str:
+            return "-" if v is None else f"{100 * v:.0f}%"
+
+        rows_d = [["device", "suspends", "resumes", "< break-even", "errors"]]
+        for d in runtime[1][: args.top]:
+            eb, ea = sum(d["errors_before"].values()), sum(d["errors_after"].values())
+            rows_d.append([d["device"], f"{d['suspends_before']} -> {d['suspends_after']}",
+                           f"{d['resumes_before']} -> {d['resumes_after']}",
+                           f"{share(d['short_share_before'])} -> {share(d['short_share_after'])}",
+                           f"{eb} -> {ea}"])
+        out += ["", "Runtime PM use per device (before -> after):", _table(rows_d, set())]
     sys.stdout.write("\n".join(out) + "\n")
     return 0
 

@@ -173,7 +173,13 @@ def compile_format(print_fmt: str) -> LineFormat | None:
 
 
 def default_formats() -> dict[str, LineFormat]:
-    t = table().formats
+    """The layouts of rpm.h (a fresh dict: a capture's own formats replace entries)."""
+    return dict(_default_formats(str(rules_dir() / "tables" / "runtime-pm.yaml")))
+
+
+@lru_cache(maxsize=2)
+def _default_formats(file: str) -> dict[str, LineFormat]:
+    t = _load_table(file).formats
     out: dict[str, LineFormat] = {}
     for ev in EVENTS:
         src = t.get("rpm_internal" if ev in _INTERNAL else ev)
@@ -181,11 +187,6 @@ def default_formats() -> dict[str, LineFormat]:
         if lf is not None:
             out[ev] = lf
     return out
-
-
-def looks_like(head: bytes) -> bool:
-    """ftrace text holding runtime PM events (a capture of only rpm/ events)."""
-    return _EVENT.search(head) is not None
 
 
 # -- the calls -----------------------------------------------------------------------------
@@ -264,46 +265,54 @@ def _status_value(raw: Any) -> int | None:
 
 
 class Pairing:
-    """Turns a time-ordered stream of rpm events of one file into RpmLog rows."""
+    """Turns a time-ordered stream of rpm events of one file into RpmLog rows. Devices are
+    RpmLog.dev_id() numbers; `func` of a return is the call kind its ip names, -1 unknown."""
 
     def __init__(self, coll: Collector) -> None:
         self.coll = coll
-        self.log = rpm_log(coll.store)
+        log = self.log = rpm_log(coll.store)
         self.file = coll.file_id
         self.stacks: dict[int, list[int]] = {}
         self.events = 0
+        # one call = 12 appends: bound once (the text reader runs this per event)
+        self._columns = (log.dev.append, log.kinds.append, log.flags.append, log.usage.append,
+                         log.child.append, log.depth.append, log.start.append,
+                         log.end.append, log.ret.append, log.nested.append,
+                         log.thread.append, log.file.append)
 
-    def call(self, ts: float, kind: int, dev: str, flags: int, usage: int, child: int,
+    def call(self, ts: float, kind: int, dev: int, flags: int, usage: int, child: int,
              depth: int, thread: int) -> None:
-        log = self.log
         self.events += 1
-        i = len(log.dev)
-        log.dev.append(log.dev_id(dev))
-        log.kinds.append(kind)
-        log.flags.append(flags)
-        log.usage.append(usage)
-        log.child.append(child)
-        log.depth.append(depth)
-        log.start.append(ts)
-        log.end.append(math.nan)
-        log.ret.append(0)
-        log.nested.append(0.0)
-        log.thread.append(thread)
-        log.file.append(self.file)
-        self.stacks.setdefault(thread, []).append(i)
+        i = len(self.log.dev)
+        a = self._columns
+        a[0](dev)
+        a[1](kind)
+        a[2](flags)
+        a[3](usage)
+        a[4](child)
+        a[5](depth)
+        a[6](ts)
+        a[7](math.nan)
+        a[8](0)
+        a[9](0.0)
+        a[10](thread)
+        a[11](self.file)
+        stack = self.stacks.get(thread)
+        if stack is None:
+            self.stacks[thread] = [i]
+        else:
+            stack.append(i)
 
-    def ret(self, ts: float, dev: str, func: str, ret: int, thread: int) -> None:
-        """rpm_return_int: closes the innermost open call of `dev` on the thread (of the
-        function the ip names when it is a symbol)."""
+    def ret(self, ts: float, d: int, func: int, ret: int, thread: int) -> None:
+        """rpm_return_int: closes the innermost open call of device `d` on the thread (of
+        the kind the ip names when it is a symbol)."""
         log = self.log
         self.events += 1
         stack = self.stacks.get(thread)
-        d = log._dev_ids.get(dev)
-        kind = _KIND.get(func.split("+", 1)[0]) if func else None
-        if stack and d is not None:
+        if stack:
             for k in range(len(stack) - 1, -1, -1):
                 i = stack[k]
-                if log.dev[i] == d and (kind is None or log.kinds[i] == kind) \
+                if log.dev[i] == d and (func < 0 or log.kinds[i] == func) \
                         and ts >= log.start[i]:
                     log.unreturned += len(stack) - 1 - k  # opened inside it, never returned
                     del stack[k:]
@@ -317,10 +326,10 @@ class Pairing:
                     return
         log.unmatched_returns += 1
 
-    def status(self, ts: float, dev: str, status: int) -> None:
+    def status(self, ts: float, d: int, status: int) -> None:
         log = self.log
         self.events += 1
-        log.st_dev.append(log.dev_id(dev))
+        log.st_dev.append(d)
         log.st_ts.append(ts)
         log.st_val.append(status)
         log.st_file.append(self.file)
@@ -336,8 +345,14 @@ class Pairing:
         self.coll.report.rpm_events += self.events
 
 
-def _fields(parsed: dict[str, Any], ev: str) -> tuple | None:
-    """A parsed payload -> the tuple the pairing needs (None: a field is missing)."""
+_CODE = {"rpm_suspend": 0, "rpm_resume": 1, "rpm_idle": 2, "rpm_usage": 3,
+         "rpm_return_int": 4, "rpm_status": 5}
+
+
+def _named(parsed: dict[str, Any], ev: str) -> tuple | None:
+    """A parsed payload -> (name, ...) with the fields the pairing needs (None: a field is
+    missing): a call (name, flags, usage, child, depth), a return (name, ip, ret), a status
+    (name, status)."""
     name = parsed.get("name")
     if name is None:
         return None
@@ -351,31 +366,46 @@ def _fields(parsed: dict[str, Any], ev: str) -> tuple | None:
             parsed.get("child_count", -1), parsed.get("disable_depth", -1))
 
 
+def _fields(parsed: dict[str, Any], ev: str, log: RpmLog) -> tuple | None:
+    """_named() as the text reader caches it: (code, device id, ...); code 0-2 a call
+    (CALL_KINDS), 3 rpm_usage, 4 rpm_return_int (device, call kind the ip names or -1, ret),
+    5 rpm_status."""
+    f = _named(parsed, ev)
+    if f is None:
+        return None
+    code = _CODE[ev]
+    if code == 4:
+        return (4, log.dev_id(f[0]), _KIND.get(f[1].split("+", 1)[0], -1), f[2])
+    return (code, log.dev_id(f[0]), *f[1:])
+
+
 class TextHook:
-    """ftrace text: fed each block the ftrace reader scans (whole lines up to `limit`)."""
+    """ftrace text: fed the blocks the ftrace reader scans (whole lines up to `limit`)."""
 
     def __init__(self, coll: Collector) -> None:
         self.coll = coll
         self.pairing: Pairing | None = None
         self.formats: dict[str, LineFormat] | None = None
-        self.cache: dict[tuple[str, bytes], tuple | None] = {}
+        self.cache: dict[bytes, tuple | None] = {}  # "rpm_x: payload" -> _fields()
         self.tasks: dict[bytes, int] = {}
+        self.first_done = False  # the first block was looked at (for `format` blocks)
 
     @property
     def events(self) -> int:
         return self.pairing.events if self.pairing is not None else 0
 
-    def feed(self, buf: bytes, limit: int) -> None:
-        if b": rpm_" not in buf:
-            if b"print fmt: " in buf:
-                self._learn(buf, limit)
-            return
+    def feed(self, buf: bytes, limit: int, seen: bool) -> None:
+        """The first block (where a capture's own formats would be) and the blocks in which
+        the ftrace reader's scan met rpm_* events (`seen`)."""
+        self.first_done = True
         if b"print fmt: " in buf:
             self._learn(buf, limit)
-        if self.pairing is None:
-            self.pairing = Pairing(self.coll)
+        if not seen:
+            return
         if self.formats is None:
             self.formats = default_formats()
+        if self.pairing is None:
+            self.pairing = Pairing(self.coll)
         self._scan(buf, limit)
 
     def _learn(self, buf: bytes, limit: int) -> None:
@@ -390,19 +420,41 @@ class TextHook:
                 rpm_log(self.coll.store).formats_from_capture.add(ev)
                 self.cache.clear()
 
+    def _parse(self, key: bytes) -> tuple | None:
+        ev, _, payload = key.partition(b": ")
+        name = ev.decode()
+        lf = self.formats.get(name) if self.formats else None
+        parsed = lf.parse(payload.lstrip(b" ")) if lf is not None else None
+        return _fields(parsed, name, rpm_log(self.coll.store)) if parsed is not None else None
+
     def _scan(self, buf: bytes, limit: int) -> None:
-        coll, pairing, formats, cache, tasks = (self.coll, self.pairing, self.formats,
-                                                 self.cache, self.tasks)
-        assert pairing is not None and formats is not None
+        coll, pairing, cache, tasks = self.coll, self.pairing, self.cache, self.tasks
+        assert pairing is not None
+        log = pairing.log
         find, rfind = buf.find, buf.rfind
         thread_id = coll.store.thread_id
+        ret, stacks, fid, nan = pairing.ret, pairing.stacks, pairing.file, math.nan
+        # Pairing.call and .status inlined: this loop runs once per event (the budget is
+        # 50 MB/s of rpm_* lines)
+        (a_dev, a_kind, a_flags, a_usage, a_child, a_depth, a_start, a_end, a_ret, a_nested,
+         a_thread, a_file) = pairing._columns
+        s_dev, s_ts, s_val, s_file = (log.st_dev.append, log.st_ts.append, log.st_val.append,
+                                      log.st_file.append)
+        n = 0
         for m in _EVENT.finditer(buf, 0, limit):
-            s, e = m.span()
-            le = find(b"\n", e)
+            s = m.start()
+            le = find(b"\n", s)
             if le < 0:
                 le = limit
             if buf[le - 1] == 13:  # \r
                 le -= 1
+            key = buf[s + 2 : le]
+            hit = cache.get(key, False)
+            if hit is False:
+                hit = cache[key] = self._parse(key)
+            if hit is None:
+                coll.skip(f"malformed {m.group(1).decode()}")
+                continue
             p = rfind(b" ", 0, s)
             try:
                 ts = float(buf[p + 1 : s])
@@ -412,28 +464,44 @@ class TextHook:
             if not -_TS_BOUND < ts < _TS_BOUND:
                 coll.skip("impossible timestamp")
                 continue
-            ev = m.group(1).decode()
-            key = (ev, buf[e:le])
-            hit = cache.get(key, False)
-            if hit is False:
-                lf = formats.get(ev)
-                parsed = lf.parse(key[1]) if lf is not None else None
-                hit = cache[key] = _fields(parsed, ev) if parsed is not None else None
-            if hit is None:
-                coll.skip(f"malformed {ev}")
+            code = hit[0]
+            if code == 5:
+                s_dev(hit[1])
+                s_ts(ts)
+                s_val(hit[2])
+                s_file(fid)
+                n += 1
+                continue
+            if code == 3:
+                pairing.usage()
                 continue
             tb = buf[rfind(b"\n", 0, p) + 1 : p]
             tid = tasks.get(tb)
             if tid is None:
                 tid = tasks[tb] = thread_id(_task(tb))
-            if ev == "rpm_return_int":
-                pairing.ret(ts, hit[0], hit[1], hit[2], tid)
-            elif ev == "rpm_status":
-                pairing.status(ts, hit[0], hit[1])
-            elif ev == "rpm_usage":
-                pairing.usage()
+            if code == 4:
+                ret(ts, hit[1], hit[2], hit[3], tid)
+                continue
+            i = len(log.dev)
+            a_dev(hit[1])
+            a_kind(code)
+            a_flags(hit[2])
+            a_usage(hit[3])
+            a_child(hit[4])
+            a_depth(hit[5])
+            a_start(ts)
+            a_end(nan)
+            a_ret(0)
+            a_nested(0.0)
+            a_thread(tid)
+            a_file(fid)
+            n += 1
+            stack = stacks.get(tid)
+            if stack is None:
+                stacks[tid] = [i]
             else:
-                pairing.call(ts, _KIND[ev], hit[0], hit[1], hit[2], hit[3], hit[4], tid)
+                stack.append(i)
+        pairing.events += n
 
     def finish(self) -> None:
         if self.pairing is not None:
@@ -503,7 +571,7 @@ class PerfettoHook:
             return
         if name == "rpm_return_int":
             vals = {**vals, "ip": ""}  # an address, not a symbol: pair by device only
-        fields = _fields(vals, name)
+        fields = _named(vals, name)
         if fields is None:
             self.coll.skip(f"malformed {name}")
             return
@@ -515,19 +583,20 @@ class PerfettoHook:
         pairing = Pairing(self.coll)
         threads: dict[int, int] = {}
         self.rows.sort(key=lambda r: r[0])
+        dev_id = pairing.log.dev_id
         for ts_ns, pid, ev, f in self.rows:
             tid = threads.get(pid)
             if tid is None:
                 tid = threads[pid] = self.coll.store.thread_id(f"pid {pid}")
             ts = ts_ns / 1e9
-            if ev == "rpm_return_int":
-                pairing.ret(ts, f[0], f[1], _signed32(f[2]), tid)
+            if ev == "rpm_return_int":  # the ip is an address: pair by device only
+                pairing.ret(ts, dev_id(f[0]), -1, _signed32(f[2]), tid)
             elif ev == "rpm_status":
-                pairing.status(ts, f[0], _signed32(f[1]))
+                pairing.status(ts, dev_id(f[0]), _signed32(f[1]))
             elif ev == "rpm_usage":
                 pairing.usage()
             else:
-                pairing.call(ts, _KIND[ev], f[0], *(_signed32(x) for x in f[1:]), tid)
+                pairing.call(ts, _KIND[ev], dev_id(f[0]), *(_signed32(x) for x in f[1:]), tid)
         pairing.finish()
         return pairing.events
 
