@@ -433,12 +433,13 @@ def by_driver(devices: list[DeviceRpm]) -> list[dict[str, Any]]:
         res = [v for d in ds if d.resume for v in d.resume.values]
         s, r = Dist.of(sus), Dist.of(res)
         out.append({
-            "driver": drv, "devices": len(ds), "suspends": len(sus), "resumes": len(res),
+            "driver": drv or None, "devices": len(ds), "suspends": len(sus),
+            "resumes": len(res),
             "errors": sum(e.count for d in ds for e in d.errors),
             "suspend_median_us": s.median_us if s else None,
             "resume_median_us": r.median_us if r else None,
         })
-    out.sort(key=lambda x: (-(x["suspends"] + x["resumes"]), x["driver"]))
+    out.sort(key=lambda x: (-(x["suspends"] + x["resumes"]), x["driver"] or ""))
     return out
 
 
