@@ -297,3 +297,61 @@ def test_diff_compares_runtime_transitions(tmp_path: Path,
     plain = run_cli(capsys, "trace", "diff", str(FIXTURES / "ftrace_basic.txt"), "--vs",
                     str(FIXTURES / "ftrace_basic.txt"), "--format", "json").out
     assert json.loads(plain)["runtime"] is None
+
+
+def test_bad_rpm_lines_are_counted_not_fatal(tmp_path: Path) -> None:
+    lines = [
+        "cpus=1",
+        "  t-1 [000] 10.000000: rpm_resume: dev.0 flags-4 cnt-1  dep-0  auto-1 p-0 irq-0 child-0",
+        "  t-1 [000] nan: rpm_resume: dev.0 flags-4 cnt-1  dep-0  auto-1 p-0 irq-0 child-0",
+        "  t-1 [000] 10.000100: rpm_resume: dev.0 flags-zz cnt-1",  # not the layout
+        "  t-1 [000] 10.000200: rpm_status: dev.0 status=RPM_BOGUS",  # unknown status
+        "  t-2 [000] 10.000300: rpm_return_int: rpm_resume+0x1a4:dev.1 ret=0",  # no open call
+        "  t-1 [000] 10.000400: rpm_return_int: rpm_resume+0x1a4:dev.0 ret=0",
+        "  t-1 [000] 10.000500: rpm_suspend: dev.0 flags-0 cnt-0  dep-0  auto-1 p-0 irq-0 child-0",
+        "  t-1 [000] 10.000600: rpm_return_int: rpm_suspend+0x2c0:dev.0 ret=",  # cut short
+        "  t-1 [000] 10.000700: rpm_idle: dev.0 flags-0 cnt-0  dep-0  auto-1 p-0 irq-0 child-0",
+        "  t-1 [000] 10.000800: rpm_idle: dev.0 flags-0 cnt-99999999999999999999999  dep-0  "
+        "auto-1 p-0 irq-0 child-0",  # no C int
+    ]
+    (tmp_path / "bad.txt").write_text("\n".join(lines))  # and no final newline
+    ts = load_traces([tmp_path / "bad.txt"])
+    assert ts.errors == []
+    assert ts.skip_reasons() == {"impossible timestamp": 1, "malformed rpm_resume": 1,
+                                 "malformed rpm_status": 1, "malformed rpm_return_int": 1,
+                                 "malformed rpm_idle": 1}
+    log = ts.store.rpm
+    assert len(log) == 3 and log.unmatched_returns == 1 and log.unreturned == 2
+    report = runtime_stats(ts)
+    (dev,) = [d for d in report.devices if d.device == "dev.0"]
+    assert dev.resumes == 1 and dev.suspends == 0  # the suspend never returned
+
+
+def test_perfetto_rpm_numbers_out_of_range_do_not_break(tmp_path: Path) -> None:
+    from perfetto.trace_builder.proto_builder import StreamingTraceProtoBuilder
+
+    with open(tmp_path / "x.pftrace", "wb") as fh:
+        builder = StreamingTraceProtoBuilder(fh)
+        packet = builder.create_packet()
+        packet.ftrace_events.cpu = 0
+        for ts, name, fields in ((5, "rpm_resume", {"name": "d", "flags": 2**40}),
+                                 (6, "rpm_return_int", {"name": "d", "ret": -(2**40)}),
+                                 (7, "rpm_idle", {"flags": 1})):  # no name: malformed
+            ev = packet.ftrace_events.event.add()
+            ev.timestamp, ev.pid = ts, 1
+            ev.generic.event_name = name
+            for k, v in fields.items():
+                f = ev.generic.field.add()
+                f.name = k
+                if isinstance(v, str):
+                    f.str_value = v
+                else:
+                    f.int_value = v
+        ev = packet.ftrace_events.event.add()
+        ev.timestamp, ev.pid = 8, 1
+        ev.rpm_status.name, ev.rpm_status.status = "d", 77  # not an enum value
+        builder.write_packet(packet)
+    ts = load_traces([tmp_path / "x.pftrace"])
+    assert ts.files[0].error is None
+    assert ts.skip_reasons() == {"malformed rpm_idle": 1, "malformed rpm_status": 1}
+    assert runtime_stats(ts) is not None

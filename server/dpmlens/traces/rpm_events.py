@@ -38,6 +38,7 @@ _INTERNAL = ("rpm_suspend", "rpm_resume", "rpm_idle", "rpm_usage")  # DEFINE_EVE
 _EVENT = re.compile(rb": (rpm_(?:suspend|resume|idle|usage|return_int|status)): +")
 _FMT_BLOCK = re.compile(rb"name: (rpm_\w+)\n(?:.*\n)*?print fmt: (.*)")
 _TS_BOUND = 1e15
+_INT_BOUND = 1 << 31  # the printed fields are C ints
 
 
 @dataclass(frozen=True)
@@ -126,10 +127,11 @@ class LineFormat:
         for name, raw, conv in zip(self.fields, m.groups(), self.convs, strict=True):
             if conv == "s" or conv.startswith("p") or name in self.symbolic:
                 out[name] = raw.decode("utf-8", "replace")
-            elif conv.endswith("x"):
-                out[name] = int(raw, 16)
             else:
-                out[name] = int(raw)
+                v = int(raw, 16) if conv.endswith("x") else int(raw)
+                if not -_INT_BOUND < v < _INT_BOUND:  # would not fit the log's columns
+                    return None
+                out[name] = v
         return out
 
 
@@ -251,17 +253,16 @@ _STATUS_BY_NAME: dict[str, int] = {}
 
 
 def _status_value(raw: Any) -> int | None:
-    if isinstance(raw, int):
-        return raw
+    """RPM_SUSPENDED or 2 -> 2; anything that is not an enum rpm_status value -> None."""
     if not _STATUS_BY_NAME:
         _STATUS_BY_NAME.update(table().statuses)
-    v = _STATUS_BY_NAME.get(raw)
-    if v is None:
+    v = _STATUS_BY_NAME.get(raw) if isinstance(raw, str) else raw
+    if isinstance(raw, str) and v is None:
         try:
-            return int(raw)
-        except (TypeError, ValueError):
+            v = int(raw)
+        except ValueError:
             return None
-    return v
+    return v if v in _STATUS_BY_NAME.values() else None
 
 
 class Pairing:
@@ -527,7 +528,7 @@ class PerfettoHook:
         self.descriptors: dict[int, tuple[str, dict[int, str]]] = {}
 
     def typed_status(self, ts: int, pid: int, e: Any) -> None:
-        self.rows.append((ts, pid, "rpm_status", (e.name, int(e.status))))
+        self._add(ts, pid, "rpm_status", {"name": e.name, "status": int(e.status)})
 
     def generic(self, ts: int, pid: int, g: Any) -> None:
         name = g.event_name
@@ -566,7 +567,9 @@ class PerfettoHook:
     def _add(self, ts: int, pid: int, name: str, vals: dict[str, Any]) -> None:
         if name == "rpm_status":
             st = _status_value(vals.get("status"))
-            if st is not None and vals.get("name") is not None:
+            if st is None or vals.get("name") is None:
+                self.coll.skip("malformed rpm_status")
+            else:
                 self.rows.append((ts, pid, name, (vals["name"], st)))
             return
         if name == "rpm_return_int":
