@@ -160,7 +160,8 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector) -> bool:
     # event and is what the 50 MB/s budget is spent on.
     for m in _EVENT.finditer(buf, 0, limit):
         s, e = m.span()
-        if buf[s + 2] == _R:  # rpm_*: traces.rpm_events reads the block
+        c = buf[s + 2]
+        if c == _R:  # rpm_*: traces.rpm_events reads the block
             rpm = True
             continue
         while s > next_stamp:
@@ -179,7 +180,7 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector) -> bool:
         if not -_TS_BOUND < ts < _TS_BOUND:  # nan, inf, 1e999: an impossible number
             coll.skip("impossible timestamp")
             continue
-        d = buf[s + 2] == _D  # "device_pm_callback_..." (no delay probe starts with "d")
+        d = c == _D  # "device_pm_callback_..." (no delay probe starts with "d")
         if d and buf[s + 21] == _S:  # device_pm_callback_start
             # the same payload recurs every cycle: split and look it up once per stage
             pl = buf[e:le]

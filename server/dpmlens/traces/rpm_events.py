@@ -390,23 +390,29 @@ class TextHook:
         self.cache: dict[bytes, tuple | None] = {}  # "rpm_x: payload" -> _fields()
         self.tasks: dict[bytes, int] = {}
         self.first_done = False  # the first block was looked at (for `format` blocks)
+        self.first: tuple[bytes, int] | None = None
 
     @property
     def events(self) -> int:
         return self.pairing.events if self.pairing is not None else 0
 
     def feed(self, buf: bytes, limit: int, seen: bool) -> None:
-        """The first block (where a capture's own formats would be) and the blocks in which
-        the ftrace reader's scan met rpm_* events (`seen`)."""
-        self.first_done = True
-        if b"print fmt: " in buf:
-            self._learn(buf, limit)
+        """The first block (where a capture's own formats would be: kept, not searched, until
+        an rpm_* event needs them) and the blocks in which the ftrace reader's scan met
+        rpm_* events (`seen`)."""
+        if not self.first_done:
+            self.first_done = True
+            self.first = (buf, limit)
         if not seen:
             return
-        if self.formats is None:
-            self.formats = default_formats()
         if self.pairing is None:
             self.pairing = Pairing(self.coll)
+            self.formats = default_formats()
+            first, self.first = self.first, None
+            if first is not None and first[0] is not buf and b"print fmt: " in first[0]:
+                self._learn(*first)
+        if b"print fmt: " in buf:
+            self._learn(buf, limit)
         self._scan(buf, limit)
 
     def _learn(self, buf: bytes, limit: int) -> None:
@@ -505,6 +511,7 @@ class TextHook:
         pairing.events += n
 
     def finish(self) -> None:
+        self.first = None
         if self.pairing is not None:
             self.pairing.finish()
 
