@@ -20,6 +20,7 @@ from dpmlens.traces.rpm_stats import runtime_stats
 
 NEW = FIXTURES / "rpm_6.12_trace_cmd.txt"  # trace-cmd report, kernel 6.12: with rpm_status
 OLD = FIXTURES / "rpm_6.1_trace.txt"  # raw trace, kernel 6.1: no rpm_status
+OLDEST = FIXTURES / "rpm_4.19_trace.txt"  # raw trace, 4.19: no rpm_status, no rpm_usage
 PERFETTO = FIXTURES / "rpm_6.12.perfetto-trace"
 SRC = FIXTURES / "rpm_src"
 C, P, X = "i2c_foo.0", "0000:00:15.0", "0000:00:14.0"
@@ -43,21 +44,25 @@ def test_committed_fixtures_are_what_the_generator_writes(tmp_path: Path) -> Non
     ev = mk.scenario()
     mk.write_text(ev, tmp_path / "a.txt", "trace-cmd", with_status=True)
     mk.write_text(ev, tmp_path / "b.txt", "raw", with_status=False)
+    mk.write_text(ev, tmp_path / "d.txt", "raw4", with_status=False, with_usage=False)
     mk.write_perfetto(ev, tmp_path / "c.perfetto-trace")
     assert (tmp_path / "a.txt").read_bytes() == NEW.read_bytes()
     assert (tmp_path / "b.txt").read_bytes() == OLD.read_bytes()
+    assert (tmp_path / "d.txt").read_bytes() == OLDEST.read_bytes()
     assert (tmp_path / "c.perfetto-trace").read_bytes() == PERFETTO.read_bytes()
 
 
 @pytest.mark.parametrize(("path", "fmt", "events", "statuses"), [
-    (NEW, "ftrace", 150, 50), (OLD, "ftrace", 100, 0), (PERFETTO, "perfetto", 150, 50)])
+    (NEW, "ftrace", 153, 50), (OLD, "ftrace", 103, 0), (OLDEST, "ftrace", 102, 0),
+    (PERFETTO, "perfetto", 153, 50)])
 def test_every_event_is_read_and_every_call_pairs(path: Path, fmt: str, events: int,
                                                   statuses: int) -> None:
     ts = load_traces([path])
     f = ts.files[0]
     assert (f.format, f.rpm_events, f.skipped_lines) == (fmt, events, 0)
     log = ts.store.rpm
-    assert len(log) == 50 and len(log.st_dev) == statuses
+    assert len(log) == 51 and len(log.st_dev) == statuses
+    assert log.usage_events == (0 if path == OLDEST else 1)
     assert log.unmatched_returns == 0 and log.unreturned == 0
     # the child's resume holds its parent's (nested, same thread): 1.51 ms of its 3.0 ms
     first = next(i for i in range(len(log)) if log.devices[log.dev[i]] == C)
@@ -99,8 +104,9 @@ def test_errors_with_codes_and_where_they_happened() -> None:
     assert devs[X].errors == []
 
 
-def test_older_kernel_states_inferred_from_calls() -> None:
-    devs = _devices(OLD)
+@pytest.mark.parametrize("path", [OLD, OLDEST])
+def test_older_kernel_states_inferred_from_calls(path: Path) -> None:
+    devs = _devices(path)
     c = devs[C]
     assert not c.exact
     # the same transitions: each autosuspend is proven by the nested rpm_idle of the parent,
@@ -232,7 +238,7 @@ def test_report_json_maps_callbacks_and_links_the_rule(capsys: pytest.CaptureFix
     out = run_cli(capsys, "trace", "report", str(NEW), "--source", str(SRC), "--format", "json")
     assert out.code == 0
     rt = json.loads(out.out)["runtime_pm"]
-    assert rt["version"] == 1 and rt["calls"] == 50 and rt["status_events"] == 50
+    assert rt["version"] == 1 and rt["calls"] == 51 and rt["status_events"] == 50
     devs = {d["device"]: d for d in rt["devices"]}
     c = devs[C]
     assert c["source"]["runtime_resume"]["function"] == "foo_i2c_runtime_resume"
@@ -253,12 +259,12 @@ def test_report_json_maps_callbacks_and_links_the_rule(capsys: pytest.CaptureFix
 
 def test_report_table_section(capsys: pytest.CaptureFixture[str]) -> None:
     text = run_cli(capsys, "trace", "report", str(OLD), "--source", str(SRC)).out
-    assert "Runtime PM (50 calls of 3 device(s); states inferred" in text
+    assert "Runtime PM (51 calls of 3 device(s); states inferred" in text
     assert "60% of 5 (< 4.05 ms)" in text
     assert "rpm_resume -EACCES x1" in text and "inside its suspend_late callback" in text
     assert "-> [runtime-pm-while-disabled]" in text and "foo_i2c.c:31" in text
     assert "i2c_foo.0 runtime_resume: " in text and "foo_i2c_runtime_resume()" in text
-    assert "100 runtime PM events" in text
+    assert "103 runtime PM events" in text
 
 
 def test_device_without_a_driver_name_says_why(tmp_path: Path,

@@ -5,6 +5,8 @@
 rpm_6.12_trace_cmd.txt   `trace-cmd report` of a 6.12 kernel: rpm_* events with rpm_status
 rpm_6.1_trace.txt        raw /sys/kernel/tracing/trace of a 6.1 kernel: no rpm_status event
                          (rpm.h of 6.1 has none), 5-column flags
+rpm_4.19_trace.txt       raw trace of a 4.19 kernel: neither rpm_status nor rpm_usage, 4-column
+                         flags
 rpm_6.12.perfetto-trace  Perfetto: rpm_status as its typed event (FtraceEvent 489), the
                          other rpm events as GenericFtraceEvent (327), per-CPU bundles
 
@@ -19,7 +21,8 @@ Scenario (times in ms after 100 s):
   suspended (RPM_SUSPENDED -> RPM_RESUMING) for 2, 3, 50, 500, 2.5 ms between them.
 - 0000:00:15.0 (driver foo_lpss): suspends (0.15 ms) right after each child suspend; one refused
   rpm_suspend with an active child (-EBUSY) in cycle 2.
-- i2c_foo.0 rpm_idle with the usage count held (-EAGAIN) in cycle 3.
+- i2c_foo.0: a nested get (rpm_resume returns 1: already active) and its put (rpm_usage) in
+  cycle 1; rpm_idle with the usage count held (-EAGAIN) in cycle 3.
 - 0000:00:14.0 (driver xhci_hcd, not in the source fixture): a long autosuspend, 2 s from the
   put to the suspend.
 - then a system suspend: foo_i2c's suspend_late calls pm_runtime_get_sync() while runtime PM
@@ -106,6 +109,13 @@ def scenario() -> Events:
         if k == 2:  # pm_runtime_suspend(parent) with an active child: -EBUSY
             e.internal(active + 5, T_PM, "rpm_suspend", P, 0x0)
             e.ret(active + 5.002, T_PM, "rpm_suspend", P, -16)
+        if k == 1:  # a nested get (already active: ret=1) and its put, which only drops
+            # the count (rpm_usage: runtime.c:1134; kernels before rpm_usage print nothing)
+            e.state[C]["cnt"] = 2
+            e.internal(active + 2, T_USER, "rpm_resume", C, 0x4)
+            e.ret(active + 2.001, T_USER, "rpm_resume", C, 1)
+            e.state[C]["cnt"] = 1
+            e.internal(active + 4, T_USER, "rpm_usage", C, 0x4)
         if k == 3:  # pm_runtime_idle() while the usage count is held: -EAGAIN
             e.internal(active + 5, T_USER, "rpm_idle", C, 0x0)
             e.ret(active + 5.001, T_USER, "rpm_idle", C, -11)
@@ -217,22 +227,40 @@ RAW_HEADER_61 = """# tracer: nop
 """
 
 
-def write_text(e: Events, path: Path, shape: str, with_status: bool) -> None:
+RAW_HEADER_419 = """# tracer: nop
+#
+# entries-in-buffer/entries-written: {n}/{n}   #P:4
+#
+#                              _-----=> irqs-off
+#                             / _----=> need-resched
+#                            | / _---=> hardirq/softirq
+#                            || / _--=> preempt-depth
+#                            ||| /     delay
+#           TASK-PID   CPU#  ||||    TIMESTAMP  FUNCTION
+#              | |       |   ||||       |         |
+"""
+
+
+def write_text(e: Events, path: Path, shape: str, with_status: bool,
+               with_usage: bool = True) -> None:
+    """shape "raw" (5 flag columns, 5.x/6.x), "raw4" (4 flag columns, 4.x) or "trace-cmd"."""
     lines = []
     for ts, (task, pid, cpu), ev, f in e.rows:
-        if ev == "rpm_status" and not with_status:
+        if ev == "rpm_status" and not with_status or ev == "rpm_usage" and not with_usage:
             continue
         name = _NAMES.get(ev, ev)
         head = f"{task}-{pid}"
-        if shape == "raw":
-            lines.append(f"{head:>16} [{cpu:03d}] d..1. {ts:12.6f}: {name}: "
+        if shape.startswith("raw"):
+            flags = "d..1" if shape == "raw4" else "d..1."
+            lines.append(f"{head:>16} [{cpu:03d}] {flags} {ts:12.6f}: {name}: "
                          + payload(ev, f, "raw"))
         else:
             label = f"{name}:"
             label = label.ljust(21) if len(label) < 21 else label
             lines.append(f"{head:>16} [{cpu:03d}] {ts:12.6f}: {label} "
                          + payload(ev, f, "trace-cmd"))
-    header = RAW_HEADER_61.format(n=len(lines)) if shape == "raw" else "cpus=4\n"
+    header = {"raw": RAW_HEADER_61, "raw4": RAW_HEADER_419}.get(shape, "cpus=4\n").format(
+        n=len(lines))
     path.write_text(header + "\n".join(lines) + "\n")
 
 
@@ -293,4 +321,5 @@ if __name__ == "__main__":
     ev = scenario()
     write_text(ev, HERE / "rpm_6.12_trace_cmd.txt", "trace-cmd", with_status=True)
     write_text(ev, HERE / "rpm_6.1_trace.txt", "raw", with_status=False)
+    write_text(ev, HERE / "rpm_4.19_trace.txt", "raw4", with_status=False, with_usage=False)
     write_perfetto(ev, HERE / "rpm_6.12.perfetto-trace")
