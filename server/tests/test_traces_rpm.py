@@ -377,3 +377,32 @@ def test_format_block_in_an_earlier_block_than_the_events(tmp_path: Path,
     ts = load_traces([tmp_path / "t.txt"])
     log = ts.store.rpm
     assert ts.skipped_lines == 0 and (log.usage[0], log.flags[0], log.ret[0]) == (2, 4, 0)
+
+
+def test_shapes_seen_in_the_wild(tmp_path: Path) -> None:
+    """trace-cmd without a CPU column, device names with colons (SCSI "0:0:0:4"), a hard-irq
+    context flag column, a return from rpm_idle whose refusal leaves nothing open."""
+    lines = [
+        "    kworker/u16:0-7     0.880061: rpm_idle:             0:0:0:4 flags-1 cnt-4  dep-0  "
+        "auto-1 p-0 irq-0 child-0",
+        "    kworker/u16:0-7     0.880062: rpm_return_int:       rpm_idle+0x16c:0:0:0:4 ret=-11",
+        "    kworker/u16:2-142   0.880063: rpm_resume:           0:0:0:4 flags-4 cnt-5  dep-0  "
+        "auto-1 p-0 irq-0 child-0",
+        "    kworker/u16:2-142   0.880070: rpm_return_int:       rpm_resume+0x2a0:0:0:0:4 ret=1",
+        "          <idle>-0     [000] d.h2   144.830155: rpm_resume: 5b130000.usb flags-5 cnt-1  "
+        "dep-0  auto-1 p-0 irq-0 child-0",
+        "          <idle>-0     [000] dNh2   144.830166: rpm_return_int: "
+        "rpm_resume+0x114/0x758:5b130000.usb ret=0",
+    ]
+    (tmp_path / "wild.txt").write_text("\n".join(lines) + "\n")
+    ts = load_traces([tmp_path / "wild.txt"])
+    assert ts.files[0].format == "ftrace" and ts.skipped_lines == 0
+    log = ts.store.rpm
+    assert log.devices == ["0:0:0:4", "5b130000.usb"]
+    assert list(log.ret) == [-11, 1, 0] and log.unmatched_returns == 0
+    assert ts.store.threads[log.thread[0]] == "kworker/u16:0-7"
+    devs = {d.device: d for d in runtime_stats(ts).devices}
+    (err,) = devs["0:0:0:4"].errors
+    assert (err.call, err.name, err.meaning[0]) == ("rpm_idle", "-EAGAIN", "refusal")
+    assert devs["0:0:0:4"].resumes == 0  # ret=1: it was active
+    assert devs["5b130000.usb"].resumes == 0  # RPM_ASYNC (flags-5): only queued
