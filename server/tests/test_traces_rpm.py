@@ -406,3 +406,15 @@ def test_shapes_seen_in_the_wild(tmp_path: Path) -> None:
     assert (err.call, err.name, err.meaning[0]) == ("rpm_idle", "-EAGAIN", "refusal")
     assert devs["0:0:0:4"].resumes == 0  # ret=1: it was active
     assert devs["5b130000.usb"].resumes == 0  # RPM_ASYNC (flags-5): only queued
+
+
+def test_a_huge_garbage_rpm_line_is_skipped_quickly(tmp_path: Path) -> None:
+    import time
+
+    junk = "x " * 400_000  # 800 KB after the event name: would make the layout regex crawl
+    (tmp_path / "junk.txt").write_text(
+        "cpus=1\n  t-1 [000] 1.000000: rpm_suspend: " + junk + "\n")
+    t0 = time.process_time()
+    ts = load_traces([tmp_path / "junk.txt"])
+    assert time.process_time() - t0 < 5
+    assert ts.skip_reasons() == {"malformed rpm_suspend": 1}

@@ -39,6 +39,7 @@ _EVENT = re.compile(rb": (rpm_(?:suspend|resume|idle|usage|return_int|status)): 
 _FMT_BLOCK = re.compile(rb"name: (rpm_\w+)\n(?:.*\n)*?print fmt: (.*)")
 _TS_BOUND = 1e15
 _INT_BOUND = 1 << 31  # the printed fields are C ints
+_MAX_PAYLOAD = 4096  # dev_name() is short; a longer "payload" is garbage
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,7 @@ class LineFormat:
 def compile_format(print_fmt: str) -> LineFormat | None:
     """`"%s flags-%x cnt-%-2d ...", __get_str(name), REC->flags, ...` -> a LineFormat.
 
-    Padding (`%-2d` prints "0 ") is absorbed: every space of the format matches one or more
+    Padding (`%-2d` prints "0 ") is absorbed: every space of the format matches any run of
     spaces, and a conversion may be followed by padding spaces."""
     fmt, args = _split_args(print_fmt)
     convs = list(_CONV.finditer(fmt))
@@ -153,7 +154,7 @@ def compile_format(print_fmt: str) -> LineFormat | None:
         pattern.append(" *".join(re.escape(part) for part in fmt[pos : m.start()].split(" ")))
         conv = m.group(2)
         last = k == len(convs) - 1 and m.end() == len(fmt)
-        if conv in ("s",):
+        if conv == "s":
             group = r"(.*)" if last else r"(.*?)"
         elif conv.startswith("p"):
             group = r"(\S*?)"  # a symbol (rpm_suspend+0x2c0/0x6a0) or 0xffff...: no ':' in it
@@ -428,6 +429,8 @@ class TextHook:
                 self.cache.clear()
 
     def _parse(self, key: bytes) -> tuple | None:
+        if len(key) > _MAX_PAYLOAD:  # no rpm event is that long; the regex would crawl
+            return None
         ev, _, payload = key.partition(b": ")
         name = ev.decode()
         lf = self.formats.get(name) if self.formats else None
