@@ -418,3 +418,25 @@ def test_a_huge_garbage_rpm_line_is_skipped_quickly(tmp_path: Path) -> None:
     ts = load_traces([tmp_path / "junk.txt"])
     assert time.process_time() - t0 < 5
     assert ts.skip_reasons() == {"malformed rpm_suspend": 1}
+
+
+def test_rule_link_says_why_when_there_is_none(capsys: pytest.CaptureFixture[str]) -> None:
+    without = run_cli(capsys, "trace", "report", str(NEW)).out
+    assert "-> matches rule runtime-pm-while-disabled (give --source to find the call)" in without
+    other = run_cli(capsys, "trace", "report", str(NEW), "--source",
+                    str(FIXTURES / "src")).out  # foo_i2c is not in that tree
+    assert ("-> matches rule runtime-pm-while-disabled; no finding of it in the source of the "
+            "device's driver") in other
+
+
+def test_per_driver_table_when_a_driver_has_several_devices(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = NEW.read_text()
+    # a second foo_i2c device: the same capture with i2c_foo.0 renamed, merged
+    twin = text.replace("i2c_foo.0", "i2c_foo.1").split("\n", 1)[1]
+    (tmp_path / "two.txt").write_text(text + twin)
+    out = run_cli(capsys, "trace", "report", str(tmp_path / "two.txt"))
+    table = out.out.split("Per driver (all its devices' transitions):\n", 1)[1]
+    first = table.splitlines()[1].split()
+    assert first[:4] == ["foo_i2c", "2", "12", "12"]
+    assert "Per driver" not in run_cli(capsys, "trace", "report", str(NEW)).out

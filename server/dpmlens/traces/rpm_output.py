@@ -118,6 +118,20 @@ def runtime_text(report: RpmReport | None, mappings: dict[tuple[str, str], Mappi
     parts.append(_table(rows, {2, 3, 9, 10}))
     if len(report.devices) > top:
         parts.append(f"... {len(report.devices) - top} more devices (--top N)")
+    drivers = [d for d in by_driver(report.devices) if d["driver"]]  # unknown ones apart
+    if any(d["devices"] > 1 for d in drivers):
+        drows = [["driver", "devices", "suspends", "resumes", "suspend median",
+                  "resume median", "errors"]]
+        for d in drivers[:top]:
+            drows.append([d["driver"] or "?", str(d["devices"]), str(d["suspends"]),
+                          str(d["resumes"]),
+                          "-" if d["suspend_median_us"] is None
+                          else format_us(d["suspend_median_us"]),
+                          "-" if d["resume_median_us"] is None
+                          else format_us(d["resume_median_us"]),
+                          str(d["errors"]) if d["errors"] else "-"])
+        parts.append("Per driver (all its devices' transitions):")
+        parts.append(_table(drows, {1, 2, 3, 4, 5, 6}))
     notes: list[str] = []
     for d in report.devices[:top]:
         if d.resume_nested_us:
@@ -138,8 +152,11 @@ def runtime_text(report: RpmReport | None, mappings: dict[tuple[str, str], Mappi
             if link is not None:
                 line += (f"\n      -> [{link.rule}] {link.path}:{link.line} "
                          f"{link.function or ''}(): the static finding for this")
-            elif e.rule:
+            elif e.rule and mappings is None:
                 line += f"\n      -> matches rule {e.rule} (give --source to find the call)"
+            elif e.rule:
+                line += (f"\n      -> matches rule {e.rule}; no finding of it in the source "
+                         "of the device's driver")
             notes.append(line)
         if mappings is not None:
             for member in MEMBERS:
