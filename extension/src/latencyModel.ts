@@ -131,15 +131,18 @@ export function statusText(status: {
   callbacks_mapped: number;
   callbacks_unmapped: number;
   errors: string[];
+  runtime_devices?: number;
 }): { text: string; tooltip: string } {
   if (status.files === 0) return { text: "$(pulse) dpmlens", tooltip: "dpmlens: no traces loaded" };
   const total = status.callbacks_mapped + status.callbacks_unmapped;
   const warn = status.callbacks_unmapped > 0 || status.errors.length > 0 ? "$(warning) " : "";
+  const runtime = status.runtime_devices ? plural(status.runtime_devices, "device") : "";
   return {
-    text: `$(pulse) ${warn}${plural(status.files, "trace")} · ${status.callbacks_mapped}/${total} mapped`,
+    text: `$(pulse) ${warn}${plural(status.files, "trace")} · ${status.callbacks_mapped}/${total} mapped${runtime ? ` · runtime PM ${runtime}` : ""}`,
     tooltip:
       `dpmlens: ${plural(status.files, "trace file")} loaded; ${status.callbacks_mapped} callbacks mapped to source, ` +
-      `${status.callbacks_unmapped} unmapped${status.errors.length ? `, ${plural(status.errors.length, "error")}` : ""}. Click for details.`,
+      `${status.callbacks_unmapped} unmapped${status.errors.length ? `, ${plural(status.errors.length, "error")}` : ""}` +
+      `${runtime ? `; runtime PM of ${runtime}` : ""}. Click for details.`,
   };
 }
 

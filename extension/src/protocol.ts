@@ -18,6 +18,9 @@ export interface TraceStatus {
   callbacks_unmapped: number;
   unmapped_reasons: Record<string, number>;
   errors: string[];
+  /** Devices with rpm_* events, and runtime rows (device x runtime member) mapped to source. */
+  runtime_devices: number;
+  runtime_mapped: number;
 }
 
 export interface CallbackSource {
@@ -100,6 +103,8 @@ export const EMPTY_STATUS: TraceStatus = {
   callbacks_unmapped: 0,
   unmapped_reasons: {},
   errors: [],
+  runtime_devices: 0,
+  runtime_mapped: 0,
 };
 
 type Json = Record<string, unknown>;
@@ -131,6 +136,8 @@ export function readTraceStatus(value: unknown): TraceStatus {
     callbacks_unmapped: num(value.callbacks_unmapped),
     unmapped_reasons: reasons,
     errors: Array.isArray(value.errors) ? value.errors.map(String) : [],
+    runtime_devices: num(value.runtime_devices),
+    runtime_mapped: num(value.runtime_mapped),
   };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildRuntimeSection, runtimeCallbackLabels, runtimeSectionLabels } from "../src/latencyModel";
+import { buildRuntimeSection, runtimeCallbackLabels, runtimeSectionLabels, statusText } from "../src/latencyModel";
 import { readRuntimeCallback, readSlowestCallbacks, type RuntimeCallback } from "../src/protocol";
 
 // The shape `dpmlens.slowestCallbacks` returns for the 6.12 runtime PM fixture
@@ -99,5 +99,14 @@ describe("runtime PM rows", () => {
     expect(unmapped.description).toBe("1 × · median 800 µs · p95 800 µs");
     expect(unmapped.tooltip).toContain("not mapped to source: driver name not found in source");
     expect(unmapped.tooltip).toContain("autosuspend after 2.00 s");
+  });
+});
+
+describe("status bar with runtime PM", () => {
+  it("counts the runtime PM devices, and only when there are some", () => {
+    const status = { files: 1, callbacks_mapped: 1, callbacks_unmapped: 0, errors: [] };
+    expect(statusText({ ...status, runtime_devices: 3 }).text).toBe("$(pulse) 1 trace · 1/1 mapped · runtime PM 3 devices");
+    expect(statusText({ ...status, runtime_devices: 3 }).tooltip).toContain("; runtime PM of 3 devices.");
+    expect(statusText({ ...status, runtime_devices: 0 }).text).toBe("$(pulse) 1 trace · 1/1 mapped");
   });
 });
