@@ -536,6 +536,7 @@ class PerfettoHook:
         self.coll = coll
         self.rows: list[tuple[int, int, str, tuple]] = []  # (ts ns, pid, event, fields)
         self.descriptors: dict[int, tuple[str, dict[int, str]]] = {}
+        self.seen_ids: set[int] = set()
 
     def typed_status(self, ts: int, pid: int, e: Any) -> None:
         self._add(ts, pid, "rpm_status", {"name": e.name, "status": int(e.status)})
@@ -558,7 +559,13 @@ class PerfettoHook:
         from google.protobuf import descriptor_pb2
 
         for d in bundle.generic_event_descriptors:
-            desc = descriptor_pb2.DescriptorProto.FromString(d.event_descriptor)
+            if d.field_id in self.seen_ids:  # bundles repeat them: decode each once
+                continue
+            self.seen_ids.add(d.field_id)
+            try:
+                desc = descriptor_pb2.DescriptorProto.FromString(d.event_descriptor)
+            except Exception:  # a broken descriptor: its events stay unread
+                continue
             if desc.name in EVENTS:
                 self.descriptors[d.field_id] = (desc.name, {f.number: f.name for f in desc.field})
 
