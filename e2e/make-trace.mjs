@@ -53,7 +53,17 @@ export function* traceChunks(cycles) {
     }
     t += 1000;
     line("suspend_resume: suspend_enter[3] end");
-    t += 10_000_000;
+    // Runtime PM of zeta-touch.0 between suspends (rpm.h's layouts; fixed durations, so the
+    // random sequence of the callbacks above is unchanged): a resume and an autosuspend.
+    t += 1_000_000;
+    line("rpm_resume: zeta-touch.0 flags-4 cnt-1  dep-0  auto-1 p-0 irq-0 child-0");
+    t += 1800;
+    line("rpm_return_int: rpm_resume+0x1a4/0x6e0:zeta-touch.0 ret=0");
+    t += 2_000_000;
+    line("rpm_suspend: zeta-touch.0 flags-a cnt-0  dep-0  auto-1 p-0 irq-0 child-0");
+    t += 700;
+    line("rpm_return_int: rpm_suspend+0x2c0/0x6a0:zeta-touch.0 ret=0");
+    t += 7_000_000;
     yield lines.join("\n") + "\n";
   }
 }

@@ -450,6 +450,16 @@ async function main() {
       const expectedLine = readFileSync(join(dirs.ws, "zeta_touch.c"), "utf8").split("\n").findIndex((l) => l.startsWith("static int zeta_suspend_noirq")) + 1;
       check("clicking a callback in the view opens its definition", Number(cursor) === expectedLine, `cursor at line ${cursor}, definition at ${expectedLine}`);
       await shot(page, "04-pm-latency-view");
+      // The capture's rpm_* events of zeta-touch.0 (e2e/make-trace.mjs): 100 runtime resumes
+      // (1.8 ms each) and 99 suspends. The Runtime PM section is the last root of the view:
+      // move the focus to the last row so that the list renders it.
+      await pane.locator(".monaco-list").first().focus();
+      await page.keyboard.press("End");
+      await pane.locator(".monaco-list-row", { hasText: "Runtime PM" }).first().waitFor({ timeout: 5000 }).catch(() => undefined);
+      const runtimeRows = (await pane.locator(".monaco-list-row").allInnerTexts()).map((t) => t.replace(/\s+/g, " ").trim());
+      results.latency_view_runtime = runtimeRows;
+      check("PM Latency view has a Runtime PM section", runtimeRows.some((r) => /^Runtime PM.*1 device.*transitions/.test(r)), runtimeRows.join(" / "));
+      check("Runtime PM section lists runtime_resume with its transitions", runtimeRows.some((r) => /^runtime_resume/.test(r)) && runtimeRows.some((r) => /zeta-touch.*\d+ × · median 1\.80 ms/.test(r)), runtimeRows.join(" / "));
     });
 
     // 4b. Hover and quick fix, from the server, in the real editor.

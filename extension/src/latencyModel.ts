@@ -1,6 +1,7 @@
-// The PM Latency tree: phases -> callbacks (sorted by measured time) -> devices.
+// The PM Latency tree: phases -> callbacks (sorted by measured time) -> devices, then a
+// "Runtime PM" section: runtime_resume / runtime_suspend -> callbacks -> devices.
 // vscode-free: unit-tested under vitest; latencyView.ts renders it.
-import { formatDuration, type Callback, type CallbackSource } from "./protocol";
+import { formatDuration, type Callback, type CallbackSource, type RuntimeCallback } from "./protocol";
 
 /** One callback function of one driver in one phase, over all devices that ran it. */
 export interface CallbackGroup {
@@ -130,15 +131,18 @@ export function statusText(status: {
   callbacks_mapped: number;
   callbacks_unmapped: number;
   errors: string[];
+  runtime_devices?: number;
 }): { text: string; tooltip: string } {
   if (status.files === 0) return { text: "$(pulse) dpmlens", tooltip: "dpmlens: no traces loaded" };
   const total = status.callbacks_mapped + status.callbacks_unmapped;
   const warn = status.callbacks_unmapped > 0 || status.errors.length > 0 ? "$(warning) " : "";
+  const runtime = status.runtime_devices ? plural(status.runtime_devices, "device") : "";
   return {
-    text: `$(pulse) ${warn}${plural(status.files, "trace")} · ${status.callbacks_mapped}/${total} mapped`,
+    text: `$(pulse) ${warn}${plural(status.files, "trace")} · ${status.callbacks_mapped}/${total} mapped${runtime ? ` · runtime PM ${runtime}` : ""}`,
     tooltip:
       `dpmlens: ${plural(status.files, "trace file")} loaded; ${status.callbacks_mapped} callbacks mapped to source, ` +
-      `${status.callbacks_unmapped} unmapped${status.errors.length ? `, ${plural(status.errors.length, "error")}` : ""}. Click for details.`,
+      `${status.callbacks_unmapped} unmapped${status.errors.length ? `, ${plural(status.errors.length, "error")}` : ""}` +
+      `${runtime ? `; runtime PM of ${runtime}` : ""}. Click for details.`,
   };
 }
 
@@ -148,4 +152,62 @@ export function unmappedReasonLines(status: { unmapped_reasons: Record<string, n
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
     .map(([reason, count]) => `${count}× ${reason}`);
   return [...reasons, ...status.errors.map((e) => `error: ${e}`)];
+}
+
+/** The view's runtime PM section: its own phases (runtime_resume, runtime_suspend). */
+export interface RuntimeSection {
+  phases: PhaseGroup[];
+  devices: number;
+  transitions: number;
+  errors: number;
+}
+
+export function buildRuntimeSection(rows: readonly RuntimeCallback[]): RuntimeSection | null {
+  if (rows.length === 0) return null;
+  const devices = new Set(rows.map((r) => r.device));
+  const errors = new Map<string, number>();
+  for (const r of rows) errors.set(r.device, r.runtime.errors.reduce((n, e) => n + e.count, 0));
+  return {
+    phases: buildLatencyTree(rows),
+    devices: devices.size,
+    transitions: rows.reduce((n, r) => n + r.n, 0),
+    errors: [...errors.values()].reduce((a, b) => a + b, 0),
+  };
+}
+
+export function runtimeSectionLabels(section: RuntimeSection): Labels {
+  const errors = section.errors ? ` · ${plural(section.errors, "error")}` : "";
+  return {
+    label: "Runtime PM",
+    description: `${plural(section.devices, "device")} · ${plural(section.transitions, "transition")}${errors}`,
+    tooltip:
+      `Runtime PM (rpm_* events): ${plural(section.transitions, "suspend/resume transition")} of ${plural(section.devices, "device")}; ` +
+      "latency is the rpm_suspend/rpm_resume event to its rpm_return_int",
+  };
+}
+
+const isRuntime = (cb: Callback): cb is RuntimeCallback => "runtime" in cb;
+
+/** A runtime callback group: transitions, latency, and the worst share of suspended periods
+ * shorter than the break-even (resume + suspend cost) among its devices. */
+export function runtimeCallbackLabels(group: CallbackGroup): Labels {
+  const base = callbackLabels(group);
+  const rows = group.devices.filter(isRuntime);
+  const shares = rows.map((r) => r.runtime.short_share).filter((x): x is number => x !== null);
+  const share = shares.length ? ` · ${Math.round(100 * Math.max(...shares))}% under break-even` : "";
+  const errors = rows.reduce((n, r) => n + r.runtime.errors.reduce((m, e) => m + e.count, 0), 0);
+  const lines = rows.map((r) => {
+    const rt = r.runtime;
+    const bits = [`${r.device}: ${r.n}×, median ${formatDuration(r.median_us)}`];
+    if (rt.break_even_us !== null) bits.push(`break-even ${formatDuration(rt.break_even_us)}`);
+    if (rt.short_share !== null) bits.push(`${rt.short_periods}/${rt.suspended_periods} suspended periods shorter`);
+    if (rt.autosuspend_median_us !== null) bits.push(`autosuspend after ${formatDuration(rt.autosuspend_median_us)}`);
+    for (const e of rt.errors) bits.push(`${e.call} ${e.name} ${e.count}×`);
+    return bits.join(", ");
+  });
+  return {
+    label: base.label,
+    description: `${group.samples} × · median ${formatDuration(group.median_us)} · p95 ${formatDuration(group.p95_us)}${share}${errors ? ` · ${plural(errors, "error")}` : ""}`,
+    tooltip: [base.tooltip.split("\n")[1] ?? "", ...lines].filter(Boolean).join("\n"),
+  };
 }

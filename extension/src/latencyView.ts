@@ -2,17 +2,22 @@
 import * as vscode from "vscode";
 import {
   buildLatencyTree,
+  buildRuntimeSection,
   callbackLabels,
   deviceLabels,
   phaseLabels,
+  runtimeCallbackLabels,
+  runtimeSectionLabels,
   type CallbackGroup,
   type Labels,
   type PhaseGroup,
+  type RuntimeSection,
 } from "./latencyModel";
 import type { Callback, SlowestCallbacks } from "./protocol";
 
 type Node =
   | { kind: "phase"; phase: PhaseGroup }
+  | { kind: "runtime"; section: RuntimeSection }
   | { kind: "callback"; group: CallbackGroup }
   | { kind: "device"; callback: Callback; group: CallbackGroup };
 
@@ -29,18 +34,25 @@ export class LatencyTreeProvider implements vscode.TreeDataProvider<Node>, vscod
   private readonly changed = new vscode.EventEmitter<Node | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private phases: PhaseGroup[] = [];
+  private runtime: RuntimeSection | null = null;
 
   update(data: SlowestCallbacks | undefined): void {
     this.phases = data ? buildLatencyTree(data.callbacks) : [];
+    this.runtime = data ? buildRuntimeSection(data.runtime) : null;
     this.changed.fire(undefined);
   }
 
   get isEmpty(): boolean {
-    return this.phases.length === 0;
+    return this.phases.length === 0 && this.runtime === null;
   }
 
   getChildren(node?: Node): Node[] {
-    if (!node) return this.phases.map((phase) => ({ kind: "phase", phase }));
+    if (!node) {
+      const roots: Node[] = this.phases.map((phase) => ({ kind: "phase", phase }));
+      if (this.runtime) roots.push({ kind: "runtime", section: this.runtime });
+      return roots;
+    }
+    if (node.kind === "runtime") return node.section.phases.map((phase) => ({ kind: "phase", phase }));
     if (node.kind === "phase") return node.phase.callbacks.map((group) => ({ kind: "callback", group }));
     if (node.kind === "callback" && node.group.devices.length > 1) {
       return node.group.devices.map((callback) => ({ kind: "device", callback, group: node.group }));
@@ -56,9 +68,17 @@ export class LatencyTreeProvider implements vscode.TreeDataProvider<Node>, vscod
       item.id = `phase:${node.phase.phase}`;
       return item;
     }
+    if (node.kind === "runtime") {
+      const item = treeItem(runtimeSectionLabels(node.section), vscode.TreeItemCollapsibleState.Expanded);
+      item.iconPath = new vscode.ThemeIcon("pulse");
+      item.contextValue = "dpmlens.runtime";
+      item.id = "runtime";
+      return item;
+    }
     if (node.kind === "callback") {
+      const runtime = node.group.phase.startsWith("runtime_");
       const item = treeItem(
-        callbackLabels(node.group),
+        runtime ? runtimeCallbackLabels(node.group) : callbackLabels(node.group),
         node.group.devices.length > 1 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
       );
       item.iconPath = new vscode.ThemeIcon(node.group.source ? "symbol-method" : "warning");

@@ -18,6 +18,9 @@ export interface TraceStatus {
   callbacks_unmapped: number;
   unmapped_reasons: Record<string, number>;
   errors: string[];
+  /** Devices with rpm_* events, and runtime rows (device x runtime member) mapped to source. */
+  runtime_devices: number;
+  runtime_mapped: number;
 }
 
 export interface CallbackSource {
@@ -51,10 +54,36 @@ export interface PhaseSummary {
   sd_us: number;
 }
 
+/** What a runtime PM row adds to a Callback (docs/lsp-protocol.md, "Runtime PM"). */
+export interface RuntimeInfo {
+  /** Median resume + median suspend latency of the device; null without both. */
+  break_even_us: number | null;
+  /** Share of closed suspended periods shorter than the break-even, 0..1; null if none. */
+  short_share: number | null;
+  suspended_periods: number;
+  short_periods: number;
+  suspended_us: number;
+  active_us: number;
+  autosuspend_median_us: number | null;
+  errors: { call: string; name: string; count: number }[];
+  /** runtime_resume: median time spent resuming others first (the parent). */
+  nested_median_us: number;
+  /** "rpm_status" (exact) or "inferred from calls" (kernels without rpm_status). */
+  states: string;
+}
+
+/** One runtime PM callback (runtime_suspend / runtime_resume) of one device: n is the
+ * number of transitions, the latencies are event to rpm_return_int. */
+export interface RuntimeCallback extends Callback {
+  runtime: RuntimeInfo;
+}
+
 export interface SlowestCallbacks {
   callbacks: Callback[];
   phases: PhaseSummary[];
   status: TraceStatus;
+  /** Runtime PM rows; empty when the traces hold no rpm_* events (or an older server). */
+  runtime: RuntimeCallback[];
 }
 
 export interface RuleExplanation {
@@ -74,6 +103,8 @@ export const EMPTY_STATUS: TraceStatus = {
   callbacks_unmapped: 0,
   unmapped_reasons: {},
   errors: [],
+  runtime_devices: 0,
+  runtime_mapped: 0,
 };
 
 type Json = Record<string, unknown>;
@@ -105,6 +136,8 @@ export function readTraceStatus(value: unknown): TraceStatus {
     callbacks_unmapped: num(value.callbacks_unmapped),
     unmapped_reasons: reasons,
     errors: Array.isArray(value.errors) ? value.errors.map(String) : [],
+    runtime_devices: num(value.runtime_devices),
+    runtime_mapped: num(value.runtime_mapped),
   };
 }
 
@@ -136,6 +169,33 @@ export function readCallback(value: unknown): Callback | null {
   };
 }
 
+function numOrNull(value: unknown): number | null {
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
+}
+
+export function readRuntimeCallback(value: unknown): RuntimeCallback | null {
+  const cb = readCallback(value);
+  if (cb === null || !isObject(value) || !isObject(value.runtime)) return null;
+  const rt = value.runtime;
+  return {
+    ...cb,
+    runtime: {
+      break_even_us: numOrNull(rt.break_even_us),
+      short_share: numOrNull(rt.short_share),
+      suspended_periods: num(rt.suspended_periods),
+      short_periods: num(rt.short_periods),
+      suspended_us: num(rt.suspended_us),
+      active_us: num(rt.active_us),
+      autosuspend_median_us: numOrNull(rt.autosuspend_median_us),
+      errors: Array.isArray(rt.errors)
+        ? rt.errors.filter(isObject).map((e) => ({ call: str(e.call), name: str(e.name), count: num(e.count) }))
+        : [],
+      nested_median_us: num(rt.nested_median_us),
+      states: str(rt.states),
+    },
+  };
+}
+
 export function readSlowestCallbacks(value: unknown): SlowestCallbacks {
   const obj = isObject(value) ? value : {};
   const callbacks = Array.isArray(obj.callbacks)
@@ -149,7 +209,10 @@ export function readSlowestCallbacks(value: unknown): SlowestCallbacks {
         sd_us: num(p.sd_us),
       }))
     : [];
-  return { callbacks, phases, status: readTraceStatus(obj.status) };
+  const runtime = Array.isArray(obj.runtime)
+    ? obj.runtime.map(readRuntimeCallback).filter((c): c is RuntimeCallback => c !== null)
+    : [];
+  return { callbacks, phases, status: readTraceStatus(obj.status), runtime };
 }
 
 export function readRuleExplanation(value: unknown): RuleExplanation | null {

@@ -20,8 +20,11 @@ describe("readers of the server's JSON", () => {
       callbacks_unmapped: 0,
       unmapped_reasons: { r: 2 },
       errors: ["e"],
+      runtime_devices: 0,
+      runtime_mapped: 0,
     });
     expect(readTraceStatus(null).files).toBe(0);
+    expect(readTraceStatus({ files: 1, runtime_devices: 3, runtime_mapped: 2 })).toMatchObject({ runtime_devices: 3, runtime_mapped: 2 });
   });
 
   it("reads slowestCallbacks and drops entries without a phase", () => {

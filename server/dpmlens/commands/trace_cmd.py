@@ -104,7 +104,7 @@ def _load(paths: list[str]):  # noqa: ANN202 - TraceSet
     from dpmlens.traces import load_traces
 
     traces = load_traces(paths)
-    if traces.sample_count == 0 and not traces.phase_times:
+    if traces.sample_count == 0 and not traces.phase_times and traces.store.rpm is None:
         problems = "; ".join(traces.errors) or "; ".join(
             f"{f.path}: {', '.join(f.notes) or 'no PM callback samples'}" for f in traces.files
         )
@@ -121,6 +121,10 @@ def run_report(args: argparse.Namespace) -> int:
     traces = _load(args.paths)
     stats = aggregate(traces)
     phases = phase_stats(traces)
+    from dpmlens.traces.rpm_stats import runtime_stats
+
+    rpm = runtime_stats(traces)  # None without rpm_* events: no runtime section
+    rpm_map = rpm_links = None
     mapped = None
     if args.source:
         from pathlib import Path
@@ -133,11 +137,17 @@ def run_report(args: argparse.Namespace) -> int:
         # a head with spaces may name any of its prefixes as the driver: look for all of them
         wanted = {s.driver for s in stats} | {
             c[0] for g in traces.store.ambiguous for c in candidates(g.raw_head or "")}
+        if rpm is not None:
+            wanted |= {d.driver for d in rpm.devices if d.driver}
         index = build_index(args.source, wanted)
         if traces.store.ambiguous:
             resolve_names(traces, set(index.drivers))
             stats = aggregate(traces)
         mapped = map_to_source(stats, index)
+        if rpm is not None:
+            from dpmlens.traces.rpm_source import map_runtime, rule_links
+
+            rpm_map, rpm_links = map_runtime(rpm, index), rule_links(rpm, index)
         for e in index.errors:
             print(f"dpmlens: warning: {e}", file=sys.stderr)
     static = None
@@ -147,16 +157,20 @@ def run_report(args: argparse.Namespace) -> int:
         def static(sites: Any) -> None:
             join_sites(sites, args.source)
 
+    from dpmlens.traces.rpm_output import runtime_json, runtime_text
+
     if args.format == "json":
         text = dumps(report_json(traces, stats, phases, mapped, args.top,
-                                 timeline=args.timeline, static=static))
+                                 timeline=args.timeline, static=static,
+                                 runtime=runtime_json(rpm, rpm_map, rpm_links)))
     elif args.format == "csv":
         text = report_csv(stats, mapped, args.top)
     elif args.format == "html":
         text = _html(traces, mapped, args.paths)
         args.output = args.output or "timeline.html"
     else:
-        text = report_text(traces, stats, phases, mapped, args.top or 25, static)
+        text = report_text(traces, stats, phases, mapped, args.top or 25, static,
+                           runtime_text(rpm, rpm_map, rpm_links, args.top or 25))
     if args.output:
         from dpmlens.atomic import write_text_atomic
 
@@ -196,6 +210,10 @@ def run_diff(args: argparse.Namespace) -> int:
     rows = compare(before, after, alpha=args.alpha)
     phases = [r for r in rows if r.kind == "phase"]
     callbacks = [r for r in rows if r.kind == "callback"][: args.top]
+    from dpmlens.traces.rpm_diff import compare_runtime
+
+    runtime = compare_runtime(before, after, alpha=args.alpha)  # None: no rpm_* events
+    rt_rows = runtime[0][: args.top] if runtime else []
     if args.format == "json":
 
         def js(r: Any) -> dict[str, Any]:
@@ -204,11 +222,13 @@ def run_diff(args: argparse.Namespace) -> int:
         sys.stdout.write(
             dumps(
                 {
-                    "version": 1,
+                    "version": 2,  # 2: runtime
                     "cycles_before": before.cycles,
                     "cycles_after": after.cycles,
                     "phases": [js(r) for r in phases],
                     "callbacks": [js(r) for r in callbacks],
+                    "runtime": None if runtime is None else {
+                        "transitions": [js(r) for r in rt_rows], "devices": runtime[1]},
                 }
             )
         )
@@ -217,7 +237,7 @@ def run_diff(args: argparse.Namespace) -> int:
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(["kind", *_DIFF_FIELDS])
-        for r in phases + callbacks:
+        for r in phases + callbacks + rt_rows:
             w.writerow([r.kind, *(getattr(r, k) for k in _DIFF_FIELDS)])
         sys.stdout.write(buf.getvalue())
         return 0
@@ -261,6 +281,26 @@ def run_diff(args: argparse.Namespace) -> int:
     for r in callbacks:
         rows_c.append([r.driver or "-", r.device, r.phase, f"{r.n_before}/{r.n_after}"] + fmt(r))
     out += ["", "Callbacks (largest change first):", _table(rows_c, {3, 4, 5, 6, 7})]
+    if runtime is not None:
+        rows_r = [["device", "driver", "transition", "n", "median before", "median after",
+                   "change", "p", "verdict"]]
+        for r in rt_rows:
+            rows_r.append([r.device, r.driver or "?", r.phase, f"{r.n_before}/{r.n_after}"]
+                          + fmt(r))
+        out += ["", "Runtime PM transitions (event to rpm_return_int, largest change first):",
+                _table(rows_r, {3, 4, 5, 6, 7})]
+
+        def share(v: float | None) -> str:
+            return "-" if v is None else f"{100 * v:.0f}%"
+
+        rows_d = [["device", "suspends", "resumes", "< break-even", "errors"]]
+        for d in runtime[1][: args.top]:
+            eb, ea = sum(d["errors_before"].values()), sum(d["errors_after"].values())
+            rows_d.append([d["device"], f"{d['suspends_before']} -> {d['suspends_after']}",
+                           f"{d['resumes_before']} -> {d['resumes_after']}",
+                           f"{share(d['short_share_before'])} -> {share(d['short_share_after'])}",
+                           f"{eb} -> {ea}"])
+        out += ["", "Runtime PM use per device (before -> after):", _table(rows_d, set())]
     sys.stdout.write("\n".join(out) + "\n")
     return 0
 

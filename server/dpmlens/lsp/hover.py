@@ -94,6 +94,42 @@ def measured_table(rows: list[dict[str, Any]], traces: Any = None) -> str:
     return "\n".join(lines)
 
 
+def runtime_details(rows: list[dict[str, Any]]) -> str:
+    """What the runtime PM rows add to the measured table: per device the break-even, the
+    suspended periods under it, the autosuspend delay seen, the parent's share, errors."""
+    lines = []
+    seen: set[str] = set()
+    for r in rows:
+        rt = r.get("runtime")
+        dev = r.get("device") or "?"
+        if rt is None or dev in seen:
+            continue
+        seen.add(dev)
+        bits = []
+        if rt.get("break_even_us") is not None:
+            share = rt.get("short_share")
+            bits.append(f"break-even {_fmt_ms(rt['break_even_us'])} (resume + suspend median)")
+            if share is not None:
+                bits.append(f"{rt['short_periods']} of {rt['suspended_periods']} suspended "
+                            f"periods shorter ({100 * share:.0f}%)")
+        total = (rt.get("suspended_us") or 0) + (rt.get("active_us") or 0)
+        if total:
+            bits.append(f"suspended {100 * rt['suspended_us'] / total:.0f}% of the time seen")
+        if rt.get("autosuspend_median_us") is not None:
+            bits.append(f"autosuspend after {_fmt_ms(rt['autosuspend_median_us'])} idle "
+                        "(median, last put to suspend)")
+        nested = [x.get("runtime", {}).get("nested_median_us") for x in rows
+                  if x.get("device") == r.get("device") and x["phase"] == "runtime_resume"]
+        if nested and nested[0]:
+            bits.append(f"a resume first resumes its parent: {_fmt_ms(nested[0])} of it")
+        for e in rt.get("errors", []):
+            bits.append(f"`{e['call']}` returned {e['name']} {e['count']}×")
+        if rt.get("states") != "rpm_status":
+            bits.append("states inferred from the calls (no rpm_status event)")
+        lines.append(f"- `{dev}`: " + "; ".join(bits))
+    return "\n".join(lines)
+
+
 def _roles_text(roles: list[Any]) -> list[str]:
     out = []
     for r in roles:
@@ -171,6 +207,10 @@ def hover_markdown(
     rows = _trace_rows(server, doc, [name])
     if rows:
         parts.append("\n**Measured** (loaded traces)\n\n" + measured_table(rows, server.traces))
+        details = runtime_details(rows)
+        if details:
+            parts.append("\n**Runtime PM** (latency = rpm_* event to rpm_return_int)\n\n"
+                         + details)
     elif server.traces is not None and server.traces.loaded:
         parts.append("\n*No measured samples map to this function in the loaded traces.*")
     return "\n".join(parts)

@@ -15,6 +15,9 @@ from dpmlens.model.types import FileModel
 from dpmlens.traces.aggregate import CallbackStats, PhaseStats, aggregate, phase_stats
 from dpmlens.traces.mapping import SourceIndex, map_to_source
 from dpmlens.traces.output import callback_json, phase_json
+from dpmlens.traces.rpm_output import runtime_rows
+from dpmlens.traces.rpm_source import map_runtime
+from dpmlens.traces.rpm_stats import RpmReport, runtime_stats
 from dpmlens.traces.traceset import load_traces
 
 
@@ -27,6 +30,7 @@ class ParsedTraces:
     samples: int
     cycles: int
     errors: list[str]
+    runtime: RpmReport | None = None  # None: no rpm_* events in the captures
 
 
 def parse_traces(
@@ -43,6 +47,7 @@ def parse_traces(
         samples=ts.sample_count,
         cycles=ts.cycles,
         errors=list(ts.errors),
+        runtime=runtime_stats(ts),
     )
 
 
@@ -52,28 +57,39 @@ def sample_key(cb: dict[str, Any]) -> tuple[str, str, str, str]:
 
 
 def durations(parsed: ParsedTraces) -> dict[tuple[str, str, str, str], tuple[float, ...]]:
-    return {(s.driver, s.device, s.phase, s.layer): s.values for s in parsed.stats}
+    out = {(s.driver, s.device, s.phase, s.layer): s.values for s in parsed.stats}
+    for d in parsed.runtime.devices if parsed.runtime else ():
+        for member, dist in (("runtime_suspend", d.suspend), ("runtime_resume", d.resume)):
+            if dist is not None:
+                out[(d.driver, d.device, member, "")] = dist.values
+    return out
 
 
 def map_traces(
     parsed: ParsedTraces, models: list[FileModel], map_path: Callable[[str], str]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
-    """(callbacks, phases, status) as the protocol documents them."""
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
+    """(callbacks, phases, status, runtime) as the protocol documents them."""
     from pygls.uris import from_fs_path
 
     index = SourceIndex(root="workspace")
     for m in models:
         index.add_model(m)
     report = map_to_source(parsed.stats, index)
-    callbacks = []
-    for s in parsed.stats:
-        cb = callback_json(s, report.mappings.get(s.key))  # the CLI's JSON shape
+
+    def located(cb: dict[str, Any]) -> dict[str, Any]:
         src = cb["source"]
         if src is not None:
             path = map_path(src["path"])
             src["path"] = path
             src["uri"] = from_fs_path(path) or path
-        callbacks.append(cb)
+        return cb
+
+    # the CLI's JSON shape
+    callbacks = [located(callback_json(s, report.mappings.get(s.key))) for s in parsed.stats]
+    runtime: list[dict[str, Any]] = []
+    if parsed.runtime is not None:
+        rows = runtime_rows(parsed.runtime, map_runtime(parsed.runtime, index))
+        runtime = [located(r) for r in rows]
     phases = [phase_json(p) for p in parsed.phases]
     status = {
         "files": parsed.files,
@@ -83,5 +99,7 @@ def map_traces(
         "callbacks_unmapped": report.unmapped_callbacks,
         "unmapped_reasons": dict(report.unmapped_reasons),
         "errors": list(parsed.errors),
+        "runtime_devices": len(parsed.runtime.devices) if parsed.runtime else 0,
+        "runtime_mapped": sum(1 for r in runtime if r["source"] is not None),
     }
-    return callbacks, phases, status
+    return callbacks, phases, status, runtime

@@ -21,6 +21,7 @@ class TraceResult:
     callbacks: list[dict[str, Any]]
     phases: list[dict[str, Any]]
     status: dict[str, Any]
+    runtime: list[dict[str, Any]] = field(default_factory=list)  # runtime PM per callback
 
 
 @dataclass
@@ -34,7 +35,7 @@ class TraceState:
 
     @property
     def loaded(self) -> bool:
-        return self.result is not None and bool(self.result.callbacks)
+        return self.result is not None and bool(self.result.callbacks or self.result.runtime)
 
     @property
     def files(self) -> list[str]:
@@ -55,8 +56,10 @@ class TraceState:
     def slowest(self, limit: int) -> dict[str, Any]:
         cbs = self.result.callbacks if self.result else []
         top = sorted(cbs, key=lambda c: -c["median_us"])[:limit]
+        rt = sorted(self.result.runtime if self.result else [],
+                    key=lambda c: -c["median_us"])[:limit]
         return {"callbacks": top, "phases": self.result.phases if self.result else [],
-                "status": self.status()}
+                "status": self.status(), "runtime": rt}
 
     def callbacks_for(self, path: str, function: str) -> list[dict[str, Any]]:
         return self._by_function.get((os.path.realpath(path), function), [])
@@ -76,7 +79,7 @@ class TraceState:
 
     def install(self, result: TraceResult) -> None:
         by_fn: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-        for cb in result.callbacks:
+        for cb in [*result.callbacks, *result.runtime]:
             src = cb.get("source")
             if src:
                 by_fn[(os.path.realpath(src["path"]), src["function"])].append(cb)
@@ -109,6 +112,7 @@ class TraceState:
     def compute(parsed: Any, inputs: dict[str, Any]) -> TraceResult:
         from dpmlens.lsp.trace_mapping import map_traces
 
-        callbacks, phases, status = map_traces(parsed, inputs["models"], inputs["map_path"])
-        return TraceResult(parsed, callbacks, phases, status)
+        callbacks, phases, status, runtime = map_traces(parsed, inputs["models"],
+                                                        inputs["map_path"])
+        return TraceResult(parsed, callbacks, phases, status, runtime)
 

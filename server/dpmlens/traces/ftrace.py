@@ -16,6 +16,7 @@ import zlib
 from collections.abc import Iterator
 from typing import BinaryIO
 
+from dpmlens.traces import rpm_events
 from dpmlens.traces.events import Assembler
 from dpmlens.traces.sample import Collector, DelayColumns
 
@@ -30,9 +31,11 @@ MAX_LINE = 1 << 20  # a "line" longer than this is binary garbage: dropped, coun
 # "msleep_ret: (hub_port_reset+0x3ab/0x6c0 [usbcore] <- msleep) arg1=0x0".
 DELAY_PROBES = ("msleep", "msleep_interruptible", "usleep_range", "usleep_range_state",
                 "udelay", "mdelay", "ssleep", "fsleep", "schedule_timeout")
+# rpm_* (runtime PM) lines only mark their block for traces.rpm_events: finding them in this
+# one scan is what keeps traces without them at their old speed.
 _EVENT = re.compile(rb": (?:device_pm_callback_(?:start|end): |suspend_resume: +|(?:"
                     + b"|".join(sorted((p.encode() for p in DELAY_PROBES), key=len, reverse=True))
-                    + rb")_(?:cal|ret): )")
+                    + rb")_(?:cal|ret): |rpm_(?:suspend|resume|idle|usage|return_int|status): )")
 _STAMP = re.compile(rb"# (?:suspend|freeze|standby|mem|disk|hibernate)-\d{6}-\d{6} ")
 _FW = re.compile(rb"# fwsuspend (\d+) fwresume (\d+)")
 _ARG = re.compile(rb"\b(time|min|timeout)=(-?\d+)")
@@ -40,7 +43,7 @@ _ARG_MS = {b"time": 1.0, b"min": 1e-3}  # msleep(time) in ms, usleep_range(min, 
 _TS_BOUND = 1e15  # seconds; also false for nan, so a nan timestamp is skipped too
 _PARENT = b", parent: "
 _ERR = b", err="
-_S, _D, _CR, _RB = ord("s"), ord("d"), ord("\r"), ord("]")
+_S, _D, _CR, _RB, _R = ord("s"), ord("d"), ord("\r"), ord("]"), ord("r")
 _CAL_RET_END = (ord("l"), ord("t"))  # "..._cal: " / "..._ret: " (suspend_resume ends "e: ")
 
 
@@ -54,6 +57,7 @@ def looks_like(head: bytes) -> bool:
 
 def parse(stream: BinaryIO, coll: Collector) -> None:
     asm = Assembler(coll)
+    rpm = rpm_events.TextHook(coll)  # runtime PM events, in the blocks _scan saw them in
     carry = b""
     for block in _blocks(stream):
         buf = carry + block if carry else block
@@ -65,13 +69,18 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
                 carry = b""
             continue
         carry = buf[cut + 1 :]
-        _scan(buf, cut + 1, asm, coll)
+        seen = _scan(buf, cut + 1, asm, coll)
+        if seen or not rpm.first_done:
+            rpm.feed(buf, cut + 1, seen)
     if carry:
         # The last line has no newline: the file was probably cut mid-line. A cut start or
         # end line fails to parse and is counted as skipped; a whole one still counts.
-        _scan(carry + b"\n", len(carry) + 1, asm, coll)
+        seen = _scan(carry + b"\n", len(carry) + 1, asm, coll)
+        if seen or not rpm.first_done:
+            rpm.feed(carry + b"\n", len(carry) + 1, seen)
     asm.finish()
-    if asm.events == 0 and not coll.report.skipped_lines:
+    rpm.finish()
+    if asm.events == 0 and not coll.report.skipped_lines and not rpm.events:
         coll.report.notes.append("no power:device_pm_callback_* or suspend_resume events")
 
 
@@ -122,7 +131,8 @@ def _headers(buf: bytes, limit: int) -> list[tuple[int, tuple[float, float] | No
         pos = nxt + 1
 
 
-def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector) -> None:
+def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector) -> bool:
+    """Read the block's PM events; True when it holds rpm_* events (read elsewhere)."""
     # sleepgraph writes one "# suspend-MMDDYY-HHMMSS host mode kernel" stamp per test; with
     # several tests in one file each stamp starts a new cycle. Stamps are rare: collect them
     # first and interleave by position.
@@ -145,10 +155,15 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector) -> None:
     delays = coll.store.delays
     ecache = asm.end_fields
     thread_id = coll.store.thread_id
+    rpm = False
     # Indices into `buf` instead of slicing a payload per line: this loop runs once per PM
     # event and is what the 50 MB/s budget is spent on.
     for m in _EVENT.finditer(buf, 0, limit):
         s, e = m.span()
+        c = buf[s + 2]
+        if c == _R:  # rpm_*: traces.rpm_events reads the block
+            rpm = True
+            continue
         while s > next_stamp:
             _header(asm, stamps[si][1])
             si += 1
@@ -165,7 +180,7 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector) -> None:
         if not -_TS_BOUND < ts < _TS_BOUND:  # nan, inf, 1e999: an impossible number
             coll.skip("impossible timestamp")
             continue
-        d = buf[s + 2] == _D  # "device_pm_callback_..." (no delay probe starts with "d")
+        d = c == _D  # "device_pm_callback_..." (no delay probe starts with "d")
         if d and buf[s + 21] == _S:  # device_pm_callback_start
             # the same payload recurs every cycle: split and look it up once per stage
             pl = buf[e:le]
@@ -260,6 +275,7 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector) -> None:
     coll.counted(n_samples, max_cycle)
     for _, fw in stamps[si:]:
         _header(asm, fw)
+    return rpm
 
 
 def _task(prefix: bytes) -> str:

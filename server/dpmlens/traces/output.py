@@ -39,8 +39,8 @@ def phase_json(p: PhaseStats) -> dict[str, Any]:
 
 
 # docs/traces.md "JSON": 2 added steps, accounting, name_splits, critical_path,
-# critical_devices, delays (and timeline with --timeline)
-JSON_VERSION = 2
+# critical_devices, delays (and timeline with --timeline); 3 added runtime_pm
+JSON_VERSION = 3
 
 
 def steps_json(traces: TraceSet) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -59,8 +59,11 @@ def steps_json(traces: TraceSet) -> tuple[list[dict[str, Any]], list[dict[str, A
 
 def report_json(traces: TraceSet, stats: list[CallbackStats], phases: list[PhaseStats],
                 mapped: MappedReport | None, top: int | None = None,
-                timeline: bool = False, static: Any = None) -> dict[str, Any]:
-    """`static(sites)`: fills DelaySite.static from a source tree (traces.delay_sites)."""
+                timeline: bool = False, static: Any = None,
+                runtime: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`static(sites)`: fills DelaySite.static from a source tree (traces.delay_sites);
+    `runtime`: the runtime PM section (traces.rpm_output.runtime_json), null without rpm_*
+    events."""
     from dpmlens.traces.critical import across_cycles
     from dpmlens.traces.critical_output import all_paths, delays_json, devices_json, path_json
     from dpmlens.traces.delays import delay_sites, measured_delays
@@ -88,6 +91,7 @@ def report_json(traces: TraceSet, stats: list[CallbackStats], phases: list[Phase
         "critical_path": [path_json(traces, p, mapped) for p in paths],
         "critical_devices": devices_json(across_cycles(paths)),
         "delays": delays_json(sites, traces.cycles),
+        "runtime_pm": runtime,
     }
     if timeline:
         out["timeline"] = timeline_json(traces, runs)
@@ -133,7 +137,8 @@ def _table(rows: list[list[str]], right: set[int]) -> str:
 
 
 def report_text(traces: TraceSet, stats: list[CallbackStats], phases: list[PhaseStats],
-                mapped: MappedReport | None, top: int, static: Any = None) -> str:
+                mapped: MappedReport | None, top: int, static: Any = None,
+                runtime: list[str] | None = None) -> str:
     parts = []
     n_files = sum(1 for f in traces.files if f.samples)
     parts.append(f"{traces.sample_count} samples, {traces.cycles} cycle(s), "
@@ -178,6 +183,7 @@ def report_text(traces: TraceSet, stats: list[CallbackStats], phases: list[Phase
         static(sites)
     parts.extend(paths_text(traces, paths, min(top, 15), delay_notes(delays), mapped))
     parts.extend(delays_text(sites, traces.cycles, min(top, 15)))
+    parts.extend(runtime or [])
     if mapped is not None:
         parts.append(
             f"\nMapped to source: {mapped.mapped_callbacks} of "
@@ -222,6 +228,8 @@ def _file_summary(traces: TraceSet) -> str:
     lines = ["\nFiles:"]
     for f in traces.files:
         bits = [f"{f.format}", f"{f.samples} samples", f"{f.cycles} cycle(s)"]
+        if f.rpm_events:
+            bits.append(f"{f.rpm_events} runtime PM events")
         if f.skipped_lines:
             reasons = ", ".join(f"{n} {r}" for r, n in f.skip_reasons.most_common())
             bits.append(f"{f.skipped_lines} skipped ({reasons})")

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
 from dpmlens.model.phases import PM_EVENT_VERBS
+from dpmlens.traces import rpm_events
 from dpmlens.traces.events import Assembler
 from dpmlens.traces.sample import Collector
 
@@ -181,6 +182,7 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
 
     bad = 0
     n_events = 0
+    rpm = rpm_events.PerfettoHook(coll)
     for raw in _packets(stream, coll):
         try:
             packet = packet_cls.FromString(raw)
@@ -193,6 +195,7 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
         cpu = cpus.get(bundle.cpu)
         if cpu is None:
             cpu = cpus[bundle.cpu] = _CpuEvents()
+        rpm.descriptors_of(bundle)
         for ev in bundle.event:
             kind = ev.WhichOneof("event")
             if kind == "device_pm_callback_start":
@@ -206,7 +209,15 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
                 e = ev.suspend_resume
                 ok = cpu.add(ev.timestamp, 0, ref((e.action,)), e.val * 2 + (1 if e.start else 0),
                              ev.pid)  # fmt: skip
+            elif kind == "rpm_status":
+                rpm.typed_status(ev.timestamp, ev.pid, ev.rpm_status)
+                continue
+            elif kind == "generic":
+                rpm.generic(ev.timestamp, ev.pid, ev.generic)
+                continue
             else:
+                if kind is None:
+                    rpm.unknown(ev.timestamp, ev.pid, ev)
                 continue
             if not ok:
                 coll.skip("impossible number (timestamp, pid or value out of range)")
@@ -245,6 +256,7 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
         else:
             asm.marker(ts, key[0], num >> 1, bool(num & 1), thread(ce.pid[i]))
     asm.finish()
+    n_events += rpm.finish()
     if not n_events:
         coll.report.notes.append(
             "no PM events (device_pm_callback_start/end, suspend_resume) in this Perfetto trace;"

@@ -10,6 +10,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from dpmlens.model.phases import PHASES
 
@@ -84,6 +85,7 @@ class FileReport:
     error: str | None = None  # the file could not be read (fully); message names the problem
     notes: list[str] = field(default_factory=list)
     skip_reasons: Counter[str] = field(default_factory=Counter)
+    rpm_events: int = 0  # runtime PM tracepoints read (traces.rpm_events)
 
 
 class Group:
@@ -116,6 +118,7 @@ class SampleStore:
         self.delays = DelayColumns()
         self.ambiguous: list[Group] = []  # groups whose driver/device split is a guess
         self.device_names: set[str] = set()  # device names a capture states on their own
+        self.rpm: Any = None  # traces.rpm_events.RpmLog, only when a capture has rpm_* events
 
     def thread_id(self, name: str) -> int:
         i = self._thread_ids.get(name)

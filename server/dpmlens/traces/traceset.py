@@ -100,7 +100,7 @@ def load_traces(
             continue
         rep = _load_one(path, ts, named)
         if rep is None or (not named and not rep.error and rep.samples == 0
-                           and rep.cycles == 0):
+                           and rep.cycles == 0 and rep.rpm_events == 0):
             # found in a directory and not a trace (or a text quoting a few log lines, as
             # kernel documentation does): not an error
             ts.ignored.append(str(path))
