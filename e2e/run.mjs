@@ -411,7 +411,7 @@ async function main() {
       `${results.timings.trace_load_to_codelens_ms ?? "no CodeLens"} ms`,
     );
     results.codelens = lensText;
-    check("CodeLens shows the measured suspend_noirq latency", /suspend_noirq · median [\d.]+ (ms|µs)/.test(lensText), lensText);
+    check("CodeLens shows the measured suspend_noirq latency", /suspend_noirq · median [\d.]+ (ms|us)/.test(lensText), lensText);
     check("CodeLens counts 100 cycles", /100 cycles/.test(lensText), lensText);
     await shot(page, "03-codelens");
 

@@ -227,11 +227,17 @@ export function readRuleExplanation(value: unknown): RuleExplanation | null {
   };
 }
 
-/** "1.98 ms" / "850 µs" / "2.41 s": the units a kernel developer reads suspend times in. */
+/**
+ * "1.98 ms" / "850 us" / "2.41 s": the one duration format of dpmlens, the same as the server's
+ * (server/dpmlens/traces/durations.py format_us); both are tested against
+ * test-fixtures/durations.json.
+ */
 export function formatDuration(us: number): string {
-  if (us >= 1_000_000) return `${(us / 1_000_000).toFixed(2)} s`;
-  if (us >= 1000) return `${(us / 1000).toFixed(us >= 100_000 ? 0 : us >= 10_000 ? 1 : 2)} ms`;
-  return `${Math.round(us)} µs`;
+  if (Number.isNaN(us)) return "-";
+  const a = Math.abs(us);
+  if (a >= 1_000_000) return `${(us / 1_000_000).toFixed(2)} s`;
+  if (a >= 1000) return `${(us / 1000).toFixed(2)} ms`;
+  return Number.isInteger(us) || a >= 10 ? `${us.toFixed(0)} us` : `${us.toFixed(1)} us`;
 }
 
 /**

@@ -74,13 +74,13 @@ describe("buildLatencyTree", () => {
   });
 
   it("labels phases, callbacks and devices with times in ms and device counts", () => {
-    expect(phaseLabels(tree[1]!).description).toBe("2 callbacks · 3 devices · 62.0 ms total");
+    expect(phaseLabels(tree[1]!).description).toBe("2 callbacks · 3 devices · 62.00 ms total");
     expect(callbackLabels(tree[1]!.callbacks[1]!)).toMatchObject({
       label: "foo_suspend",
-      description: "median 900 µs · p95 1.08 ms · 2 devices",
+      description: "median 900 us · p95 1.08 ms · 2 devices",
     });
     expect(callbackLabels(tree[1]!.callbacks[1]!).tooltip).toContain("/w/foo.c:40");
-    expect(deviceLabels(tree[1]!.callbacks[1]!.devices[0]!).description).toBe("median 900 µs · max 1.35 ms · 10 cycles");
+    expect(deviceLabels(tree[1]!.callbacks[1]!.devices[0]!).description).toBe("median 900 us · max 1.35 ms · 10 cycles");
   });
 
   it("is empty without callbacks", () => {

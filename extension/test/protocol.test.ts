@@ -64,12 +64,13 @@ describe("readLoadTracesArgument", () => {
 });
 
 describe("formatDuration", () => {
-  it("uses µs, ms and s like the CodeLens", () => {
-    expect(formatDuration(850)).toBe("850 µs");
-    expect(formatDuration(1980)).toBe("1.98 ms");
-    expect(formatDuration(12_345)).toBe("12.3 ms");
-    expect(formatDuration(250_000)).toBe("250 ms");
-    expect(formatDuration(2_410_000)).toBe("2.41 s");
+  it("formats as the server does, from the shared table test-fixtures/durations.json", () => {
+    const table = JSON.parse(
+      readFileSync(join(__dirname, "..", "..", "test-fixtures", "durations.json"), "utf8"),
+    ) as { cases: [number, string][] };
+    expect(table.cases.length).toBeGreaterThan(5);
+    for (const [us, text] of table.cases) expect(formatDuration(us)).toBe(text);
+    expect(formatDuration(Number.NaN)).toBe("-");
   });
 });
 

@@ -96,7 +96,7 @@ describe("runtime PM rows", () => {
     expect(labels.tooltip).toContain("rpm_resume -EACCES 1×");
     const unmapped = runtimeCallbackLabels(xhci!);
     expect(unmapped.label).toBe("xhci_hcd");
-    expect(unmapped.description).toBe("1 × · median 800 µs · p95 800 µs");
+    expect(unmapped.description).toBe("1 × · median 800 us · p95 800 us");
     expect(unmapped.tooltip).toContain("not mapped to source: driver name not found in source");
     expect(unmapped.tooltip).toContain("autosuspend after 2.00 s");
   });

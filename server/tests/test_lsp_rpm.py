@@ -44,9 +44,9 @@ async def test_runtime_callbacks_get_lenses_hover_and_view_rows(client: Language
         "break-even · 2 errors (-EACCES, -EAGAIN) · i2c_foo.0"]
     # the system sleep lens is still there and the table sum leaves runtime PM out
     assert by_line[line_of(path, "static int foo_i2c_suspend_late(")] == [
-        "suspend_late · median 0.30 ms · p95 0.30 ms · max 0.30 ms · 1 cycles · i2c_foo.0"]
+        "suspend_late · median 300 us · p95 300 us · max 300 us · 1 cycles · i2c_foo.0"]
     assert by_line[line_of(path, "static const struct dev_pm_ops foo_i2c_pm")] == [
-        "dev_pm_ops · median sum per phase: suspend_late 0.30 ms"]
+        "dev_pm_ops · median sum per phase: suspend_late 300 us"]
 
     line = line_of(path, "static int foo_i2c_runtime_resume(")
     col = path.read_text().splitlines()[line].index("foo_i2c_runtime_resume") + 2

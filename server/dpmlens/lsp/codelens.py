@@ -14,17 +14,10 @@ from typing import Any
 
 from lsprotocol import types
 
+from dpmlens.findings import Span
 from dpmlens.lsp.documents import UTF16, Document
 from dpmlens.model.phases import PHASES
-
-
-def fmt_ms(us: float) -> str:
-    ms = us / 1000
-    if ms >= 100:
-        return f"{ms:.0f} ms"
-    if ms >= 10:
-        return f"{ms:.1f} ms"
-    return f"{ms:.2f} ms" if ms >= 0.01 else f"{us:.0f} us"
+from dpmlens.traces.durations import format_us
 
 
 def _order(phase: str) -> int:
@@ -36,8 +29,8 @@ def runtime_title(phase: str, group: list[dict[str, Any]]) -> str:
     break-even` (the device with the slowest median; the others counted)."""
     r = group[0]
     rt = r["runtime"]
-    title = (f"{phase} · {r['n']} × · median {fmt_ms(r['median_us'])} · "
-             f"p95 {fmt_ms(r['p95_us'])}")
+    title = (f"{phase} · {r['n']} × · median {format_us(r['median_us'])} · "
+             f"p95 {format_us(r['p95_us'])}")
     share = rt.get("short_share")
     if share is not None:
         title += f" · {100 * share:.0f}% of suspends shorter than break-even"
@@ -63,14 +56,17 @@ def callback_titles(rows: list[dict[str, Any]]) -> list[str]:
             out.append(runtime_title(phase, group))
             continue
         title = (
-            f"{phase} · median {fmt_ms(r['median_us'])} · p95 {fmt_ms(r['p95_us'])} "
-            f"· max {fmt_ms(r['max_us'])} · {r['n']} cycles · {r.get('device') or '?'}"
+            f"{phase} · median {format_us(r['median_us'])} · p95 {format_us(r['p95_us'])} "
+            f"· max {format_us(r['max_us'])} · {r['n']} cycles · {r.get('device') or '?'}"
         )
         if len(group) > 1:
             title += f" (slowest of {len(group)} devices)"
         via = (r.get("source") or {}).get("via")
         if via:
             title += f" · via {via}"
+        crit = r.get("critical")
+        if crit and crit.get("on_path"):
+            title += f" · on the critical path in {crit['on_path']} of {crit['runs']} cycles"
         out.append(title)
     return out
 
@@ -82,7 +78,7 @@ def table_title(rows: list[dict[str, Any]]) -> str | None:
             sums[r["phase"]] += r["median_us"]
     if not sums:
         return None
-    parts = [f"{p} {fmt_ms(sums[p])}" for p in sorted(sums, key=_order)]
+    parts = [f"{p} {format_us(sums[p])}" for p in sorted(sums, key=_order)]
     return "dev_pm_ops · median sum per phase: " + " · ".join(parts)
 
 
@@ -120,6 +116,10 @@ def lenses_for(server: Any, doc: Document) -> list[types.CodeLens]:
     for name, fn in sorted(model.functions.items(), key=lambda kv: kv[1].start_byte):
         for title in callback_titles(traces.callbacks_for(doc.path, name)):
             lens(fn.name_span, title)
+    # Every delay call of this document that the traces measured (kprobes).
+    if traces.result is not None and traces.result.parsed.delay_sites:
+        for line, title in traces.delay_lenses(doc, model):
+            lens(Span(line, 1, line, 1), title)
     return out
 
 

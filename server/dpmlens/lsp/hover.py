@@ -16,6 +16,7 @@ from dpmlens.model.callgraph import pm_callbacks
 from dpmlens.model.phases import PHASES, Phase
 from dpmlens.model.types import FileModel
 from dpmlens.model.walker import Walker
+from dpmlens.traces.durations import format_us
 
 _KIND = {"system": "system sleep", "hibernate": "hibernation", "runtime": "runtime PM"}
 _IDENT_TYPES = ("identifier", "field_identifier", "type_identifier")
@@ -51,9 +52,7 @@ def describe_phase(p: Phase) -> str:
 
 
 def _fmt_ms(us: float | None) -> str:
-    if us is None:
-        return "-"
-    return f"{us / 1000:.2f} ms" if us >= 1000 else f"{us:.0f} us"
+    return "-" if us is None else format_us(us)
 
 
 _BARS = "▁▂▃▄▅▆▇█"

@@ -7,18 +7,47 @@ Both run off the event loop.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dpmlens.model.types import FileModel
 from dpmlens.traces.aggregate import CallbackStats, PhaseStats, aggregate, phase_stats
+from dpmlens.traces.critical import DeviceOnPath, across_cycles, critical_path
+from dpmlens.traces.delays import DelaySite, delay_sites, measured_delays
 from dpmlens.traces.mapping import SourceIndex, map_to_source
 from dpmlens.traces.output import callback_json, phase_json
 from dpmlens.traces.rpm_output import runtime_rows
 from dpmlens.traces.rpm_source import map_runtime
 from dpmlens.traces.rpm_stats import RpmReport, runtime_stats
+from dpmlens.traces.timeline import build_timeline
 from dpmlens.traces.traceset import load_traces
+
+
+@dataclass(frozen=True)
+class MeasuredSite:
+    """A delay site the kprobes measured (traces/delays.py DelaySite), without the timeline:
+    what the editor shows over the call."""
+
+    func: str  # msleep, usleep_range, udelay...
+    caller: str
+    requested_ms: float  # nan when the probe gives no value (udelay)
+    calls: int
+    cycles: int
+    mean_us: float
+    total_us: float
+    on_path: int  # calls inside a callback on a phase's critical path
+    phases: tuple[str, ...]  # the phases of the callbacks it ran in, most calls first
+
+    @staticmethod
+    def of(site: DelaySite) -> MeasuredSite:
+        by_phase = Counter[str]()
+        for (_drv, _dev, phase), n in site.callbacks().items():
+            by_phase[phase] += n
+        return MeasuredSite(site.func, site.caller, site.requested_ms, site.calls,
+                            site.cycles(), site.mean_us, site.total_us, site.on_path,
+                            tuple(p for p, _n in by_phase.most_common()))
 
 
 @dataclass
@@ -31,6 +60,9 @@ class ParsedTraces:
     cycles: int
     errors: list[str]
     runtime: RpmReport | None = None  # None: no rpm_* events in the captures
+    # (driver, device, phase) -> how often on the phase's critical path (traces/critical.py)
+    critical: dict[tuple[str, str, str], DeviceOnPath] = field(default_factory=dict)
+    delay_sites: list[MeasuredSite] = field(default_factory=list)  # measured delays
 
 
 def parse_traces(
@@ -39,6 +71,10 @@ def parse_traces(
     progress: Callable[[str, int, int], None] | None = None,
 ) -> ParsedTraces:
     ts = load_traces(list(paths), progress=progress, cancelled=cancelled)
+    runs = build_timeline(ts)
+    paths_ = [critical_path(r) for r in runs]
+    sites = [MeasuredSite.of(s) for s in delay_sites(measured_delays(ts, runs), paths_)]
+    shared = {r.phase for r in runs if len({iv.device for iv in r.intervals}) > 1}
     return ParsedTraces(
         paths=list(paths),
         stats=aggregate(ts),
@@ -48,6 +84,10 @@ def parse_traces(
         cycles=ts.cycles,
         errors=list(ts.errors),
         runtime=runtime_stats(ts),
+        # (a device alone in its phase is on its critical path trivially: not news)
+        critical={(d.driver, d.device, d.phase): d for d in across_cycles(paths_)
+                  if d.phase in shared},
+        delay_sites=sites,
     )
 
 
@@ -84,8 +124,14 @@ def map_traces(
             src["uri"] = from_fs_path(path) or path
         return cb
 
-    # the CLI's JSON shape
-    callbacks = [located(callback_json(s, report.mappings.get(s.key))) for s in parsed.stats]
+    # the CLI's JSON shape, and how often the callback's device was on the critical path
+    callbacks = []
+    for s in parsed.stats:
+        cb = located(callback_json(s, report.mappings.get(s.key)))
+        on = parsed.critical.get((s.driver, s.device, s.phase))
+        cb["critical"] = None if on is None else {
+            "on_path": on.on_path, "runs": on.runs, "contribution_us": on.contribution_us}
+        callbacks.append(cb)
     runtime: list[dict[str, Any]] = []
     if parsed.runtime is not None:
         rows = runtime_rows(parsed.runtime, map_runtime(parsed.runtime, index))

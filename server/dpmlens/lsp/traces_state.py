@@ -32,6 +32,7 @@ class TraceState:
     _by_function: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
     _by_name: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     _durations: dict[tuple[str, str, str, str], tuple[float, ...]] | None = None
+    _delay_lenses: dict[tuple[str, Any], list[tuple[int, str]]] = field(default_factory=dict)
 
     @property
     def loaded(self) -> bool:
@@ -47,6 +48,7 @@ class TraceState:
         self.auto_files = []
         self._by_function = {}
         self._by_name = {}
+        self._delay_lenses = {}
 
     def status(self) -> dict[str, Any]:
         from dpmlens.traces.output import trace_status
@@ -66,6 +68,21 @@ class TraceState:
 
     def callbacks_named(self, function: str) -> list[dict[str, Any]]:
         return self._by_name.get(function, [])
+
+    def delay_lenses(self, doc: Any, model: FileModel) -> list[tuple[int, str]]:
+        """(line, title) of the measured delay calls in `doc` (cached per version)."""
+        from dpmlens.lsp.delay_lens import delay_lenses
+
+        if self.result is None:
+            return []
+        key = (doc.uri, doc.version)
+        hit = self._delay_lenses.get(key)
+        if hit is None:
+            hit = delay_lenses(self.result.parsed.delay_sites, model)
+            # the latest version of each document only
+            self._delay_lenses = {k: v for k, v in self._delay_lenses.items() if k[0] != doc.uri}
+            self._delay_lenses[key] = hit
+        return hit
 
     def durations_of(self, cb: dict[str, Any]) -> tuple[float, ...]:
         """The measured durations (us) behind one Callback dict, for histograms."""
@@ -88,6 +105,7 @@ class TraceState:
             by_name[fn].extend(rows)
         self.result = result
         self._durations = None
+        self._delay_lenses = {}
         self._by_function = dict(by_fn)
         self._by_name = dict(by_name)
 

@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from dpmlens.traces.delays import DelaySite
 
@@ -81,7 +82,13 @@ def join_sites(sites: list[DelaySite], source: str | os.PathLike[str]) -> int:
     return joined
 
 
-def _match(site: DelaySite, a: object, path: Path, root: Path) -> dict | None:
+def match_in_file(site: DelaySite | Any, a: object, path: Path, root: Path) -> dict | None:
+    """The call site in one analysed file (rules/delays.py `analysis`) that measured `site`
+    (anything with `func`, `caller` and `requested_ms`) ran: a dict for the outputs, or None."""
+    return _match(site, a, path, root)
+
+
+def _match(site: DelaySite | Any, a: object, path: Path, root: Path) -> dict | None:
     fd = a.local  # type: ignore[attr-defined]
     callees = _SAME_PROBE.get(site.func, {site.func})
     rel = str(path.relative_to(root)) if root.is_dir() else str(path)

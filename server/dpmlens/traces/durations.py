@@ -1,7 +1,9 @@
 """The one duration formatter of the trace outputs (tables, critical path, what-if).
 
-Data stays in microseconds everywhere; only text goes through `format_us`. (The language
-server still has its own: lsp/codelens.py fmt_ms and lsp/hover.py _fmt_ms.)
+Data stays in microseconds everywhere; only text goes through `format_us`: the CLI's tables,
+the language server's CodeLens and hover, and (the same rules in TypeScript,
+extension/src/protocol.ts formatDuration) the editor's tree view. Both are tested against
+one table, test-fixtures/durations.json.
 """
 
 from __future__ import annotations

@@ -1,0 +1,75 @@
+"""Traces in the editor, what the time means: measured delays over their calls (CodeLens with
+the spec minimum and what it would win back) and the critical path on callback lenses."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from lsp_harness import command, line_of, open_file, wait_for
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+FIXTURES = Path(__file__).resolve().parents[2] / "test-fixtures" / "traces"
+
+
+async def _titles(client: LanguageClient, uri: str) -> dict[int, list[str]]:
+    got = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    out: dict[int, list[str]] = {}
+    for lens in got or []:
+        out.setdefault(lens.range.start.line, []).append(lens.command.title)
+    return out
+
+
+async def test_measured_delay_lens_names_the_spec_minimum_and_the_saving(
+    client: LanguageClient,
+) -> None:
+    ws: Path = client.ws  # type: ignore[attr-defined]
+    src = ws / "usb" / "hubsim.c"
+    src.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(FIXTURES / "timeline_src" / "usb" / "hubsim.c", src)
+    capture = FIXTURES / "timeline" / "test_mem_ftrace.txt"
+    uri = open_file(client, src)
+    await wait_for(lambda: uri in client.diagnostics, what="diagnostics")
+    assert await _titles(client, uri) == {}
+
+    status = await command(client, "dpmlens.loadTraces", {"paths": [str(capture)]})
+    assert status["files"] == 1 and status["errors"] == []
+    await wait_for(lambda: client.lens_refreshes > 0,  # type: ignore[attr-defined]
+                   what="workspace/codeLens/refresh")
+    titles = await _titles(client, uri)
+    at_40 = titles[line_of(src, "\tmsleep(40);")]
+    assert len(at_40) == 1, titles
+    # the probe measured each msleep(40); TRSMRCY's minimum is 10 ms: 30 ms too long per call
+    assert at_40[0].startswith("msleep(40) · measured "), at_40
+    assert " per resume" in at_40[0] and "at the 10 ms TRSMRCY minimum: -" in at_40[0], at_40
+    assert "on the critical path" in at_40[0], at_40
+    # no lens on lines without a measured call
+    assert line_of(src, "static int usb_port_resume(") not in titles
+
+
+def test_delay_lens_title_counts_per_cycle_and_saving() -> None:
+    from dpmlens.lsp.delay_lens import title
+    from dpmlens.lsp.trace_mapping import MeasuredSite
+
+    site = MeasuredSite("msleep", "hub_port_reset", 50.0, calls=16, cycles=2, mean_us=55_000.0,
+                        total_us=880_000.0, on_path=16, phases=("resume",))
+    static = {"call": "msleep(50)", "spec": "TRSTRCY", "min_ms": 10.0, "padding_ms": 40.0}
+    assert title(site, static) == ("msleep(50) · measured 8 × 55.00 ms per resume · on the "
+                                   "critical path · at the 10 ms TRSTRCY minimum: -320.00 ms "
+                                   "of resume")
+    partly = MeasuredSite("msleep", "f", 10.0, 4, 1, 10_500.0, 42_000.0, 1, ())
+    assert title(partly, {"call": "msleep(10)", "spec": None, "min_ms": None,
+                          "padding_ms": None}) == (
+        "msleep(10) · measured 4 × 10.50 ms per cycle · 1 of 4 calls on the critical path")
+
+
+def test_one_duration_format_for_cli_and_editor() -> None:
+    import json
+
+    from dpmlens.traces.durations import format_us
+
+    table = json.loads((FIXTURES.parent / "durations.json").read_text())["cases"]
+    assert len(table) > 5
+    assert all(format_us(us) == text for us, text in table)
