@@ -121,9 +121,7 @@ def _repath(f: Finding, old: str, new: str) -> Finding:
     return replace(f, path=new if f.path == old else f.path, chain=chain)
 
 
-def check_series(
-    patches: Sequence[Patch], series: Series
-) -> tuple[list[PatchResult], CheckRun]:
+def check_series(patches: Sequence[Patch], series: Series) -> tuple[list[PatchResult], CheckRun]:
     """Every patch's result, and one CheckRun of all of them for the ordinary printers."""
     started = time.monotonic()
     results = [series.check(p) for p in patches]
