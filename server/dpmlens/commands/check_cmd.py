@@ -108,6 +108,14 @@ def register(subparsers: Any) -> None:
         help="use this .dpmlens.toml instead of searching upward from the paths",
     )
     p.add_argument("--no-config", action="store_true", help="ignore .dpmlens.toml files")
+    p.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="result cache directory (default: $XDG_CACHE_HOME/dpmlens, ~/.cache/dpmlens)",
+    )
+    p.add_argument(
+        "--no-cache", action="store_true", help="analyze every file; do not read or write the cache"
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
     p.set_defaults(handler=run)
 
@@ -184,14 +192,23 @@ def run(args: argparse.Namespace) -> int:
         from dpmlens.vcs import ChangedLines
 
         changed = ChangedLines.since(args.diff, paths[0])
+    count_lines = args.format == "checkpatch"  # only its `total:` line reports them
+    cache = None
+    if not args.no_cache and not os.environ.get("DPMLENS_NO_CACHE"):
+        from dpmlens.result_cache import open_cache
+
+        cache = open_cache(args.cache_dir, config, rules, count_lines)
     run_ = check_paths(
         paths,
         config,
         args.jobs or None,
         keep_file=changed.touches_file if changed else None,
         rules=rules,
-        count_lines=args.format == "checkpatch",  # only its `total:` line reports them
+        count_lines=count_lines,
+        cache=cache,
     )
+    if cache is not None:
+        cache.save()
     if changed is not None:
         run_.findings = [f for f in run_.findings if changed.keep(f)]
 
