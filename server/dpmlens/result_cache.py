@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -219,6 +220,8 @@ class ResultCache:
             st = os.stat(absolute)
         except OSError:
             return None, None
+        if not stat.S_ISREG(st.st_mode):
+            return None, None  # a FIFO would block the open below; the walk reports it
         names = self.files.get(directory)
         entry = names.get(name) if names is not None else None
         data = None
