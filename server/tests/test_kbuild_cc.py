@@ -101,3 +101,16 @@ def test_select_keeps_lines_and_columns():
     assert "int b;" not in _sel("#if IS_ENABLED(CONFIG_A) && \\\n  LINUX_X\nint b;\n#endif\n")
     code = "if (IS_ENABLED(CONFIG_PM) && IS_MODULE(CONFIG_X))"
     assert _sel(code, CONFIG_PM="1") == "if (1" + " " * 21 + "&& 0" + " " * 18 + ")"
+
+
+def test_never_fails_the_build(tmp_path, capsys, monkeypatch):
+    src = write_driver(tmp_path / "foo.c")
+    r = run_cli(capsys, "cc", "-O2", str(tmp_path / "missing.c"), str(src))
+    assert r.code == 0 and "missing.c: cannot read" in r.err and "[dpmlens-" in r.err
+
+    def boom(*_args: object) -> None:
+        raise RuntimeError("checker bug")
+
+    monkeypatch.setattr("dpmlens.kbuild.cc.select", boom)
+    r = run_cli(capsys, "cc", "-DCONFIG_PM", str(src))
+    assert r.code == 0 and "internal error: RuntimeError: checker bug" in r.err

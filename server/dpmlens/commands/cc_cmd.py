@@ -17,6 +17,7 @@ dpmlens's own options: --fail-level LEVEL, --rule ID, --ignore ID|TYPE, --config
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from types import SimpleNamespace
 from typing import Any
@@ -68,7 +69,13 @@ def run(args: argparse.Namespace) -> int:
         if not readable(path):
             print(f"dpmlens: skipped: {path}: cannot read", file=sys.stderr)
             continue
-        with open(path, "rb") as fh:
-            findings += analyze(path, fh.read(), kconfig, config, rules)
+        try:
+            with open(path, "rb") as fh:
+                findings += analyze(path, fh.read(), kconfig, config, rules)
+        except Exception as exc:  # a checker must not break the build it runs in
+            if os.environ.get("DPMLENS_DEBUG"):
+                raise
+            print(f"dpmlens: skipped: {path}: internal error: {type(exc).__name__}: {exc}",
+                  file=sys.stderr)  # fmt: skip
     sys.stderr.write(gcc_lines(findings))
     return exit_code(SimpleNamespace(usage_errors=[], findings=findings), options.fail_level)
