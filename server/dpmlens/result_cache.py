@@ -61,16 +61,16 @@ def _digest(*parts: str) -> str:
 
 
 def build_fingerprint() -> str:
-    """dpmlens's version and code, the rule files and the parser: what the results depend on
-    besides the input (a source edit during development must not reuse old results)."""
-    from dpmlens.paths import rules_dir
+    """dpmlens's version and code, the rule files and tables, the tree-sitter queries and the
+    parser: what results depend on besides the input (an edit during development must not
+    reuse old results)."""
+    from dpmlens.paths import grammars_dir, rules_dir
 
     h = hashlib.sha256(__version__.encode())
     package = Path(__file__).resolve().parent
-    roots = [package, rules_dir()]
-    for root in roots:
+    for root in (package, rules_dir(), grammars_dir()):
         for path in sorted(root.rglob("*")):
-            if path.suffix in (".py", ".yaml", ".json") and path.is_file():
+            if path.suffix in (".py", ".yaml", ".json", ".scm") and path.is_file():
                 h.update(str(path.relative_to(root)).encode())
                 h.update(path.read_bytes())
     try:
