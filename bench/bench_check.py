@@ -30,6 +30,8 @@ from pathlib import Path
 DEFAULT_KERNEL = "/work/linux/linux-source-6.12"
 BUDGET_SECONDS = 10.0
 BUDGET_RSS_MB = 500.0
+BUDGET_WARM = 1.0  # seconds, a run with the result cache over an unchanged tree
+BUDGET_TOUCHED = 1.5  # seconds, the same after one file was touched
 INSTALL_HINT = """\
 no kernel tree at {path}. Install and extract one (Debian/Ubuntu):
     sudo apt-get install -y linux-source-6.12
@@ -155,6 +157,9 @@ def main() -> int:
     parser.add_argument(
         "--no-coccinelle", action="store_true", help="skip the Coccinelle comparison"
     )
+    parser.add_argument(
+        "--no-cache-bench", action="store_true", help="skip the cold/warm/touched cache runs"
+    )
     parser.add_argument("extra", nargs="*", help="more arguments for `dpmlens check`")
     args = parser.parse_args()
 
@@ -167,7 +172,7 @@ def main() -> int:
     )
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
-        command = [dpmlens, "check", "--jobs", str(args.jobs), "--format", "json",
+        command = [dpmlens, "check", "--jobs", str(args.jobs), "--format", "json", "--no-cache",
                    "--output", str(report), "--quiet", *args.extra, args.subdir]  # fmt: skip
         print(
             "$ cd",
@@ -221,7 +226,81 @@ def main() -> int:
         print(f"ratio        dpmlens (all rules) / Coccinelle (one rule): "
               f"wall {wall / peer.wall:.2f}x, CPU {cpu / peer.cpu:.2f}x "
               f"(goal: <= 1.0x wall)")  # fmt: skip
+    if not args.no_cache_bench:
+        return bench_cache(dpmlens, Path(args.kernel), args.subdir, args.jobs, args.extra)
     return 0
+
+
+def _link_tree(kernel: Path, subdir: str, into: Path) -> None:
+    """A copy of KERNEL/SUBDIR (and the top Makefile, which rules read) made of hard links:
+    instant, no extra disk, and a file can be "touched" by replacing its link with a copy
+    without writing to the real tree. Falls back to real copies across file systems."""
+
+    def link(src: str, dst: str) -> None:
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copy2(src, dst)
+
+    shutil.copytree(kernel / subdir, into / subdir, copy_function=link, symlinks=True)
+    if (kernel / "Makefile").is_file():
+        link(str(kernel / "Makefile"), str(into / "Makefile"))
+
+
+def _victim(tree: Path) -> Path:
+    """The largest .c file with PM code (its key is recomputed from its whole directory)."""
+    files = sorted(tree.rglob("*.c"), key=lambda p: p.stat().st_size, reverse=True)
+    return next((p for p in files if b"dev_pm_ops" in p.read_bytes()), files[0])
+
+
+def _touch(path: Path) -> None:
+    """Same bytes, new inode and mtime: what an editor's save or a `git checkout` leaves."""
+    copy = path.with_name(path.name + ".bench-tmp")
+    shutil.copyfile(path, copy)
+    os.replace(copy, path)
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _timed(command: list[str], cwd: Path) -> tuple[float, float, dict]:
+    """(wall, CPU of the process tree, the JSON report) of one run."""
+    started, cpu = time.monotonic(), _cpu()
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
+    wall = time.monotonic() - started
+    if done.returncode not in (0, 1):
+        raise RuntimeError(done.stderr)
+    report = json.loads(Path(command[command.index("--output") + 1]).read_text())
+    return wall, _cpu() - cpu, report
+
+
+def bench_cache(dpmlens: str, kernel: Path, subdir: str, jobs: int, extra: list[str]) -> int:
+    """Cold, warm, and one-file-touched runs with the result cache (README: result cache)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = Path(tmp) / "tree"
+        _link_tree(kernel, subdir, tree)
+        report = Path(tmp) / "report.json"
+        command = [dpmlens, "check", "--jobs", str(jobs), "--format", "json", "--cache-dir",
+                   str(Path(tmp) / "cache"), "--output", str(report), "--quiet", *extra,
+                   subdir]  # fmt: skip
+        print("$ dpmlens", " ".join(command[1:]).replace(tmp, "TMP"), "(cold, warm, touched)")
+        cold, cold_cpu, first = _timed(command, tree)
+        warm, warm_cpu, second = _timed(command, tree)
+        victim = _victim(tree / subdir)
+        _touch(victim)
+        touched, touched_cpu, third = _timed(command, tree)
+    same = first["findings"] == second["findings"] == third["findings"]
+    print(f"cache cold   {cold:.2f} s  (CPU {cold_cpu:.2f} s)")
+    verdict = "within" if warm <= BUDGET_WARM else "OVER"
+    print(f"cache warm   {warm:.2f} s  (CPU {warm_cpu:.2f} s; budget <= {BUDGET_WARM:.1f} s: "
+          f"{verdict})")  # fmt: skip
+    verdict = "within" if touched <= BUDGET_TOUCHED else "OVER"
+    print(f"cache touch  {touched:.2f} s  (CPU {touched_cpu:.2f} s; budget <= "
+          f"{BUDGET_TOUCHED:.1f} s: {verdict}) after touching {victim.relative_to(tree)}")  # fmt: skip
+    print(f"cache same   {'yes' if same else 'NO'}: warm and touched findings equal cold")
+    return 0 if same else 1
 
 
 if __name__ == "__main__":

@@ -384,6 +384,46 @@ async function main() {
       await page.locator(".tab.active", { hasText: "zeta_touch.c" }).waitFor({ timeout: 10_000 });
     });
 
+    // 2c. dpmlens.run = onSave (issue 12): an unsaved edit is not analyzed. Empty the
+    // document without saving: the last diagnostics stay; undo, and go back to onType.
+    const rulesGone = async () => {
+      for (let i = 0; i < 100; i++) {
+        const text = await problemsText(page);
+        if (!EXPECTED_RULES.some((r) => text.includes(r))) return true;
+        await page.waitForTimeout(100);
+      }
+      return false;
+    };
+    await step(page, "run on save", async () => {
+      await editSettings({ ...baseSettings, "dpmlens.run": "onSave" });
+      await page.locator(".tab.active", { hasText: "zeta_touch.c" }).waitFor({ timeout: 10_000 });
+      await page.waitForTimeout(500); // the settings reach the server
+      await page.locator(".monaco-editor .view-lines").first().click();
+      await page.keyboard.press("Control+A");
+      await page.keyboard.press("Delete");
+      await page.waitForTimeout(1500); // onType would have re-analyzed the empty text by now
+      const text = await problemsText(page);
+      check("with dpmlens.run = onSave an unsaved edit keeps the last diagnostics", EXPECTED_RULES.every((r) => text.includes(r)));
+      await page.keyboard.press("Control+Z");
+      await editSettings(baseSettings);
+      await waitForProblems(page, 10_000, undefined).catch(() => undefined);
+    });
+
+    // 2d. dpmlens: Toggle Checking for the Workspace (issue 12): off, then on again.
+    await step(page, "toggle checking for the workspace", async () => {
+      await runCommand(page, "dpmlens: Toggle Checking for the Workspace");
+      check("Toggle Checking turns dpmlens off (its diagnostics go)", await rulesGone());
+      const wsSettings = join(dirs.ws, ".vscode", "settings.json");
+      const recorded = existsSync(wsSettings) && JSON.parse(readFileSync(wsSettings, "utf8"))["dpmlens.enable"] === false;
+      check("Toggle Checking records dpmlens.enable = false in the workspace settings", recorded);
+      await runCommand(page, "dpmlens: Toggle Checking for the Workspace");
+      await waitForProblems(page, 30_000, undefined).then(
+        () => check("toggling again brings the diagnostics back", true),
+        () => check("toggling again brings the diagnostics back", false),
+      );
+      await page.locator(".tab", { hasText: "zeta_touch.c" }).first().click();
+    });
+
     // 3. Load the 100-cycle capture with a path argument and wait for the latency CodeLens.
     await page.locator(".monaco-editor .view-lines").first().click();
     // Bring the three callbacks into view: CodeLens renders only for visible lines.

@@ -22,7 +22,7 @@ import {
 } from "./python";
 import { pythonExtensionInterpreter, onPythonInterpreterChanged } from "./pythonExtension";
 import { ensureServerEnv, existingServerEnv, type ServerEnv } from "./serverEnv";
-import { toServerSettings, type ServerSettings } from "./settings";
+import { toServerSettings, toggledEnable, type ServerSettings } from "./settings";
 import { SHOW_UNMAPPED_COMMAND, TraceStatusBar } from "./statusBar";
 
 const INTERPRETER_KEY = "dpmlens.lastInterpreter";
@@ -85,7 +85,11 @@ class DpmlensExtension implements vscode.Disposable {
 
   private settings(): { settings: ServerSettings; errors: string[] } {
     const config = this.config();
-    return toServerSettings((key) => config.get(key), this.variableContext());
+    const isSet = (key: string): boolean => {
+      const seen = config.inspect(key);
+      return [seen?.globalValue, seen?.workspaceValue, seen?.workspaceFolderValue].some((v) => v !== undefined);
+    };
+    return toServerSettings((key) => config.get(key), this.variableContext(), isSet);
   }
 
   /** Serializes start/stop so a restart never races a start still in progress. */
@@ -283,6 +287,7 @@ class DpmlensExtension implements vscode.Disposable {
     register("dpmlens.clearTraceData", () => this.commands.clearTraces());
     register("dpmlens.showSlowestCallbacks", () => this.commands.showSlowest());
     register("dpmlens.showRuleExplanation", (arg) => this.commands.explainRule(arg));
+    register("dpmlens.toggleChecking", () => this.toggleChecking());
     register("dpmlens.restartServer", () => {
       this.lastNotice = undefined;
       return this.restart();
@@ -291,6 +296,16 @@ class DpmlensExtension implements vscode.Disposable {
     register(SHOW_UNMAPPED_COMMAND, () => this.statusBar.showDetails());
     register("dpmlens.refreshLatencyView", () => this.commands.refreshTraces());
     register(OPEN_SOURCE_COMMAND, (group) => this.commands.openSource(group as CallbackGroup | undefined));
+  }
+
+  /** Flips `dpmlens.enable` for this workspace; the configuration change restarts or stops the server. */
+  private async toggleChecking(): Promise<void> {
+    const hasWorkspace = (vscode.workspace.workspaceFolders ?? []).length > 0;
+    const { value, target } = toggledEnable(this.config().get("enable"), hasWorkspace);
+    const where = target === "workspace" ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+    await this.config().update("enable", value, where);
+    this.output.info(`dpmlens checking ${value ? "enabled" : "disabled"} for the ${target === "workspace" ? "workspace" : "user"}`);
+    void vscode.window.setStatusBarMessage(`dpmlens: checking ${value ? "on" : "off"}`, 3000);
   }
 
   /** Waits for a start in progress; tells the user once when there is no server to ask. */

@@ -6,6 +6,10 @@ export const SEVERITIES = ["error", "warning", "info", "hint"] as const;
 export type SeverityName = (typeof SEVERITIES)[number];
 export const LOG_LEVELS = ["error", "warning", "info", "debug"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+export const RUN_MODES = ["onType", "onSave"] as const;
+export type RunMode = (typeof RUN_MODES)[number];
+/** Settings the project's `.dpmlens.toml` also has: the editor's value wins only when the user set it. */
+export const FILE_KEYS = ["rules", "helperDepth"] as const;
 
 export interface RuleSettings {
   enabled?: boolean;
@@ -20,6 +24,9 @@ export interface ServerSettings {
   traceGlobs: string[];
   pathMappings: PathMapping[];
   logLevel: LogLevel;
+  run: RunMode;
+  /** Which of FILE_KEYS the user set (any scope); the others come from `.dpmlens.toml`. */
+  explicitKeys?: string[];
 }
 
 export const DEFAULTS: ServerSettings = {
@@ -30,6 +37,7 @@ export const DEFAULTS: ServerSettings = {
   traceGlobs: ["**/*_dmesg.txt", "**/*_ftrace.txt", "**/*.perfetto-trace"],
   pathMappings: [],
   logLevel: "info",
+  run: "onType",
 };
 
 /** Settings that change how the server process is started, not just how it behaves. */
@@ -110,8 +118,21 @@ function readGlobs(value: unknown, errors: string[]): string[] {
   return globs;
 }
 
+/** Whether the user set `dpmlens.<key>` in any scope (VS Code: WorkspaceConfiguration.inspect). */
+export type SetChecker = (key: string) => boolean;
+
+/** `dpmlens.toggleChecking`: the new `dpmlens.enable` and where it goes (the workspace when one is open). */
+export function toggledEnable(current: unknown, hasWorkspace: boolean): { value: boolean; target: "workspace" | "global" } {
+  const enabled = typeof current === "boolean" ? current : DEFAULTS.enable;
+  return { value: !enabled, target: hasWorkspace ? "workspace" : "global" };
+}
+
 /** Translates the user's settings; every problem found becomes a one-line message in `errors`. */
-export function toServerSettings(read: SettingReader, ctx: VariableContext): { settings: ServerSettings; errors: string[] } {
+export function toServerSettings(
+  read: SettingReader,
+  ctx: VariableContext,
+  isSet?: SetChecker,
+): { settings: ServerSettings; errors: string[] } {
   const errors: string[] = [];
   const enable = read("enable");
   const logLevel = read("logLevel");
@@ -125,7 +146,14 @@ export function toServerSettings(read: SettingReader, ctx: VariableContext): { s
     traceGlobs: readGlobs(read("traceGlobs"), errors),
     pathMappings: mappings,
     logLevel: DEFAULTS.logLevel,
+    run: DEFAULTS.run,
   };
+  const run = read("run");
+  if (run !== undefined && run !== null) {
+    if (typeof run === "string" && (RUN_MODES as readonly string[]).includes(run)) settings.run = run as RunMode;
+    else errors.push(`dpmlens.run: unknown mode ${JSON.stringify(run)} (expected ${RUN_MODES.join(", ")}); using onType`);
+  }
+  if (isSet) settings.explicitKeys = FILE_KEYS.filter((key) => isSet(key));
   if (logLevel !== undefined) {
     if (typeof logLevel === "string" && (LOG_LEVELS as readonly string[]).includes(logLevel)) {
       settings.logLevel = logLevel as LogLevel;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULTS, toServerSettings } from "../src/settings";
+import { DEFAULTS, toServerSettings, toggledEnable } from "../src/settings";
 
 const ctx = { workspaceFolders: [{ name: "linux", path: "/home/dev/linux" }], userHome: "/home/dev" };
 const reader = (values: Record<string, unknown>) => (key: string) => values[key];
@@ -11,7 +11,7 @@ describe("toServerSettings", () => {
     expect(settings).toEqual(DEFAULTS);
     // The exact keys of docs/lsp-protocol.md; `interpreter` is the client's own business.
     expect(Object.keys(settings).sort()).toEqual(
-      ["debounceMs", "enable", "helperDepth", "logLevel", "pathMappings", "rules", "traceGlobs"].sort(),
+      ["debounceMs", "enable", "helperDepth", "logLevel", "pathMappings", "rules", "run", "traceGlobs"].sort(),
     );
   });
 
@@ -32,6 +32,7 @@ describe("toServerSettings", () => {
           { from: "/srv/other", to: "~/other" },
         ],
         logLevel: "debug",
+        run: "onSave",
       }),
       ctx,
     );
@@ -50,6 +51,7 @@ describe("toServerSettings", () => {
         { from: "/srv/other", to: "/home/dev/other" },
       ],
       logLevel: "debug",
+      run: "onSave",
     });
     expect(settings).not.toHaveProperty("interpreter");
   });
@@ -97,5 +99,27 @@ describe("toServerSettings", () => {
     expect(text).toContain('no workspace folder named "nope"');
     expect(text).toContain('dpmlens.logLevel: unknown level "verbose"');
     for (const line of errors) expect(line).not.toContain("\n");
+  });
+
+  it("rejects an unknown run mode and keeps onType", () => {
+    const { settings, errors } = toServerSettings(reader({ run: "onIdle" }), ctx);
+    expect(settings.run).toBe("onType");
+    expect(errors).toEqual(['dpmlens.run: unknown mode "onIdle" (expected onType, onSave); using onType']);
+  });
+
+  it("lists which settings shared with .dpmlens.toml the user set", () => {
+    const set = new Set(["helperDepth", "debounceMs"]);
+    const { settings } = toServerSettings(reader({ helperDepth: 4 }), ctx, (key) => set.has(key));
+    // rules was not set: the project's .dpmlens.toml keeps its say; debounceMs is editor-only.
+    expect(settings.explicitKeys).toEqual(["helperDepth"]);
+    expect(toServerSettings(reader({}), ctx).settings).not.toHaveProperty("explicitKeys");
+  });
+});
+
+describe("toggledEnable", () => {
+  it("flips dpmlens.enable, in the workspace when one is open", () => {
+    expect(toggledEnable(true, true)).toEqual({ value: false, target: "workspace" });
+    expect(toggledEnable(false, true)).toEqual({ value: true, target: "workspace" });
+    expect(toggledEnable(undefined, false)).toEqual({ value: false, target: "global" });
   });
 });

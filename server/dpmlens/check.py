@@ -174,12 +174,14 @@ def check_paths(
     keep_file: Callable[[str], bool] | None = None,
     rules: list[Any] | None = None,
     count_lines: bool = True,
+    cache: Any = None,
 ) -> CheckRun:
     """Check every .c/.h under `paths` with `jobs` processes (default: all cores).
 
     `keep_file` narrows the walk (e.g. `--diff`: only files the revision changed); `rules`
     replaces the default rule set (all of `rules/`); without `count_lines`,
-    `CheckRun.lines_checked` stays 0.
+    `CheckRun.lines_checked` stays 0; `cache` (a `result_cache.ResultCache`) answers for the
+    files it has seen and records the others (the caller saves it).
     """
     started = time.monotonic()
     walk_errors: list[InputError] = []
@@ -191,7 +193,11 @@ def check_paths(
     from dpmlens.engine import prefilter
 
     job = _Job(config, rules, prefilter(config, rules), count_lines)  # built once, in the parent
-    for result in _results(files, job, jobs):
+    if cache is None:
+        results = _results(files, job, jobs)
+    else:
+        results = cache.results_for(files, job, lambda todo: _results(todo, job, jobs))
+    for result in results:
         run.files_checked += 1
         run.bytes_checked += result.nbytes
         run.lines_checked += result.nlines

@@ -3,6 +3,7 @@ stdio, initialized on a fresh copy of test-fixtures/lsp/ws (at `client.ws`)."""
 
 from __future__ import annotations
 
+import pytest
 import pytest_lsp
 from lsp_harness import CONFIG, copy_workspace, initialize
 from pytest_lsp import LanguageClient
@@ -15,3 +16,9 @@ async def client(lsp_client: LanguageClient, tmp_path):
     lsp_client.server_caps = result.capabilities  # type: ignore[attr-defined]
     yield
     await lsp_client.shutdown_session()
+
+
+@pytest.fixture(autouse=True)
+def _private_result_cache(tmp_path_factory, monkeypatch):
+    """`dpmlens check` caches results under $XDG_CACHE_HOME: each test gets its own."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))

@@ -19,11 +19,15 @@ def test_bench_script_reports_the_figures(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    fields = dict(line.split(None, 1) for line in done.stdout.splitlines()[1:] if line.strip())
+    lines = [line for line in done.stdout.splitlines()[1:] if line.strip()]
+    fields = dict(line.split(None, 1) for line in lines if not line.startswith("$"))
     assert fields["files"].startswith("3 (3 with PM code, 0 skipped)")
     assert {"MB", "wall", "CPU", "files/s", "peak", "budget"} <= set(fields)
+    # The result cache: cold, warm and one-file-touched runs, findings equal in all three.
+    assert "cache warm" in done.stdout and "cache touch" in done.stdout
+    assert "cache same   yes" in done.stdout
     assert done.stdout.splitlines()[0].endswith(
-        "dpmlens check --jobs 1 --format json --output REPORT --quiet drivers"
+        "dpmlens check --jobs 1 --format json --no-cache --output REPORT --quiet drivers"
     )
 
 

@@ -84,6 +84,20 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--diff", metavar="REV", help="only findings on lines changed since git revision REV"
     )
+    p.add_argument(
+        "--patch",
+        nargs="+",
+        action="extend",
+        metavar="FILE",
+        help="check git format-patch files or mboxes ('-': stdin) applied in memory to the"
+        " tree; report only what each patch introduces",
+    )
+    p.add_argument(
+        "--commits", metavar="A..B", help="check each commit of a git range as a patch"
+    )
+    p.add_argument(
+        "--tree", metavar="DIR", help="the tree --patch applies to (default: git top of .)"
+    )
     p.add_argument("--baseline", metavar="FILE", help="hide findings recorded in FILE")
     p.add_argument(
         "--write-baseline", metavar="FILE", help="record the current findings in FILE and exit 0"
@@ -94,6 +108,14 @@ def register(subparsers: Any) -> None:
         help="use this .dpmlens.toml instead of searching upward from the paths",
     )
     p.add_argument("--no-config", action="store_true", help="ignore .dpmlens.toml files")
+    p.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="result cache directory (default: $XDG_CACHE_HOME/dpmlens, ~/.cache/dpmlens)",
+    )
+    p.add_argument(
+        "--no-cache", action="store_true", help="analyze every file; do not read or write the cache"
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
     p.set_defaults(handler=run)
 
@@ -162,19 +184,31 @@ def run(args: argparse.Namespace) -> int:
     config = _load_config(args, paths, [r.id for r in rules])
     _select_rules(args, rules, config)
 
+    if args.patch or args.commits:
+        return _run_patches(args, config, rules, rule_errors)
+
     changed = None
     if args.diff:
         from dpmlens.vcs import ChangedLines
 
         changed = ChangedLines.since(args.diff, paths[0])
+    count_lines = args.format == "checkpatch"  # only its `total:` line reports them
+    cache = None
+    if not args.no_cache and not os.environ.get("DPMLENS_NO_CACHE"):
+        from dpmlens.result_cache import open_cache
+
+        cache = open_cache(args.cache_dir, config, rules, count_lines)
     run_ = check_paths(
         paths,
         config,
         args.jobs or None,
         keep_file=changed.touches_file if changed else None,
         rules=rules,
-        count_lines=args.format == "checkpatch",  # only its `total:` line reports them
+        count_lines=count_lines,
+        cache=cache,
     )
+    if cache is not None:
+        cache.save()
     if changed is not None:
         run_.findings = [f for f in run_.findings if changed.keep(f)]
 
@@ -195,6 +229,33 @@ def run(args: argparse.Namespace) -> int:
     _print_errors(run_)
     if not args.quiet:
         print(_summary_line(run_), file=sys.stderr)
+    return 2 if rule_errors else exit_code(run_, args.fail_level)
+
+
+def _run_patches(args: argparse.Namespace, config: Any, rules: list[Any], rule_errors: Any) -> int:
+    from dpmlens.patches.cli import run_series
+
+    if args.paths:
+        raise UsageError("--patch/--commits take no PATH (the tree is --tree DIR)")
+    if args.patch and args.commits:
+        raise UsageError("--patch and --commits cannot be used together")
+    if args.diff or args.write_baseline:
+        raise UsageError("--diff and --write-baseline do not apply to --patch/--commits")
+    results, run_ = run_series(args, config, rules)
+    if args.baseline:
+        from dpmlens.baseline import subtract_baseline
+
+        run_.findings, run_.baseline_suppressed = subtract_baseline(args.baseline, run_.findings)
+    if args.format == "checkpatch":
+        from dpmlens.patches.report import render
+
+        report = render(results)
+    else:
+        report = renderer(args.format)(run_, rules)
+    _write(report, args.output)
+    _print_errors(run_)
+    if not args.quiet:
+        print(_summary_line(run_).replace(" file", " patched file", 1), file=sys.stderr)
     return 2 if rule_errors else exit_code(run_, args.fail_level)
 
 

@@ -63,7 +63,9 @@ def analyze_document(server: Any, doc: Document) -> Analysis:
         from dpmlens.engine import analyze_model
 
         resolver = server.index.resolver_for(doc.path) if server.index is not None else None
-        findings = analyze_model(model, server.settings.to_config(), resolver=resolver)
+        configs = getattr(server, "project_configs", None)
+        config = configs.config_for(doc.path) if configs else server.settings.to_config()
+        findings = analyze_model(model, config, resolver=resolver)
     return Analysis(doc.version, doc.source, model, findings, time.perf_counter() - t0)
 
 
@@ -243,9 +245,16 @@ def setup(server: Any) -> None:
     server.on("initialize", "diagnostics (warm-up)", lambda: warm_up(server))
 
     server.on("opened", "diagnostics", lambda doc: diags.schedule(doc, 0))
-    server.on(
-        "changed", "diagnostics", lambda doc: diags.schedule(doc, server.settings.debounce_ms)
-    )
+    def changed(doc: Document) -> None:
+        if server.settings.run != "onSave":  # onSave: the last analysis stands until saved
+            diags.schedule(doc, server.settings.debounce_ms)
+
+    def saved(doc: Document) -> None:
+        if server.settings.run == "onSave":
+            diags.schedule(doc, 0)
+
+    server.on("changed", "diagnostics", changed)
+    server.on("saved", "diagnostics", saved)
     server.on("closed", "diagnostics", diags.clear)
 
     def rerun_all(*_args: Any) -> None:

@@ -91,6 +91,7 @@ class DpmlensServer(LanguageServer):
         self.index: Any = None  # workspace_index.WorkspaceIndex
         self.traces: Any = None  # commands.TraceState
         self.rules: Any = None  # rules loaded once: {id: Rule}
+        self.project_configs: Any = None  # project_config.ProjectConfigs (.dpmlens.toml)
 
     # -- logging to the client -------------------------------------------------------------
 
@@ -140,6 +141,7 @@ def create_server() -> DpmlensServer:
         documents,
         hover,
         idle_gc,
+        project_config,
         settings,
         workspace_index,
     )
@@ -147,6 +149,7 @@ def create_server() -> DpmlensServer:
     server = DpmlensServer()
     for module in (
         settings,
+        project_config,
         documents,
         diagnostics,  # before the index: an opened document's analysis is queued first
         workspace_index,

@@ -20,6 +20,7 @@ from dpmlens.findings import Severity
 
 DEFAULT_TRACE_GLOBS = ("**/*_dmesg.txt", "**/*_ftrace.txt", "**/*.perfetto-trace")
 LOG_LEVELS = ("error", "warning", "info", "debug")
+RUN_MODES = ("onType", "onSave")
 
 
 @dataclass(frozen=True)
@@ -39,10 +40,19 @@ class Settings:
     trace_globs: tuple[str, ...] = DEFAULT_TRACE_GLOBS
     path_mappings: tuple[PathMapping, ...] = ()
     log_level: str = "info"
+    run: str = "onType"  # or "onSave": re-analyze on save instead of as you type
     problems: list[str] = field(default_factory=list)  # one line per rejected value
+    sent: frozenset[str] = frozenset()  # the keys the client sent
+    explicit_keys: frozenset[str] | None = None  # the keys the user set (VS Code says which)
 
     def to_config(self) -> Config:
         return Config(rules=dict(self.rules), helper_depth=self.helper_depth)
+
+    def is_explicit(self, key: str) -> bool:
+        """Does the editor's value of `key` override `.dpmlens.toml` (lsp.project_config)?"""
+        if self.explicit_keys is not None:
+            return key in self.explicit_keys
+        return key in self.sent
 
     def map_path(self, path: str) -> str:
         """Apply the first path mapping whose `source` prefixes `path` (traces -> checkout)."""
@@ -71,6 +81,19 @@ def parse_settings(raw: Any, workspace_folder: str | None = None) -> Settings:
 
     def bad(key: str, expected: str) -> None:
         s.problems.append(f"settings: {key}: expected {expected}, got {raw.get(key)!r}")
+
+    s.sent = frozenset(str(k) for k in raw)
+    if "explicitKeys" in raw:
+        v = raw["explicitKeys"]
+        if isinstance(v, list) and all(isinstance(k, str) for k in v):
+            s.explicit_keys = frozenset(v)
+        else:
+            bad("explicitKeys", "a list of setting names")
+    if "run" in raw:
+        if raw["run"] in RUN_MODES:
+            s.run = raw["run"]
+        else:
+            bad("run", "one of " + ", ".join(RUN_MODES))
 
     if "enable" in raw:
         if isinstance(raw["enable"], bool):

@@ -1,0 +1,93 @@
+"""Check one compile command's source as the build configures it, print gcc-style lines."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from dpmlens.findings import Finding
+from dpmlens.kbuild.flags import parse_flags
+from dpmlens.kbuild.kconfig import Kconfig, from_flags
+from dpmlens.kbuild.select import select
+
+
+@dataclass
+class Options:
+    """dpmlens's own options, taken out of the compiler's command line."""
+
+    fail_level: str = "none"
+    rules: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    config: str | None = None
+    no_config: bool = False
+    compiler: list[str] = field(default_factory=list)
+
+
+_OWN = {"--fail-level": "fail_level", "--rule": "rules", "--ignore": "ignore",
+        "--config": "config"}  # fmt: skip
+
+
+def split_options(argv: list[str]) -> Options:
+    """`--opt VALUE` / `--opt=VALUE` for dpmlens's options; everything else is the compiler's
+    (gcc has no option spelled like these)."""
+    out = Options()
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        name, eq, value = arg.partition("=")
+        if arg == "--no-config":
+            out.no_config = True
+            continue
+        if name not in _OWN:
+            out.compiler.append(arg)
+            continue
+        if not eq:
+            if i >= len(argv):
+                raise ValueError(f"{name} needs a value")
+            value, i = argv[i], i + 1
+        attr = _OWN[name]
+        if isinstance(getattr(out, attr), list):
+            getattr(out, attr).extend(w for w in value.split(",") if w)
+        else:
+            setattr(out, attr, value)
+    return out
+
+
+def analyze(path: str, source: bytes, kconfig: Kconfig | None, config: Any,
+            rules: list[Any]) -> list[Finding]:  # fmt: skip
+    """The findings of `source` with only the branches `kconfig` compiles (all without one)."""
+    from dpmlens.check import _configured
+    from dpmlens.engine import analyze_model, prefilter
+    from dpmlens.model.build import build_model
+
+    if kconfig is not None:
+        source = select(source, kconfig)
+    if not prefilter(config, rules).matches(source):
+        return []
+    return _configured(analyze_model(build_model(path, source), config, None, rules), config)
+
+
+def gcc_lines(findings: list[Finding]) -> str:
+    """`file:line:col: warning: message [dpmlens-rule]`, and a note per call-chain step."""
+    out = []
+    for f in findings:
+        level = {"error": "error", "warning": "warning"}.get(str(f.severity), "note")
+        out.append(f"{f.path}:{f.line}:{f.column}: {level}: {f.message} [dpmlens-{f.rule}]")
+        for step in f.chain:
+            if (step.path, step.span.line) == (f.path, f.line):
+                continue
+            what = step.note or f"in {step.function}()"
+            out.append(f"{step.path}:{step.span.line}:{step.span.column}: note: {what}")
+    return "".join(line + "\n" for line in out)
+
+
+def sources_and_config(compiler: list[str]) -> tuple[list[str], Kconfig | None]:
+    flags = parse_flags(compiler)
+    given = flags.macros or flags.includes
+    return flags.sources, (from_flags(flags) if given else None)
+
+
+def readable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.R_OK)

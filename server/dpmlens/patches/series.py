@@ -1,0 +1,161 @@
+"""Check a series of patches against a tree, in memory, one patch at a time.
+
+Each patch applies on the tree as the earlier patches of the series left it; a patch that does
+not apply is reported (naming the patch and hunk) and skipped, and the next ones still apply
+on what came before it. For every touched `.c`/`.h` file the engine runs on the text before
+and after the patch, and only what the patch introduces is kept (`introduced`).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from dpmlens.check import CheckRun, _configured
+from dpmlens.config import Config
+from dpmlens.errors import UsageError
+from dpmlens.findings import Finding
+from dpmlens.patches.apply import Applied, ApplyError, apply_file
+from dpmlens.patches.introduced import introduced
+from dpmlens.patches.parse import Patch
+from dpmlens.walk import SOURCE_SUFFIXES, InputError
+
+Reader = Callable[[str], "bytes | None"]  # repository-relative path -> text, None if absent
+
+
+@dataclass
+class PatchResult:
+    patch: Patch
+    findings: list[Finding] = field(default_factory=list)
+    error: str | None = None  # why it did not apply
+    # (path, line) -> (patch line of the `+` line or 0, the new source line)
+    quoted: dict[tuple[str, int], tuple[int, str]] = field(default_factory=dict)
+
+
+def worktree_reader(root: str) -> Reader:
+    def read(path: str) -> bytes | None:
+        try:
+            with open(os.path.join(root, path), "rb") as fh:
+                return fh.read()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+
+    return read
+
+
+def git_reader(root: str, rev: str) -> Reader:
+    """Files as they are at `rev` (`git show REV:path`), for `--commits`."""
+
+    def read(path: str) -> bytes | None:
+        done = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=root, capture_output=True,
+                              check=False)  # fmt: skip
+        return done.stdout if done.returncode == 0 else None
+
+    return read
+
+
+class Series:
+    """The in-memory tree: the base reader plus what the patches so far wrote."""
+
+    def __init__(self, root: str, base: Reader, config: Config, rules: list[Any] | None) -> None:
+        from dpmlens.engine import prefilter
+
+        self.root, self.base, self.config, self.rules = root, base, config, rules
+        self.overlay: dict[str, bytes | None] = {}
+        self.prefilter = prefilter(config, rules)
+
+    def read(self, path: str) -> bytes | None:
+        return self.overlay[path] if path in self.overlay else self.base(path)
+
+    def check(self, patch: Patch) -> PatchResult:
+        result = PatchResult(patch)
+        new: dict[str, tuple[bytes | None, Applied]] = {}
+        try:
+            for diff in patch.files:
+                if diff.binary or not diff.hunks and diff.old_path == diff.new_path:
+                    continue  # a binary or mode-only change: nothing to analyze
+                before = self.read(diff.old_path) if diff.old_path else None
+                applied = apply_file(before, diff)
+                new[diff.path] = (before, applied)
+                if diff.old_path and diff.old_path != diff.new_path:
+                    new[diff.old_path] = (before, Applied(None))
+        except ApplyError as exc:
+            result.error = str(exc)
+            return result
+        for path, (before, applied) in new.items():
+            self.overlay[path] = applied.text
+            if applied.text is None or not path.endswith(SOURCE_SUFFIXES):
+                continue
+            lines = set(applied.added) | applied.touched
+            found = introduced(self._analyze(path, before), self._analyze(path, applied.text),
+                               path, lines)  # fmt: skip
+            source = applied.text.split(b"\n")
+            for f in found:
+                text = source[f.span.line - 1] if 0 < f.span.line <= len(source) else b""
+                quoted = text.rstrip(b"\r").decode("utf-8", errors="replace")
+                result.quoted[(path, f.span.line)] = (applied.added.get(f.span.line, 0), quoted)
+            result.findings.extend(found)
+        return result
+
+    def _analyze(self, path: str, source: bytes | None) -> list[Finding]:
+        """Findings of `source` as `path`, spelled repository-relative."""
+        from dpmlens.engine import analyze_model
+        from dpmlens.model.build import build_model
+
+        if not source or b"\0" in source[:8192] or not self.prefilter.matches(source):
+            return []
+        on_disk = os.path.join(self.root, path)  # local headers and the tree's Makefile
+        try:
+            found = analyze_model(build_model(on_disk, source), self.config, None, self.rules)
+        except RecursionError:
+            return []
+        return [_repath(f, on_disk, path) for f in _configured(found, self.config)]
+
+
+def _repath(f: Finding, old: str, new: str) -> Finding:
+    chain = tuple(replace(s, path=new) if s.path == old else s for s in f.chain)
+    return replace(f, path=new if f.path == old else f.path, chain=chain)
+
+
+def check_series(patches: Sequence[Patch], series: Series) -> tuple[list[PatchResult], CheckRun]:
+    """Every patch's result, and one CheckRun of all of them for the ordinary printers."""
+    started = time.monotonic()
+    results = [series.check(p) for p in patches]
+    run = CheckRun(findings=[], errors=[])
+    for r in results:
+        run.files_checked += len(r.patch.files)
+        run.files_analyzed += sum(1 for d in r.patch.files if d.path.endswith(SOURCE_SUFFIXES))
+        run.lines_checked += r.patch.lines
+        run.findings.extend(r.findings)
+        for key, (_, text) in r.quoted.items():
+            run.source_lines[key] = text
+        if r.error is not None:
+            run.errors.append(InputError(r.patch.name, r.error, usage=True))
+    run.findings.sort(key=Finding.sort_key)
+    run.elapsed = time.monotonic() - started
+    return results, run
+
+
+def git_top(near: str) -> str | None:
+    done = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=near, capture_output=True,
+                          text=True, check=False)  # fmt: skip
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def commits_mbox(root: str, spec: str) -> tuple[str, bytes]:
+    """(base revision, the series as one mbox) for `--commits A..B`."""
+    if ".." not in spec or "..." in spec:
+        raise UsageError(f"--commits {spec}: expected a range A..B")
+    base = spec.split("..", 1)[0] or "HEAD"
+    done = subprocess.run(
+        ["git", "format-patch", "--stdout", "--no-renames", "--no-signature", spec],
+        cwd=root, capture_output=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        detail = done.stderr.decode(errors="replace").strip().splitlines() or ["failed"]
+        raise UsageError(f"--commits {spec}: git format-patch: {detail[-1]}")
+    return base, done.stdout
