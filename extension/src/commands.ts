@@ -14,6 +14,8 @@ import {
   readLoadTracesArgument,
   readRuleExplanation,
   readSlowestCallbacks,
+  readTimelineLink,
+  readTimelinePage,
   readTraceStatus,
   type CallbackSource,
   type SlowestCallbacks,
@@ -40,6 +42,7 @@ export class Commands implements vscode.Disposable {
   private readonly ruleDocs = new Map<string, string>();
   private readonly ruleDocChanged = new vscode.EventEmitter<vscode.Uri>();
   private readonly disposables: vscode.Disposable[] = [];
+  private timeline: vscode.WebviewPanel | undefined;
 
   constructor(
     private readonly host: CommandHost,
@@ -258,7 +261,45 @@ export class Commands implements vscode.Disposable {
     }
   }
 
+  /** dpmlens: Open Timeline — the server's HTML timeline of the loaded traces in a webview;
+   * a click on a bar opens its callback. */
+  async openTimeline(): Promise<void> {
+    const client = await this.host.runningClient();
+    if (!client) return;
+    let page;
+    try {
+      page = readTimelinePage(await executeServerCommand(client, ServerCommand.timelineHtml, []));
+    } catch (err) {
+      void vscode.window.showErrorMessage(`dpmlens: ${err instanceof Error ? err.message : String(err)}`);
+      return;
+    }
+    if (!page) {
+      void vscode.window.showErrorMessage("dpmlens: the server sent no timeline.");
+      return;
+    }
+    const title = `dpmlens Timeline: ${page.files.map((f) => path.basename(f)).join(", ") || "traces"}`;
+    if (!this.timeline) {
+      this.timeline = vscode.window.createWebviewPanel("dpmlens.timeline", title, vscode.ViewColumn.Active, {
+        enableScripts: true, // the page draws on a canvas; it loads nothing from anywhere
+        retainContextWhenHidden: true,
+      });
+      this.timeline.onDidDispose(() => (this.timeline = undefined), undefined, this.disposables);
+      this.timeline.webview.onDidReceiveMessage(
+        (msg) => {
+          const link = readTimelineLink(msg);
+          if (link) void this.openSource({ source: { uri: "", path: link.path, line: link.line + 1, function: "" }, unmappedReason: "" });
+        },
+        undefined,
+        this.disposables,
+      );
+    }
+    this.timeline.title = title;
+    this.timeline.webview.html = page.html;
+    this.timeline.reveal();
+  }
+
   dispose(): void {
+    this.timeline?.dispose();
     for (const d of this.disposables) d.dispose();
   }
 }

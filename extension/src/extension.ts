@@ -287,6 +287,7 @@ class DpmlensExtension implements vscode.Disposable {
     register("dpmlens.clearTraceData", () => this.commands.clearTraces());
     register("dpmlens.showSlowestCallbacks", () => this.commands.showSlowest());
     register("dpmlens.showRuleExplanation", (arg) => this.commands.explainRule(arg));
+    register("dpmlens.openTimeline", () => this.commands.openTimeline());
     register("dpmlens.toggleChecking", () => this.toggleChecking());
     register("dpmlens.restartServer", () => {
       this.lastNotice = undefined;

@@ -8,6 +8,7 @@ export const ServerCommand = {
   traceStatus: "dpmlens.traceStatus",
   slowestCallbacks: "dpmlens.slowestCallbacks",
   explainRule: "dpmlens.explainRule",
+  timelineHtml: "dpmlens.timelineHtml",
 } as const;
 
 export interface TraceStatus {
@@ -225,6 +226,29 @@ export function readRuleExplanation(value: unknown): RuleExplanation | null {
     url: str(value.url),
     markdown: str(value.markdown),
   };
+}
+
+/** The server's HTML timeline of the loaded traces (`dpmlens.timelineHtml`). */
+export interface TimelinePage {
+  html: string;
+  files: string[];
+}
+
+export function readTimelinePage(value: unknown): TimelinePage | null {
+  if (!isObject(value) || typeof value.html !== "string" || value.html.length === 0) return null;
+  const files = Array.isArray(value.files) ? value.files.filter((f): f is string => typeof f === "string") : [];
+  return { html: value.html, files };
+}
+
+/**
+ * A bar's source link from the timeline page, "path:line", as a path and a 0-based line;
+ * null for anything else (the page is data from a capture: never trust it further).
+ */
+export function readTimelineLink(value: unknown): { path: string; line: number } | null {
+  if (!isObject(value) || typeof value.open !== "string") return null;
+  const m = /^(.+):(\d+)$/.exec(value.open);
+  if (!m) return null;
+  return { path: m[1]!, line: Math.max(0, Number(m[2]) - 1) };
 }
 
 /**

@@ -7,6 +7,8 @@ import {
   readLoadTracesArgument,
   readRuleExplanation,
   readSlowestCallbacks,
+  readTimelineLink,
+  readTimelinePage,
   readTraceStatus,
 } from "../src/protocol";
 
@@ -80,5 +82,18 @@ describe("package.json contributions", () => {
     const ours: string[] = manifest.contributes.commands.map((c: { command: string }) => c.command);
     expect(ours).toContain("dpmlens.loadTraceFiles");
     for (const id of Object.values(ServerCommand)) expect(ours).not.toContain(id);
+  });
+});
+
+describe("timeline page", () => {
+  it("reads the server's page and only path:line links from it", () => {
+    expect(readTimelinePage({ html: "<html></html>", files: ["/t/a.txt", 3] })).toEqual({ html: "<html></html>", files: ["/t/a.txt"] });
+    expect(readTimelinePage({ html: "" })).toBeNull();
+    expect(readTimelinePage(null)).toBeNull();
+    expect(readTimelineLink({ open: "/src/drivers/usb/core/hub.c:3173" })).toEqual({ path: "/src/drivers/usb/core/hub.c", line: 3172 });
+    expect(readTimelineLink({ open: "C:/x/y.c:1" })).toEqual({ path: "C:/x/y.c", line: 0 });
+    expect(readTimelineLink({ open: "no-line" })).toBeNull();
+    expect(readTimelineLink({ open: 5 })).toBeNull();
+    expect(readTimelineLink("x")).toBeNull();
   });
 });

@@ -64,7 +64,7 @@ async def test_capabilities_and_commands(client: LanguageClient):
     assert sync.change == types.TextDocumentSyncKind.Incremental
     assert set(caps.execute_command_provider.commands) == {
         "dpmlens.loadTraces", "dpmlens.clearTraces", "dpmlens.traceStatus",
-        "dpmlens.slowestCallbacks", "dpmlens.explainRule",
+        "dpmlens.slowestCallbacks", "dpmlens.explainRule", "dpmlens.timelineHtml",
     }
     # The file watchers were registered dynamically (VS Code supports it).
     regs = client.registrations  # type: ignore[attr-defined]

@@ -76,6 +76,10 @@ async def test_run_on_save(client: LanguageClient):
     ))  # fmt: skip
     await asyncio.sleep(0.5)
     assert "msleep-under-20ms" in codes(client.diagnostics[uri])  # not re-analyzed yet
+    # nor when the settings change (which re-analyzes saved documents): still unsaved
+    _settings(client, {"run": "onSave", "debounceMs": 0})
+    await asyncio.sleep(0.5)
+    assert "msleep-under-20ms" in codes(client.diagnostics[uri])
     client.text_document_did_save(
         types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
     )

@@ -49,6 +49,22 @@ async def test_measured_delay_lens_names_the_spec_minimum_and_the_saving(
     assert line_of(src, "static int usb_port_resume(") not in titles
 
 
+async def test_timeline_html_command_draws_the_loaded_traces(client: LanguageClient) -> None:
+    import pytest
+    from pygls.exceptions import JsonRpcException
+
+    with pytest.raises(JsonRpcException, match="no traces loaded"):
+        await command(client, "dpmlens.timelineHtml")
+    capture = FIXTURES / "timeline" / "test_mem_ftrace.txt"
+    await command(client, "dpmlens.loadTraces", {"paths": [str(capture)]})
+    page = await command(client, "dpmlens.timelineHtml")
+    assert page["files"] == [str(capture)]
+    html = page["html"]
+    assert html.startswith("<!DOCTYPE html>") and "<canvas" in html
+    assert "dpmlens timeline: test_mem_ftrace.txt" in html
+    assert "acquireVsCodeApi" in html  # in the editor's webview a click opens the source
+
+
 def test_delay_lens_title_counts_per_cycle_and_saving() -> None:
     from dpmlens.lsp.delay_lens import title
     from dpmlens.lsp.trace_mapping import MeasuredSite

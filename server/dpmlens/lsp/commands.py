@@ -21,12 +21,13 @@ from dpmlens.lsp.server import COMMAND_PARAMS
 from dpmlens.lsp.traces_state import TraceState
 from dpmlens.lsp.workspace_index import workspace_roots
 
-LOAD, CLEAR, STATUS, SLOWEST, EXPLAIN = (
+LOAD, CLEAR, STATUS, SLOWEST, EXPLAIN, TIMELINE = (
     "dpmlens.loadTraces",
     "dpmlens.clearTraces",
     "dpmlens.traceStatus",
     "dpmlens.slowestCallbacks",
     "dpmlens.explainRule",
+    "dpmlens.timelineHtml",
 )
 
 
@@ -237,6 +238,21 @@ def setup(server: Any) -> None:
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
             raise CommandError(f"{SLOWEST}: limit must be a positive integer, got {limit!r}")
         return finite(ls.traces.slowest(limit))
+
+    @server.command(TIMELINE)
+    async def cmd_timeline(ls: Any, *args: Any) -> dict[str, Any]:
+        from dpmlens.lsp.trace_mapping import timeline_html
+
+        files = ls.traces.files
+        if not files:
+            raise CommandError(f"{TIMELINE}: no traces loaded (dpmlens.loadTraces first)")
+        models = ls.traces.mapping_inputs(ls)["models"]
+        loop = asyncio.get_running_loop()
+        try:
+            html = await loop.run_in_executor(None, timeline_html, files, models)
+        except ValueError as exc:
+            raise CommandError(f"{TIMELINE}: {exc}") from None
+        return {"html": html, "files": files}
 
     @server.command(EXPLAIN)
     def cmd_explain(ls: Any, *args: Any) -> dict[str, Any]:

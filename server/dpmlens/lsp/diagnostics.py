@@ -244,22 +244,38 @@ def setup(server: Any) -> None:
     server.diagnostics = diags
     server.on("initialize", "diagnostics (warm-up)", lambda: warm_up(server))
 
-    server.on("opened", "diagnostics", lambda doc: diags.schedule(doc, 0))
+    unsaved: set[str] = set()  # documents edited since they were opened or saved
+
+    def opened(doc: Document) -> None:
+        unsaved.discard(doc.uri)
+        diags.schedule(doc, 0)
+
     def changed(doc: Document) -> None:
+        unsaved.add(doc.uri)
         if server.settings.run != "onSave":  # onSave: the last analysis stands until saved
             diags.schedule(doc, server.settings.debounce_ms)
 
     def saved(doc: Document) -> None:
+        unsaved.discard(doc.uri)
         if server.settings.run == "onSave":
             diags.schedule(doc, 0)
 
+    def closed(doc: Document) -> None:
+        unsaved.discard(doc.uri)
+        diags.clear(doc)
+
+    server.on("opened", "diagnostics", opened)
     server.on("changed", "diagnostics", changed)
     server.on("saved", "diagnostics", saved)
-    server.on("closed", "diagnostics", diags.clear)
+    server.on("closed", "diagnostics", closed)
 
     def rerun_all(*_args: Any) -> None:
+        # onSave: an edited, unsaved document keeps its last analysis here too (a settings
+        # change or the workspace index must not analyze text the user has not saved)
+        on_save = server.settings.run == "onSave"
         for doc in list(server.documents.docs.values()):
-            diags.schedule(doc, 0)
+            if not (on_save and doc.uri in unsaved):
+                diags.schedule(doc, 0)
 
     server.on("settings_changed", "diagnostics", rerun_all)
     server.on("index_updated", "diagnostics", rerun_all)

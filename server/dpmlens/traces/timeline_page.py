@@ -96,9 +96,12 @@ cv.addEventListener("mousemove", e => { const h = hit(e);
   if (!h) { tip.style.display = "none"; return; }
   tip.textContent = h[4]; tip.style.display = "block";
   tip.style.left = (e.clientX + 12) + "px"; tip.style.top = (e.clientY + 12) + "px"; });
+// in a VS Code webview the extension opens the source; in a browser, a vscode:// link does
+const vscodeApi = typeof acquireVsCodeApi === "function" ? acquireVsCodeApi() : null;
 cv.addEventListener("click", e => { const h = hit(e);
-  if (h && h[5])
-    window.location.href = "vscode://file" + (h[5].startsWith("/") ? "" : "/") + h[5];
+  if (!h || !h[5]) return;
+  if (vscodeApi) vscodeApi.postMessage({ open: h[5] });
+  else window.location.href = "vscode://file" + (h[5].startsWith("/") ? "" : "/") + h[5];
 });
 sel.addEventListener("change", draw); zoom.addEventListener("input", draw);
 window.addEventListener("resize", draw);
