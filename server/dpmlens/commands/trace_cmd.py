@@ -95,6 +95,10 @@ def register(subparsers: Any) -> None:
                     metavar="DEVICE|DRIVER|all", help="run these callbacks asynchronously")
     wi.add_argument("--sync", dest="make_sync", action="append", default=[],
                     metavar="DEVICE|DRIVER|all", help="run these callbacks synchronously")
+    wi.add_argument("--ordering", choices=("legacy", "6.16"), default="legacy",
+                    help="when async work starts: as captured (legacy, up to 6.15) or as "
+                    "Linux 6.16 orders it (async suspend no longer waits for the "
+                    "synchronous loop to reach the device; see docs/traces.md)")
     wi.add_argument("--format", choices=("table", "json"), default="table")
     wi.set_defaults(handler=run_whatif)
     p.set_defaults(handler=help_handler(p))
@@ -331,9 +335,11 @@ def run_whatif(args: argparse.Namespace) -> int:
         raise UsageError("no callback timestamps in the captures: nothing to replay")
     measured = measured_delays(traces, runs)
     changes = Changes(delays=delays, make_async=matcher(args.make_async),
-                      make_sync=matcher(args.make_sync))
+                      make_sync=matcher(args.make_sync), ordering=args.ordering)
     words = [f"--delay {k}={v:g}" for k, v in delays.items()]
     words += [f"--async {x}" for x in args.make_async] + [f"--sync {x}" for x in args.make_sync]
+    if args.ordering != "legacy":
+        words.append(f"--ordering {args.ordering}")
     if args.spec_minimums:
         from dpmlens.traces.delay_sites import join_sites, spec_minimums
         from dpmlens.traces.delays import delay_sites
@@ -356,7 +362,7 @@ def run_whatif(args: argparse.Namespace) -> int:
             result.not_replayed.append("--spec-minimums: no measured delay was joined to a "
                                        "call site that implements a spec quantity")
     if args.format == "json":
-        sys.stdout.write(dumps(whatif_json(traces, result, words)))
+        sys.stdout.write(dumps(whatif_json(traces, result, words, args.ordering)))
     else:
         sys.stdout.write(whatif_text(traces, result, words))
     for e in traces.errors:
