@@ -274,7 +274,8 @@ def _to_sync(nodes: Nodes, sync: int, pick: Callable[[Interval], bool],
             continue
         moved.add(i)
         nodes.thread[i] = sync
-        deps = [(d, lk) for d, lk in nodes.deps[i] if lk in ("parent", "child")]
+        deps = [(d, lk) for d, lk in nodes.deps[i]
+                if lk in ("parent", "child", "supplier", "consumer")]
         nodes.lag[i] = 0.0
         if last_sync >= 0:
             deps.append((last_sync, "sync thread"))
