@@ -76,8 +76,8 @@ def _chain(traces) -> list[tuple[str, str]]:  # noqa: ANN001 - TraceSet
 
 def test_supplier_is_a_predecessor_on_resume(tmp_path: Path) -> None:
     t = load_traces([_capture(tmp_path)])
-    # without links: c's latest candidate is the synchronous callback before it
-    assert _chain(t) == [("dev-s", "phase start"), ("dev-c", "dispatched")]
+    # without links: c waited for its parent (which ended 9 ms before it started)
+    assert _chain(t) == [("dev-p", "phase start"), ("dev-c", "parent")]
     t.device_links = parse_links("x:dev-s--x:dev-c")
     assert _chain(t) == [("dev-s", "phase start"), ("dev-c", "supplier")]
     (run,) = build_timeline(t)

@@ -8,8 +8,10 @@ of the things it can wait for that ended before it started (drivers/base/power/m
     suspend (the same two functions wait for them);
   - the previous callback of its own thread (the synchronous PM thread runs the list in order;
     an async worker runs one work item after another);
-  - for an async callback, the synchronous thread's callback before it (the loop schedules
-    async work as it reaches the device, async_schedule_dev in dpm_suspend()/dpm_resume());
+  - for an async callback, the synchronous thread's callback before it: on suspend the loop
+    queues async work as it reaches the device (async_schedule_dev in dpm_suspend()); on
+    resume all async work is queued upfront and waits for the parent, so only a device whose
+    parent has no callback in the phase may have waited for the loop (to reach the parent);
   - for a callback of the synchronous thread that started more than IDLE after the previous
     one, the latest async callback that ended in between: the loop waits in dpm_wait() for
     async devices, also for ones without a callback of their own in the phase (an audio codec
@@ -137,6 +139,8 @@ class PhaseGraph:
         if not on_sync:
             idx, arr = self.sync_idx, self.sync_ends
             link, after = "dispatched", -math.inf
+            if self.up and self.parents[i] in self.by_device:
+                idx = []  # queued upfront: it waited for its parent, not for the loop
         else:
             idx, arr = self.async_idx, self.async_ends
             link = "async wait"
@@ -191,6 +195,8 @@ class PhaseGraph:
                     idx = ()
             else:
                 idx, arr, link, after = sync_idx, sync_ends, "dispatched", -inf
+                if up and parents[i] in by_device:
+                    idx = ()
             if idx:
                 k = bisect_right(arr, s) - 1
                 while k >= 0 and idx[k] >= i:
