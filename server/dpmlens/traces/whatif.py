@@ -31,6 +31,7 @@ from dpmlens.model.phases import PHASES
 from dpmlens.traces.critical import _RANK as _RANK_OF
 from dpmlens.traces.critical import PhaseGraph
 from dpmlens.traces.delays import MeasuredDelay
+from dpmlens.traces.durations import format_us
 from dpmlens.traces.timeline import Interval, PhaseRun
 
 
@@ -253,7 +254,7 @@ def _to_async(nodes: Nodes, sync: int, pick: Callable[[Interval], bool], lag_us:
         if not deps:  # it waited for moved callbacks only
             nodes.release[i] = min(nodes.release[i], nodes.lag[i])
         nodes.deps[i] = deps
-    assumptions.add(f"moved to async: dispatched {lag_us / 1000:.3f} ms after the "
+    assumptions.add(f"moved to async: dispatched {format_us(lag_us)} after the "
                     "synchronous callback before them (" + (
                         "assumed: the capture has no dispatched async callback to measure it"
                         if lag_us == DEFAULT_ASYNC_LAG_US else
