@@ -30,12 +30,14 @@ def test_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
                          str(FIXTURES / "src")], capsys)
     assert code == 0
     data = json.loads(out)
-    # version 1's keys first and unchanged; version 2 added the kernel steps, 3 runtime_pm
+    # version 1's keys first and unchanged; version 2 added the kernel steps, 3 runtime_pm,
+    # 4 device_links
     assert list(data) == ["version", "cycles", "callbacks", "phases", "skipped_lines",
                           "steps", "accounting", "name_splits", "critical_path",
-                          "critical_devices", "delays", "runtime_pm"]
-    assert (data["version"], data["cycles"], data["skipped_lines"]) == (3, 2, 1)
+                          "critical_devices", "delays", "runtime_pm", "device_links"]
+    assert (data["version"], data["cycles"], data["skipped_lines"]) == (4, 2, 1)
     assert data["runtime_pm"] is None  # no rpm_* events in this capture
+    assert data["device_links"] is None  # no --links
     assert len(data["callbacks"]) == 8
     first = data["callbacks"][0]
     assert list(first) == CALLBACK_KEYS

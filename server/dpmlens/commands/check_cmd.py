@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from dpmlens.atomic import write_text_atomic
+from dpmlens.durations import format_us
 from dpmlens.errors import UsageError
 from dpmlens.findings import Severity
 from dpmlens.report import FORMATS, renderer
@@ -303,5 +304,6 @@ def _summary_line(run_: Any) -> str:
         extra += f", {_plural(len(run_.errors), 'file')} skipped"
     return (
         f"dpmlens: {_plural(run_.files_checked, 'file')} checked "
-        f"({run_.files_analyzed} with PM code), {found}{extra} in {run_.elapsed:.2f} s"
+        f"({run_.files_analyzed} with PM code), {found}{extra} in "
+        f"{format_us(run_.elapsed * 1e6)}"
     )

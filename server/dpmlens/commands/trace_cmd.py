@@ -30,6 +30,10 @@ _DIFF_FIELDS = (
     "verdict",
 )
 
+_LINKS_HELP = ("device links, one a line: `ls /sys/class/devlink` output "
+               "(bus:supplier--bus:consumer) or 'SUPPLIER CONSUMER'; on resume a consumer "
+               "waits for its suppliers, on suspend a supplier for its consumers")
+
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("trace", help="measured suspend/resume callback latencies")
@@ -55,6 +59,7 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="show the N slowest callbacks (table default 25; json/csv: all)",
     )
+    rep.add_argument("--links", metavar="FILE", help=_LINKS_HELP)
     rep.add_argument("--timeline", action="store_true",
                      help="json: add every callback interval per cycle and phase")
     rep.set_defaults(handler=run_report)
@@ -95,6 +100,11 @@ def register(subparsers: Any) -> None:
                     metavar="DEVICE|DRIVER|all", help="run these callbacks asynchronously")
     wi.add_argument("--sync", dest="make_sync", action="append", default=[],
                     metavar="DEVICE|DRIVER|all", help="run these callbacks synchronously")
+    wi.add_argument("--links", metavar="FILE", help=_LINKS_HELP)
+    wi.add_argument("--ordering", choices=("legacy", "6.16"), default="legacy",
+                    help="when async work starts: as captured (legacy, up to 6.15) or as "
+                    "Linux 6.16 orders it (async suspend no longer waits for the "
+                    "synchronous loop to reach the device; see docs/traces.md)")
     wi.add_argument("--format", choices=("table", "json"), default="table")
     wi.set_defaults(handler=run_whatif)
     p.set_defaults(handler=help_handler(p))
@@ -119,6 +129,7 @@ def run_report(args: argparse.Namespace) -> int:
     if args.top is not None and args.top < 1:
         raise UsageError("--top must be at least 1")
     traces = _load(args.paths)
+    _links(traces, args.links)
     stats = aggregate(traces)
     phases = phase_stats(traces)
     from dpmlens.traces.rpm_stats import runtime_stats
@@ -184,6 +195,21 @@ def run_report(args: argparse.Namespace) -> int:
     for e in traces.errors:
         print(f"dpmlens: warning: {e}", file=sys.stderr)
     return 0
+
+
+def _links(traces: Any, path: str | None) -> None:
+    """--links FILE: supplier/consumer pairs for the critical path (traces.links)."""
+    if not path:
+        return
+    from dpmlens.traces.links import load_links
+
+    try:
+        traces.device_links = load_links(path)
+    except OSError as exc:
+        raise UsageError(f"--links {path}: {exc.strerror or exc}") from exc
+    if traces.device_links.count == 0:
+        raise UsageError(f"--links {path}: no link found (expected `ls /sys/class/devlink` "
+                         "output or 'SUPPLIER CONSUMER' per line)")
 
 
 def _html(traces: Any, mapped: Any, paths: list[str]) -> str:
@@ -326,14 +352,17 @@ def run_whatif(args: argparse.Namespace) -> int:
         raise UsageError("--spec-minimums needs --source DIR: the spec quantity of a delay "
                          "comes from its call site in the source")
     traces = _load(args.paths)
+    _links(traces, args.links)
     runs = build_timeline(traces)
     if not runs:
         raise UsageError("no callback timestamps in the captures: nothing to replay")
     measured = measured_delays(traces, runs)
     changes = Changes(delays=delays, make_async=matcher(args.make_async),
-                      make_sync=matcher(args.make_sync))
+                      make_sync=matcher(args.make_sync), ordering=args.ordering)
     words = [f"--delay {k}={v:g}" for k, v in delays.items()]
     words += [f"--async {x}" for x in args.make_async] + [f"--sync {x}" for x in args.make_sync]
+    if args.ordering != "legacy":
+        words.append(f"--ordering {args.ordering}")
     if args.spec_minimums:
         from dpmlens.traces.delay_sites import join_sites, spec_minimums
         from dpmlens.traces.delays import delay_sites
@@ -356,7 +385,7 @@ def run_whatif(args: argparse.Namespace) -> int:
             result.not_replayed.append("--spec-minimums: no measured delay was joined to a "
                                        "call site that implements a spec quantity")
     if args.format == "json":
-        sys.stdout.write(dumps(whatif_json(traces, result, words)))
+        sys.stdout.write(dumps(whatif_json(traces, result, words, args.ordering)))
     else:
         sys.stdout.write(whatif_text(traces, result, words))
     for e in traces.errors:

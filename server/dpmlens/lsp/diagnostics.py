@@ -16,6 +16,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
+from dpmlens.durations import format_us
 from dpmlens.findings import Finding, Severity
 from dpmlens.lsp.documents import UTF16, Document, byte_to_col
 
@@ -116,11 +117,8 @@ class Diagnostics:
         res = analyze_document(server, doc)
         self.results[doc.uri] = res
         self.runs += 1
-        server.log(
-            "debug",
-            f"analysed {doc.path} v{doc.version}: {len(res.findings)} findings "
-            f"in {res.seconds * 1000:.1f} ms",
-        )
+        server.log("debug", analysed_message(doc.path, doc.version, len(res.findings),
+                                             res.seconds))
         self.publish(doc.uri, doc.version, self.to_lsp(doc, res.findings))
         server.emit("analysed", doc)
         return res
@@ -279,3 +277,7 @@ def setup(server: Any) -> None:
 
     server.on("settings_changed", "diagnostics", rerun_all)
     server.on("index_updated", "diagnostics", rerun_all)
+
+
+def analysed_message(path: str, version: int, findings: int, seconds: float) -> str:
+    return f"analysed {path} v{version}: {findings} findings in {format_us(seconds * 1e6)}"

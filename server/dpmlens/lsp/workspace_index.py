@@ -32,6 +32,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from dpmlens.durations import format_us
 from dpmlens.lsp.index_worker import (
     SUFFIXES,
     FileSummary,
@@ -325,10 +326,7 @@ class WorkspaceIndex:
         gc.collect()
         gc.freeze()
         n_pm = sum(1 for _ in self.pm_summaries())
-        msg = (
-            f"indexed {self.files_seen} C files in {self.seconds:.1f} s "
-            f"({self.files_parsed} parsed, {n_pm} with PM tables or drivers)"
-        )
+        msg = index_summary(self.files_seen, self.seconds, self.files_parsed, n_pm)
         self.server.log("info", f"dpmlens: {msg}")
         if token is not None:
             self._progress(token, types.WorkDoneProgressEnd(message=msg))
@@ -370,6 +368,11 @@ class WorkspaceIndex:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
+
+
+def index_summary(files_seen: int, seconds: float, files_parsed: int, n_pm: int) -> str:
+    return (f"indexed {files_seen} C files in {format_us(seconds * 1e6)} "
+            f"({files_parsed} parsed, {n_pm} with PM tables or drivers)")
 
 
 def workspace_roots(server: Any) -> list[str]:

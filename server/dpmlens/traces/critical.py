@@ -4,10 +4,14 @@ Walk back from the callback that ends last. What a callback waited for is the la
 of the things it can wait for that ended before it started (drivers/base/power/main.c):
   - its parent, on resume (dpm_wait_for_superior: a device resumes after its parent);
   - its children, on suspend (dpm_wait_for_subordinate: a device suspends after them);
+  - with device links (--links, traces.links): its suppliers on resume, its consumers on
+    suspend (the same two functions wait for them);
   - the previous callback of its own thread (the synchronous PM thread runs the list in order;
     an async worker runs one work item after another);
-  - for an async callback, the synchronous thread's callback before it (the loop schedules
-    async work as it reaches the device, async_schedule_dev in dpm_suspend()/dpm_resume());
+  - for an async callback, the synchronous thread's callback before it: on suspend the loop
+    queues async work as it reaches the device (async_schedule_dev in dpm_suspend()); on
+    resume all async work is queued upfront and waits for the parent, so only a device whose
+    parent has no callback in the phase may have waited for the loop (to reach the parent);
   - for a callback of the synchronous thread that started more than IDLE after the previous
     one, the latest async callback that ended in between: the loop waits in dpm_wait() for
     async devices, also for ones without a callback of their own in the phase (an audio codec
@@ -15,7 +19,7 @@ of the things it can wait for that ended before it started (drivers/base/power/m
   - else the phase start.
 The wait between the two is the step's `wait_us`; the phase end waits for the last callback
 (the async barrier, async_synchronize_full, then the end marker): `tail_us`. Device links
-(suppliers) are not in the trace and are not used.
+are not in any trace: they are used when given (PhaseRun.links).
 """
 
 from __future__ import annotations
@@ -33,15 +37,16 @@ EPS = 2e-6  # s: timestamps of different CPUs; an end this much after a start st
 IDLE = 20e-6
 
 # preference when two candidates end at the same time
-_RANK = {"parent": 0, "child": 0, "sync thread": 1, "thread": 2, "dispatched": 3,
-         "async wait": 4}
+_RANK = {"parent": 0, "child": 0, "supplier": 0, "consumer": 0, "sync thread": 1,
+         "thread": 2, "dispatched": 3, "async wait": 4}
 
 
 @dataclass(frozen=True)
 class Link:
     interval: Interval
     wait_us: float  # from what it waited for (or the phase start) to its start
-    link: str  # "phase start", "parent", "child", "sync thread", "thread", "dispatched"
+    link: str  # "phase start", "parent", "child", "supplier", "consumer", "sync thread",
+    # "thread", "dispatched", "async wait"
 
 
 @dataclass(frozen=True)
@@ -101,6 +106,13 @@ class PhaseGraph:
         self.async_idx = sorted((i for i in range(n) if threads[i] != sync),
                                 key=ends.__getitem__)
         self.async_ends = [ends[i] for i in self.async_idx]
+        links = run.links
+        # on resume a consumer waits for its suppliers; on suspend a supplier for its consumers
+        if links is None:
+            self.linked: dict[str, set[str]] = {}
+        else:
+            self.linked = links.suppliers if self.up else links.consumers
+        self.link_name = "supplier" if self.up else "consumer"
 
     def deps(self, i: int) -> list[tuple[int, str]]:
         """What callback `i` may have waited for and that had ended when it started."""
@@ -120,9 +132,15 @@ class PhaseGraph:
             for j in self.children.get(self.devices[i], ()):
                 if j < i and ends[j] <= s:
                     out.append((j, "child"))
+        for dev in self.linked.get(self.devices[i], ()):
+            j = self.by_device.get(dev)
+            if j is not None and j < i and ends[j] <= s:
+                out.append((j, self.link_name))
         if not on_sync:
             idx, arr = self.sync_idx, self.sync_ends
             link, after = "dispatched", -math.inf
+            if self.up and self.parents[i] in self.by_device:
+                idx = []  # queued upfront: it waited for its parent, not for the loop
         else:
             idx, arr = self.async_idx, self.async_ends
             link = "async wait"
@@ -144,6 +162,7 @@ class PhaseGraph:
         parents, devices, by_device = self.parents, self.devices, self.by_device
         children = self.children
         sync, up = self.sync_thread, self.up
+        linked, link_name = self.linked, self.link_name
         sync_idx, sync_ends = self.sync_idx, self.sync_ends
         async_idx, async_ends = self.async_idx, self.async_ends
         bisect_right = bisect.bisect_right
@@ -164,6 +183,11 @@ class PhaseGraph:
                 for j in children.get(devices[i], ()):
                     if j < i and ends[j] <= s:
                         d.append((j, "child"))
+            if linked:
+                for dev in linked.get(devices[i], ()):
+                    j = by_device.get(dev)
+                    if j is not None and j < i and ends[j] <= s:
+                        d.append((j, link_name))
             if on_sync:
                 idx, arr, link = async_idx, async_ends, "async wait"
                 after = ends[p] if p >= 0 else -inf
@@ -171,6 +195,8 @@ class PhaseGraph:
                     idx = ()
             else:
                 idx, arr, link, after = sync_idx, sync_ends, "dispatched", -inf
+                if up and parents[i] in by_device:
+                    idx = ()
             if idx:
                 k = bisect_right(arr, s) - 1
                 while k >= 0 and idx[k] >= i:

@@ -1,25 +1,10 @@
-"""The one duration formatter of the trace outputs (tables, critical path, what-if).
-
-Data stays in microseconds everywhere; only text goes through `format_us`: the CLI's tables,
-the language server's CodeLens and hover, and (the same rules in TypeScript,
-extension/src/protocol.ts formatDuration) the editor's tree view. Both are tested against
-one table, test-fixtures/durations.json.
+"""The trace outputs' duration formatter: `dpmlens.durations.format_us`, one for all of
+dpmlens (a module outside this package, so that `dpmlens check` need not import it). The CLI's
+tables, the language server's CodeLens and hover and (the same rules in TypeScript,
+extension/src/protocol.ts formatDuration) the editor's tree view use it; all are tested
+against one table, test-fixtures/durations.json.
 """
 
-from __future__ import annotations
+from dpmlens.durations import format_us, signed_us
 
-
-def format_us(us: float) -> str:
-    """2,410,000 -> "2.41 s", 5,500 -> "5.50 ms", 42 -> "42 us", 4.5 -> "4.5 us", nan -> "-"."""
-    if us != us:
-        return "-"
-    if abs(us) >= 1e6:
-        return f"{us / 1e6:.2f} s"
-    if abs(us) >= 1e3:
-        return f"{us / 1e3:.2f} ms"
-    return f"{us:.0f} us" if us == int(us) or abs(us) >= 10 else f"{us:.1f} us"
-
-
-def signed_us(us: float) -> str:
-    """A change: "+1.20 ms", "-320 ms"."""
-    return ("+" if us > 0 else "") + format_us(us)
+__all__ = ["format_us", "signed_us"]

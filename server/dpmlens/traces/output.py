@@ -39,8 +39,9 @@ def phase_json(p: PhaseStats) -> dict[str, Any]:
 
 
 # docs/traces.md "JSON": 2 added steps, accounting, name_splits, critical_path,
-# critical_devices, delays (and timeline with --timeline); 3 added runtime_pm
-JSON_VERSION = 3
+# critical_devices, delays (and timeline with --timeline); 3 added runtime_pm;
+# 4 added device_links
+JSON_VERSION = 4
 
 
 def steps_json(traces: TraceSet) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -67,6 +68,7 @@ def report_json(traces: TraceSet, stats: list[CallbackStats], phases: list[Phase
     from dpmlens.traces.critical import across_cycles
     from dpmlens.traces.critical_output import all_paths, delays_json, devices_json, path_json
     from dpmlens.traces.delays import delay_sites, measured_delays
+    from dpmlens.traces.links import links_json
     from dpmlens.traces.timeline import build_timeline, timeline_json
 
     shown = stats if top is None else stats[:top]
@@ -92,6 +94,7 @@ def report_json(traces: TraceSet, stats: list[CallbackStats], phases: list[Phase
         "critical_devices": devices_json(across_cycles(paths)),
         "delays": delays_json(sites, traces.cycles),
         "runtime_pm": runtime,
+        "device_links": links_json(traces.device_links, runs),
     }
     if timeline:
         out["timeline"] = timeline_json(traces, runs)
@@ -184,6 +187,9 @@ def report_text(traces: TraceSet, stats: list[CallbackStats], phases: list[Phase
     parts.extend(paths_text(traces, paths, min(top, 15), delay_notes(delays), mapped))
     parts.extend(delays_text(sites, traces.cycles, min(top, 15)))
     parts.extend(runtime or [])
+    from dpmlens.traces.links import links_text
+
+    parts.extend(links_text(traces.device_links, runs))
     if mapped is not None:
         parts.append(
             f"\nMapped to source: {mapped.mapped_callbacks} of "

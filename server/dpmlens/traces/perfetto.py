@@ -36,9 +36,11 @@ def _classes():  # noqa: ANN202 - generated protobuf module
     try:
         from perfetto.protos.perfetto.trace import perfetto_trace_pb2
     except Exception as exc:  # ImportError, or protobuf too old for the generated code
+        # one line: protobuf's version errors span several
+        why = " ".join(str(exc).split()) or type(exc).__name__
         raise PerfettoUnavailable(
             "reading Perfetto traces needs the 'perfetto' and 'protobuf>=6.31' packages "
-            f"(pip install 'dpmlens[perfetto]'): {exc}"
+            f"(dpmlens depends on them; reinstall: pip install --force-reinstall dpmlens): {why}"
         ) from None
     return perfetto_trace_pb2
 

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from dpmlens.model.phases import PHASES
 from dpmlens.traces.sample import Group
 from dpmlens.traces.traceset import TraceSet
+
+if TYPE_CHECKING:
+    from dpmlens.traces.links import DeviceLinks
 
 
 class Interval:
@@ -65,6 +69,7 @@ class PhaseRun:
     measured: bool
     sync_thread: int  # -1 unknown
     intervals: list[Interval] = field(default_factory=list)  # by start
+    links: DeviceLinks | None = None  # --links, for the critical path
 
     @property
     def wall_us(self) -> float:
@@ -105,7 +110,8 @@ def build_timeline(traces: TraceSet) -> list[PhaseRun]:
             start, end, sync, measured = ivs[0].start, last, -1, False
         if sync < 0:
             sync = _busiest_thread(traces, ivs)
-        runs.append(PhaseRun(cycle, phase, start, end, measured, sync, ivs))
+        runs.append(PhaseRun(cycle, phase, start, end, measured, sync, ivs,
+                             traces.device_links))
     runs.sort(key=lambda r: r.start)
     return runs
 

@@ -35,9 +35,12 @@ const LANE = 16, LABEL = 230, PAD = 4;
 let hits = [];
 D.cycles.forEach((c, i) => { const o = document.createElement("option"); o.value = i;
   o.textContent = c.cycle; sel.appendChild(o); });
+// dpmlens/durations.py format_us (test-fixtures/durations.json; tests/test_traces_durations.py)
 function fmt(us) { const a = Math.abs(us);
+  if (us !== us) return "-";
   return a >= 1e6 ? (us / 1e6).toFixed(2) + " s"
-    : a >= 1e3 ? (us / 1e3).toFixed(2) + " ms" : us + " us"; }
+    : a >= 1e3 ? (us / 1e3).toFixed(2) + " ms"
+    : us === Math.round(us) || a >= 10 ? us.toFixed(0) + " us" : us.toFixed(1) + " us"; }
 function draw() {
   const c = D.cycles[+sel.value || 0]; if (!c) return;
   let end = 0;

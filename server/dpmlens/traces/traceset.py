@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dpmlens.traces import detect, dmesg, ftrace, names, perfetto
 from dpmlens.traces.sample import (
@@ -21,6 +22,9 @@ from dpmlens.traces.sample import (
     SampleStore,
 )
 
+if TYPE_CHECKING:
+    from dpmlens.traces.links import DeviceLinks
+
 _PARSERS = {"dmesg": dmesg.parse, "ftrace": ftrace.parse, "perfetto": perfetto.parse}
 
 
@@ -32,6 +36,7 @@ class TraceSet:
     errors: list[str] = field(default_factory=list)  # "file: message", paths and files
     ignored: list[str] = field(default_factory=list)  # files in a directory that are no trace
     name_splits: dict[str, str] = field(default_factory=dict)  # raw head -> how it was split
+    device_links: DeviceLinks | None = None  # from --links; the timeline uses them
 
     @property
     def groups(self) -> dict[GroupKey, Group]:

@@ -17,6 +17,8 @@ Changes:
              previous synchronous callback, it is dispatched by it (plus the start-up lag
              measured for async callbacks in the capture), and the synchronous thread goes on
   sync       an async callback runs on the synchronous thread, in its measured start order
+  ordering   "6.16": the async ordering of Linux 6.16 (traces/ordering.py); "legacy" (the
+             default) replays the capture's own
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from dpmlens.model.phases import PHASES
 from dpmlens.traces.critical import _RANK as _RANK_OF
 from dpmlens.traces.critical import PhaseGraph
 from dpmlens.traces.delays import MeasuredDelay
+from dpmlens.traces.durations import format_us
 from dpmlens.traces.timeline import Interval, PhaseRun
 
 
@@ -39,9 +42,11 @@ class Changes:
     make_sync: Callable[[Interval], bool] | None = None
     # per delay site (caller, func, requested ms) -> new ms (--spec-minimums)
     site_ms: dict[tuple[str, str, float], float] = field(default_factory=dict)
+    ordering: str = "legacy"  # or "6.16" (traces.ordering)
 
     def empty(self) -> bool:
-        return not (self.delays or self.site_ms or self.make_async or self.make_sync)
+        return not (self.delays or self.site_ms or self.make_async or self.make_sync
+                    or self.ordering != "legacy")
 
 
 # when the capture has no dispatched async callback to measure the start-up lag from
@@ -202,6 +207,11 @@ def apply_changes(run: PhaseRun, nodes: Nodes, changes: Changes,
         _to_async(nodes, sync, changes.make_async, async_lag_us, assumptions)
     if changes.make_sync is not None and sync >= 0 and may_async:
         _to_sync(nodes, sync, changes.make_sync, assumptions)
+    if changes.ordering == "6.16" and sync >= 0 and may_async:
+        # after the moves: a callback moved to async is ordered like the other async ones
+        from dpmlens.traces.ordering import order_616
+
+        order_616(run, nodes, sync, async_lag_us, assumptions)
     return nodes
 
 
@@ -244,7 +254,7 @@ def _to_async(nodes: Nodes, sync: int, pick: Callable[[Interval], bool], lag_us:
         if not deps:  # it waited for moved callbacks only
             nodes.release[i] = min(nodes.release[i], nodes.lag[i])
         nodes.deps[i] = deps
-    assumptions.add(f"moved to async: dispatched {lag_us / 1000:.3f} ms after the "
+    assumptions.add(f"moved to async: dispatched {format_us(lag_us)} after the "
                     "synchronous callback before them (" + (
                         "assumed: the capture has no dispatched async callback to measure it"
                         if lag_us == DEFAULT_ASYNC_LAG_US else
@@ -265,7 +275,8 @@ def _to_sync(nodes: Nodes, sync: int, pick: Callable[[Interval], bool],
             continue
         moved.add(i)
         nodes.thread[i] = sync
-        deps = [(d, lk) for d, lk in nodes.deps[i] if lk in ("parent", "child")]
+        deps = [(d, lk) for d, lk in nodes.deps[i]
+                if lk in ("parent", "child", "supplier", "consumer")]
         nodes.lag[i] = 0.0
         if last_sync >= 0:
             deps.append((last_sync, "sync thread"))
@@ -346,14 +357,17 @@ def what_if(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes)
     nodes_of: dict[int, Nodes] = {}
     for r in runs:
         # prepare and complete never run async: a move cannot touch them
-        movable = moves and r.phase in PHASES and PHASES[r.phase].may_run_async and any(
+        may_async = r.phase in PHASES and PHASES[r.phase].may_run_async
+        movable = moves and may_async and any(
             (changes.make_async and changes.make_async(iv))
             or (changes.make_sync and changes.make_sync(iv)) for iv in r.intervals)
-        touched = movable or any(id(iv) in changed for iv in r.intervals)
+        reordered = changes.ordering != "legacy" and may_async
+        touched = movable or reordered or any(id(iv) in changed for iv in r.intervals)
         if touched or changes.empty():
             # (an untouched run would replay to itself; the no-change replay is the check)
             nodes_of[id(r)] = build_nodes(r)
-    lag = async_start_lag_us(runs, nodes_of) if changes.make_async is not None else 0.0
+    lag = (async_start_lag_us(runs, nodes_of)
+           if changes.make_async is not None or changes.ordering != "legacy" else 0.0)
     for r in runs:
         nodes = nodes_of.get(id(r))
         if nodes is None:
@@ -370,4 +384,10 @@ def what_if(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes)
     for caller, func in sorted(outside):
         missing.append(f"{func} from {caller} ran outside PM callbacks (another thread): "
                        "not replayed")
+    if changes.ordering != "legacy":
+        from dpmlens.traces.ordering import blocked_workers_note
+
+        note = blocked_workers_note(runs)
+        if note:
+            assumptions.add(note)
     return WhatIf(replays, sorted(assumptions), missing)

@@ -9,7 +9,7 @@ from dpmlens.traces.durations import format_us, signed_us
 from dpmlens.traces.traceset import TraceSet
 from dpmlens.traces.whatif import Replay, WhatIf
 
-WHATIF_JSON_VERSION = 1
+WHATIF_JSON_VERSION = 2  # 2: "ordering"
 
 
 def _totals(w: WhatIf) -> tuple[float, float]:
@@ -38,7 +38,8 @@ def _representative(w: WhatIf) -> list[Replay]:
     return [by_run[id(p.run)] for p in representative([_P(r) for r in w.replays])]
 
 
-def whatif_json(traces: TraceSet, w: WhatIf, changes: list[str]) -> dict[str, Any]:
+def whatif_json(traces: TraceSet, w: WhatIf, changes: list[str],
+                ordering: str = "legacy") -> dict[str, Any]:
     measured, predicted = _totals(w)
     return {
         "version": WHATIF_JSON_VERSION, "cycles": traces.cycles, "changes": changes,
@@ -51,6 +52,7 @@ def whatif_json(traces: TraceSet, w: WhatIf, changes: list[str]) -> dict[str, An
                   "removed_from_callbacks_us": r.saved_in_callbacks_us} for r in w.replays],
         "critical_path": [_chain_json(traces, r) for r in _representative(w)],
         "assumptions": w.assumptions, "not_replayed": w.not_replayed,
+        "ordering": ordering,
     }
 
 
