@@ -226,6 +226,9 @@ async function main() {
   writeFileSync(trace, makeTrace(100));
   const bigTrace = join(traceDir, "big_ftrace.txt");
   writeTrace(bigTrace, BIG_CYCLES);
+  // a Perfetto capture: the managed environment must read it (perfetto is a regular dependency)
+  const perfettoTrace = join(traceDir, "basic.perfetto-trace");
+  cpSync(join(top, "test-fixtures", "traces", "perfetto_basic.perfetto-trace"), perfettoTrace);
   writeFileSync(dirs.config, "bind-addr: 127.0.0.1:0\nauth: none\ncert: false\n");
   mkdirSync(join(dirs.userData, "User"), { recursive: true });
   writeFileSync(
@@ -256,6 +259,7 @@ async function main() {
       [
         { key: "ctrl+alt+shift+l", command: "dpmlens.loadTraceFiles", args: trace },
         { key: "ctrl+alt+shift+b", command: "dpmlens.loadTraceFiles", args: bigTrace },
+        { key: "ctrl+alt+shift+p", command: "dpmlens.loadTraceFiles", args: perfettoTrace },
       ],
       null,
       2,
@@ -629,6 +633,24 @@ async function main() {
         /1 trace · 6\/7 mapped/.test(status) && !lenses.includes(`${BIG_CYCLES} cycles`),
         status.match(/\d+ traces? · \d+\/\d+ mapped/)?.[0] ?? status,
       );
+    });
+
+    // 6c. A Perfetto trace loads in the extension's managed environment (issue 9).
+    await step(page, "Perfetto trace", async () => {
+      await page.locator(".tab", { hasText: "zeta_touch.c" }).first().click();
+      await page.locator(".monaco-editor .view-lines").first().click();
+      const seen = extensionLog(dirs.userData).length;
+      await page.keyboard.press("Control+Alt+Shift+P");
+      let line = "";
+      for (let i = 0; i < 100 && !line; i++) {
+        const after = extensionLog(dirs.userData).slice(seen).split("\n");
+        line = after.find((l) => /traces loaded: .* from \d+ file\(s\)/.test(l)) ?? "";
+        if (!line) await page.waitForTimeout(100);
+      }
+      await page.waitForTimeout(500); // the status bar follows the load's answer
+      const status = (await page.locator(".part.statusbar").innerText()).replace(/\s+/g, " ");
+      const broken = /perfetto|protobuf/i.test(extensionLog(dirs.userData).split("\n").filter((l) => /error|warning/i.test(l)).join("\n"));
+      check("a Perfetto trace loads in the managed environment beside the ftrace one", / 705 samples from 2 file\(s\)/.test(line) && /2 traces/.test(status) && !broken, `${line} | ${status.match(/\d+ traces?[^|]*/)?.[0] ?? status} | broken=${broken}`);
     });
 
     // 7. An unusable dpmlens.interpreter gives one clear notification; clearing it restarts the server.

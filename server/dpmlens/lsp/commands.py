@@ -217,8 +217,13 @@ def setup(server: Any) -> None:
         missing = [p for p in paths if not os.path.exists(p)]
         if missing:
             raise CommandError(f"{LOAD}: no such file or directory: {', '.join(missing)}")
-        ls.traces.manual_paths = [p for p in dict.fromkeys(ls.traces.manual_paths + paths)]
-        status = await load_traces(ls, ls.traces.auto_files + ls.traces.manual_paths, token)
+        before = ls.traces.manual_paths
+        ls.traces.manual_paths = [p for p in dict.fromkeys(before + paths)]
+        try:
+            status = await load_traces(ls, ls.traces.auto_files + ls.traces.manual_paths, token)
+        except asyncio.CancelledError:  # a cancelled load changes nothing, its paths included
+            ls.traces.manual_paths = before
+            raise
         return finite(status)  # no NaN/Infinity in the JSON-RPC result
 
     @server.command(CLEAR)
