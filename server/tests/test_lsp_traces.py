@@ -214,5 +214,17 @@ def test_cancel_request_leaves_traces_unchanged(tmp_path: Path):
         status = c.request("workspace/executeCommand",
                            {"command": "dpmlens.traceStatus", "arguments": []})["result"]
         assert status["samples"] == 0, "a cancelled load must not install anything"
+        # nor remember its paths, nor go on in the background: the next load reads only what
+        # it names, and nothing replaces it later
+        one = REPO / "test-fixtures" / "lsp" / "ws" / "traces" / "foo_ftrace.txt"
+        status = c.request("workspace/executeCommand",
+                           {"command": "dpmlens.loadTraces",
+                            "arguments": [{"paths": [str(one)]}]})["result"]
+        assert status["files"] == 1, status
+        time.sleep(1.0)
+        status = c.request("workspace/executeCommand",
+                           {"command": "dpmlens.traceStatus", "arguments": []})["result"]
+        assert status["files"] == 1, status
     finally:
         c.close()
+

@@ -91,6 +91,10 @@ async def load_traces(server: Any, paths: list[str], token: Any = None) -> dict[
     progress = server.work_done_progress
     loop = asyncio.get_running_loop()
     stop = threading.Event()
+    request = server.protocol.cancelled()  # $/cancelRequest of this request, if it is one
+
+    def halted() -> bool:
+        return stop.is_set() or request.is_set()
 
     def report(path: str, i: int, n: int) -> None:
         if token is not None:
@@ -104,12 +108,12 @@ async def load_traces(server: Any, paths: list[str], token: Any = None) -> dict[
         if fut is not None:  # window/workDoneProgress/cancel from the client
             fut.add_done_callback(lambda f: stop.set())
     try:
-        parsed = await loop.run_in_executor(None, parse_traces, paths, stop.is_set, report)
-        if stop.is_set():
+        parsed = await loop.run_in_executor(None, parse_traces, paths, halted, report)
+        if halted():
             raise asyncio.CancelledError
         result = await loop.run_in_executor(
             None, traces.compute, parsed, traces.mapping_inputs(server))
-        if stop.is_set():  # cancelled while mapping: the previous traces stay
+        if halted():  # cancelled while mapping: the previous traces stay
             raise asyncio.CancelledError
         traces.install(result)
     except asyncio.CancelledError:
@@ -217,13 +221,10 @@ def setup(server: Any) -> None:
         missing = [p for p in paths if not os.path.exists(p)]
         if missing:
             raise CommandError(f"{LOAD}: no such file or directory: {', '.join(missing)}")
-        before = ls.traces.manual_paths
-        ls.traces.manual_paths = [p for p in dict.fromkeys(before + paths)]
-        try:
-            status = await load_traces(ls, ls.traces.auto_files + ls.traces.manual_paths, token)
-        except asyncio.CancelledError:  # a cancelled load changes nothing, its paths included
-            ls.traces.manual_paths = before
-            raise
+        wanted = list(dict.fromkeys(ls.traces.manual_paths + paths))
+        # kept only once loaded: a cancelled load changes nothing, its paths included
+        status = await load_traces(ls, ls.traces.auto_files + wanted, token)
+        ls.traces.manual_paths = wanted
         return finite(status)  # no NaN/Infinity in the JSON-RPC result
 
     @server.command(CLEAR)

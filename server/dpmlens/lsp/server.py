@@ -9,6 +9,7 @@ write to stdout, which carries the protocol.
 from __future__ import annotations
 
 import logging
+import threading
 import traceback
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -25,6 +26,10 @@ from dpmlens import __version__
 from dpmlens.lsp.settings import LOG_LEVELS, Settings
 
 log = logging.getLogger("dpmlens.lsp")
+
+# The id of the request a handler's task serves (set while pygls creates the task, which
+# copies the context): how a long command finds the event $/cancelRequest sets for it.
+REQUEST_ID: ContextVar[Any] = ContextVar("dpmlens_request_id", default=None)
 
 COMMAND_PARAMS: ContextVar[types.ExecuteCommandParams | None] = ContextVar(
     "dpmlens_command_params", default=None
@@ -51,9 +56,55 @@ class DpmlensProtocol(LanguageServerProtocol):
         # request still finds its future until then.
         def done(future: Any) -> None:
             self._request_futures.pop(msg_id, None)
+            self.cancel_events.pop(msg_id, None)
             callback(future)
 
-        super()._execute_handler(msg_id, handler, done, args, kwargs)
+        # pygls runs a generator handler's inner handler through this method again, under a
+        # made-up id: the client's request id, set first, stays the one its task sees
+        token = None
+        if msg_id is not None and REQUEST_ID.get() is None:
+            self.cancel_events[msg_id] = threading.Event()
+            token = REQUEST_ID.set(msg_id)
+        try:
+            super()._execute_handler(msg_id, handler, done, args, kwargs)
+        finally:
+            if token is not None:
+                REQUEST_ID.reset(token)
+
+    # pygls cancels a request only before it starts ("will only work if the request hasn't
+    # started executing"); a running command (loadTraces in its worker thread) looks at this
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.cancel_events: dict[Any, threading.Event] = {}
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        event = self.cancel_events.get(msg_id)
+        if event is not None:
+            event.set()
+        super()._handle_cancel_notification(msg_id)
+
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Any:
+        # pygls 2.1.1's own iterates `_request_futures` while cancelling them, and a cancel
+        # runs the done callback above, which removes the entry: "dictionary changed size
+        # during iteration" ended the server's shutdown with a traceback. Same steps on a copy;
+        # running commands are told too.
+        if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+            yield user_handler, args, None
+        current_id = self.msg_id
+        for event in list(self.cancel_events.values()):
+            event.set()
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current_id and not future.done():
+                future.cancel()
+        self._shutdown = True
+        return None
+
+    def cancelled(self) -> threading.Event:
+        """The event $/cancelRequest sets for the request being handled (never set outside
+        a request)."""
+        event = self.cancel_events.get(REQUEST_ID.get())
+        return event if event is not None else threading.Event()
 
     def _user(self, method: str, params: Any):  # noqa: ANN202 - pygls handler generator
         if (handler := self.fm.features.get(method)) is not None:
