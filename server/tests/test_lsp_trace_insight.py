@@ -89,3 +89,14 @@ def test_one_duration_format_for_cli_and_editor() -> None:
     table = json.loads((FIXTURES.parent / "durations.json").read_text())["cases"]
     assert len(table) > 5
     assert all(format_us(us) == text for us, text in table)
+
+
+def test_hover_says_how_often_a_device_was_on_the_critical_path() -> None:
+    from dpmlens.lsp.hover import critical_note
+
+    rows = [{"phase": "resume", "device": "1-1.4", "critical":
+             {"on_path": 7, "runs": 10, "contribution_us": 2_674_000.0}},
+            {"phase": "suspend", "device": "1-1.4", "critical": None}]
+    assert critical_note(rows) == ("**On the critical path** (what the phase waited for): "
+                                   "1-1.4 in resume: 7 of 10 cycles, 2.67 s on the path")
+    assert critical_note([rows[1]]) == ""

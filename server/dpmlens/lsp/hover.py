@@ -93,6 +93,20 @@ def measured_table(rows: list[dict[str, Any]], traces: Any = None) -> str:
     return "\n".join(lines)
 
 
+def critical_note(rows: list[dict[str, Any]]) -> str:
+    """Which devices of these callbacks were on their phase's critical path, how often, and
+    what they put on it (the chain itself: `dpmlens: Open Timeline`, or `trace report`)."""
+    bits = []
+    for r in rows:
+        crit = r.get("critical")
+        if crit and crit.get("on_path"):
+            bits.append(f"{r.get('device') or '?'} in {r['phase']}: {crit['on_path']} of "
+                        f"{crit['runs']} cycles, {_fmt_ms(crit['contribution_us'])} on the path")
+    if not bits:
+        return ""
+    return "**On the critical path** (what the phase waited for): " + "; ".join(bits)
+
+
 def runtime_details(rows: list[dict[str, Any]]) -> str:
     """What the runtime PM rows add to the measured table: per device the break-even, the
     suspended periods under it, the autosuspend delay seen, the parent's share, errors."""
@@ -206,6 +220,9 @@ def hover_markdown(
     rows = _trace_rows(server, doc, [name])
     if rows:
         parts.append("\n**Measured** (loaded traces)\n\n" + measured_table(rows, server.traces))
+        path_note = critical_note(rows)
+        if path_note:
+            parts.append("\n" + path_note)
         details = runtime_details(rows)
         if details:
             parts.append("\n**Runtime PM** (latency = rpm_* event to rpm_return_int)\n\n"
