@@ -507,6 +507,21 @@ async function main() {
       results.latency_view_runtime = runtimeRows;
       check("PM Latency view has a Runtime PM section", runtimeRows.some((r) => /^Runtime PM.*1 device.*transitions/.test(r)), runtimeRows.join(" / "));
       check("Runtime PM section lists runtime_resume with its transitions", runtimeRows.some((r) => /^runtime_resume/.test(r)) && runtimeRows.some((r) => /zeta-touch.*\d+ × · median 1\.80 ms/.test(r)), runtimeRows.join(" / "));
+      // The Critical path section (issue 9) is the last root: expand it and its phases.
+      await pane.locator(".monaco-list").first().focus();
+      await page.keyboard.press("End");
+      const critRow = pane.locator(".monaco-list-row", { hasText: "Critical path" }).first();
+      const hasCrit = await critRow.waitFor({ timeout: 5000 }).then(() => true, () => false);
+      if (hasCrit) {
+        await critRow.click();
+        await page.keyboard.press("ArrowRight"); // expand the section
+        await page.waitForTimeout(300);
+        await page.keyboard.press("End");
+        await page.waitForTimeout(300);
+      }
+      const critRows = (await pane.locator(".monaco-list-row").allInnerTexts()).map((t) => t.replace(/\s+/g, " ").trim());
+      results.latency_view_critical = critRows;
+      check("PM Latency view has a Critical path section naming the devices on each phase's path", hasCrit && critRows.some((r) => /^Critical path\s*\d+ phases?/.test(r)) && critRows.some((r) => /on the path: zeta-touch/.test(r)), critRows.join(" / "));
     });
 
     // 4a. dpmlens: Open Timeline (issue 9): the server's HTML timeline in a webview.

@@ -1,7 +1,15 @@
 // The PM Latency tree: phases -> callbacks (sorted by measured time) -> devices, then a
 // "Runtime PM" section: runtime_resume / runtime_suspend -> callbacks -> devices.
 // vscode-free: unit-tested under vitest; latencyView.ts renders it.
-import { formatDuration, type Callback, type CallbackSource, type RuntimeCallback } from "./protocol";
+import {
+  formatDuration,
+  type Callback,
+  type CallbackSource,
+  type CriticalDevice,
+  type CriticalPhase,
+  type RuntimeCallback,
+  type WhatIfSaving,
+} from "./protocol";
 
 /** One callback function of one driver in one phase, over all devices that ran it. */
 export interface CallbackGroup {
@@ -209,5 +217,50 @@ export function runtimeCallbackLabels(group: CallbackGroup): Labels {
     label: base.label,
     description: `${group.samples} × · median ${formatDuration(group.median_us)} · p95 ${formatDuration(group.p95_us)}${share}${errors ? ` · ${plural(errors, "error")}` : ""}`,
     tooltip: [base.tooltip.split("\n")[1] ?? "", ...lines].filter(Boolean).join("\n"),
+  };
+}
+
+/** The "Critical path" section: per phase, what its wall time waited for, and what two
+ * what-if replays of the capture (every device async; Linux 6.16's async ordering) win back. */
+export function criticalSectionLabels(phases: readonly CriticalPhase[]): Labels {
+  const best = Math.max(0, ...phases.flatMap((p) => p.whatif.map((w) => w.saving_us)));
+  return {
+    label: "Critical path",
+    description: `${plural(phases.length, "phase")}${best > 0 ? ` · what-if up to −${formatDuration(best)}` : ""}`,
+    tooltip:
+      "What each phase's wall time waited for (the chain of callbacks back from the one that ended last), " +
+      "the devices most often on it, and what replaying the capture with changes predicts.",
+  };
+}
+
+export function criticalPhaseLabels(phase: CriticalPhase): Labels {
+  const top = phase.devices[0];
+  const names = phase.devices.slice(0, 3).map((d) => d.device).join(", ");
+  return {
+    label: phase.phase,
+    description: `${formatDuration(phase.wall_us)} mean · on the path: ${names}`,
+    tooltip:
+      `${phase.phase}: ${formatDuration(phase.wall_us)} mean wall time over ${plural(phase.runs, "run")}` +
+      (top ? `; ${top.device} (${top.driver || "no driver"}) was on its critical path in ${top.on_path} of ${top.runs}` : "") +
+      (phase.replayed ? "" : "; too many runs to replay what-ifs"),
+  };
+}
+
+export function criticalDeviceLabels(d: CriticalDevice): Labels {
+  const mean = d.on_path ? d.contribution_us / d.on_path : 0;
+  return {
+    label: d.device,
+    description: `${d.driver || "?"} · on the path in ${d.on_path} of ${plural(d.runs, "run")} · ${formatDuration(mean)} each`,
+    tooltip: `${d.device} (${d.driver || "no driver"}): on the phase's critical path in ${d.on_path} of ${plural(d.runs, "run")}, adding ${formatDuration(mean)} each time`,
+  };
+}
+
+export function whatIfLabels(w: WhatIfSaving, phase: CriticalPhase): Labels {
+  return {
+    label: `what if ${w.change}`,
+    description: `−${formatDuration(w.saving_us)} (${formatDuration(phase.wall_us)} → ${formatDuration(w.predicted_us)})`,
+    tooltip:
+      `Replaying the capture's ${phase.phase} runs with ${w.change} predicts ${formatDuration(w.predicted_us)} ` +
+      `instead of ${formatDuration(phase.wall_us)} (dpmlens trace whatif gives the assumptions)`,
   };
 }

@@ -4,7 +4,11 @@ import {
   buildLatencyTree,
   buildRuntimeSection,
   callbackLabels,
+  criticalDeviceLabels,
+  criticalPhaseLabels,
+  criticalSectionLabels,
   deviceLabels,
+  whatIfLabels,
   phaseLabels,
   runtimeCallbackLabels,
   runtimeSectionLabels,
@@ -13,13 +17,17 @@ import {
   type PhaseGroup,
   type RuntimeSection,
 } from "./latencyModel";
-import type { Callback, SlowestCallbacks } from "./protocol";
+import type { Callback, CriticalDevice, CriticalPhase, SlowestCallbacks, WhatIfSaving } from "./protocol";
 
 type Node =
   | { kind: "phase"; phase: PhaseGroup }
   | { kind: "runtime"; section: RuntimeSection }
   | { kind: "callback"; group: CallbackGroup }
-  | { kind: "device"; callback: Callback; group: CallbackGroup };
+  | { kind: "device"; callback: Callback; group: CallbackGroup }
+  | { kind: "critical"; phases: CriticalPhase[] }
+  | { kind: "criticalPhase"; phase: CriticalPhase }
+  | { kind: "criticalDevice"; device: CriticalDevice; phase: CriticalPhase }
+  | { kind: "whatif"; whatif: WhatIfSaving; phase: CriticalPhase };
 
 export const OPEN_SOURCE_COMMAND = "dpmlens.openCallbackSource";
 
@@ -35,10 +43,12 @@ export class LatencyTreeProvider implements vscode.TreeDataProvider<Node>, vscod
   readonly onDidChangeTreeData = this.changed.event;
   private phases: PhaseGroup[] = [];
   private runtime: RuntimeSection | null = null;
+  private critical: CriticalPhase[] = [];
 
   update(data: SlowestCallbacks | undefined): void {
     this.phases = data ? buildLatencyTree(data.callbacks) : [];
     this.runtime = data ? buildRuntimeSection(data.runtime) : null;
+    this.critical = data ? data.critical : [];
     this.changed.fire(undefined);
   }
 
@@ -50,7 +60,15 @@ export class LatencyTreeProvider implements vscode.TreeDataProvider<Node>, vscod
     if (!node) {
       const roots: Node[] = this.phases.map((phase) => ({ kind: "phase", phase }));
       if (this.runtime) roots.push({ kind: "runtime", section: this.runtime });
+      if (this.critical.length) roots.push({ kind: "critical", phases: this.critical });
       return roots;
+    }
+    if (node.kind === "critical") return node.phases.map((phase) => ({ kind: "criticalPhase", phase }));
+    if (node.kind === "criticalPhase") {
+      return [
+        ...node.phase.whatif.map((whatif): Node => ({ kind: "whatif", whatif, phase: node.phase })),
+        ...node.phase.devices.map((device): Node => ({ kind: "criticalDevice", device, phase: node.phase })),
+      ];
     }
     if (node.kind === "runtime") return node.section.phases.map((phase) => ({ kind: "phase", phase }));
     if (node.kind === "phase") return node.phase.callbacks.map((group) => ({ kind: "callback", group }));
@@ -73,6 +91,28 @@ export class LatencyTreeProvider implements vscode.TreeDataProvider<Node>, vscod
       item.iconPath = new vscode.ThemeIcon("pulse");
       item.contextValue = "dpmlens.runtime";
       item.id = "runtime";
+      return item;
+    }
+    if (node.kind === "critical") {
+      const item = treeItem(criticalSectionLabels(node.phases), vscode.TreeItemCollapsibleState.Collapsed);
+      item.iconPath = new vscode.ThemeIcon("flame");
+      item.id = "critical";
+      return item;
+    }
+    if (node.kind === "criticalPhase") {
+      const item = treeItem(criticalPhaseLabels(node.phase), vscode.TreeItemCollapsibleState.Collapsed);
+      item.iconPath = new vscode.ThemeIcon("debug-step-over");
+      item.id = `critical:${node.phase.phase}`;
+      return item;
+    }
+    if (node.kind === "whatif") {
+      const item = treeItem(whatIfLabels(node.whatif, node.phase), vscode.TreeItemCollapsibleState.None);
+      item.iconPath = new vscode.ThemeIcon("lightbulb");
+      return item;
+    }
+    if (node.kind === "criticalDevice") {
+      const item = treeItem(criticalDeviceLabels(node.device), vscode.TreeItemCollapsibleState.None);
+      item.iconPath = new vscode.ThemeIcon("circuit-board");
       return item;
     }
     if (node.kind === "callback") {

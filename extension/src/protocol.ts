@@ -85,6 +85,52 @@ export interface SlowestCallbacks {
   status: TraceStatus;
   /** Runtime PM rows; empty when the traces hold no rpm_* events (or an older server). */
   runtime: RuntimeCallback[];
+  /** Per phase: the devices on its critical path and what-if savings (empty: older server). */
+  critical: CriticalPhase[];
+}
+
+export interface CriticalDevice {
+  driver: string;
+  device: string;
+  on_path: number; // phase runs in which it was on the critical path
+  runs: number; // phase runs in which it had a callback
+  contribution_us: number; // its callback time on the path, summed over those runs
+}
+
+export interface WhatIfSaving {
+  change: string;
+  predicted_us: number;
+  saving_us: number;
+}
+
+export interface CriticalPhase {
+  phase: string;
+  runs: number;
+  wall_us: number; // mean over the runs
+  devices: CriticalDevice[];
+  whatif: WhatIfSaving[];
+  replayed: boolean;
+}
+
+function readCriticalPhase(value: unknown): CriticalPhase | null {
+  if (!isObject(value) || typeof value.phase !== "string") return null;
+  const devices = Array.isArray(value.devices)
+    ? value.devices.filter(isObject).map((d) => ({
+        driver: str(d.driver),
+        device: str(d.device),
+        on_path: num(d.on_path),
+        runs: num(d.runs),
+        contribution_us: num(d.contribution_us),
+      }))
+    : [];
+  const whatif = Array.isArray(value.whatif)
+    ? value.whatif.filter(isObject).map((w) => ({
+        change: str(w.change),
+        predicted_us: num(w.predicted_us),
+        saving_us: num(w.saving_us),
+      }))
+    : [];
+  return { phase: value.phase, runs: num(value.runs), wall_us: num(value.wall_us), devices, whatif, replayed: value.replayed === true };
 }
 
 export interface RuleExplanation {
@@ -213,7 +259,10 @@ export function readSlowestCallbacks(value: unknown): SlowestCallbacks {
   const runtime = Array.isArray(obj.runtime)
     ? obj.runtime.map(readRuntimeCallback).filter((c): c is RuntimeCallback => c !== null)
     : [];
-  return { callbacks, phases, status: readTraceStatus(obj.status), runtime };
+  const critical = Array.isArray(obj.critical)
+    ? obj.critical.map(readCriticalPhase).filter((c): c is CriticalPhase => c !== null)
+    : [];
+  return { callbacks, phases, status: readTraceStatus(obj.status), runtime, critical };
 }
 
 export function readRuleExplanation(value: unknown): RuleExplanation | null {

@@ -2,12 +2,16 @@ import { describe, expect, it } from "vitest";
 import {
   buildLatencyTree,
   callbackLabels,
+  criticalDeviceLabels,
+  criticalPhaseLabels,
+  criticalSectionLabels,
   deviceLabels,
   phaseLabels,
   statusText,
   unmappedReasonLines,
+  whatIfLabels,
 } from "../src/latencyModel";
-import { readCallback, type Callback } from "../src/protocol";
+import { readCallback, readSlowestCallbacks, type Callback } from "../src/protocol";
 
 function cb(over: Partial<Callback> & { phase: string; median_us: number }): Callback {
   const n = over.n ?? 10;
@@ -111,5 +115,33 @@ describe("status bar model", () => {
       "1× bus callback without driver",
       "error: x_ftrace.txt: line 7: no timestamp",
     ]);
+  });
+});
+
+describe("critical path section", () => {
+  const phase = {
+    phase: "resume",
+    runs: 10,
+    wall_us: 548_000,
+    replayed: true,
+    devices: [
+      { driver: "usb", device: "1-1.4", on_path: 7, runs: 10, contribution_us: 2_674_000 },
+      { driver: "usb", device: "1-1", on_path: 10, runs: 10, contribution_us: 1_090_000 },
+    ],
+    whatif: [{ change: "every device async", predicted_us: 420_000, saving_us: 128_000 }],
+  };
+  it("labels phases, devices and what-if savings", () => {
+    expect(criticalSectionLabels([phase]).description).toBe("1 phase · what-if up to −128.00 ms");
+    expect(criticalPhaseLabels(phase).description).toBe("548.00 ms mean · on the path: 1-1.4, 1-1");
+    expect(criticalDeviceLabels(phase.devices[0]!).description).toBe("usb · on the path in 7 of 10 runs · 382.00 ms each");
+    expect(whatIfLabels(phase.whatif[0]!, phase)).toMatchObject({
+      label: "what if every device async",
+      description: "−128.00 ms (548.00 ms → 420.00 ms)",
+    });
+  });
+  it("reads the server's section and tolerates an older server", () => {
+    const read = readSlowestCallbacks({ callbacks: [], phases: [], critical: [phase, { nope: 1 }] });
+    expect(read.critical).toEqual([phase]);
+    expect(readSlowestCallbacks({ callbacks: [] }).critical).toEqual([]);
   });
 });

@@ -65,6 +65,22 @@ async def test_timeline_html_command_draws_the_loaded_traces(client: LanguageCli
     assert "acquireVsCodeApi" in html  # in the editor's webview a click opens the source
 
 
+async def test_slowest_callbacks_carry_the_critical_path_and_what_ifs(
+    client: LanguageClient,
+) -> None:
+    capture = FIXTURES / "timeline" / "test_mem_ftrace.txt"
+    await command(client, "dpmlens.loadTraces", {"paths": [str(capture)]})
+    got = await command(client, "dpmlens.slowestCallbacks", {"limit": 5})
+    crit = {c["phase"]: c for c in got["critical"]}
+    resume = crit["resume"]
+    assert resume["runs"] >= 1 and resume["wall_us"] > 0 and resume["replayed"] is True
+    assert resume["devices"] and all(d["on_path"] >= 1 for d in resume["devices"])
+    for w in resume["whatif"]:
+        assert w["change"] in ("every device async", "the async ordering of Linux 6.16")
+        assert 0 < w["saving_us"] < resume["wall_us"]
+        assert abs(w["predicted_us"] + w["saving_us"] - resume["wall_us"]) < 1
+
+
 def test_delay_lens_title_counts_per_cycle_and_saving() -> None:
     from dpmlens.lsp.delay_lens import title
     from dpmlens.lsp.trace_mapping import MeasuredSite

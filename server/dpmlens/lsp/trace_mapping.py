@@ -13,16 +13,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpmlens.model.types import FileModel
-from dpmlens.traces.aggregate import CallbackStats, PhaseStats, aggregate, phase_stats
-from dpmlens.traces.critical import DeviceOnPath, across_cycles, critical_path
-from dpmlens.traces.delays import DelaySite, delay_sites, measured_delays
+from dpmlens.traces.aggregate import CallbackStats, PhaseStats, _order, aggregate, phase_stats
+from dpmlens.traces.critical import CriticalPath, DeviceOnPath, across_cycles, critical_path
+from dpmlens.traces.delays import DelaySite, MeasuredDelay, delay_sites, measured_delays
 from dpmlens.traces.mapping import SourceIndex, map_to_source
 from dpmlens.traces.output import callback_json, phase_json
 from dpmlens.traces.rpm_output import runtime_rows
 from dpmlens.traces.rpm_source import map_runtime
 from dpmlens.traces.rpm_stats import RpmReport, runtime_stats
-from dpmlens.traces.timeline import build_timeline
+from dpmlens.traces.timeline import PhaseRun, build_timeline
 from dpmlens.traces.traceset import load_traces
+from dpmlens.traces.whatif import Changes, what_if
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,9 @@ class ParsedTraces:
     # (driver, device, phase) -> how often on the phase's critical path (traces/critical.py)
     critical: dict[tuple[str, str, str], DeviceOnPath] = field(default_factory=dict)
     delay_sites: list[MeasuredSite] = field(default_factory=list)  # measured delays
+    # per phase: its wall time, the devices on its critical path, what-if savings (protocol:
+    # slowestCallbacks "critical")
+    critical_phases: list[dict[str, Any]] = field(default_factory=list)
 
 
 def parse_traces(
@@ -73,7 +77,8 @@ def parse_traces(
     ts = load_traces(list(paths), progress=progress, cancelled=cancelled)
     runs = build_timeline(ts)
     paths_ = [critical_path(r) for r in runs]
-    sites = [MeasuredSite.of(s) for s in delay_sites(measured_delays(ts, runs), paths_)]
+    measured = measured_delays(ts, runs)
+    sites = [MeasuredSite.of(s) for s in delay_sites(measured, paths_)]
     shared = {r.phase for r in runs if len({iv.device for iv in r.intervals}) > 1}
     return ParsedTraces(
         paths=list(paths),
@@ -88,7 +93,45 @@ def parse_traces(
         critical={(d.driver, d.device, d.phase): d for d in across_cycles(paths_)
                   if d.phase in shared},
         delay_sites=sites,
+        critical_phases=critical_phases(runs, paths_, measured),
     )
+
+
+# Replaying every run twice for the what-ifs costs ~4 ms per 100 runs; past this many runs
+# the section names the devices on the path but replays nothing
+_MAX_WHATIF_RUNS = 5000
+_WHATIFS = (("every device async", Changes(make_async=lambda _iv: True)),
+            ("the async ordering of Linux 6.16", Changes(ordering="6.16")))
+
+
+def critical_phases(runs: list[PhaseRun], paths: list[CriticalPath],
+                    delays: list[MeasuredDelay]) -> list[dict[str, Any]]:
+    """Per phase (cycle order): mean wall time, the devices on its critical path (most time
+    on it first), and what two what-ifs would win back (traces/whatif.py)."""
+    walls: dict[str, list[float]] = {}
+    for r in runs:
+        walls.setdefault(r.phase, []).append(r.wall_us)
+    on = across_cycles(paths)
+    savings: dict[str, list[dict[str, Any]]] = {}
+    if len(runs) <= _MAX_WHATIF_RUNS:
+        for label, changes in _WHATIFS:
+            for phase, _n, measured, predicted in what_if(runs, delays, changes).per_phase():
+                if measured - predicted > 0.005 * measured:  # below the replay's own error
+                    savings.setdefault(phase, []).append({
+                        "change": label, "predicted_us": predicted,
+                        "saving_us": round(measured - predicted, 3)})
+    out = []
+    for phase in sorted(walls, key=_order):
+        devices = [{"driver": d.driver, "device": d.device, "on_path": d.on_path,
+                    "runs": d.runs, "contribution_us": d.contribution_us}
+                   for d in on if d.phase == phase][:5]
+        if not devices:
+            continue
+        out.append({"phase": phase, "runs": len(walls[phase]),
+                    "wall_us": round(sum(walls[phase]) / len(walls[phase]), 3),
+                    "devices": devices, "whatif": savings.get(phase, []),
+                    "replayed": len(runs) <= _MAX_WHATIF_RUNS})
+    return out
 
 
 def sample_key(cb: dict[str, Any]) -> tuple[str, str, str, str]:

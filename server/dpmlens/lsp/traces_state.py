@@ -60,8 +60,9 @@ class TraceState:
         top = sorted(cbs, key=lambda c: -c["median_us"])[:limit]
         rt = sorted(self.result.runtime if self.result else [],
                     key=lambda c: -c["median_us"])[:limit]
+        crit = self.result.parsed.critical_phases if self.result else []
         return {"callbacks": top, "phases": self.result.phases if self.result else [],
-                "status": self.status(), "runtime": rt}
+                "status": self.status(), "runtime": rt, "critical": crit}
 
     def callbacks_for(self, path: str, function: str) -> list[dict[str, Any]]:
         return self._by_function.get((os.path.realpath(path), function), [])
