@@ -45,6 +45,14 @@ async def test_measured_delay_lens_names_the_spec_minimum_and_the_saving(
     assert at_40[0].startswith("msleep(40) · measured "), at_40
     assert " per resume" in at_40[0] and "at the 10 ms TRSMRCY minimum: -" in at_40[0], at_40
     assert "on the critical path" in at_40[0], at_40
+    # the delay rules' diagnostic at that call quotes the measurement
+    line40 = line_of(src, "\tmsleep(40);")
+    await wait_for(lambda: any("(traces: measured " in d.message and d.range.start.line == line40
+                               for d in client.diagnostics.get(uri, [])),
+                   what="a delay diagnostic with its measured cost")
+    await command(client, "dpmlens.clearTraces")
+    await wait_for(lambda: uri in client.diagnostics and client.diagnostics[uri] and not any(
+        "(traces:" in d.message for d in client.diagnostics[uri]), what="measurements dropped")
     # no lens on lines without a measured call
     assert line_of(src, "static int usb_port_resume(") not in titles
 

@@ -70,6 +70,11 @@ def analyze_document(server: Any, doc: Document) -> Analysis:
     return Analysis(doc.version, doc.source, model, findings, time.perf_counter() - t0)
 
 
+# the rules whose findings sit on a delay call: a loaded trace's measurement of that call is
+# added to the message
+_DELAY_RULES = frozenset({"delay-beyond-spec", "msleep-under-20ms", "busy-wait-in-pm-callback"})
+
+
 class Diagnostics:
     def __init__(self, server: Any) -> None:
         self.server = server
@@ -137,9 +142,22 @@ class Diagnostics:
 
     # -- conversion ------------------------------------------------------------------------
 
+    def measured(self, doc: Document) -> dict[int, str]:
+        """line -> what the loaded traces measured at the delay call there (delay_lens.py),
+        for the delay rules' diagnostics: "measured 8 × 55.00 ms per resume · ..."."""
+        traces = self.server.traces
+        res = self.results.get(doc.uri)
+        if traces is None or res is None or traces.result is None:
+            return {}
+        if not traces.result.parsed.delay_sites:
+            return {}
+        lenses = traces.delay_lenses(doc, res.model)
+        return {line: title.split(" · ", 1)[1] for line, title in lenses if " · " in title}
+
     def to_lsp(self, doc: Document, findings: list[Finding]) -> list[types.Diagnostic]:
         enc = self.server.workspace.position_encoding or UTF16
         rules = rules_by_id(self.server)
+        measured = self.measured(doc) if any(f.rule in _DELAY_RULES for f in findings) else {}
         out = []
         for f in findings:
             rule = rules.get(f.rule)
@@ -147,10 +165,14 @@ class Diagnostics:
             span = anchor_span(f, doc.path)
             if span is None:
                 continue
+            message = f.message
+            cost = measured.get(f.span.line) if f.rule in _DELAY_RULES else None
+            if cost and f.path == doc.path:
+                message += f" (traces: {cost})"
             out.append(
                 types.Diagnostic(
                     range=doc.span_to_range(span, enc),
-                    message=f.message,
+                    message=message,
                     severity=_SEVERITY.get(f.severity, types.DiagnosticSeverity.Warning),
                     code=f.rule,
                     code_description=types.CodeDescription(href=url) if url else None,
@@ -276,6 +298,7 @@ def setup(server: Any) -> None:
                 diags.schedule(doc, 0)
 
     server.on("settings_changed", "diagnostics", rerun_all)
+    server.on("traces_loaded", "diagnostics", rerun_all)  # delay findings quote measurements
     server.on("index_updated", "diagnostics", rerun_all)
 
 
