@@ -16,11 +16,16 @@ class RuleSetting:
     severity: Severity | None = None  # None: the rule's own severity
 
 
+# How many calls deep rules follow helpers: the one default of the CLI, the language server,
+# the walker and .dpmlens.toml (package.json's dpmlens.helperDepth is tested against it).
+DEFAULT_HELPER_DEPTH = 3
+
+
 @dataclass
 class Config:
     rules: dict[str, RuleSetting] = field(default_factory=dict)  # by rule id
     only_rules: set[str] | None = None  # --rule: run only these
-    helper_depth: int = 3  # how many calls deep rules follow helpers
+    helper_depth: int = DEFAULT_HELPER_DEPTH
     spec_overrides: dict[str, float] = field(default_factory=dict)  # spec quantity -> ms
 
     def is_enabled(self, rule_id: str) -> bool:

@@ -62,10 +62,9 @@ async def test_capabilities_and_commands(client: LanguageClient):
     assert caps.code_action_provider
     sync = caps.text_document_sync
     assert sync.change == types.TextDocumentSyncKind.Incremental
-    assert set(caps.execute_command_provider.commands) == {
-        "dpmlens.loadTraces", "dpmlens.clearTraces", "dpmlens.traceStatus",
-        "dpmlens.slowestCallbacks", "dpmlens.explainRule", "dpmlens.timelineHtml",
-    }
+    from dpmlens.lsp.commands import COMMANDS
+
+    assert set(caps.execute_command_provider.commands) == set(COMMANDS)
     # The file watchers were registered dynamically (VS Code supports it).
     regs = client.registrations  # type: ignore[attr-defined]
     await wait_for(

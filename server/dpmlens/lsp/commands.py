@@ -21,14 +21,14 @@ from dpmlens.lsp.server import COMMAND_PARAMS
 from dpmlens.lsp.traces_state import TraceState
 from dpmlens.lsp.workspace_index import workspace_roots
 
-LOAD, CLEAR, STATUS, SLOWEST, EXPLAIN, TIMELINE = (
+LOAD, CLEAR, STATUS, SLOWEST, EXPLAIN, TIMELINE = COMMANDS = (
     "dpmlens.loadTraces",
     "dpmlens.clearTraces",
     "dpmlens.traceStatus",
     "dpmlens.slowestCallbacks",
     "dpmlens.explainRule",
     "dpmlens.timelineHtml",
-)
+)  # the one list: extension/src/protocol.ts ServerCommand is tested against it
 
 
 class CommandError(Exception):

@@ -15,7 +15,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from dpmlens.config import Config, RuleSetting
+from dpmlens.config import DEFAULT_HELPER_DEPTH, Config, RuleSetting
 from dpmlens.findings import Severity
 
 DEFAULT_TRACE_GLOBS = ("**/*_dmesg.txt", "**/*_ftrace.txt", "**/*.perfetto-trace")
@@ -31,11 +31,28 @@ class PathMapping:
     target: str
 
 
+# The editor's `dpmlens.*` settings the server reads (camelCase, as the client sends them) ->
+# the Settings field; package.json must declare exactly these plus CLIENT_ONLY, with the same
+# defaults (tests/test_contracts.py).
+SETTING_KEYS: dict[str, str] = {
+    "enable": "enable",
+    "rules": "rules",
+    "helperDepth": "helper_depth",
+    "debounceMs": "debounce_ms",
+    "traceGlobs": "trace_globs",
+    "pathMappings": "path_mappings",
+    "logLevel": "log_level",
+    "run": "run",
+}
+# read by the VS Code client alone (how to start the server)
+CLIENT_ONLY: frozenset[str] = frozenset({"interpreter"})
+
+
 @dataclass
 class Settings:
     enable: bool = True
     rules: dict[str, RuleSetting] = field(default_factory=dict)
-    helper_depth: int = 3
+    helper_depth: int = DEFAULT_HELPER_DEPTH
     debounce_ms: int = 150
     trace_globs: tuple[str, ...] = DEFAULT_TRACE_GLOBS
     path_mappings: tuple[PathMapping, ...] = ()

@@ -28,12 +28,13 @@ from typing import Protocol
 
 import tree_sitter as ts
 
+from dpmlens.config import DEFAULT_HELPER_DEPTH
 from dpmlens.findings import ChainStep, Span
 from dpmlens.model import condeval, ops_structs
 from dpmlens.model.types import CallSite, FileModel, FunctionDef
 from dpmlens.syntax.parser import OTHER_FILES
 
-DEFAULT_DEPTH = 3
+DEFAULT_DEPTH = DEFAULT_HELPER_DEPTH
 
 
 class Resolver(Protocol):

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import tree_sitter as ts
 
+from dpmlens.config import DEFAULT_HELPER_DEPTH
 from dpmlens.model.consteval import eval_int
 from dpmlens.model.types import FileModel
 from dpmlens.rules import cnav
@@ -86,7 +87,7 @@ class Estimator:
     delay_functions: dict[str, tuple[int, str]]  # name -> (argument index, unit)
     wait_functions: dict[str, str]  # name -> kind ("wait" or "firmware")
     defines: dict[str, str]
-    depth: int = 3
+    depth: int = DEFAULT_HELPER_DEPTH
     _memo: dict[tuple[str, int, tuple[tuple[str, str], ...]], Cost] = field(default_factory=dict)
     # parameters of the function being walked that its caller passed a constant: name -> text
     _consts: dict[str, str] = field(default_factory=dict)
