@@ -16,12 +16,13 @@ import zlib
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from dpmlens.traces import rpm_events
+from dpmlens.traces import ftrace_graph, rpm_events
 from dpmlens.traces.events import Assembler
 from dpmlens.traces.sample import Collector, DelayColumns
 
 NAME = "ftrace"
 CHUNK = 4 << 20
+HEAD = 64 << 10  # where a function_graph capture shows what it is
 MAX_LINE = 1 << 20  # a "line" longer than this is binary garbage: dropped, counted
 
 # trace-cmd report pads short event names ("suspend_resume:       dpm_suspend[2] begin"); the
@@ -52,13 +53,16 @@ def looks_like(head: bytes) -> bool:
         b"# tracer:" in head
         or _EVENT.search(head) is not None
         or (b"cpus=" in head[:64] and b"[0" in head)
+        or ftrace_graph.looks_like(head)
     )
 
 
 def parse(stream: BinaryIO, coll: Collector) -> None:
     asm = Assembler(coll)
     rpm = rpm_events.TextHook(coll)  # runtime PM events, in the blocks _scan saw them in
+    graph: ftrace_graph.GraphReader | None = None  # the function_graph tracer's files
     carry = b""
+    undecided = HEAD  # bytes left in which a function_graph header or line would show
     for block in _blocks(stream):
         buf = carry + block if carry else block
         cut = buf.rfind(b"\n")
@@ -69,15 +73,29 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
                 carry = b""
             continue
         carry = buf[cut + 1 :]
+        if undecided > 0:
+            undecided -= cut
+            if ftrace_graph.looks_like(buf[:HEAD]):
+                graph, undecided = ftrace_graph.GraphReader(asm, coll), 0
+        if graph is not None:
+            graph.scan(buf, cut + 1)
+            continue
         seen = _scan(buf, cut + 1, asm, coll)
         if seen or not rpm.first_done:
             rpm.feed(buf, cut + 1, seen)
     if carry:
         # The last line has no newline: the file was probably cut mid-line. A cut start or
         # end line fails to parse and is counted as skipped; a whole one still counts.
-        seen = _scan(carry + b"\n", len(carry) + 1, asm, coll)
-        if seen or not rpm.first_done:
-            rpm.feed(carry + b"\n", len(carry) + 1, seen)
+        if undecided > 0 and ftrace_graph.looks_like(carry[:HEAD]):
+            graph = ftrace_graph.GraphReader(asm, coll)
+        if graph is not None:
+            graph.scan(carry + b"\n", len(carry) + 1)
+        else:
+            seen = _scan(carry + b"\n", len(carry) + 1, asm, coll)
+            if seen or not rpm.first_done:
+                rpm.feed(carry + b"\n", len(carry) + 1, seen)
+    if graph is not None:
+        graph.finish()
     asm.finish()
     rpm.finish()
     if asm.events == 0 and not coll.report.skipped_lines and not rpm.events:
