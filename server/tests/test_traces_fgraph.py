@@ -159,3 +159,20 @@ def test_lost_return_gives_the_delay_up(tmp_path: Path) -> None:
     t, _, delays = _load(f)
     assert t.files[0].skip_reasons == {"function_graph delay call without its return": 1}
     assert _got(delays) == EXPECTED[:3]
+
+
+def test_context_switch_irq_and_overrun_lines_are_not_errors(tmp_path: Path) -> None:
+    lines = CAPTURE.read_text().splitlines()
+    i = next(k for k, x in enumerate(lines) if "pci_pm_resume" in x)
+    extra = [" ------------------------------------------",
+             "   0)  kworker-120   =>   bash-1000  ",
+             " ------------------------------------------",
+             "  550.055001 |   0)   bash-1000    | ==========> |",
+             "  550.055001 |   0)   bash-1000    |   0.400 us    |    handle_irq();",
+             "  550.055001 |   0)   bash-1000    | <========== |",
+             " (Overruns: 0)"]
+    f = tmp_path / "extra_ftrace.txt"
+    f.write_text("\n".join(lines[:i] + extra + lines[i:]) + "\n")
+    t, _, delays = _load(f)
+    assert t.skipped_lines == 0
+    assert _got(delays) == EXPECTED

@@ -43,7 +43,7 @@ UNKNOWN_CALLER = "?"
 # proc group is tried first and gives way when what follows is not a duration column.
 _LINE = re.compile(
     rb" *(?:(\d+\.\d+) \| +)?(\d+)\) (?:([^|]*?) \| )?"
-    rb"(?:[+!#*@$] )? *(?:(\d+(?:\.\d+)?) us)? *\|  (.*?)\r?")
+    rb"(?:[+!#*@$] )? *(?:(\d+(?:\.\d+)?) us)? *\|  ( *)(.*?)\r?")
 _STAMP = re.compile(rb"# (?:suspend|freeze|standby|mem|disk|hibernate)-\d{6}-\d{6} ")
 _FW = re.compile(rb"# fwsuspend (\d+) fwresume (\d+)")
 _PROLOGUE = re.compile(rb"\n *(?:\d+\.\d+ \| +)?\d+\) .*\|  ")
@@ -71,46 +71,62 @@ class GraphReader:
         self.untimed = 0  # delay calls without funcgraph-abstime: no time, no callback
 
     def scan(self, buf: bytes, limit: int) -> None:
+        # per line: one regex match, then the cheapest test first (calls and returns of
+        # other functions are most of a graph); times are converted only where needed
         match = _LINE.fullmatch
+        threads = self.threads
+        opens_of = self.opens
+        in_delay = self.in_delay
+        delay_funcs = DELAY_FUNCS
         for line in buf[:limit].split(b"\n"):
             m = match(line)
             if m is None:
                 self._other(line)
                 continue
-            t, cpu, proc, dur, msg = m.groups()
-            body = msg.lstrip(b" ")
-            indent = len(msg) - len(body)
-            key = proc.strip() if proc else b"CPU " + cpu
-            tid = self.threads.get(key)
+            t, cpu, proc, dur, pad, body = m.groups()
+            tid = threads.get(proc or cpu)
             if tid is None:
-                tid = self.threads[key] = self.coll.store.thread_id(
-                    key.decode("utf-8", "replace"))
-            ts = None
-            if t is not None:
-                ts = float(t)
-                if not -_TS_BOUND < ts < _TS_BOUND:
-                    self.coll.skip("impossible timestamp")
-                    continue
-            if body.startswith(b"/* "):
-                self._comment(body, ts, tid)
-            elif body.startswith(b"}"):
-                self._return(indent, ts, dur, tid)
-            elif body.endswith(b"() {"):
+                tid = self._thread(proc, cpu)
+            if body[-1:] == b"{" and body.endswith(b"() {"):
+                indent = len(pad)
                 name = body[:-4]
-                opens = self.opens.get(tid)
+                opens = opens_of.get(tid)
                 if opens is None:
-                    opens = self.opens[tid] = {}
+                    opens = opens_of[tid] = {}
                 opens[indent] = name
-                func = DELAY_FUNCS.get(name)
+                func = delay_funcs.get(name)
                 if func is not None and self._outside_delay(tid, indent):
-                    self.in_delay[tid] = (indent, func, NAN if ts is None else ts,
-                                          self._caller(tid, indent))
+                    ts = self._time(t)
+                    in_delay[tid] = (indent, func, NAN if ts is None else ts,
+                                     self._caller(tid, indent))
+            elif body[:1] == b"}":
+                if tid in in_delay:
+                    self._return(len(pad), self._time(t), dur, tid)
             elif body.endswith(b"();"):
-                func = DELAY_FUNCS.get(body[:-3])
-                if func is not None and self._outside_delay(tid, indent):
-                    self._leaf(func, self._caller(tid, indent), ts, dur, tid)
-            elif not body.startswith((b"==========>", b"<==========")):  # irq entry/exit
+                func = delay_funcs.get(body[:-3])
+                if func is not None and self._outside_delay(tid, len(pad)):
+                    self._leaf(func, self._caller(tid, len(pad)), self._time(t), dur, tid)
+            elif body.startswith(b"/* "):
+                self._comment(body, self._time(t), tid)
+            else:
                 self.coll.skip("malformed function_graph line")
+
+    def _thread(self, proc: bytes | None, cpu: bytes) -> int:
+        name = proc.strip() if proc else b"CPU " + cpu
+        tid = self.threads[proc or cpu] = self.coll.store.thread_id(
+            name.decode("utf-8", "replace"))
+        return tid
+
+    def _time(self, t: bytes | None) -> float | None:
+        """The line's abstime; None without one, nan (counted as skipped) when it is
+        impossible (1e999)."""
+        if t is None:
+            return None
+        ts = float(t)
+        if not -_TS_BOUND < ts < _TS_BOUND:
+            self.coll.skip("impossible timestamp")
+            return NAN
+        return ts
 
     def finish(self) -> None:
         if self.untimed:
@@ -122,7 +138,9 @@ class GraphReader:
     def _other(self, line: bytes) -> None:
         """A line that is no graph line: headers, stamps, context switches, or broken."""
         s = line.strip()
-        if not s or s.startswith(b"-----") or b"=>" in s:
+        # context switch "------" / " 1)  kworker-1  =>  bash-2", irq entry "==========>"
+        # and exit "<==========", "(Overruns: 0)" (funcgraph-overrun)
+        if not s or s.startswith((b"-----", b"(Overruns")) or b"=>" in s or b"<==" in s:
             return
         if s.startswith(b"#"):
             if _STAMP.match(line):
@@ -164,6 +182,8 @@ class GraphReader:
             self.coll.skip("function_graph delay call without its return")
             return
         del self.in_delay[tid]
+        if ts != ts:
+            return
         if ts is None:
             self.untimed += 1
         elif dur is not None:  # the return's line has the end; the duration gives the start
@@ -178,6 +198,8 @@ class GraphReader:
               tid: int) -> None:
         if ts is None:
             self.untimed += 1
+        elif ts != ts:
+            return
         elif dur is None:
             self.coll.skip("function_graph delay call without a duration")
         else:
@@ -198,6 +220,8 @@ class GraphReader:
             return
         if ts is None:
             self.coll.skip("PM event without a timestamp (record with funcgraph-abstime)")
+            return
+        if ts != ts:
             return
         asm = self.asm
         if name == b"device_pm_callback_start":
