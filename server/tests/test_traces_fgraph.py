@@ -176,3 +176,24 @@ def test_context_switch_irq_and_overrun_lines_are_not_errors(tmp_path: Path) -> 
     t, _, delays = _load(f)
     assert t.skipped_lines == 0
     assert _got(delays) == EXPECTED
+
+
+def test_retval_and_no_proc_forms(tmp_path: Path) -> None:
+    # funcgraph-retval on, funcgraph-proc off: the thread is the CPU
+    f = tmp_path / "trace"
+    f.write_text("# tracer: function_graph\n"
+                 "  1.000000 |   1)               |  /* suspend_resume: dpm_resume[16] begin */\n"
+                 "  1.000100 |   1)               |  /* device_pm_callback_start: usb 1-1, "
+                 "parent: usb1, type [resume] */\n"
+                 "  1.000101 |   1)               |  hub_port_reset() {\n"
+                 "  1.000102 |   1) + 12.000 us   |    __const_udelay(); /* = 0x0 */\n"
+                 "  1.000103 |   1)               |    msleep() {\n"
+                 "  1.011000 |   1) * 10897.00 us |    } /* msleep = 0x0 */\n"
+                 "  1.011001 |   1) * 10900.00 us |  } /* hub_port_reset = 0x0 */\n"
+                 "  1.011002 |   1)               |  /* device_pm_callback_end: usb 1-1, err=0 */\n"
+                 "  1.012000 |   1)               |  /* suspend_resume: dpm_resume[16] end */\n")
+    t, _, delays = _load(f)
+    assert t.skipped_lines == 0
+    assert _got(delays) == [("udelay", "hub_port_reset", 12.0, "1-1"),
+                            ("msleep", "hub_port_reset", 10897.0, "1-1")]
+    assert t.store.threads[delays[0].thread] == "CPU 1"

@@ -108,6 +108,10 @@ class GraphReader:
                     self._leaf(func, self._caller(tid, len(pad)), self._time(t), dur, tid)
             elif body.startswith(b"/* "):
                 self._comment(body, self._time(t), tid)
+            elif b"(); /* = " in body:  # a leaf with funcgraph-retval
+                func = delay_funcs.get(body[: body.index(b"();")])
+                if func is not None and self._outside_delay(tid, len(pad)):
+                    self._leaf(func, self._caller(tid, len(pad)), self._time(t), dur, tid)
             else:
                 self.coll.skip("malformed function_graph line")
 
