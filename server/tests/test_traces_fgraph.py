@@ -197,3 +197,31 @@ def test_retval_and_no_proc_forms(tmp_path: Path) -> None:
     assert _got(delays) == [("udelay", "hub_port_reset", 12.0, "1-1"),
                             ("msleep", "hub_port_reset", 10897.0, "1-1")]
     assert t.store.threads[delays[0].thread] == "CPU 1"
+
+
+def test_trace_cmd_report_of_a_function_graph_recording(tmp_path: Path) -> None:
+    # `trace-cmd record -p function_graph -g dpm_run_callback -e power ...; trace-cmd report`:
+    # the graph as funcgraph_entry/exit events, the PM events in their usual form
+    k, k2, b = "kworker/u8:3-120   [001]", "kworker/u8:3-120   [002]", "        bash-1000  [000]"
+    rows = [
+        (b, 550.0, "suspend_resume:       dpm_resume[16] begin"),
+        (k, 550.0004, "device_pm_callback_start: usb 1-1, parent: usb1, type [resume]"),
+        (k, 550.000401, "funcgraph_entry:                   |  dpm_run_callback() {"),
+        (k, 550.000404, "funcgraph_entry:                   |    hub_port_reset() {"),
+        (k, 550.000405, "funcgraph_entry:                   |      msleep() {"),
+        (b, 550.0005, "funcgraph_entry:        3.000 us   |  pci_pm_resume();"),
+        (k2, 550.050555, "funcgraph_exit:       * 50150.00 us |      }"),
+        (k2, 550.05056, "funcgraph_entry:      + 20.000 us   |      __const_udelay();"),
+        (k2, 550.0506, "funcgraph_exit:       * 50196.00 us |    } /* hub_port_reset */"),
+        (k2, 550.060802, "funcgraph_exit:       * 60401.00 us |  }"),
+        (k2, 550.060803, "device_pm_callback_end: usb 1-1, err=0"),
+        (k2, 550.0609, "funcgraph_exit:       * 1.000 us |  garbage"),
+        (b, 550.061, "suspend_resume:       dpm_resume[16] end"),
+    ]
+    f = tmp_path / "report.txt"
+    f.write_text("cpus=4\n" + "".join(f"{who} {ts:12.6f}: {x}\n" for who, ts, x in rows))
+    t, _, delays = _load(f)
+    assert t.files[0].skip_reasons == {"malformed function_graph line": 1}
+    assert _got(delays) == [("msleep", "hub_port_reset", 50150.0, "1-1"),
+                            ("udelay", "hub_port_reset", 20.0, "1-1")]
+    assert t.store.threads[delays[0].thread] == "kworker/u8:3-120"

@@ -16,7 +16,9 @@ the end. Per thread (comm-pid, else the CPU) the last call opened at each depth 
 the one a depth above a delay call is its caller.
 
 Such files are read by this module instead of ftrace._scan (the reader decides per file),
-so a trace without function graph lines pays nothing for it.
+so a trace without function graph lines pays nothing for it. `trace-cmd report` prints the
+graph as events ("task-pid [cpu] time: funcgraph_entry:  0.123 us |  udelay();"): ftrace._scan
+finds them with the PM events and hands their graph column to GraphReader.entry().
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ UNKNOWN_CALLER = "?"
 _LINE = re.compile(
     rb" *(?:(\d+\.\d+) \| +)?(\d+)\) (?:([^|]*?) \| )?"
     rb"(?:[+!#*@$] )? *(?:(\d+(?:\.\d+)?) us)? *\|  ( *)(.*?)\r?")
+# trace-cmd report: "funcgraph_entry:        7.076 us   |  __math_state_restore();"
+_TC_PAYLOAD = re.compile(rb" *(?:[+!#*@$] )? *(?:(\d+(?:\.\d+)?) us)? *\|  ( *)(.*?)\r?")
 _STAMP = re.compile(rb"# (?:suspend|freeze|standby|mem|disk|hibernate)-\d{6}-\d{6} ")
 _FW = re.compile(rb"# fwsuspend (\d+) fwresume (\d+)")
 _PROLOGUE = re.compile(rb"\n *(?:\d+\.\d+ \| +)?\d+\) .*\|  ")
@@ -71,13 +75,12 @@ class GraphReader:
         self.untimed = 0  # delay calls without funcgraph-abstime: no time, no callback
 
     def scan(self, buf: bytes, limit: int) -> None:
-        # per line: one regex match, then the cheapest test first (calls and returns of
-        # other functions are most of a graph); times are converted only where needed
+        """A block of the function_graph tracer's own text."""
         match = _LINE.fullmatch
         threads = self.threads
         opens_of = self.opens
         in_delay = self.in_delay
-        delay_funcs = DELAY_FUNCS
+        node = self.node
         for line in buf[:limit].split(b"\n"):
             m = match(line)
             if m is None:
@@ -87,33 +90,59 @@ class GraphReader:
             tid = threads.get(proc or cpu)
             if tid is None:
                 tid = self._thread(proc, cpu)
-            if body[-1:] == b"{" and body.endswith(b"() {"):
-                indent = len(pad)
-                name = body[:-4]
+            # node() inlined for the two lines most of a graph is: a call of a function that
+            # is no delay, a return outside a delay
+            if body[:1] == b"}":
+                if tid in in_delay:
+                    node(tid, t, dur, len(pad), body)
+            elif body[-1:] == b"{" and body.endswith(b"() {") and body[:-4] not in DELAY_FUNCS:
                 opens = opens_of.get(tid)
                 if opens is None:
                     opens = opens_of[tid] = {}
-                opens[indent] = name
-                func = delay_funcs.get(name)
-                if func is not None and self._outside_delay(tid, indent):
-                    ts = self._time(t)
-                    in_delay[tid] = (indent, func, NAN if ts is None else ts,
-                                     self._caller(tid, indent))
-            elif body[:1] == b"}":
-                if tid in in_delay:
-                    self._return(len(pad), self._time(t), dur, tid)
-            elif body.endswith(b"();"):
-                func = delay_funcs.get(body[:-3])
-                if func is not None and self._outside_delay(tid, len(pad)):
-                    self._leaf(func, self._caller(tid, len(pad)), self._time(t), dur, tid)
-            elif body.startswith(b"/* "):
-                self._comment(body, self._time(t), tid)
-            elif b"(); /* = " in body:  # a leaf with funcgraph-retval
-                func = delay_funcs.get(body[: body.index(b"();")])
-                if func is not None and self._outside_delay(tid, len(pad)):
-                    self._leaf(func, self._caller(tid, len(pad)), self._time(t), dur, tid)
+                opens[len(pad)] = body[:-4]
             else:
-                self.coll.skip("malformed function_graph line")
+                node(tid, t, dur, len(pad), body)
+
+    def entry(self, tid: int, t: bytes, payload: bytes) -> None:
+        """`trace-cmd report`'s form, from ftrace._scan: the text after "funcgraph_entry: " or
+        "funcgraph_exit: " (the task and time are the line's)."""
+        m = _TC_PAYLOAD.fullmatch(payload)
+        if m is None:
+            self.coll.skip("malformed funcgraph_entry/exit event")
+            return
+        dur, pad, body = m.groups()
+        self.node(tid, t, dur, len(pad), body)
+
+    def node(self, tid: int, t: bytes | None, dur: bytes | None, indent: int,
+             body: bytes) -> None:
+        """One graph column: the cheapest test first (calls and returns of other functions
+        are most of a graph); times are converted only where needed."""
+        if body[-1:] == b"{" and body.endswith(b"() {"):
+            name = body[:-4]
+            opens = self.opens.get(tid)
+            if opens is None:
+                opens = self.opens[tid] = {}
+            opens[indent] = name
+            func = DELAY_FUNCS.get(name)
+            if func is not None and self._outside_delay(tid, indent):
+                ts = self._time(t)
+                self.in_delay[tid] = (indent, func, NAN if ts is None else ts,
+                                      self._caller(tid, indent))
+        elif body[:1] == b"}":
+            if tid in self.in_delay:
+                self._return(indent, self._time(t), dur, tid)
+        elif body.endswith(b"();"):
+            func = DELAY_FUNCS.get(body[:-3])
+            if func is not None and self._outside_delay(tid, indent):
+                self._leaf(func, self._caller(tid, indent), self._time(t), dur, tid)
+        elif body.startswith(b"/* "):
+            self._comment(body, self._time(t), tid)
+        elif b"(); /* = " in body:  # a leaf with funcgraph-retval
+            func = DELAY_FUNCS.get(body[: body.index(b"();")])
+            if func is not None and self._outside_delay(tid, indent):
+                self._leaf(func, self._caller(tid, indent), self._time(t), dur, tid)
+        else:
+            self.coll.skip("malformed function_graph line")
 
     def _thread(self, proc: bytes | None, cpu: bytes) -> int:
         name = proc.strip() if proc else b"CPU " + cpu
