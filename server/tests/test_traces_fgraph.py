@@ -225,3 +225,21 @@ def test_trace_cmd_report_of_a_function_graph_recording(tmp_path: Path) -> None:
     assert _got(delays) == [("msleep", "hub_port_reset", 50150.0, "1-1"),
                             ("udelay", "hub_port_reset", 20.0, "1-1")]
     assert t.store.threads[delays[0].thread] == "kworker/u8:3-120"
+
+
+def test_graph_delays_join_the_source_and_spec_minimums() -> None:
+    from dpmlens.traces.delay_sites import join_sites, spec_minimums
+
+    _, runs, delays = _load()
+    sites = delay_sites(delays, [critical_path(r) for r in runs])
+    # no value in the graph: a site joins the one call of its function in its caller
+    assert join_sites(sites, FIXTURES / "fgraph_src") == 3
+    by = {(s.caller, s.func): s.static for s in sites}
+    assert by[("hub_port_reset", "msleep")] == {
+        "path": "usb/hubfg.c", "line": 9, "function": "hub_port_reset", "call": "msleep(50)",
+        "value_ms": 50.0, "spec": "TRSTRCY", "min_ms": 10.0, "padding_ms": 40.0}
+    assert by[("hub_port_reset", "udelay")]["call"] == "udelay(20)"
+    assert by[("i8042_controller_resume", "udelay")] is None  # not in the source fixture
+    w = what_if(runs, delays, Changes(site_ms=spec_minimums(sites)))
+    ((_, _, measured, predicted, *_),) = w.per_phase()
+    assert measured - predicted == pytest.approx(40150.0)
