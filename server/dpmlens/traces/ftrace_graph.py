@@ -73,6 +73,7 @@ class GraphReader:
         self.opens: dict[int, dict[int, bytes]] = {}  # thread -> indent -> last call there
         self.in_delay: dict[int, tuple[int, str, float, str]] = {}  # indent, func, t0, caller
         self.untimed = 0  # delay calls without funcgraph-abstime: no time, no callback
+        self.untimed_us = 0.0
 
     def scan(self, buf: bytes, limit: int) -> None:
         """A block of the function_graph tracer's own text."""
@@ -164,8 +165,9 @@ class GraphReader:
     def finish(self) -> None:
         if self.untimed:
             self.coll.report.notes.append(
-                f"{self.untimed} delay call(s) in function_graph lines without timestamps "
-                "(record with funcgraph-abstime): not attributed to callbacks")
+                f"{self.untimed} delay call(s) ({self.untimed_us / 1000:.2f} ms) in "
+                "function_graph lines without timestamps (record with funcgraph-abstime): not "
+                "attributed to callbacks")
 
     # -- lines ---------------------------------------------------------------------------
     def _other(self, line: bytes) -> None:
@@ -218,7 +220,7 @@ class GraphReader:
         if ts != ts:
             return
         if ts is None:
-            self.untimed += 1
+            self._untimed(dur)
         elif dur is not None:  # the return's line has the end; the duration gives the start
             d = float(dur) / 1e6
             self._delay(opened[1], opened[3], ts - d, ts, tid)
@@ -230,13 +232,18 @@ class GraphReader:
     def _leaf(self, func: str, caller: str, ts: float | None, dur: bytes | None,
               tid: int) -> None:
         if ts is None:
-            self.untimed += 1
+            self._untimed(dur)
         elif ts != ts:
             return
         elif dur is None:
             self.coll.skip("function_graph delay call without a duration")
         else:
             self._delay(func, caller, ts, ts + float(dur) / 1e6, tid)
+
+    def _untimed(self, dur: bytes | None) -> None:
+        self.untimed += 1
+        if dur is not None:
+            self.untimed_us += float(dur)
 
     def _delay(self, func: str, caller: str, t0: float, t1: float, tid: int) -> None:
         ids = self.coll.store.delays.name_id
