@@ -9,7 +9,7 @@ content and more kprobe lines. Each file is loaded by `load_traces()` + `aggrega
 fresh child process, which reports wall time, CPU time and its peak RSS (ru_maxrss).
 
     python bench/bench_traces.py [--cycles 100] [--devices 600] [--noise 3] [--big-gb 1.0]
-                                 [--no-perfetto] [--analysis]
+                                 [--no-perfetto] [--graph] [--analysis]
 
 --analysis also times, on the first file, the timeline, the critical paths and the what-if
 replay (no change, --async all) in a fresh child process.
@@ -123,6 +123,49 @@ def write_ftrace(path: Path, cycles: int, ndev: int, noise: int) -> None:
         f.write("".join(buf))
 
 
+def _fg_prologue(us: int, cpu: int) -> str:
+    return f"{us // 1_000_000:5d}.{us % 1_000_000:06d} |   {cpu}) kworker-{190 + cpu}  | "
+
+
+def write_fgraph(path: Path, cycles: int, ndev: int) -> None:
+    """The same PM content as sleepgraph -f records it (function_graph tracer): the events as
+    graph comments, and in each callback a graph of 7 lines with an msleep and a udelay."""
+    devices = _devices(ndev)
+    with open(path, "w", buffering=1 << 20) as f:
+        f.write("# suspend-112226-101500 benchhost mem 6.12.0\n# tracer: function_graph\n#\n"
+                "#     TIME        CPU    TASK/PID        DURATION                  FUNCTION "
+                "CALLS\n")
+        buf: list[str] = []
+        blank = " " * 14
+        for ts_ns, cpu, kind, fields in _events(cycles, devices):
+            us = ts_ns // 1000
+            pro = _fg_prologue(us, cpu)
+            if kind == "sr":
+                buf.append(f"{pro}{blank}|  /* suspend_resume: {fields[0]}[{fields[1]}] "
+                           f"{'begin' if fields[2] else 'end'} */\n")
+            elif kind == "start":
+                drv, dev, parent, info, val = fields
+                verb = "suspend" if val == 2 else "resume"
+                buf.append(f"{pro}{blank}|  /* device_pm_callback_start: {drv} {dev}, parent: "
+                           f"{parent}, {info}[{verb}] */\n")
+                pro = _fg_prologue(us + 1, cpu)
+                buf.append(f"{pro}{blank}|  dpm_run_callback() {{\n"
+                           f"{pro}{blank}|    {drv}_pm() {{\n"
+                           f"{pro}{blank}|      msleep() {{\n"
+                           f"{pro}  0.500 us    |      }} /* msleep */\n"
+                           f"{pro}  0.100 us    |      __const_udelay();\n"
+                           f"{pro}  0.900 us    |    }} /* {drv}_pm */\n"
+                           f"{pro}  0.950 us    |  }} /* dpm_run_callback */\n")
+            else:
+                drv, dev, err = fields
+                buf.append(f"{pro}{blank}|  /* device_pm_callback_end: {drv} {dev}, "
+                           f"err={err} */\n")
+            if len(buf) > 20000:
+                f.write("".join(buf))
+                buf.clear()
+        f.write("".join(buf))
+
+
 def write_perfetto(path: Path, cycles: int, ndev: int) -> None:
     from perfetto.trace_builder.proto_builder import StreamingTraceProtoBuilder
 
@@ -226,6 +269,8 @@ def main() -> int:
     ap.add_argument("--big-gb", type=float, default=1.0,
                     help="also a file of about this many GB with the same PM content (0: none)")
     ap.add_argument("--no-perfetto", action="store_true")
+    ap.add_argument("--graph", action="store_true",
+                    help="also the capture as sleepgraph -f records it (function_graph)")
     ap.add_argument("--analysis", action="store_true",
                     help="also time the timeline, critical paths and what-if replay")
     ap.add_argument("--out", type=Path, default=OUT)
@@ -244,6 +289,10 @@ def main() -> int:
         big = args.out / f"bench_{key}_n{noise}_ftrace.txt"
         _ensure(big, f"{key} {noise}", lambda: write_ftrace(big, args.cycles, args.devices, noise))
         files.append(big)
+    if args.graph:
+        fg = args.out / f"bench_{key}_fgraph_ftrace.txt"
+        _ensure(fg, key, lambda: write_fgraph(fg, args.cycles, args.devices))
+        files.append(fg)
     if not args.no_perfetto:
         pf = args.out / f"bench_{key}.perfetto-trace"
         _ensure(pf, key, lambda: write_perfetto(pf, args.cycles, args.devices))

@@ -153,7 +153,8 @@ def delays_text(sites: list[DelaySite], n_cycles: int, top: int) -> list[str]:
                      f"{s.on_path}/{s.calls}", where or "(outside callbacks)", src])
     from dpmlens.traces.output import _table
 
-    out = ["\nMeasured delays (sleepgraph kprobes; per delay site, largest total first):",
+    out = ["\nMeasured delays (sleepgraph kprobes or function graph; per delay site, largest "
+           "total first):",
            _table(rows, {2, 3, 4, 5})]
     if len(sites) > top:
         out.append(f"... {len(sites) - top} more")

@@ -4,9 +4,11 @@ Only three events matter, wherever they sit in a line:
   <task>-<pid> [cpu] <flags> <timestamp>: device_pm_callback_start: ...
 The flags column differs (none in trace-cmd, 4 chars, 5 on PREEMPT_RT), so the parser
 anchors on ": <event>: " and takes the timestamp as the word just before it. Everything else
-(kprobe lines, function graph, `#` headers, other events) is never looked at per line: a
+(other kprobe lines, `#` headers, other events) is never looked at per line: a
 regex with a literal prefix scans each multi-megabyte block in C, which is what makes the
-50 MB/s budget reachable in Python.
+50 MB/s budget reachable in Python. Files of the function_graph tracer are read by
+traces.ftrace_graph instead (decided on the first 64 KiB); trace-cmd's funcgraph_entry/exit
+events are handed to it from this scan.
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ import zlib
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from dpmlens.traces import rpm_events
+from dpmlens.traces import ftrace_graph, rpm_events
 from dpmlens.traces.events import Assembler
 from dpmlens.traces.sample import Collector, DelayColumns
 
 NAME = "ftrace"
 CHUNK = 4 << 20
+HEAD = 64 << 10  # where a function_graph capture shows what it is
 MAX_LINE = 1 << 20  # a "line" longer than this is binary garbage: dropped, counted
 
 # trace-cmd report pads short event names ("suspend_resume:       dpm_suspend[2] begin"); the
@@ -35,7 +38,8 @@ DELAY_PROBES = ("msleep", "msleep_interruptible", "usleep_range", "usleep_range_
 # one scan is what keeps traces without them at their old speed.
 _EVENT = re.compile(rb": (?:device_pm_callback_(?:start|end): |suspend_resume: +|(?:"
                     + b"|".join(sorted((p.encode() for p in DELAY_PROBES), key=len, reverse=True))
-                    + rb")_(?:cal|ret): |rpm_(?:suspend|resume|idle|usage|return_int|status): )")
+                    + rb")_(?:cal|ret): |rpm_(?:suspend|resume|idle|usage|return_int|status): "
+                    + rb"|funcgraph_(?:entry|exit): )")
 _STAMP = re.compile(rb"# (?:suspend|freeze|standby|mem|disk|hibernate)-\d{6}-\d{6} ")
 _FW = re.compile(rb"# fwsuspend (\d+) fwresume (\d+)")
 _ARG = re.compile(rb"\b(time|min|timeout)=(-?\d+)")
@@ -43,7 +47,7 @@ _ARG_MS = {b"time": 1.0, b"min": 1e-3}  # msleep(time) in ms, usleep_range(min, 
 _TS_BOUND = 1e15  # seconds; also false for nan, so a nan timestamp is skipped too
 _PARENT = b", parent: "
 _ERR = b", err="
-_S, _D, _CR, _RB, _R = ord("s"), ord("d"), ord("\r"), ord("]"), ord("r")
+_S, _D, _CR, _RB, _R, _F = ord("s"), ord("d"), ord("\r"), ord("]"), ord("r"), ord("f")
 _CAL_RET_END = (ord("l"), ord("t"))  # "..._cal: " / "..._ret: " (suspend_resume ends "e: ")
 
 
@@ -52,13 +56,17 @@ def looks_like(head: bytes) -> bool:
         b"# tracer:" in head
         or _EVENT.search(head) is not None
         or (b"cpus=" in head[:64] and b"[0" in head)
+        or ftrace_graph.looks_like(head)
     )
 
 
 def parse(stream: BinaryIO, coll: Collector) -> None:
     asm = Assembler(coll)
     rpm = rpm_events.TextHook(coll)  # runtime PM events, in the blocks _scan saw them in
+    graph: ftrace_graph.GraphReader | None = None  # the function_graph tracer's files
+    tc_graph = ftrace_graph.GraphReader(asm, coll)  # trace-cmd's funcgraph_entry/exit events
     carry = b""
+    undecided = HEAD  # bytes left in which a function_graph header or line would show
     for block in _blocks(stream):
         buf = carry + block if carry else block
         cut = buf.rfind(b"\n")
@@ -69,15 +77,29 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
                 carry = b""
             continue
         carry = buf[cut + 1 :]
-        seen = _scan(buf, cut + 1, asm, coll)
+        if undecided > 0:
+            undecided -= cut
+            if ftrace_graph.looks_like(buf[:HEAD]):
+                graph, undecided = ftrace_graph.GraphReader(asm, coll), 0
+        if graph is not None:
+            graph.scan(buf, cut + 1)
+            continue
+        seen = _scan(buf, cut + 1, asm, coll, tc_graph)
         if seen or not rpm.first_done:
             rpm.feed(buf, cut + 1, seen)
     if carry:
         # The last line has no newline: the file was probably cut mid-line. A cut start or
         # end line fails to parse and is counted as skipped; a whole one still counts.
-        seen = _scan(carry + b"\n", len(carry) + 1, asm, coll)
-        if seen or not rpm.first_done:
-            rpm.feed(carry + b"\n", len(carry) + 1, seen)
+        if undecided > 0 and ftrace_graph.looks_like(carry[:HEAD]):
+            graph = ftrace_graph.GraphReader(asm, coll)
+        if graph is not None:
+            graph.scan(carry + b"\n", len(carry) + 1)
+        else:
+            seen = _scan(carry + b"\n", len(carry) + 1, asm, coll, tc_graph)
+            if seen or not rpm.first_done:
+                rpm.feed(carry + b"\n", len(carry) + 1, seen)
+    if graph is not None:
+        graph.finish()
     asm.finish()
     rpm.finish()
     if asm.events == 0 and not coll.report.skipped_lines and not rpm.events:
@@ -131,7 +153,8 @@ def _headers(buf: bytes, limit: int) -> list[tuple[int, tuple[float, float] | No
         pos = nxt + 1
 
 
-def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector) -> bool:
+def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
+          graph: ftrace_graph.GraphReader) -> bool:
     """Read the block's PM events; True when it holds rpm_* events (read elsewhere)."""
     # sleepgraph writes one "# suspend-MMDDYY-HHMMSS host mode kernel" stamp per test; with
     # several tests in one file each stamp starts a new cycle. Stamps are rare: collect them
@@ -230,6 +253,13 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector) -> bool:
             n_samples += 1
             if cycle > max_cycle:
                 max_cycle = cycle
+        elif c == _F:  # funcgraph_entry: / funcgraph_exit: (trace-cmd report of function_graph)
+            tb = buf[rfind(b"\n", 0, p) + 1 : p]
+            try:
+                tid = tcache[tb]
+            except KeyError:
+                tid = tcache[tb] = thread_id(_task(tb))
+            graph.entry(tid, buf[p + 1 : s], buf[e:le])
         elif buf[e - 3] in _CAL_RET_END:  # <delay>_cal: / <delay>_ret:
             tb = buf[rfind(b"\n", 0, p) + 1 : p]
             try:

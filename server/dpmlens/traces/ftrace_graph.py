@@ -1,0 +1,293 @@
+"""ftrace text written by the function_graph tracer (sleepgraph -f, `current_tracer` set to
+function_graph): call graphs, with the PM trace events as comments in them.
+
+Each line is a prologue then the graph column (kernel/trace/trace_functions_graph.c,
+print_graph_prologue / print_graph_duration; sleepgraph's ftrace_line_fmt_fg):
+  [abstime |  ] cpu) [comm-pid | ] [mark] [duration us] |  <indent><graph>
+  550.702789 |   0)  kworker-123  |               |      hub_port_reset() {
+  550.702801 |   0)  kworker-123  |               |        msleep() {
+  550.752950 |   0)  kworker-123  | * 50149.00 us |        } /* msleep */
+  550.752960 |   0)  kworker-123  |   2.480 us    |        __const_udelay();
+  550.702700 |   0)  kworker-123  |               |  /* device_pm_callback_start: ... */
+`funcgraph-abstime`, `funcgraph-proc` and the duration are options; the mark (+ ! # * @ $)
+exists with `funcgraph-overhead`, the `/* msleep */` after a return with `funcgraph-tail`.
+A call's start is its line's time ("msleep() {", a leaf "udelay();"), a return's line has
+the end. Per thread (comm-pid, else the CPU) the last call opened at each depth is kept:
+the one a depth above a delay call is its caller.
+
+Such files are read by this module instead of ftrace._scan (the reader decides per file),
+so a trace without function graph lines pays nothing for it. `trace-cmd report` prints the
+graph as events ("task-pid [cpu] time: funcgraph_entry:  0.123 us |  udelay();"): ftrace._scan
+finds them with the PM events and hands their graph column to GraphReader.entry().
+"""
+
+from __future__ import annotations
+
+import re
+
+from dpmlens.traces.events import Assembler
+from dpmlens.traces.sample import Collector
+
+# The delay functions as the graph names them -> the name a delay site uses (the kprobe
+# form's names: udelay()/mdelay()/ndelay() are macros reaching __const_udelay/__udelay/
+# __ndelay; usleep_range() is an inline calling usleep_range_state() since 5.17).
+DELAY_FUNCS = {
+    b"msleep": "msleep", b"msleep_interruptible": "msleep_interruptible",
+    b"usleep_range": "usleep_range", b"usleep_range_state": "usleep_range",
+    b"udelay": "udelay", b"__const_udelay": "udelay", b"__udelay": "udelay",
+    b"mdelay": "mdelay", b"ndelay": "ndelay", b"__ndelay": "ndelay",
+    b"ssleep": "ssleep", b"fsleep": "fsleep",
+}
+NAN = float("nan")  # one object: the (func, caller, requested) keys of a site compare equal
+UNKNOWN_CALLER = "?"
+
+# abstime, cpu, optional comm-pid (no "|" in it), duration column, the graph column. The
+# proc group is tried first and gives way when what follows is not a duration column.
+_LINE = re.compile(
+    rb" *(?:(\d+\.\d+) \| +)?(\d+)\) (?:([^|]*?) \| )?"
+    rb"(?:[+!#*@$] )? *(?:(\d+(?:\.\d+)?) us)? *\|  ( *)(.*?)\r?")
+# trace-cmd report: "funcgraph_entry:        7.076 us   |  __math_state_restore();"
+_TC_PAYLOAD = re.compile(rb" *(?:[+!#*@$] )? *(?:(\d+(?:\.\d+)?) us)? *\|  ( *)(.*?)\r?")
+_STAMP = re.compile(rb"# (?:suspend|freeze|standby|mem|disk|hibernate)-\d{6}-\d{6} ")
+_FW = re.compile(rb"# fwsuspend (\d+) fwresume (\d+)")
+_PROLOGUE = re.compile(rb"\n *(?:\d+\.\d+ \| +)?\d+\) .*\|  ")
+_PARENT = b", parent: "
+_ERR = b", err="
+_TS_BOUND = 1e15
+
+
+def looks_like(head: bytes) -> bool:
+    """A function_graph capture: its tracer header, else graph lines without one."""
+    if b"# tracer: " in head:
+        return b"# tracer: function_graph" in head
+    return _PROLOGUE.search(head) is not None
+
+
+class GraphReader:
+    """State kept across the blocks of one file."""
+
+    def __init__(self, asm: Assembler, coll: Collector) -> None:
+        self.asm = asm
+        self.coll = coll
+        self.threads: dict[bytes, int] = {}  # comm-pid (or "CPU n") -> SampleStore thread
+        self.opens: dict[int, dict[int, bytes]] = {}  # thread -> indent -> last call there
+        self.in_delay: dict[int, tuple[int, str, float, str]] = {}  # indent, func, t0, caller
+        self.untimed = 0  # delay calls without funcgraph-abstime: no time, no callback
+        self.untimed_us = 0.0
+
+    def scan(self, buf: bytes, limit: int) -> None:
+        """A block of the function_graph tracer's own text."""
+        match = _LINE.fullmatch
+        threads = self.threads
+        opens_of = self.opens
+        in_delay = self.in_delay
+        node = self.node
+        for line in buf[:limit].split(b"\n"):
+            m = match(line)
+            if m is None:
+                self._other(line)
+                continue
+            t, cpu, proc, dur, pad, body = m.groups()
+            tid = threads.get(proc or cpu)
+            if tid is None:
+                tid = self._thread(proc, cpu)
+            # node() inlined for the two lines most of a graph is: a call of a function that
+            # is no delay, a return outside a delay
+            if body[:1] == b"}":
+                if tid in in_delay:
+                    node(tid, t, dur, len(pad), body)
+            elif body[-1:] == b"{" and body.endswith(b"() {") and body[:-4] not in DELAY_FUNCS:
+                opens = opens_of.get(tid)
+                if opens is None:
+                    opens = opens_of[tid] = {}
+                opens[len(pad)] = body[:-4]
+            else:
+                node(tid, t, dur, len(pad), body)
+
+    def entry(self, tid: int, t: bytes, payload: bytes) -> None:
+        """`trace-cmd report`'s form, from ftrace._scan: the text after "funcgraph_entry: " or
+        "funcgraph_exit: " (the task and time are the line's)."""
+        m = _TC_PAYLOAD.fullmatch(payload)
+        if m is None:
+            self.coll.skip("malformed funcgraph_entry/exit event")
+            return
+        dur, pad, body = m.groups()
+        self.node(tid, t, dur, len(pad), body)
+
+    def node(self, tid: int, t: bytes | None, dur: bytes | None, indent: int,
+             body: bytes) -> None:
+        """One graph column: the cheapest test first (calls and returns of other functions
+        are most of a graph); times are converted only where needed."""
+        if body[-1:] == b"{" and body.endswith(b"() {"):
+            name = body[:-4]
+            opens = self.opens.get(tid)
+            if opens is None:
+                opens = self.opens[tid] = {}
+            opens[indent] = name
+            func = DELAY_FUNCS.get(name)
+            if func is not None and self._outside_delay(tid, indent):
+                ts = self._time(t)
+                self.in_delay[tid] = (indent, func, NAN if ts is None else ts,
+                                      self._caller(tid, indent))
+        elif body[:1] == b"}":
+            if tid in self.in_delay:
+                self._return(indent, self._time(t), dur, tid)
+        elif body.endswith(b"();"):
+            func = DELAY_FUNCS.get(body[:-3])
+            if func is not None and self._outside_delay(tid, indent):
+                self._leaf(func, self._caller(tid, indent), self._time(t), dur, tid)
+        elif body.startswith(b"/* "):
+            self._comment(body, self._time(t), tid)
+        elif b"(); /* = " in body:  # a leaf with funcgraph-retval
+            func = DELAY_FUNCS.get(body[: body.index(b"();")])
+            if func is not None and self._outside_delay(tid, indent):
+                self._leaf(func, self._caller(tid, indent), self._time(t), dur, tid)
+        else:
+            self.coll.skip("malformed function_graph line")
+
+    def _thread(self, proc: bytes | None, cpu: bytes) -> int:
+        name = proc.strip() if proc else b"CPU " + cpu
+        tid = self.threads[proc or cpu] = self.coll.store.thread_id(
+            name.decode("utf-8", "replace"))
+        return tid
+
+    def _time(self, t: bytes | None) -> float | None:
+        """The line's abstime; None without one, nan (counted as skipped) when it is
+        impossible (1e999)."""
+        if t is None:
+            return None
+        ts = float(t)
+        if not -_TS_BOUND < ts < _TS_BOUND:
+            self.coll.skip("impossible timestamp")
+            return NAN
+        return ts
+
+    def finish(self) -> None:
+        if self.untimed:
+            self.coll.report.notes.append(
+                f"{self.untimed} delay call(s) ({self.untimed_us / 1000:.2f} ms) in "
+                "function_graph lines without timestamps (record with funcgraph-abstime): not "
+                "attributed to callbacks")
+
+    # -- lines ---------------------------------------------------------------------------
+    def _other(self, line: bytes) -> None:
+        """A line that is no graph line: headers, stamps, context switches, or broken."""
+        s = line.strip()
+        # context switch "------" / " 1)  kworker-1  =>  bash-2", irq entry "==========>"
+        # and exit "<==========", "(Overruns: 0)" (funcgraph-overrun)
+        if not s or s.startswith((b"-----", b"(Overruns")) or b"=>" in s or b"<==" in s:
+            return
+        if s.startswith(b"#"):
+            if _STAMP.match(line):
+                self.asm.boundary()
+            else:
+                fw = _FW.match(line)
+                if fw is not None:
+                    self.asm.firmware(int(fw.group(1)) / 1e3, int(fw.group(2)) / 1e3)
+            return
+        self.coll.skip("malformed function_graph line")
+
+    def _caller(self, tid: int, indent: int) -> str:
+        opens = self.opens.get(tid)
+        name = opens.get(indent - 2) if opens is not None else None
+        if name is None:
+            return UNKNOWN_CALLER
+        cut = name.find(b" [")  # "hub_port_reset [usbcore]"
+        return (name[:cut] if cut >= 0 else name).decode("ascii", "replace")
+
+    def _outside_delay(self, tid: int, indent: int) -> bool:
+        """No delay call of the thread is open around this depth (ssleep -> msleep is one
+        delay). One whose return was lost (a buffer overrun) is given up when the graph is
+        back at its depth."""
+        opened = self.in_delay.get(tid)
+        if opened is None:
+            return True
+        if indent > opened[0]:
+            return False
+        del self.in_delay[tid]
+        self.coll.skip("function_graph delay call without its return")
+        return True
+
+    def _return(self, indent: int, ts: float | None, dur: bytes | None, tid: int) -> None:
+        opened = self.in_delay.get(tid)
+        if opened is None or opened[0] < indent:
+            return
+        if opened[0] > indent:
+            del self.in_delay[tid]
+            self.coll.skip("function_graph delay call without its return")
+            return
+        del self.in_delay[tid]
+        if ts != ts:
+            return
+        if ts is None:
+            self._untimed(dur)
+        elif dur is not None:  # the return's line has the end; the duration gives the start
+            d = float(dur) / 1e6
+            self._delay(opened[1], opened[3], ts - d, ts, tid)
+        elif opened[2] == opened[2]:  # no duration column: from the call's line
+            self._delay(opened[1], opened[3], opened[2], ts, tid)
+        else:
+            self.coll.skip("function_graph delay call without a duration")
+
+    def _leaf(self, func: str, caller: str, ts: float | None, dur: bytes | None,
+              tid: int) -> None:
+        if ts is None:
+            self._untimed(dur)
+        elif ts != ts:
+            return
+        elif dur is None:
+            self.coll.skip("function_graph delay call without a duration")
+        else:
+            self._delay(func, caller, ts, ts + float(dur) / 1e6, tid)
+
+    def _untimed(self, dur: bytes | None) -> None:
+        self.untimed += 1
+        if dur is not None:
+            self.untimed_us += float(dur)
+
+    def _delay(self, func: str, caller: str, t0: float, t1: float, tid: int) -> None:
+        ids = self.coll.store.delays.name_id
+        self.asm.delay(t0, t1, tid, ids(func), ids(caller), NAN)
+
+    def _comment(self, body: bytes, ts: float | None, tid: int) -> None:
+        """`/* event: payload */`: the PM events (the others are not read)."""
+        if not body.endswith(b" */"):
+            self.coll.skip("truncated function_graph comment")
+            return
+        name, sep, pl = body[3:-3].partition(b": ")
+        if not sep or name not in (b"device_pm_callback_start", b"device_pm_callback_end",
+                                   b"suspend_resume"):
+            return
+        if ts is None:
+            self.coll.skip("PM event without a timestamp (record with funcgraph-abstime)")
+            return
+        if ts != ts:
+            return
+        asm = self.asm
+        if name == b"device_pm_callback_start":
+            j = pl.find(_PARENT)
+            k = pl.find(b", ", j + 10)
+            if j < 0 or k < 0 or not pl.endswith(b"]"):
+                self.coll.skip("malformed device_pm_callback_start")
+                return
+            asm.start(ts, pl[:j], pl[j + 10 : k], pl[k + 2 :], tid)
+        elif name == b"device_pm_callback_end":
+            j = pl.rfind(_ERR)
+            try:
+                err = int(pl[j + 6 :])
+            except ValueError:
+                j = -1
+            if j < 0:
+                self.coll.skip("malformed device_pm_callback_end")
+                return
+            asm.end(ts, pl[:j], err)
+        else:
+            pl = pl.lstrip(b" ")
+            lb = pl.find(b"[")
+            rb = pl.find(b"] ", lb)
+            try:
+                val = int(pl[lb + 1 : rb])
+            except ValueError:
+                self.coll.skip("malformed suspend_resume event")
+                return
+            asm.marker(ts, pl[:lb].decode("ascii", "replace"), val, pl.endswith(b"begin"), tid)
