@@ -214,13 +214,17 @@ def setup(server: Any) -> None:
         params = COMMAND_PARAMS.get()
         token = params.work_done_token if params is not None else None
         paths = _paths_arg(args)
-        missing = [p for p in paths if not os.path.exists(p)]
-        if missing:
-            raise CommandError(f"{LOAD}: no such file or directory: {', '.join(missing)}")
+        # As in the CLI: a bad or missing path is one error in the status, the others load.
+        # Only a request naming nothing that exists is refused.
+        existing = [p for p in paths if os.path.exists(p)]
+        if not existing:
+            raise CommandError(f"{LOAD}: no such file or directory: {', '.join(paths)}")
+        missing = [p for p in paths if p not in existing]  # reported now, not kept
         before = ls.traces.manual_paths
-        ls.traces.manual_paths = [p for p in dict.fromkeys(before + paths)]
+        ls.traces.manual_paths = list(dict.fromkeys(before + existing))
         try:
-            status = await load_traces(ls, ls.traces.auto_files + ls.traces.manual_paths, token)
+            status = await load_traces(
+                ls, ls.traces.auto_files + ls.traces.manual_paths + missing, token)
         except asyncio.CancelledError:  # a cancelled load changes nothing, its paths included
             ls.traces.manual_paths = before
             raise
