@@ -14,6 +14,7 @@ import threading
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 
 from dpmlens.jsonsafe import finite
 from dpmlens.lsp.diagnostics import rules_by_id
@@ -31,8 +32,9 @@ LOAD, CLEAR, STATUS, SLOWEST, EXPLAIN, TIMELINE = (
 )
 
 
-class CommandError(Exception):
-    """A bad argument: answered as a JSON-RPC error with this one-line message."""
+class CommandError(JsonRpcInvalidParams):
+    """A bad argument: answered as InvalidParams (-32602) with this one-line message (pygls
+    answers any other exception as InternalError with a traceback)."""
 
 
 def _arg_object(args: tuple[Any, ...], command: str) -> dict[str, Any]:
