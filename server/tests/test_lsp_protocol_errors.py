@@ -110,3 +110,50 @@ def test_lying_frames_cost_only_themselves(server: RawServer) -> None:
     server.send(b"Content-Length: 20000000\r\n\r\n" + b" " * 20_000_000)
     server.alive()
     assert server.proc.poll() is None
+
+
+def _diags(server: RawServer, uri: str, version: int) -> list[dict]:
+    msg = server.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                      and m["params"]["uri"] == uri and m["params"].get("version") == version,
+                      what=f"diagnostics v{version}")
+    return msg["params"]["diagnostics"]
+
+
+def test_lone_surrogate_in_an_edit_is_kept_in_step(server: RawServer) -> None:
+    """issue 11, class 8: a lone UTF-16 surrogate in didChange text used to drop the edit, so
+    every later edit landed in the wrong place."""
+    path = server.root / "foo_core.c"
+    uri = path.as_uri()
+    text = path.read_text()
+    server.notify("textDocument/didOpen", {"textDocument": {
+        "uri": uri, "languageId": "c", "version": 1, "text": text}})
+    _diags(server, uri, 1)
+    line = 22  # "\tmsleep(5);"
+
+    def edit(version: int, start: int, end: int, new: str) -> None:
+        rng = {"start": {"line": line, "character": start},
+               "end": {"line": line, "character": end}}
+        # json.dumps escapes a lone surrogate as "\\ud800", as an editor's JSON would
+        server.notify("textDocument/didChange", {
+            "textDocument": {"uri": uri, "version": version},
+            "contentChanges": [{"range": rng, "text": new}]})
+
+    edit(2, 1, 1, "/* \ud800 */ ")  # a lone high surrogate
+    # UTF-16 columns: tab, "/* ", 1 unit, " */ " = 9 before msleep; "5" is at 16.
+    edit(3, 16, 17, "7")
+    diags = _diags(server, uri, 3)
+    d = next(x for x in diags if x["code"] == "msleep-under-20ms")
+    assert (d["range"]["start"]["character"], d["range"]["end"]["character"]) == (9, 18)
+    assert "msleep(7)" in d["message"] or "7 ms" in d["message"], d["message"]
+    server.wait(lambda m: m.get("method") == "window/logMessage"
+                and "lone UTF-16 surrogate" in m["params"]["message"], what="logged once")
+    # The server's copy equals a fresh open of the same text (U+FFFD for the surrogate).
+    fresh = server.root / "fresh.c"
+    lines = text.split("\n")
+    lines[line] = "\t/* \ufffd */ msleep(7);"
+    fresh.write_text("\n".join(lines))
+    furi = fresh.as_uri()
+    server.notify("textDocument/didOpen", {"textDocument": {
+        "uri": furi, "languageId": "c", "version": 1, "text": fresh.read_text()}})
+    fd = next(x for x in _diags(server, furi, 1) if x["code"] == "msleep-under-20ms")
+    assert fd["range"] == d["range"] and fd["message"] == d["message"]

@@ -27,6 +27,22 @@ UTF16 = types.PositionEncodingKind.Utf16
 UTF32 = types.PositionEncodingKind.Utf32
 
 _NEWLINE = re.compile(rb"\n")
+# Surrogates UTF-8 cannot hold. U+DC80..U+DCFF stay: "surrogateescape" keeps them as the raw
+# bytes 0x80..0xFF, and the column conversions below read them back the same way.
+_LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+
+
+def encode_text(text: str) -> tuple[bytes, int]:
+    """Document text -> UTF-8 bytes, and how many lone UTF-16 surrogates were replaced.
+
+    JSON lets a client send "\\ud800" alone (an editor buffer can hold one); dropping the
+    edit would leave our copy of the document out of step with the editor's for good.
+    U+FFFD is one UTF-16 unit, as the surrogate was, so later positions still line up."""
+    try:
+        return text.encode("utf-8", "surrogateescape"), 0
+    except UnicodeEncodeError:
+        clean, n = _LONE_SURROGATE.subn("\ufffd", text)
+        return clean.encode("utf-8", "surrogateescape"), n
 
 
 def line_starts(source: bytes) -> list[int]:
@@ -114,9 +130,10 @@ class Document:
 
     # -- edits -----------------------------------------------------------------------------
 
-    def apply_change(self, change: Any, encoding: str) -> None:
-        """Apply one TextDocumentContentChangeEvent (ranged or whole-text)."""
-        text = change.text.encode("utf-8", "surrogateescape")
+    def apply_change(self, change: Any, encoding: str) -> int:
+        """Apply one TextDocumentContentChangeEvent (ranged or whole-text); returns the number
+        of lone surrogates replaced in its text."""
+        text, replaced = encode_text(change.text)
         rng = getattr(change, "range", None)
         if rng is None:
             self.source = text
@@ -124,7 +141,7 @@ class Document:
             self.dirty = True
             self._starts = None
             self.edits += 1
-            return
+            return replaced
         start = self.offset_of(rng.start, encoding)
         end = max(start, self.offset_of(rng.end, encoding))
         start_point = self._point_at(start)
@@ -147,6 +164,7 @@ class Document:
             )
         self.dirty = True
         self.edits += 1
+        return replaced
 
     def _point_at(self, offset: int) -> tuple[int, int]:
         from bisect import bisect_right
@@ -180,15 +198,16 @@ class DocumentStore:
 
     def __init__(self) -> None:
         self.docs: dict[str, Document] = {}
+        self.last_replaced = 0  # lone surrogates replaced by the last open()
+        self.surrogates_logged = False
 
     def get(self, uri: str) -> Document | None:
         return self.docs.get(uri)
 
     def open(self, uri: str, version: int | None, text: str) -> Document:
         path = to_fs_path(uri) or uri
-        doc = Document(
-            uri=uri, path=path, version=version, source=text.encode("utf-8", "surrogateescape")
-        )
+        source, self.last_replaced = encode_text(text)
+        doc = Document(uri=uri, path=path, version=version, source=source)
         self.docs[uri] = doc
         return doc
 
@@ -208,6 +227,14 @@ def is_c_document(uri: str, language_id: str | None = None) -> bool:
     return uri.endswith((".c", ".h"))
 
 
+def note_surrogates(server: Any, doc: Document, replaced: int) -> None:
+    """One log line per session: the editor sent text that is not valid Unicode."""
+    if replaced and not server.documents.surrogates_logged:
+        server.documents.surrogates_logged = True
+        server.log("warning", f"dpmlens: {doc.path}: {replaced} lone UTF-16 surrogate(s) in the "
+                              "text from the editor, replaced by U+FFFD (logged once)")
+
+
 def setup(server: Any) -> None:
     server.documents = DocumentStore()
 
@@ -221,6 +248,7 @@ def setup(server: Any) -> None:
             return
         with ls.guard("documents (didOpen)"):
             doc = ls.documents.open(td.uri, td.version, td.text)
+            note_surrogates(ls, doc, ls.documents.last_replaced)
             ls.emit("opened", doc)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
@@ -230,8 +258,10 @@ def setup(server: Any) -> None:
             return
         with ls.guard("documents (didChange)"):
             enc = encoding()
+            replaced = 0
             for change in params.content_changes:
-                doc.apply_change(change, enc)
+                replaced += doc.apply_change(change, enc)
+            note_surrogates(ls, doc, replaced)
             doc.version = params.text_document.version
             ls.emit("changed", doc)
 
