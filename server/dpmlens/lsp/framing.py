@@ -70,7 +70,8 @@ class FrameReader:
                 self._drop(m.start(), "before a Content-Length header")
                 continue
             blank = self.buf.find(b"\r\n\r\n", m.end() - 2)
-            again = _HEADER.search(self.buf, m.end(), blank if blank >= 0 else len(self.buf))
+            # (+ 2: the CR LF that ends the last header line is the first half of the blank)
+            again = _HEADER.search(self.buf, m.end(), blank + 2 if blank >= 0 else len(self.buf))
             if again is not None:  # a header with no blank line and body: a new frame starts
                 self._drop(again.start(), "(a header without a body)")
                 continue
@@ -96,17 +97,19 @@ class FrameReader:
 
     def _body(self, start: int, size: int) -> bytes:
         """The body of `size` bytes at `start`, or less when the length lied; consumed."""
-        searched = start
+        searched, end = start, start + size
         while True:
-            end = start + size
-            nxt = _HEADER.search(self.buf, max(start, searched - _KEEP), min(end, len(self.buf)))
-            if nxt is not None:
+            nxt = _HEADER.search(self.buf, max(start, searched - _KEEP))
+            if nxt is not None and nxt.start() < end:
                 self.log(f"dpmlens: a message announced {size} bytes but the next header "
                          f"came after {nxt.start() - start}: cut there")
                 return self._take(start, nxt.start())
-            if len(self.buf) >= end:
-                return self._take(start, end)
             searched = len(self.buf)
+            if len(self.buf) >= end:
+                if not _cut_header(self.buf[max(start, end - 16):end]) or not self._fill(
+                        _STALL_SECONDS):
+                    return self._take(start, end)
+                continue  # the body ends in what may be the start of the next header
             if self.eof:
                 self.log(f"dpmlens: the stream ended inside a message of {size} bytes")
                 return self._take(start, len(self.buf))
@@ -141,6 +144,13 @@ class FrameReader:
             self.eof = True
         self.buf += chunk
         return True
+
+
+def _cut_header(tail: bytearray) -> bool:
+    """Does `tail` end with the start of a header ("...}Content-Le")? A JSON body ends with a
+    bracket, a quote or a digit, never with a prefix of "Content-Length"."""
+    low = bytes(tail).lower()
+    return any(b"content-length".startswith(low[k:]) for k in range(len(low)))
 
 
 def _complete_json(body: bytearray) -> bool:
