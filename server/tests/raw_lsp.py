@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -29,8 +29,12 @@ class RawServer:
         self.proc = subprocess.Popen(
             SERVER_CMD, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env={**os.environ, **(env or {})}, cwd=root)
-        self.buf = b""
         self.messages: list[dict[str, Any]] = []
+        self.cond = threading.Condition()
+        self.closed = False
+        self.errors = bytearray()  # the end of stderr (drained too: a full pipe blocks logging)
+        for target in (self._drain, self._drain_stderr):
+            threading.Thread(target=target, daemon=True).start()
         self.next_id = 1000
         self.root = root
 
@@ -60,41 +64,52 @@ class RawServer:
         self.notify("initialized", {})
         return res
 
-    # -- receiving -----------------------------------------------------------------------------
+    # -- receiving (a thread drains stdout: a client that stops reading would block the
+    # server's writes, and then its reads of our frames) ------------------------------------
 
-    def _read_some(self, deadline: float) -> bool:
+    def _drain(self) -> None:
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
-        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
-        if not ready:
-            return False
-        chunk = os.read(fd, 1 << 20)
-        if not chunk:
-            raise AssertionError(f"server exited: {self.stderr_tail()}")
-        self.buf += chunk
-        while True:
-            head, sep, rest = self.buf.partition(b"\r\n\r\n")
-            if not sep:
-                break
-            n = int(head.split(b"Content-Length:")[1].split(b"\r\n")[0])
-            if len(rest) < n:
-                break
-            self.messages.append(json.loads(rest[:n]))
-            self.buf = rest[n:]
-        return True
+        buf = b""
+        while chunk := os.read(fd, 1 << 20):
+            buf += chunk
+            while True:
+                head, sep, rest = buf.partition(b"\r\n\r\n")
+                if not sep:
+                    break
+                n = int(head.split(b"Content-Length:")[1].split(b"\r\n")[0])
+                if len(rest) < n:
+                    break
+                with self.cond:
+                    self.messages.append(json.loads(rest[:n]))
+                    self.cond.notify_all()
+                buf = rest[n:]
+        with self.cond:
+            self.closed = True
+            self.cond.notify_all()
+
+    def _drain_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        fd = self.proc.stderr.fileno()
+        while chunk := os.read(fd, 1 << 16):
+            self.errors += chunk
+            del self.errors[: max(0, len(self.errors) - (64 << 10))]
 
     def wait(self, pred: Any, timeout: float = 20.0, what: str = "") -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         seen = 0
-        while True:
-            for i in range(seen, len(self.messages)):
-                if pred(self.messages[i]):
-                    return self.messages.pop(i)  # consumed: the next wait will not see it
-            seen = len(self.messages)
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}; got "
-                                     f"{self.messages[-5:]}; stderr: {self.stderr_tail()}")
-            self._read_some(deadline)
+        with self.cond:
+            while True:
+                for i in range(seen, len(self.messages)):
+                    if pred(self.messages[i]):
+                        return self.messages.pop(i)  # consumed: the next wait will not see it
+                seen = len(self.messages)
+                left = deadline - time.monotonic()
+                if left <= 0 or self.closed:
+                    raise AssertionError(
+                        f"{'server exited' if self.closed else 'timed out'} waiting for "
+                        f"{what}; got {self.messages[-5:]}; stderr: {self.stderr_tail()}")
+                self.cond.wait(left)
 
     def answer(self, rid: Any, timeout: float = 20.0) -> dict[str, Any]:
         """The response (result or error) to request `rid`."""
@@ -113,10 +128,7 @@ class RawServer:
         assert "samples" in self.response(rid, timeout)
 
     def stderr_tail(self) -> str:
-        if self.proc.poll() is None:
-            return "(running)"
-        assert self.proc.stderr is not None
-        return self.proc.stderr.read().decode(errors="replace")[-2000:]
+        return bytes(self.errors[-2000:]).decode(errors="replace")
 
     def close(self) -> None:
         if self.proc.poll() is None:
