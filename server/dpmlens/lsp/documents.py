@@ -89,6 +89,8 @@ class Document:
     dirty: bool = True  # tree edited (or absent) but not reparsed yet
     edits: int = 0
     _starts: list[int] | None = field(default=None, repr=False)
+    # Bytes (in the current text) touched by the edits since the last parse.
+    _edited: tuple[int, int] | None = field(default=None, repr=False)
 
     # -- positions --------------------------------------------------------------------------
 
@@ -153,6 +155,7 @@ class Document:
             new_end_point = (start_point[0], start_point[1] + len(text))
         self.source = self.source[:start] + text + self.source[end:]
         self._shift_lines(start, end, text, start_point[0], old_end_point[0])
+        self._note_edit(start, end, start + len(text))
         if self.tree is not None:
             self.tree.edit(
                 start_byte=start,
@@ -185,12 +188,45 @@ class Document:
             tail = [s + delta for s in tail]
         starts[row0 + 1 :] = new + tail
 
+    def _note_edit(self, start: int, old_end: int, new_end: int) -> None:
+        if self._edited is None:
+            self._edited = (start, new_end)
+            return
+        lo, hi = self._edited
+        hi = hi + (new_end - old_end) if hi >= old_end else max(hi, start)
+        self._edited = (min(lo, start), max(hi, new_end))
+
     def ensure_tree(self) -> ts.Tree:
-        """The up-to-date tree: reparses (incrementally when an old tree exists) if needed."""
+        """The up-to-date tree: reparses (incrementally when an old tree exists) if needed.
+
+        tree-sitter's error recovery depends on the old tree: where the incremental tree has
+        an ERROR or MISSING node in what changed, a fresh parse of the same text can differ
+        (and so can the findings: test_fuzz_model found one), so that text is parsed afresh.
+        An edit that leaves correct code parses incrementally."""
         if self.dirty or self.tree is None:
-            self.tree = parse(self.source, self.tree)
-            self.dirty = False
+            old, edited = self.tree, self._edited
+            tree = parse(self.source, old)
+            if old is not None and tree.root_node.has_error:
+                spans = [(r.start_byte, r.end_byte) for r in old.changed_ranges(tree)]
+                if edited is not None:
+                    spans.append(edited)
+                if any(_error_within(tree.root_node, lo, hi) for lo, hi in spans):
+                    tree = parse(self.source)
+            self.tree, self.dirty, self._edited = tree, False, None
         return self.tree
+
+
+def _error_within(node: ts.Node, lo: int, hi: int) -> bool:
+    """Is there an ERROR/MISSING node overlapping bytes [lo, hi] (touching counts)?"""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.start_byte > hi or n.end_byte < lo or not (n.has_error or n.is_missing):
+            continue
+        if n.is_error or n.is_missing:
+            return True
+        stack.extend(n.children)
+    return False
 
 
 class DocumentStore:
