@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-python test-node lint bench bench-profile bench-traces bench-lsp e2e package clean
+.PHONY: demo test test-python test-node lint fuzz bench bench-profile bench-traces bench-lsp e2e package clean
 
 $(STAMP): server/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,14 @@ test-node: node_modules/.installed
 	npm test
 
 test: test-python test-node
+
+# Property-based fuzzing (issue 11): the C model, every trace importer and the language server
+# over stdio, with fresh seeds round after round for FUZZ_MINUTES (a short run of the same
+# properties is part of `make test`). A failure's minimal input lands in test-fixtures/fuzz/found/.
+FUZZ_MINUTES  ?= 5
+FUZZ_EXAMPLES ?= 300
+fuzz: $(STAMP)
+	cd server && nice ../$(PY) tests/fuzz_driver.py --minutes $(FUZZ_MINUTES) --examples $(FUZZ_EXAMPLES)
 
 # VS Code extension: dpmlens-<version>.vsix = esbuild bundle + the server wheel (rules/ and
 # grammars/ inside as dpmlens/data/), built by `npm run package` (prepackage bundles the server).

@@ -13,12 +13,16 @@ import os
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ProcessPoolExecutor, wait
+from concurrent.futures import TimeoutError as FutureTimeout  # not the builtin on 3.10
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from dpmlens import limits
 from dpmlens.config import Config
 from dpmlens.findings import Finding
+from dpmlens.inputs import LimitExceeded, read_source
+from dpmlens.nesting import too_deep
 from dpmlens.syntax.prefilter import WordFilter
 from dpmlens.walk import InputError, iter_files
 
@@ -27,6 +31,8 @@ _POOL_MIN_FILES = 16
 _BINARY_PROBE = 8192
 # Files per task sent to a worker: large enough to keep IPC rare, small enough to balance.
 _CHUNK = 32
+# Seconds an idle worker gets to exit when the run is over, before it is killed.
+_GRACE = 10.0
 
 
 @dataclass
@@ -111,6 +117,8 @@ def check_file(
     except OSError as exc:
         error = InputError(path, f"cannot read: {exc.strerror or exc}")
         return _FileResult(path, [], error, 0, 0, False, {})
+    except LimitExceeded as exc:
+        return _FileResult(path, [], InputError(path, f"{exc}; skipped"), 0, 0, False, {})
     nbytes, nlines = len(source), source.count(b"\n") if count_lines else 0
     if b"\0" in source[:_BINARY_PROBE]:
         error = InputError(path, "binary file (contains NUL bytes), skipped")
@@ -119,6 +127,9 @@ def check_file(
         prefilter = engine_prefilter(config, rules)
     if not prefilter.matches(source):
         return _FileResult(path, [], None, nbytes, nlines, False, {})
+    if (deep := too_deep(source)) is not None:  # the analysis budget (nesting.py)
+        return _FileResult(path, [], InputError(path, f"{deep}, skipped"), nbytes, nlines, True,
+                           {})
     try:
         findings = analyze_model(build_model(path, source), config, None, rules)
     except RecursionError:
@@ -133,20 +144,8 @@ def check_file(
 
 
 def read_bytes(path: str) -> bytes:
-    """The whole file. A bare descriptor read costs half of `open(path, "rb").read()` (no
-    buffered reader object): ~0.4 s CPU over the 31,500 files of drivers/."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-    try:
-        size = os.fstat(fd).st_size
-        data = os.read(fd, size + 1)  # + 1: notices a file that grew since fstat
-        if len(data) == size:
-            return data
-        parts = [data]  # a short read, a grown file or a special file: read to the end
-        while chunk := os.read(fd, 1 << 20):
-            parts.append(chunk)
-        return b"".join(parts)
-    finally:
-        os.close(fd)
+    """The whole file (inputs.read_source: refused above limits.SOURCE_BYTES)."""
+    return read_source(path)
 
 
 def _quoted_lines(source: bytes, findings: list[Finding]) -> dict[int, str]:
@@ -248,11 +247,15 @@ class _Pool:
 
     A worker that dies (a crash in native code, the OOM killer) must not hang or end the run:
     the chunks it took down are re-checked one file per task in a fresh worker, and the file
-    that kills it again is reported as an InputError.
+    that kills it again is reported as an InputError. A worker that stops (SIGSTOP, a file
+    that never finishes) is treated the same way: when no chunk finishes within a file's time
+    budget (limits.FILE_SECONDS), the chunks in flight are re-checked one file per task, each
+    with that budget, and a file over it is skipped and named.
     """
 
     def __init__(self, jobs: int, job: _Job) -> None:
         self.jobs, self.job = jobs, job
+        self.budget = limits.FILE_SECONDS.value
         methods = multiprocessing.get_all_start_methods()
         self.context = multiprocessing.get_context("fork" if "fork" in methods else None)
 
@@ -274,21 +277,27 @@ class _Pool:
                 # that a crash sends little back for re-checking.
                 while len(pending) >= 4 * self.jobs:
                     if (yield from self._harvest(pending, suspects)):
-                        executor.shutdown(wait=False)
+                        _close(executor, kill=True)
                         executor = self._executor(self.jobs)
                 pending[executor.submit(_check_chunk, chunk)] = chunk
             while pending:
-                yield from self._harvest(pending, suspects)
+                if (yield from self._harvest(pending, suspects)):
+                    _close(executor, kill=True)
+                    executor = self._executor(self.jobs)
         finally:
-            executor.shutdown(wait=True, cancel_futures=True)
+            _close(executor)
         yield from self._isolate(suspects)
 
-    @staticmethod
     def _harvest(
-        pending: dict[Future[list[_FileResult]], list[str]], suspects: list[str]
+        self, pending: dict[Future[list[_FileResult]], list[str]], suspects: list[str]
     ) -> Generator[_FileResult, None, bool]:
-        """Yield the results of finished chunks; True if the pool broke."""
-        done, _ = wait(pending, return_when=FIRST_COMPLETED)
+        """Yield the results of finished chunks; True if the pool broke or stalled."""
+        done, _ = wait(pending, timeout=self.budget, return_when=FIRST_COMPLETED)
+        if not done:  # nothing finished within a file's budget: a worker is stuck
+            for chunk in pending.values():
+                suspects.extend(chunk)
+            pending.clear()
+            return True
         broken = False
         for future in done:
             chunk = pending.pop(future)
@@ -305,12 +314,31 @@ class _Pool:
             for path in suspects:
                 executor = executor or self._executor(1)
                 try:
-                    yield from executor.submit(_check_chunk, [path]).result()
-                except BrokenProcessPool:
-                    executor.shutdown(wait=False)
+                    yield from executor.submit(_check_chunk, [path]).result(self.budget)
+                except (BrokenProcessPool, FutureTimeout) as exc:
+                    _close(executor, kill=True)
                     executor = None
-                    message = "the analysis crashed its worker process; file skipped"
+                    message = (
+                        "the analysis crashed its worker process; file skipped"
+                        if isinstance(exc, BrokenProcessPool)
+                        else limits.FILE_SECONDS.exceeded("no result in time:") + "; skipped"
+                    )
                     yield _FileResult(path, [], InputError(path, message), 0, 0, False, {})
         finally:
             if executor is not None:
-                executor.shutdown(wait=True)
+                _close(executor)
+
+
+def _close(executor: ProcessPoolExecutor, kill: bool = False) -> None:
+    """Shut a pool down without waiting for ever on a stopped worker (SIGKILL ends stopped
+    processes too): `kill` at once, else after a grace period."""
+    procs = list((getattr(executor, "_processes", None) or {}).values())
+    if kill:
+        for p in procs:
+            p.kill()
+    executor.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        p.join(timeout=None if kill else _GRACE)
+        if p.is_alive():
+            p.kill()
+            p.join()

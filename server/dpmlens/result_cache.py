@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from dpmlens import __version__
+from dpmlens import __version__, limits
 from dpmlens.atomic import write_text_atomic
 from dpmlens.findings import ChainStep, Finding, Fix, Severity, Span, TextEdit
 
@@ -222,6 +222,8 @@ class ResultCache:
             return None, None
         if not stat.S_ISREG(st.st_mode):
             return None, None  # a FIFO would block the open below; the walk reports it
+        if st.st_size > limits.SOURCE_BYTES.value:
+            return None, None  # not read whole here either; the worker names the limit
         names = self.files.get(directory)
         entry = names.get(name) if names is not None else None
         data = None

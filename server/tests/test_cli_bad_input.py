@@ -170,3 +170,33 @@ def test_worker_crash_names_the_file_and_the_run_goes_on(tmp_path: Path, capsys,
     assert r.code == 1
     assert r.out.count(WAKE) == 40  # one in each of the 40 good files
     assert _skipped(r.err) == {"crash.c": "the analysis crashed its worker process; file skipped"}
+
+
+def test_stopped_worker_names_the_file_and_the_run_finishes(tmp_path: Path, capsys,
+                                                            monkeypatch):
+    """issue 11, class 7: a worker that stops (SIGSTOP, or a file that never finishes) used
+    to hang `check --jobs 2` for ever; now the file gets DPMLENS_FILE_TIMEOUT seconds."""
+    import signal
+    import time
+
+    import dpmlens.engine
+
+    real = dpmlens.engine.analyze_model
+
+    def stopping(model, *args, **kwargs):
+        if model.path.endswith("stop.c"):
+            os.kill(os.getpid(), signal.SIGSTOP)
+        return real(model, *args, **kwargs)
+
+    monkeypatch.setattr(dpmlens.engine, "analyze_model", stopping)
+    monkeypatch.setenv("DPMLENS_FILE_TIMEOUT", "3")
+    for n in range(40):
+        write_driver(tmp_path / f"d{n:02}.c")
+    write_driver(tmp_path / "stop.c")
+    t0 = time.monotonic()
+    r = run_cli(capsys, "check", "--jobs", "2", str(tmp_path))
+    assert time.monotonic() - t0 < 60
+    assert r.code == 1
+    assert r.out.count(WAKE) == 40  # one in each of the 40 good files
+    assert _skipped(r.err) == {"stop.c": "no result in time: over the 3 seconds limit for a "
+                               "file's analysis (set DPMLENS_FILE_TIMEOUT to raise it); skipped"}

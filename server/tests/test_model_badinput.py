@@ -57,3 +57,23 @@ def test_crlf_line_endings_give_the_same_model() -> None:
     assert [(d.name, d.pm, d.registration) for d in crlf.drivers] == [
         ("full_driver", "foo_pm_ops", "module_platform_driver")
     ]
+
+
+def test_huge_string_literal_has_bounded_memory() -> None:
+    """issue 11, class 2: a 20 MB one-line string literal took 3.4 GB (a regex that kept a
+    backtracking frame per character); the char-array names must still resolve."""
+    import subprocess
+    import sys
+
+    code = (
+        "from dpmlens.model.build import build_model\n"
+        "src = b'static const char drv_name[] = \"' + b'a' * 8_000_000 + b'\" \"\\\\\"x\";\\n'\n"
+        "m = build_model('x.c', src)\n"
+        "assert m is not None\n"
+        # VmHWM, not ru_maxrss: the latter keeps the forking pytest's peak across exec
+        "print(next(ln.split()[1] for ln in open('/proc/self/status') if ln.startswith('VmHWM')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=60)
+    peak_mb = int(out.stdout.strip()) // 1024
+    assert peak_mb < 300, f"peak RSS {peak_mb} MB for an 8 MB literal"

@@ -41,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
         level=getattr(logging, args.log_level.upper()),
         format="dpmlens %(levelname)s %(name)s: %(message)s",
     )
+    from dpmlens.lsp.framing import FrameReader
     from dpmlens.lsp.server import create_server
 
     server = create_server()
@@ -53,5 +54,8 @@ def run(args: argparse.Namespace) -> int:
     if hostport is not None:
         server.start_tcp(*hostport)
     else:
-        server.start_io(sys.stdin.buffer, proto_out)
+        # Frames are checked before pygls reads them (lsp/framing.py): a lying Content-Length
+        # must not desynchronize the stream for good.
+        reader = FrameReader(sys.stdin.buffer.fileno(), logging.getLogger("dpmlens.lsp").warning)
+        server.start_io(reader, proto_out)  # type: ignore[arg-type]
     return 0

@@ -14,6 +14,7 @@ import threading
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 
 from dpmlens.jsonsafe import finite
 from dpmlens.lsp.diagnostics import rules_by_id
@@ -31,8 +32,9 @@ LOAD, CLEAR, STATUS, SLOWEST, EXPLAIN, TIMELINE = COMMANDS = (
 )  # the one list: extension/src/protocol.ts ServerCommand is tested against it
 
 
-class CommandError(Exception):
-    """A bad argument: answered as a JSON-RPC error with this one-line message."""
+class CommandError(JsonRpcInvalidParams):
+    """A bad argument: answered as InvalidParams (-32602) with this one-line message (pygls
+    answers any other exception as InternalError with a traceback)."""
 
 
 def _arg_object(args: tuple[Any, ...], command: str) -> dict[str, Any]:
@@ -218,12 +220,15 @@ def setup(server: Any) -> None:
         params = COMMAND_PARAMS.get()
         token = params.work_done_token if params is not None else None
         paths = _paths_arg(args)
-        missing = [p for p in paths if not os.path.exists(p)]
-        if missing:
-            raise CommandError(f"{LOAD}: no such file or directory: {', '.join(missing)}")
-        wanted = list(dict.fromkeys(ls.traces.manual_paths + paths))
+        # As in the CLI: a bad or missing path is one error in the status, the others load.
+        # Only a request naming nothing that exists is refused.
+        existing = [p for p in paths if os.path.exists(p)]
+        if not existing:
+            raise CommandError(f"{LOAD}: no such file or directory: {', '.join(paths)}")
+        missing = [p for p in paths if p not in existing]  # reported now, not kept
+        wanted = list(dict.fromkeys(ls.traces.manual_paths + existing))
         # kept only once loaded: a cancelled load changes nothing, its paths included
-        status = await load_traces(ls, ls.traces.auto_files + wanted, token)
+        status = await load_traces(ls, ls.traces.auto_files + wanted + missing, token)
         ls.traces.manual_paths = wanted
         return finite(status)  # no NaN/Infinity in the JSON-RPC result
 

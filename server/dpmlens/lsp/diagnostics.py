@@ -16,9 +16,12 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
+from dpmlens import limits
 from dpmlens.durations import format_us
 from dpmlens.findings import Finding, Severity
 from dpmlens.lsp.documents import UTF16, Document, byte_to_col
+from dpmlens.model.types import FileModel
+from dpmlens.nesting import too_deep
 
 _SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
@@ -52,11 +55,26 @@ def rules_by_id(server: Any) -> dict[str, Any]:
     return server.rules
 
 
+def skip_reason(doc: Document) -> str | None:
+    """Why a document is not analyzed at all (limits.py), or None."""
+    size = len(doc.source)
+    if size > limits.SOURCE_BYTES.value:
+        return limits.SOURCE_BYTES.exceeded(f"{limits.human_bytes(size)}:")
+    return too_deep(doc.source)
+
+
 def analyze_document(server: Any, doc: Document) -> Analysis:
-    """Model, then rules. A rule crash leaves the model (hover, CodeLens) usable."""
+    """Model, then rules. A rule crash leaves the model (hover, CodeLens) usable. A document
+    over a limit gets an empty model and no findings, and one log line saying why."""
     from dpmlens.model.build import build_model
 
     t0 = time.perf_counter()
+    if (reason := skip_reason(doc)) is not None:
+        if server.diagnostics is None or server.diagnostics.note_skip(doc.uri, reason):
+            server.log("warning", f"dpmlens: not analyzed: {doc.path}: {reason}")
+        empty = FileModel(path=doc.path, source=doc.source, functions={}, calls=[],
+                          pm_tables={}, drivers=[], defines={})
+        return Analysis(doc.version, doc.source, empty, [], time.perf_counter() - t0)
     tree = doc.ensure_tree()
     model = build_model(doc.path, doc.source, tree=tree)
     findings: list[Finding] = []
@@ -81,6 +99,14 @@ class Diagnostics:
         self.results: dict[str, Analysis] = {}
         self._pending: dict[str, asyncio.TimerHandle | asyncio.Handle] = {}
         self.runs = 0
+        self._skips: dict[str, str] = {}  # uri -> the reason last logged
+
+    def note_skip(self, uri: str, reason: str) -> bool:
+        """True the first time this document is skipped for this reason (log it once)."""
+        if self._skips.get(uri) == reason:
+            return False
+        self._skips[uri] = reason
+        return True
 
     def schedule(self, doc: Document, delay_ms: int) -> None:
         loop = asyncio.get_running_loop()
@@ -138,6 +164,7 @@ class Diagnostics:
         if handle is not None:
             handle.cancel()
         self.results.pop(doc.uri, None)
+        self._skips.pop(doc.uri, None)
         self.publish(doc.uri, None, [])
 
     # -- conversion ------------------------------------------------------------------------

@@ -27,6 +27,22 @@ UTF16 = types.PositionEncodingKind.Utf16
 UTF32 = types.PositionEncodingKind.Utf32
 
 _NEWLINE = re.compile(rb"\n")
+# Surrogates UTF-8 cannot hold. U+DC80..U+DCFF stay: "surrogateescape" keeps them as the raw
+# bytes 0x80..0xFF, and the column conversions below read them back the same way.
+_LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+
+
+def encode_text(text: str) -> tuple[bytes, int]:
+    """Document text -> UTF-8 bytes, and how many lone UTF-16 surrogates were replaced.
+
+    JSON lets a client send "\\ud800" alone (an editor buffer can hold one); dropping the
+    edit would leave our copy of the document out of step with the editor's for good.
+    U+FFFD is one UTF-16 unit, as the surrogate was, so later positions still line up."""
+    try:
+        return text.encode("utf-8", "surrogateescape"), 0
+    except UnicodeEncodeError:
+        clean, n = _LONE_SURROGATE.subn("\ufffd", text)
+        return clean.encode("utf-8", "surrogateescape"), n
 
 
 def line_starts(source: bytes) -> list[int]:
@@ -73,6 +89,8 @@ class Document:
     dirty: bool = True  # tree edited (or absent) but not reparsed yet
     edits: int = 0
     _starts: list[int] | None = field(default=None, repr=False)
+    # Bytes (in the current text) touched by the edits since the last parse.
+    _edited: tuple[int, int] | None = field(default=None, repr=False)
 
     # -- positions --------------------------------------------------------------------------
 
@@ -114,9 +132,10 @@ class Document:
 
     # -- edits -----------------------------------------------------------------------------
 
-    def apply_change(self, change: Any, encoding: str) -> None:
-        """Apply one TextDocumentContentChangeEvent (ranged or whole-text)."""
-        text = change.text.encode("utf-8", "surrogateescape")
+    def apply_change(self, change: Any, encoding: str) -> int:
+        """Apply one TextDocumentContentChangeEvent (ranged or whole-text); returns the number
+        of lone surrogates replaced in its text."""
+        text, replaced = encode_text(change.text)
         rng = getattr(change, "range", None)
         if rng is None:
             self.source = text
@@ -124,7 +143,7 @@ class Document:
             self.dirty = True
             self._starts = None
             self.edits += 1
-            return
+            return replaced
         start = self.offset_of(rng.start, encoding)
         end = max(start, self.offset_of(rng.end, encoding))
         start_point = self._point_at(start)
@@ -136,6 +155,7 @@ class Document:
             new_end_point = (start_point[0], start_point[1] + len(text))
         self.source = self.source[:start] + text + self.source[end:]
         self._shift_lines(start, end, text, start_point[0], old_end_point[0])
+        self._note_edit(start, end, start + len(text))
         if self.tree is not None:
             self.tree.edit(
                 start_byte=start,
@@ -147,6 +167,7 @@ class Document:
             )
         self.dirty = True
         self.edits += 1
+        return replaced
 
     def _point_at(self, offset: int) -> tuple[int, int]:
         from bisect import bisect_right
@@ -167,12 +188,45 @@ class Document:
             tail = [s + delta for s in tail]
         starts[row0 + 1 :] = new + tail
 
+    def _note_edit(self, start: int, old_end: int, new_end: int) -> None:
+        if self._edited is None:
+            self._edited = (start, new_end)
+            return
+        lo, hi = self._edited
+        hi = hi + (new_end - old_end) if hi >= old_end else max(hi, start)
+        self._edited = (min(lo, start), max(hi, new_end))
+
     def ensure_tree(self) -> ts.Tree:
-        """The up-to-date tree: reparses (incrementally when an old tree exists) if needed."""
+        """The up-to-date tree: reparses (incrementally when an old tree exists) if needed.
+
+        tree-sitter's error recovery depends on the old tree: where the incremental tree has
+        an ERROR or MISSING node in what changed, a fresh parse of the same text can differ
+        (and so can the findings: test_fuzz_model found one), so that text is parsed afresh.
+        An edit that leaves correct code parses incrementally."""
         if self.dirty or self.tree is None:
-            self.tree = parse(self.source, self.tree)
-            self.dirty = False
+            old, edited = self.tree, self._edited
+            tree = parse(self.source, old)
+            if old is not None and tree.root_node.has_error:
+                spans = [(r.start_byte, r.end_byte) for r in old.changed_ranges(tree)]
+                if edited is not None:
+                    spans.append(edited)
+                if any(_error_within(tree.root_node, lo, hi) for lo, hi in spans):
+                    tree = parse(self.source)
+            self.tree, self.dirty, self._edited = tree, False, None
         return self.tree
+
+
+def _error_within(node: ts.Node, lo: int, hi: int) -> bool:
+    """Is there an ERROR/MISSING node overlapping bytes [lo, hi] (touching counts)?"""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.start_byte > hi or n.end_byte < lo or not (n.has_error or n.is_missing):
+            continue
+        if n.is_error or n.is_missing:
+            return True
+        stack.extend(n.children)
+    return False
 
 
 class DocumentStore:
@@ -180,15 +234,16 @@ class DocumentStore:
 
     def __init__(self) -> None:
         self.docs: dict[str, Document] = {}
+        self.last_replaced = 0  # lone surrogates replaced by the last open()
+        self.surrogates_logged = False
 
     def get(self, uri: str) -> Document | None:
         return self.docs.get(uri)
 
     def open(self, uri: str, version: int | None, text: str) -> Document:
         path = to_fs_path(uri) or uri
-        doc = Document(
-            uri=uri, path=path, version=version, source=text.encode("utf-8", "surrogateescape")
-        )
+        source, self.last_replaced = encode_text(text)
+        doc = Document(uri=uri, path=path, version=version, source=source)
         self.docs[uri] = doc
         return doc
 
@@ -208,6 +263,14 @@ def is_c_document(uri: str, language_id: str | None = None) -> bool:
     return uri.endswith((".c", ".h"))
 
 
+def note_surrogates(server: Any, doc: Document, replaced: int) -> None:
+    """One log line per session: the editor sent text that is not valid Unicode."""
+    if replaced and not server.documents.surrogates_logged:
+        server.documents.surrogates_logged = True
+        server.log("warning", f"dpmlens: {doc.path}: {replaced} lone UTF-16 surrogate(s) in the "
+                              "text from the editor, replaced by U+FFFD (logged once)")
+
+
 def setup(server: Any) -> None:
     server.documents = DocumentStore()
 
@@ -221,6 +284,7 @@ def setup(server: Any) -> None:
             return
         with ls.guard("documents (didOpen)"):
             doc = ls.documents.open(td.uri, td.version, td.text)
+            note_surrogates(ls, doc, ls.documents.last_replaced)
             ls.emit("opened", doc)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
@@ -230,8 +294,10 @@ def setup(server: Any) -> None:
             return
         with ls.guard("documents (didChange)"):
             enc = encoding()
+            replaced = 0
             for change in params.content_changes:
-                doc.apply_change(change, enc)
+                replaced += doc.apply_change(change, enc)
+            note_surrogates(ls, doc, replaced)
             doc.version = params.text_document.version
             ls.emit("changed", doc)
 

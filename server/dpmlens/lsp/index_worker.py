@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import sys
 import threading
 import time
 from dataclasses import dataclass, field, replace
 
+from dpmlens import inputs, limits
 from dpmlens.model.types import DriverStruct, FileModel, FunctionDef, PmTable
+from dpmlens.nesting import too_deep
 
 SUFFIXES = (".c", ".h")
-MAX_FILE_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -58,10 +60,16 @@ def summarize(
         if source is None:
             st = os.stat(path)
             mtime_ns = st.st_mtime_ns
-            if st.st_size > MAX_FILE_BYTES:
-                return FileSummary(path, mtime_ns, (), (), error="too large, skipped"), None
+            if not stat.S_ISREG(st.st_mode):  # a FIFO would block the worker for ever
+                err = f"{inputs.kind(st.st_mode)}, skipped"
+                return FileSummary(path, mtime_ns, (), (), error=err), None
+            if st.st_size > limits.SOURCE_BYTES.value:
+                err = limits.SOURCE_BYTES.exceeded("too large:") + "; skipped"
+                return FileSummary(path, mtime_ns, (), (), error=err), None
             with open(path, "rb") as fh:
                 source = fh.read()
+        if (deep := too_deep(source)) is not None:
+            return FileSummary(path, mtime_ns, (), (), error=deep), None
         model = build_model(path, source)
         shipped = portable_model(model) if keep_model else None
     except OSError as e:
@@ -141,7 +149,7 @@ def summarize_many(
         if prefilter:
             try:
                 st = os.stat(path)
-                if st.st_size > MAX_FILE_BYTES:
+                if not stat.S_ISREG(st.st_mode) or st.st_size > limits.SOURCE_BYTES.value:
                     continue
                 with open(path, "rb") as fh:
                     data = fh.read()

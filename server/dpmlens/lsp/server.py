@@ -18,11 +18,20 @@ from contextvars import ContextVar
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from dpmlens import __version__
+from dpmlens.lsp.jsonrpc_errors import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    BadMessage,
+    envelope_problem,
+    params_problem,
+)
 from dpmlens.lsp.settings import LOG_LEVELS, Settings
 
 log = logging.getLogger("dpmlens.lsp")
@@ -106,6 +115,33 @@ class DpmlensProtocol(LanguageServerProtocol):
         event = self.cancel_events.get(REQUEST_ID.get())
         return event if event is not None else threading.Event()
 
+    # -- malformed messages (jsonrpc_errors.py): answered, never dropped in silence ----------
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        if "jsonrpc" not in data:  # pygls calls this for every object in the message
+            return data
+        if (problem := envelope_problem(data)) is not None:
+            return BadMessage(data, *problem)
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            return BadMessage(data, INVALID_PARAMS, params_problem(data.get("method"), exc))
+
+    def handle_message(self, message: Any) -> None:
+        if not isinstance(message, BadMessage) and not hasattr(message, "jsonrpc"):
+            # a JSON value that is no JSON-RPC object ([], 3, {"id": 1} without "jsonrpc")
+            message = BadMessage(message, *(envelope_problem(message)
+                                            or (INVALID_REQUEST, "Invalid Request")))
+        if isinstance(message, BadMessage):
+            self.answer_bad(message)
+            return
+        super().handle_message(message)
+
+    def answer_bad(self, bad: BadMessage) -> None:
+        self._server.log("warning", f"dpmlens: {bad.reason}")  # type: ignore[attr-defined]
+        if (answer := bad.answer()) is not None:
+            self._send_data(answer)
+
     def _user(self, method: str, params: Any):  # noqa: ANN202 - pygls handler generator
         if (handler := self.fm.features.get(method)) is not None:
             yield handler, (params,), None
@@ -162,6 +198,16 @@ class DpmlensServer(LanguageServer):
         tb = "".join(traceback.format_exception(type(error), error, error.__traceback__))
         log.error("%s failed:\n%s", feature, tb)
         self.log("error", f"dpmlens: {feature} failed: {type(error).__name__}: {error}")
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # pygls' reader loop reports what json.loads raised with source=JsonRpcException:
+        # a body that is no JSON (or not UTF-8, or nested past the recursion limit).
+        if source is JsonRpcException and isinstance(error, (ValueError, RecursionError)):
+            reason = f"Parse Error: {str(error).splitlines()[0][:200]}"
+            self.protocol.answer_bad(  # type: ignore[attr-defined]
+                BadMessage(None, PARSE_ERROR, reason))
+            return
+        super().report_server_error(error, source)
 
     @contextmanager
     def guard(self, feature: str) -> Iterator[None]:

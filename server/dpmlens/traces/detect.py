@@ -12,6 +12,7 @@ import zlib
 from pathlib import Path
 from typing import BinaryIO
 
+from dpmlens import inputs
 from dpmlens.traces import dmesg, ftrace, perfetto
 
 FORMATS = ("dmesg", "ftrace", "perfetto")
@@ -38,12 +39,13 @@ class FormatError(Exception):
 
 
 def open_stream(path: Path) -> BinaryIO:
-    """Open a file, transparently decompressing gzip (recognised by its magic bytes)."""
+    """Open a file, transparently decompressing gzip (recognised by its magic bytes) up to
+    `limits.TRACE_DECOMPRESSED_BYTES` (past it, reads raise inputs.LimitExceeded)."""
     f = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
     magic = f.read(2)
     f.seek(0)
     if magic == _GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=f, mode="rb")  # type: ignore[return-value]
+        return inputs.capped_gzip(gzip.GzipFile(fileobj=f, mode="rb"))  # type: ignore[arg-type]
     if path.name.endswith(".gz"):
         f.close()
         raise FormatError("named .gz but not gzip data (no 1f 8b magic)")
@@ -61,7 +63,7 @@ def detect(path: Path) -> str:
                 if not piece:
                     break
                 head += piece
-        except (OSError, EOFError, zlib.error) as exc:
+        except (OSError, EOFError, zlib.error, inputs.LimitExceeded) as exc:
             if not head:  # a truncated .gz still gets read as far as it goes
                 raise FormatError(f"cannot decompress: {exc}") from None
     if not head:
@@ -119,6 +121,9 @@ def expand(paths: list[str | os.PathLike[str]]) -> tuple[list[tuple[Path, bool, 
                 errors.append(f"{p}: {NO_TRACES}")
             files.extend(found)
         elif p.exists():
+            if (what := inputs.not_regular(p)) is not None:  # a FIFO or /dev/zero never ends
+                errors.append(f"{p}: {what}, not a trace file; skipped")
+                continue
             files.append((p, True, None))
         else:
             errors.append(f"{p}: no such file or directory")

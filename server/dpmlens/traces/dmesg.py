@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from typing import BinaryIO
 
+from dpmlens import inputs
 from dpmlens.model.phases import member_for_dmesg_phase, member_for_stage
 from dpmlens.traces.sample import Collector, CycleTracker
 
@@ -190,8 +191,11 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
             done.append((p, phase, cycles.observe(phase)))
         unphased.clear()
 
-    for raw in stream:
+    for raw in inputs.lines(stream):  # bounded: a 1 GiB "line" is skipped, not held
         lines += 1
+        if raw is None:
+            coll.skip(inputs.too_long_line())
+            continue
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:

@@ -18,6 +18,7 @@ import zlib
 from collections.abc import Iterator
 from typing import BinaryIO
 
+from dpmlens import inputs, limits
 from dpmlens.traces import ftrace_graph, rpm_events
 from dpmlens.traces.events import Assembler
 from dpmlens.traces.sample import Collector, DelayColumns
@@ -25,7 +26,6 @@ from dpmlens.traces.sample import Collector, DelayColumns
 NAME = "ftrace"
 CHUNK = 4 << 20
 HEAD = 64 << 10  # where a function_graph capture shows what it is
-MAX_LINE = 1 << 20  # a "line" longer than this is binary garbage: dropped, counted
 
 # trace-cmd report pads short event names ("suspend_resume:       dpm_suspend[2] begin"); the
 # callback events are never padded, and their payload may start with a space (empty driver).
@@ -67,13 +67,14 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
     tc_graph = ftrace_graph.GraphReader(asm, coll)  # trace-cmd's funcgraph_entry/exit events
     carry = b""
     undecided = HEAD  # bytes left in which a function_graph header or line would show
+    max_line = int(limits.LINE_BYTES.value)  # a longer "line" is binary garbage: dropped
     for block in _blocks(stream):
         buf = carry + block if carry else block
         cut = buf.rfind(b"\n")
         if cut < 0:
             carry = buf
-            if len(carry) > MAX_LINE:
-                coll.skip("line longer than 1 MiB (binary data?)")
+            if len(carry) > max_line:
+                coll.skip(inputs.too_long_line())
                 carry = b""
             continue
         carry = buf[cut + 1 :]
@@ -121,7 +122,7 @@ def _blocks(stream: BinaryIO) -> Iterator[bytes]:
                     break
                 parts.append(piece)
                 size += len(piece)
-        except (EOFError, OSError, zlib.error) as exc:
+        except (EOFError, OSError, zlib.error, inputs.LimitExceeded) as exc:
             failure = exc
         if parts:
             yield b"".join(parts)

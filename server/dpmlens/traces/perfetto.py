@@ -95,6 +95,12 @@ def _packets(stream: BinaryIO, coll: Collector):  # noqa: ANN202 - generator of 
                 coll.report.error = "truncated packet header at end of file"
                 return
         tag = buf[pos]
+        if tag >> 3 == 0 or tag & 7 != 2:
+            # A Trace holds only length-delimited fields; field 0 does not exist. Zeros (or
+            # other non-protobuf data) would otherwise be walked two bytes at a time.
+            coll.report.error = (f"not a Perfetto trace from offset ~{pos} (field tag "
+                                 f"0x{tag:02x}); kept what was read")
+            return
         try:
             n, p2 = _varint(buf, pos + 1)
         except ValueError:

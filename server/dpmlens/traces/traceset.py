@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dpmlens import inputs
 from dpmlens.traces import detect, dmesg, ftrace, names, perfetto
 from dpmlens.traces.sample import (
     CallbackSample,
@@ -133,7 +134,7 @@ def _harvest(path: Path, ts: TraceSet) -> None:
     try:
         with detect.open_stream(path) as stream:
             names.harvest_dmesg(stream.read(64 << 20), ts.store)
-    except (OSError, EOFError, zlib.error):
+    except (OSError, EOFError, zlib.error, inputs.LimitExceeded):
         pass
 
 
@@ -159,8 +160,14 @@ def _load_one(path: Path, ts: TraceSet, named: bool = True) -> FileReport | None
         rep.error = f"compressed data is truncated or corrupt ({exc}); kept what was read"
     except OSError as exc:
         rep.error = f"read error: {exc.strerror or exc}"
+    except inputs.LimitExceeded as exc:
+        rep.error = f"{exc}; kept what was read"
     except MemoryError:
         rep.error = "out of memory while reading"
+    except Exception as exc:  # a parser bug on one capture must not lose the others
+        if os.environ.get("DPMLENS_DEBUG"):
+            raise
+        rep.error = f"internal error, kept what was read: {type(exc).__name__}: {exc}"
     ts.cycles += coll.finish()
     return rep
 
