@@ -858,9 +858,15 @@ def _sleep_helper(model: FileModel) -> str | None:
     found = None
     for c in model.calls_to(*_SLEEPING):
         fn = model.functions.get(c.caller or "")
-        if fn is None or fn.span.end_line - fn.span.line > 30:
+        if fn is None or fn.span.end_line - fn.span.line > 30 or not c.args:
             continue
-        if any(x.callee in _SPINNING for x in model.calls_in(fn.name)):
+        # a wrapper passes its caller's time to both (`msleep(ms)` and `mdelay(ms)`); a
+        # function that sleeps 2 ms here and spins 20 ms there is no such helper
+        wait = c.args[0].strip()
+        if wait.isidentifier() and any(
+            x.callee in _SPINNING and x.args and x.args[0].strip() == wait
+            for x in model.calls_in(fn.name)
+        ):
             found = fn.name
             break
     if found is None:  # defined in the driver's header: `radeon_msleep()` called here
