@@ -218,7 +218,7 @@ class ResultCache:
         absolute = os.path.join(directory, name)
         try:
             st = os.stat(absolute)
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a NUL byte (an #include's name)
             return None, None
         if not stat.S_ISREG(st.st_mode):
             return None, None  # a FIFO would block the open below; the walk reports it

@@ -48,7 +48,7 @@ _CACHE_SIZE = 256
 def _defines_of(hpath: str) -> dict[str, str]:
     try:
         st = os.stat(hpath)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL byte in the #include's name
         return {}
     hit = _CACHE.get(hpath)
     if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
@@ -56,7 +56,7 @@ def _defines_of(hpath: str) -> dict[str, str]:
     try:
         with open(hpath, "rb") as fh:
             text = fh.read(_MAX_HEADER)
-    except OSError:
+    except (OSError, ValueError):
         return {}
     defs: dict[str, str] = {}
     for d in _HEADER_DEFINE.finditer(text):
