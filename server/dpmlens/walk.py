@@ -13,6 +13,8 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from dpmlens.inputs import kind
+
 SOURCE_SUFFIXES = (".c", ".h")
 
 
@@ -26,16 +28,6 @@ class InputError:
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a regular file"
 
 
 def _stat_error(path: str, exc: OSError) -> str:
@@ -83,7 +75,7 @@ def iter_files(paths: list[str], errors: list[InputError]) -> Iterator[str]:
                 seen_files.add(key)
                 yield given
         else:
-            errors.append(InputError(given, f"{_kind(st.st_mode)}, not a source file; skipped"))
+            errors.append(InputError(given, f"{kind(st.st_mode)}, not a source file; skipped"))
 
 
 def _walk(
@@ -137,7 +129,7 @@ def _walk(
                 errors.append(InputError(path, _stat_error(path, exc)))
                 continue
             if not stat.S_ISREG(st.st_mode):
-                errors.append(InputError(path, f"{_kind(st.st_mode)}, not a source file; skipped"))
+                errors.append(InputError(path, f"{kind(st.st_mode)}, not a source file; skipped"))
                 continue
             key = (st.st_dev, st.st_ino)
         if key not in seen_files:
