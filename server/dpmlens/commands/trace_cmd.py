@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-import os
 import sys
 from typing import Any
 
@@ -213,18 +212,12 @@ def _links(traces: Any, path: str | None) -> None:
 
 
 def _html(traces: Any, mapped: Any, paths: list[str]) -> str:
-    from dpmlens.traces.critical import critical_path
-    from dpmlens.traces.delays import measured_delays
-    from dpmlens.traces.html import report_html
-    from dpmlens.traces.timeline import build_timeline
+    from dpmlens.traces.html import timeline_page
 
-    runs = build_timeline(traces)
-    if not runs:
-        raise UsageError("no callback timestamps in the captures: no timeline to draw")
-    return report_html(traces, runs, [critical_path(r) for r in runs],
-                       measured_delays(traces, runs), mapped,
-                       title="dpmlens timeline: " + ", ".join(
-                           os.path.basename(os.path.normpath(p)) for p in paths))
+    try:
+        return timeline_page(traces, mapped, paths)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def run_diff(args: argparse.Namespace) -> int:

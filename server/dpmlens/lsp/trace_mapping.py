@@ -198,20 +198,10 @@ def timeline_html(paths: list[str], models: list[FileModel]) -> str:
     """The HTML timeline of `trace report --format html` for the loaded captures, with bars
     linked to the workspace's callbacks. Reads the captures again (the loaded state keeps
     statistics, not every interval). ValueError when they have no callback timestamps."""
-    import os
-
-    from dpmlens.traces.html import report_html
+    from dpmlens.traces.html import timeline_page
 
     ts = load_traces(list(paths))
-    runs = build_timeline(ts)
-    if not runs:
-        raise ValueError("the loaded traces have no callback timestamps (dmesg without "
-                         "ftrace?): no timeline to draw")
     index = SourceIndex(root="workspace")
     for m in models:
         index.add_model(m)
-    mapped = map_to_source(aggregate(ts), index)
-    title = "dpmlens timeline: " + ", ".join(os.path.basename(os.path.normpath(p))
-                                             for p in paths)
-    return report_html(ts, runs, [critical_path(r) for r in runs], measured_delays(ts, runs),
-                       mapped, title=title)
+    return timeline_page(ts, map_to_source(aggregate(ts), index), paths)

@@ -97,6 +97,22 @@ def timeline_data(traces: TraceSet, runs: list[PhaseRun], paths: list[CriticalPa
     return {"strings": st.table, "cycles": out}
 
 
+def timeline_page(traces: TraceSet, mapped: MappedReport | None, paths: list[str]) -> str:
+    """The whole page for loaded captures `paths` (the CLI's `--format html` and the editor's
+    Open Timeline). ValueError when they hold no callback timestamps."""
+    from dpmlens.traces.critical import critical_path
+    from dpmlens.traces.delays import measured_delays
+    from dpmlens.traces.timeline import build_timeline
+
+    runs = build_timeline(traces)
+    if not runs:
+        raise ValueError("no callback timestamps in the captures: no timeline to draw")
+    title = "dpmlens timeline: " + ", ".join(os.path.basename(os.path.normpath(p))
+                                             for p in paths)
+    return report_html(traces, runs, [critical_path(r) for r in runs],
+                       measured_delays(traces, runs), mapped, title=title)
+
+
 def report_html(traces: TraceSet, runs: list[PhaseRun], paths: list[CriticalPath],
                 delays: list[MeasuredDelay], mapped: MappedReport | None,
                 title: str = "dpmlens timeline") -> str:
