@@ -118,8 +118,8 @@ def lenses_for(server: Any, doc: Document) -> list[types.CodeLens]:
             lens(fn.name_span, title)
     # Every delay call of this document that the traces measured (kprobes).
     if traces.result is not None and traces.result.parsed.delay_sites:
-        for line, title in traces.delay_lenses(doc, model):
-            lens(Span(line, 1, line, 1), title)
+        for delay in traces.delay_lenses(doc, model):
+            lens(Span(delay.line, 1, delay.line, 1), delay.title)
     return out
 
 

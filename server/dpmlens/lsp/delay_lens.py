@@ -10,6 +10,7 @@ names the spec quantity the call implements and its minimum.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 from dpmlens.config import Config
 from dpmlens.lsp.trace_mapping import MeasuredSite
@@ -17,8 +18,18 @@ from dpmlens.model.types import FileModel
 from dpmlens.traces.durations import format_us
 
 
-def delay_lenses(sites: list[MeasuredSite], model: FileModel) -> list[tuple[int, str]]:
-    """(1-based line, title) for each measured delay site called in `model`."""
+class DelayLens(NamedTuple):
+    line: int  # 1-based
+    call: str  # msleep(50), as written
+    measured: str  # "measured 8 × 55.00 ms per resume · ..." (the delay diagnostics quote it)
+
+    @property
+    def title(self) -> str:
+        return f"{self.call} · {self.measured}"
+
+
+def delay_lenses(sites: list[MeasuredSite], model: FileModel) -> list[DelayLens]:
+    """One lens for each measured delay site called in `model`."""
     here = [s for s in sites if s.caller in model.functions]
     if not here:
         return []
@@ -34,17 +45,23 @@ def delay_lenses(sites: list[MeasuredSite], model: FileModel) -> list[tuple[int,
         for site in here:
             static = match_in_file(site, a, path, path)
             if static is not None:
-                out.append((static["line"], title(site, static)))
+                out.append(DelayLens(static["line"], str(static["call"]),
+                                     measured(site, static)))
         return out
     finally:
         ctx.close()
 
 
 def title(site: MeasuredSite, static: dict[str, object]) -> str:
+    return f"{static['call']} · {measured(site, static)}"
+
+
+def measured(site: MeasuredSite, static: dict[str, object]) -> str:
+    """What the captures measured at the call, and what its spec minimum would win back."""
     per_cycle = site.calls / max(1, site.cycles)
     phase = site.phases[0] if site.phases else "cycle"
     count = f"{per_cycle:.0f}" if per_cycle == int(per_cycle) else f"{per_cycle:.1f}"
-    parts = [f"{static['call']} · measured {count} × {format_us(site.mean_us)} per {phase}"]
+    parts = [f"measured {count} × {format_us(site.mean_us)} per {phase}"]
     if site.on_path:
         parts.append("on the critical path" if site.on_path == site.calls
                      else f"{site.on_path} of {site.calls} calls on the critical path")

@@ -178,8 +178,7 @@ class Diagnostics:
             return {}
         if not traces.result.parsed.delay_sites:
             return {}
-        lenses = traces.delay_lenses(doc, res.model)
-        return {line: title.split(" · ", 1)[1] for line, title in lenses if " · " in title}
+        return {lens.line: lens.measured for lens in traces.delay_lenses(doc, res.model)}
 
     def to_lsp(self, doc: Document, findings: list[Finding]) -> list[types.Diagnostic]:
         enc = self.server.workspace.position_encoding or UTF16

@@ -32,7 +32,7 @@ class TraceState:
     _by_function: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
     _by_name: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     _durations: dict[tuple[str, str, str, str], tuple[float, ...]] | None = None
-    _delay_lenses: dict[tuple[str, Any], list[tuple[int, str]]] = field(default_factory=dict)
+    _delay_lenses: dict[tuple[str, Any], list[Any]] = field(default_factory=dict)  # DelayLens
 
     @property
     def loaded(self) -> bool:
@@ -70,8 +70,8 @@ class TraceState:
     def callbacks_named(self, function: str) -> list[dict[str, Any]]:
         return self._by_name.get(function, [])
 
-    def delay_lenses(self, doc: Any, model: FileModel) -> list[tuple[int, str]]:
-        """(line, title) of the measured delay calls in `doc` (cached per version)."""
+    def delay_lenses(self, doc: Any, model: FileModel) -> list[Any]:
+        """delay_lens.DelayLens of the measured delay calls in `doc` (cached per version)."""
         from dpmlens.lsp.delay_lens import delay_lenses
 
         if self.result is None:
