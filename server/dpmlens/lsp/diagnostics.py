@@ -1,7 +1,9 @@
 """Diagnostics: analyse open C documents on open/change (debounced) and publish the findings.
 
 One run = incremental reparse (documents.py) -> build_model(path, source, tree) ->
-analyze_model(model, config, resolver) -> LSP Diagnostics. The run happens on the event loop:
+analyze_model(model, config, resolver) -> LSP Diagnostics, or, when the edit lies in a function
+no rule can see, the last findings moved (incremental.py; the model is then built only when a
+hover or CodeLens asks for it). The run happens on the event loop:
 with the tree reused it is a few milliseconds, and it keeps the order of edits and results
 simple. The findings of the last run are kept per document for code actions and hovers.
 """
@@ -19,6 +21,7 @@ from pygls.uris import from_fs_path
 from dpmlens import limits
 from dpmlens.durations import format_us
 from dpmlens.findings import Finding, Severity
+from dpmlens.incremental import IncrementalAnalyzer
 from dpmlens.lsp.documents import UTF16, Document, byte_to_col
 from dpmlens.model.types import FileModel
 from dpmlens.nesting import too_deep
@@ -39,9 +42,21 @@ _TAGS = {
 class Analysis:
     version: int | None
     source: bytes  # the text the findings refer to
-    model: Any  # FileModel
+    _model: FileModel | None
     findings: list[Finding]
     seconds: float
+    # for a reused analysis: (path, a copy of the tree of `source`) to build the model from
+    _lazy: tuple[str, Any] | None = None
+
+    @property
+    def model(self) -> FileModel:
+        if self._model is None:
+            from dpmlens.model.build import build_model
+
+            assert self._lazy is not None
+            path, tree = self._lazy
+            self._model, self._lazy = build_model(path, self.source, tree=tree), None
+        return self._model
 
 
 def rules_by_id(server: Any) -> dict[str, Any]:
@@ -76,15 +91,23 @@ def analyze_document(server: Any, doc: Document) -> Analysis:
                           pm_tables={}, drivers=[], defines={})
         return Analysis(doc.version, doc.source, empty, [], time.perf_counter() - t0)
     tree = doc.ensure_tree()
-    model = build_model(doc.path, doc.source, tree=tree)
     findings: list[Finding] = []
+    analyzer = server.diagnostics.analyzer(doc.uri) if server.diagnostics is not None else None
     with server.guard("rules"):
-        from dpmlens.engine import analyze_model
-
         resolver = server.index.resolver_for(doc.path) if server.index is not None else None
         configs = getattr(server, "project_configs", None)
         config = configs.config_for(doc.path) if configs else server.settings.to_config()
-        findings = analyze_model(model, config, resolver=resolver)
+        if analyzer is None:
+            analyzer = IncrementalAnalyzer()
+        result = analyzer.analyze(doc.path, doc.source, tree, config, resolver)
+        seconds = time.perf_counter() - t0
+        if result.model is None:  # reused: the tree keeps changing with the document
+            return Analysis(doc.version, doc.source, None, result.findings, seconds,
+                            (doc.path, tree.copy()))
+        return Analysis(doc.version, doc.source, result.model, result.findings, seconds)
+    # a rule crashed (logged by the guard): the model still serves hover and CodeLens
+    analyzer.forget()
+    model = build_model(doc.path, doc.source, tree=tree)
     return Analysis(doc.version, doc.source, model, findings, time.perf_counter() - t0)
 
 
@@ -100,6 +123,19 @@ class Diagnostics:
         self._pending: dict[str, asyncio.TimerHandle | asyncio.Handle] = {}
         self.runs = 0
         self._skips: dict[str, str] = {}  # uri -> the reason last logged
+        self._analyzers: dict[str, IncrementalAnalyzer] = {}
+
+    def analyzer(self, uri: str) -> IncrementalAnalyzer:
+        """The document's incremental analysis (what its last full analysis read)."""
+        hit = self._analyzers.get(uri)
+        if hit is None:
+            hit = self._analyzers[uri] = IncrementalAnalyzer()
+        return hit
+
+    def forget(self) -> None:
+        """Settings, traces or the workspace changed: the next analyses run in full."""
+        for analyzer in self._analyzers.values():
+            analyzer.forget()
 
     def note_skip(self, uri: str, reason: str) -> bool:
         """True the first time this document is skipped for this reason (log it once)."""
@@ -165,6 +201,7 @@ class Diagnostics:
             handle.cancel()
         self.results.pop(doc.uri, None)
         self._skips.pop(doc.uri, None)
+        self._analyzers.pop(doc.uri, None)
         self.publish(doc.uri, None, [])
 
     # -- conversion ------------------------------------------------------------------------
@@ -319,6 +356,7 @@ def setup(server: Any) -> None:
         # onSave: an edited, unsaved document keeps its last analysis here too (a settings
         # change or the workspace index must not analyze text the user has not saved)
         on_save = server.settings.run == "onSave"
+        diags.forget()
         for doc in list(server.documents.docs.values()):
             if not (on_save and doc.uri in unsaved):
                 diags.schedule(doc, 0)

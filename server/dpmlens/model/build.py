@@ -54,6 +54,25 @@ _DECLARATORS = frozenset(
 _GUARD_TYPES = frozenset({"preproc_ifdef", "preproc_if", "preproc_elif", "preproc_elifdef"})
 
 
+def text_searches(model: FileModel) -> list[re.Pattern[bytes]]:
+    """The searches over the whole text that the build made for `model`'s tables, drivers,
+    string arrays and headers (model/footprint.py: an edit that matches none of them, inside
+    one function's body, leaves those parts of the model as they were)."""
+    from dpmlens.model.headers import _LOCAL_INCLUDE
+    from dpmlens.model.names import _STRING_ARRAY
+    from dpmlens.model.tables import _STRUCT_DECL
+
+    words = {t.name for t in model.pm_tables.values()}
+    words.update(d.var_name for d in model.drivers)
+    # callbacks without a definition in the tree are looked for by text (recover_callbacks)
+    named = {m.function for t in model.pm_tables.values() for m in t.members if m.function}
+    named.update(fn for d in model.drivers for fn in d.legacy.values())
+    words.update(n for n in named if n not in model.functions)
+    out = [_STRUCT_DECL, re.compile(rb"PM_OPS"), _LOCAL_INCLUDE, _STRING_ARRAY]
+    out += [re.compile(re.escape(w.encode("latin-1", "replace"))) for w in sorted(words)]
+    return out
+
+
 def build_model(path: str, source: bytes, tree: ts.Tree | None = None) -> FileModel:
     """The PM model of the C file `path` with contents `source`.
 

@@ -32,10 +32,20 @@ class HeadersMixin:
         self._header_defs = defs
         base = os.path.dirname(self.path)
         for m in _LOCAL_INCLUDE.finditer(self.source):
-            found = _defines_of(os.path.join(base, m.group(1).decode("latin-1")))
+            found = defines_of(os.path.join(base, m.group(1).decode("latin-1")))
             for name, value in found.items():
                 defs.setdefault(name, value)
         return defs
+
+    def header_files(self) -> dict[str, object]:
+        """Each local header's path -> its #defines as read now (the same object while the
+        header is unchanged: `defines_of` keeps it): what `header_defines` depends on."""
+        base = os.path.dirname(self.path)
+        out: dict[str, object] = {}
+        for m in _LOCAL_INCLUDE.finditer(self.source):
+            hpath = os.path.join(base, m.group(1).decode("latin-1"))
+            out[hpath] = defines_of(hpath)
+        return out
 
 
 # header path -> (mtime_ns, size, its #defines): every build of a file (each keystroke in the
@@ -45,7 +55,7 @@ _CACHE: OrderedDict[str, tuple[int, int, dict[str, str]]] = OrderedDict()
 _CACHE_SIZE = 256
 
 
-def _defines_of(hpath: str) -> dict[str, str]:
+def defines_of(hpath: str) -> dict[str, str]:
     try:
         st = os.stat(hpath)
     except (OSError, ValueError):  # ValueError: a NUL byte in the #include's name

@@ -25,7 +25,7 @@ from pathlib import Path
 import yaml
 
 from dpmlens.findings import Span
-from dpmlens.model import ctext
+from dpmlens.model import ctext, footprint
 from dpmlens.model.types import CallSite, FileModel
 from dpmlens.paths import rules_dir
 from dpmlens.syntax.parser import LineIndex
@@ -93,6 +93,7 @@ def _scan(model: FileModel) -> list[OpsEntry]:
     """The designated pairs naming a function of the file, searched only inside file-scope
     initializers (from the declaration to the first `}` at column 0)."""
     src = model.source
+    footprint.searched(model, b"= {", b"={", _DECL)
     if not model.functions or (b"= {" not in src and b"={" not in src):
         return []
     decls: list[tuple[int, int, str, str, bool]] = []  # (line start, end, type, var, const)
@@ -115,6 +116,7 @@ def _scan(model: FileModel) -> list[OpsEntry]:
         stop = len(src) if close < 0 else close
         if n + 1 < len(decls):
             stop = min(stop, decls[n + 1][0])
+        footprint.read_range(model, end, stop)
         for m in _PAIR.finditer(src, end, stop):
             name = m.group(2).decode("latin-1")
             if name not in model.functions:
@@ -137,6 +139,7 @@ def _scan(model: FileModel) -> list[OpsEntry]:
 def ops_roles(model: FileModel) -> list[tuple[OpsEntry, tuple[str, ...]]]:
     """Entries of subsystem ops structs that run in a PM phase: (entry, phases)."""
     table = subsystem_ops()
+    footprint.searched(model, *table)
     if not table or not _names_filter(tuple(table)).matches(model.source):
         return []
     out = []
@@ -178,6 +181,7 @@ def pointer_calls(model: FileModel, function: str) -> list[CallSite]:
     targets = pointer_targets(model)
     if not targets:
         return []
+    footprint.read_function(model, function)
     hits = [
         m
         for m in _FIELD_CALL.finditer(model.source, fn.start_byte, fn.end_byte)

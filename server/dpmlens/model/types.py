@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from dpmlens.findings import Span
+from dpmlens.model import footprint
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,8 @@ class CallLoader(Protocol):
 
     def header_defines(self) -> dict[str, str]: ...
 
+    def header_files(self) -> dict[str, object]: ...
+
 
 @dataclass
 class FileModel:
@@ -116,6 +119,11 @@ class FileModel:
 
     def calls_in(self, function: str | None) -> list[CallSite]:
         """The call sites inside `function` (None: at file scope), in document order."""
+        if (fp := footprint.of(self)) is not None:
+            if function is None:
+                fp.give_up("calls at file scope")
+            else:
+                fp.functions.add(function)
         if function is not None and self._lazy():
             assert self.loader is not None
             cache = self.__dict__.setdefault("_calls_in", {})
@@ -127,6 +135,9 @@ class FileModel:
     def calls_to(self, *names: str) -> list[CallSite]:
         """Calls (anywhere in the file, file scope included) to any of `names`, in order."""
         wanted = frozenset(names)
+        if (fp := footprint.of(self)) is not None:
+            for name in wanted:
+                fp.word(name)
         if self._lazy():
             assert self.loader is not None
             return self.loader.calls_named(wanted)
@@ -134,6 +145,8 @@ class FileModel:
 
     def callee_names(self) -> frozenset[str]:
         """The names called anywhere in the file."""
+        if (fp := footprint.of(self)) is not None:
+            fp.callees = True
         if self._lazy():
             assert self.loader is not None
             return self.loader.callee_names()
@@ -146,6 +159,8 @@ class FileModel:
         the headers are read on first use (see build.py `header_defines`).
         """
         merged = self.__dict__.get("_all_defines")
+        if (fp := footprint.of(self)) is not None and self.loader is not None:
+            fp.headers.update(self.loader.header_files())
         if merged is None:
             extra = self.loader.header_defines() if self.loader is not None else {}
             merged = {**extra, **self.defines} if extra else self.defines
@@ -155,6 +170,8 @@ class FileModel:
     def calls_by_caller(self) -> dict[str | None, list[CallSite]]:
         """Call sites grouped by enclosing function (None: file scope); built once, cached."""
         index = self.__dict__.get("_calls_by_caller")
+        if (fp := footprint.of(self)) is not None:
+            fp.give_up("every call of the file")
         if index is None:
             index = {}
             for c in self.calls:
@@ -164,6 +181,8 @@ class FileModel:
 
 
 def _get_calls(self: FileModel) -> list[CallSite]:
+    if (fp := footprint.of(self)) is not None:
+        fp.give_up("every call of the file")
     calls = self.__dict__.get("_calls")
     if calls is None:
         loader = self.__dict__.pop("_calls_thunk", None)

@@ -30,7 +30,7 @@ import tree_sitter as ts
 
 from dpmlens.config import DEFAULT_HELPER_DEPTH
 from dpmlens.findings import ChainStep, Span
-from dpmlens.model import condeval, ops_structs
+from dpmlens.model import condeval, footprint, ops_structs
 from dpmlens.model.types import CallSite, FileModel, FunctionDef
 from dpmlens.syntax.parser import OTHER_FILES
 
@@ -128,9 +128,12 @@ class Walker:
                 return self.model, fn
         if self.resolver is not None:
             try:
-                return self.resolver.lookup(name)  # type: ignore[attr-defined,no-any-return]
+                found = self.resolver.lookup(name)  # type: ignore[attr-defined]
             except Exception:  # a broken workspace index must not break the rules
-                return None
+                found = None
+            if (fp := footprint.of(self.model)) is not None:
+                fp.lookups[name] = (found[0].path, found[0].source) if found else None
+            return found  # type: ignore[no-any-return]
         return None
 
     def tree(self, model: FileModel) -> ts.Tree:
@@ -141,6 +144,8 @@ class Walker:
         return OTHER_FILES.get(model.path, model.source)
 
     def call_node(self, call: CallSite, model: FileModel) -> ts.Node | None:
+        if (fp := footprint.of(model)) is not None:
+            fp.range(call.start_byte, call.end_byte)
         node = self.tree(model).root_node.descendant_for_byte_range(call.start_byte, call.end_byte)
         while node is not None and not (
             node.type == "call_expression" and node.start_byte <= call.start_byte
@@ -255,6 +260,8 @@ class Walker:
         """Names the function assigns, increments or takes the address of."""
         key = (model.path, fn.name)
         names = self._changed.get(key)
+        if (fp := footprint.of(model)) is not None:
+            fp.functions.add(fn.name)
         if names is None:
             found = set()
             for m in _ASSIGNED.finditer(model.source, fn.start_byte, fn.end_byte):
@@ -265,6 +272,8 @@ class Walker:
     def _parameters(self, model: FileModel, fn: FunctionDef) -> list[str]:
         key = (model.path, fn.name)
         params = self._params.get(key)
+        if (fp := footprint.of(model)) is not None:
+            fp.functions.add(fn.name)
         if params is None:
             node = self.tree(model).root_node.descendant_for_byte_range(
                 fn.start_byte, fn.start_byte

@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 from dpmlens.findings import Finding, Span
+from dpmlens.model import footprint
 from dpmlens.model.types import DriverStruct, FileModel, PmTable
 from dpmlens.paths import rules_dir
 from dpmlens.rules.context import Context
@@ -208,6 +209,7 @@ def provides_resources(ctx: Context) -> str | None:
     for prefix in paths:
         if "/" + prefix in path:
             return prefix
+    footprint.searched(ctx.model, calls, structs)
     m = calls.search(ctx.model.source)
     if m is not None:
         return m.lastgroup.replace("_", " ") if m.lastgroup else "provider"

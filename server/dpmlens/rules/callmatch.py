@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from dpmlens.findings import Finding, Fix, TextEdit
+from dpmlens.model import footprint
 from dpmlens.model.types import CallSite
 from dpmlens.rules import runtime_state
 from dpmlens.rules.context import Callback, Context
@@ -122,6 +123,7 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
     extra = opts.calls_when_file_calls
     if extra and ctx.file_calls_any(extra.file_calls):
         patterns += extra.calls
+    footprint.searched(ctx.model, *(p.rstrip("*") for p in patterns))
     if ctx.resolver is None and not _named_in(ctx.model.source, patterns):
         return  # without a resolver every reached call is in this file, so its name is too
     wanted = _matcher(patterns)

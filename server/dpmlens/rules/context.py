@@ -20,6 +20,7 @@ import tree_sitter as ts
 
 from dpmlens.config import Config
 from dpmlens.findings import ChainStep, Finding, Fix, Severity, Span
+from dpmlens.model import footprint
 from dpmlens.model.callgraph import pm_callbacks
 from dpmlens.model.phases import PHASES
 from dpmlens.model.types import CallSite, FileModel, FunctionDef
@@ -157,6 +158,7 @@ class Context:
         self, start: int, end: int, model: FileModel | None = None, kind: str = ""
     ) -> ts.Node | None:
         """The smallest node covering [start, end) (of `kind`, climbing, when given)."""
+        footprint.read_range(model or self.model, start, end)
         node = self.tree(model).root_node.descendant_for_byte_range(start, end)
         while node is not None and (
             node.start_byte > start or node.end_byte < end or (kind and node.type != kind)
@@ -171,6 +173,7 @@ class Context:
         """Does the file call any of `patterns` (names, or `prefix*` globs)? A text search
         first, so that the model's call sites are only built where the name occurs."""
         src = self.model.source
+        footprint.searched(self.model, *(p.rstrip("*") for p in patterns))
         for p in patterns:
             if p.endswith("*"):
                 if re.search(rb"\b" + re.escape(p[:-1].encode()) + rb"\w*\s*\(", src):
@@ -180,4 +183,5 @@ class Context:
         return False
 
     def source_matches(self, pattern: str) -> bool:
+        footprint.searched(self.model, re.compile(pattern.encode()))
         return re.search(pattern.encode(), self.model.source) is not None

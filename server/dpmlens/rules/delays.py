@@ -23,6 +23,7 @@ from typing import Literal
 import tree_sitter as ts
 
 from dpmlens.findings import Finding, Fix, Severity, TextEdit
+from dpmlens.model import footprint
 from dpmlens.model.build import build_model
 from dpmlens.model.consteval import eval_int
 from dpmlens.model.phases import PHASES
@@ -192,7 +193,9 @@ class _FileDelays:
         source = self.model.source
         for name in d.value.identifiers:
             if name in self.model.defines:
-                m = re.search(rb"#\s*define\s+" + re.escape(name.encode()) + rb"\b[^\n]*", source)
+                pattern = rb"#\s*define\s+" + re.escape(name.encode()) + rb"\b[^\n]*"
+                footprint.searched(self.model, re.compile(pattern))
+                m = re.search(pattern, source)
                 if m:
                     line = m.group(0).decode("utf-8", "replace")
                     if "/*" in line or "//" in line:

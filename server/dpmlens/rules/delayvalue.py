@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import tree_sitter as ts
 
+from dpmlens.model import footprint
 from dpmlens.model.consteval import eval_int
 from dpmlens.rules import cnav
 
@@ -74,6 +75,7 @@ def _field(name: str, call_node: ts.Node, defines: dict[str, str]) -> Value | No
     while root.parent is not None:
         root = root.parent
     source = root.text or b""
+    footprint.searched_any_file(name)
     field_re = re.escape(name.encode())
     written = rb"\s*(?:[-+*/|&]?=(?!=)|\+\+|--)"
     # `priv->reset_ms = data->reset_ms;` copies match data: no other value

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator
 
 from dpmlens.findings import Finding, Fix, Span, TextEdit
+from dpmlens.model import footprint
 from dpmlens.model.types import PmTable
 from dpmlens.rules.context import Context
 from dpmlens.rules.loader import Rule
@@ -163,6 +164,7 @@ def _drop_maybe_unused(ctx: Context, pos: Positions, names: list[str]) -> list[T
             continue
         name_start = pos.offset(fn.name_span.line, fn.name_span.column)
         lo = max(0, fn.start_byte - 200)
+        footprint.searched(ctx.model, "__maybe_unused")
         head = ctx.model.source[lo:name_start]
         found = list(re.finditer(rb"__maybe_unused\s*", head))
         if found:
@@ -176,6 +178,7 @@ _PM_FIELD = re.compile(rb"(\.pm\s*=\s*)(&\s*(\w+))\b(?!\s*\))")
 
 def _wrap_pm_pointer(ctx: Context, pos: Positions, table: str, ptr: str) -> list[TextEdit]:
     edits = []
+    footprint.searched(ctx.model, _PM_FIELD)
     for m in _PM_FIELD.finditer(ctx.model.source):
         if m.group(3).decode("latin-1") != table:
             continue

@@ -24,6 +24,7 @@ from pathlib import Path
 import tree_sitter as ts
 
 from dpmlens.findings import Finding, Fix, Severity, Span, TextEdit
+from dpmlens.model import footprint
 from dpmlens.model.types import CallSite
 from dpmlens.rules import cnav
 from dpmlens.rules import getsync_flow as flow
@@ -59,6 +60,7 @@ class _Puts:
     def in_node(self, node: ts.Node, start: int | None = None, end: int | None = None) -> bool:
         lo = node.start_byte if start is None else start
         hi = node.end_byte if end is None else end
+        footprint.read_range(self.ctx.model, lo, hi)
         src = self.ctx.model.source[lo:hi].decode("utf-8", "replace")
         if flow.PUT_CALL.search(src):
             return True
@@ -111,6 +113,7 @@ class _Roles:
 
     def slots(self, function: str) -> list[Slot]:
         if self._slots is None:
+            footprint.read_all(self.ctx.model, "callback slots of the whole tree")
             root = self.ctx.tree().root_node
             self._slots = slots_by_function(root, self.table.unique_members())
         return self._slots.get(function, [])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
+from dpmlens.model import footprint
 from dpmlens.model.types import CallSite, FileModel
 
 # Sections in which sleeping is not allowed: spinlocks and rwlocks (also the _nested
@@ -42,6 +43,7 @@ def lock_wrappers(model: FileModel) -> dict[str, int]:
     starts = sorted((fn.start_byte, fn.end_byte, name) for name, fn in model.functions.items())
     keys = [s for s, _e, _n in starts]
     net: dict[str, int] = {}
+    footprint.searched(model, _LOCKS_B, _UNLOCKS_B)
     for pattern, delta in ((_LOCKS_B, 1), (_UNLOCKS_B, -1)):
         for m in pattern.finditer(model.source):
             i = bisect_right(keys, m.start()) - 1
@@ -55,6 +57,7 @@ def lock_held(model: FileModel, call: CallSite, wrappers: dict[str, int]) -> boo
     fn = model.functions.get(call.caller) if call.caller else None
     if fn is None:
         return False
+    footprint.read_function(model, call.caller)
     before = model.source[fn.start_byte : call.start_byte].decode("utf-8", "replace")
     return net_locks(before, wrappers) > 0
 
@@ -88,6 +91,7 @@ def atomic_entries(model: FileModel) -> set[str]:
         index = _ATOMIC_REGISTRATIONS.get(c.callee)
         if index is not None and len(c.args) > index:
             out.add(c.args[index].strip().lstrip("&"))
+    footprint.searched(model, "irqreturn_t", _ATOMIC_FIELDS)
     for name, fn in model.functions.items():
         if b"irqreturn_t" in model.source[fn.start_byte : fn.start_byte + 60]:
             out.add(name)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import tree_sitter as ts
 
 from dpmlens.config import DEFAULT_HELPER_DEPTH
+from dpmlens.model import footprint
 from dpmlens.model.consteval import eval_int
 from dpmlens.model.types import FileModel
 from dpmlens.rules import cnav
@@ -116,6 +117,7 @@ class Estimator:
         for _ in range(self.depth):
             callers: set[str] = set()
             for name in names:
+                footprint.searched(self.model, name)
                 for pos in _call_positions(src, name):
                     marks.append(pos)
                     i = bisect_left(starts, pos + 1) - 1
@@ -177,6 +179,7 @@ class Estimator:
         fn = self.model.functions.get(name)
         if fn is None:
             return None
+        footprint.read_function(self.model, name)
         node = self.tree.root_node.descendant_for_byte_range(fn.start_byte, fn.end_byte)
         while node is not None and node.type != "function_definition":
             node = node.parent

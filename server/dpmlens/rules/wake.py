@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator
 
 from dpmlens.findings import Finding
+from dpmlens.model import footprint
 from dpmlens.rules import cnav
 from dpmlens.rules.callmatch import file_skipped
 from dpmlens.rules.context import Context, Reached
@@ -72,6 +73,7 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
         return
     # Without a resolver every reached call is in this file: no wake call named, no finding
     # (a substring test, far cheaper than walking every callback).
+    footprint.searched(ctx.model, "irq_wake")
     if ctx.resolver is None and b"irq_wake" not in ctx.model.source:
         return
     if file_skipped(ctx, _PROVIDERS["skip_paths"], _PROVIDERS["skip_sources"]):
