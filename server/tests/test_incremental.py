@@ -1,0 +1,160 @@
+"""incremental.py: after every edit of a long random sequence, the incremental result is the
+full analysis of the same text; and the shortcut is really taken where it should be."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+import tree_sitter as ts
+
+from dpmlens.config import Config
+from dpmlens.engine import analyze_model
+from dpmlens.incremental import IncrementalAnalyzer, _changed
+from dpmlens.model.build import build_model
+from dpmlens.syntax.parser import parse
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = sorted((ROOT / "test-fixtures" / "rules").glob("*.c")) + [
+    ROOT / "test-fixtures" / "demo" / "acme_als.c",
+    ROOT / "test-fixtures" / "model" / "full_driver.c",
+]
+KERNEL = Path("/work/linux/linux-source-6.12")
+REAL = ["drivers/usb/core/hub.c", "drivers/scsi/lpfc/lpfc_init.c",
+        "drivers/net/ethernet/intel/e1000e/netdev.c"]
+
+# what a typist adds, plus what makes a function interesting to a rule or breaks the structure
+_INSERTS = [b" ", b"x", b"\n", b"\n\n", b";", b"}", b"{", b"/*", b"*/", b"(", b'"', b"#if 0\n",
+            b"msleep(20);", b"mdelay(30);", b"spin_lock(&l);", b"pm_runtime_get_sync(dev);",
+            b"device_enable_async_suspend(dev);", b"enable_irq_wake(irq);", b"foo_helper(x);",
+            b"return 0;", b"static int y;", b"int z = 1;"]
+
+
+def _point(text: bytes, offset: int) -> tuple[int, int]:
+    return text.count(b"\n", 0, offset), offset - (text.rfind(b"\n", 0, offset) + 1)
+
+
+def _edit(tree: ts.Tree, old: bytes, start: int, end: int, text: bytes) -> tuple[bytes, ts.Tree]:
+    new = old[:start] + text + old[end:]
+    tree.edit(start_byte=start, old_end_byte=end, new_end_byte=start + len(text),
+              start_point=_point(old, start), old_end_point=_point(old, end),
+              new_end_point=_point(new, start + len(text)))
+    return new, parse(new, tree)
+
+
+def _random_edits(path: Path, edits: int, seed: int) -> tuple[int, int]:
+    rng = random.Random(seed)
+    source = path.read_bytes()
+    tree = parse(source)
+    config = Config()
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze(str(path), source, tree, config)
+    for i in range(edits):
+        if rng.random() < 0.6:
+            # inside a statement line most of the time, like typing
+            at = rng.randrange(len(source) + 1)
+            source, tree = _edit(tree, source, at, at, rng.choice(_INSERTS))
+        else:
+            at = rng.randrange(len(source))
+            source, tree = _edit(tree, source, at, min(len(source), at + rng.randint(1, 6)), b"")
+        got = analyzer.analyze(str(path), source, tree, config)
+        want = analyze_model(build_model(str(path), source, parse(source)), config)
+        assert got.findings == want, f"{path.name}: edit {i} (seed {seed}, reused={got.reused})"
+    return analyzer.reused, analyzer.full
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_random_edits_match_full_analysis_on_fixtures(path: Path) -> None:
+    _random_edits(path, 40, seed=hash(path.name) & 0xFFFF)
+
+
+@pytest.mark.skipif(not KERNEL.is_dir(), reason="needs linux-source-6.12 in /work/linux")
+@pytest.mark.parametrize("rel", REAL)
+def test_random_edits_match_full_analysis_on_real_drivers(rel: str) -> None:
+    reused, full = _random_edits(KERNEL / rel, 120, seed=11)
+    assert reused > 0, "the shortcut was never taken on a real driver"
+
+
+_DRIVER = b"""#include <linux/delay.h>
+#include <linux/pm.h>
+
+static int helper_used(struct device *dev)
+{
+\tmsleep(5);
+\treturn 0;
+}
+
+static int unrelated(int a, int b)
+{
+\tint c = a + b;
+\treturn c * 2;
+}
+
+static int foo_suspend(struct device *dev)
+{
+\treturn helper_used(dev);
+}
+
+static int foo_resume(struct device *dev)
+{
+\tmdelay(25);
+\treturn 0;
+}
+
+static SIMPLE_DEV_PM_OPS(foo_pm_ops, foo_suspend, foo_resume);
+"""
+
+
+def _offset_in(source: bytes, marker: bytes) -> int:
+    at = source.index(marker)
+    return at + len(marker)
+
+
+def test_edit_in_a_function_no_rule_reads_reuses_and_moves_the_findings() -> None:
+    config = Config()
+    tree = parse(_DRIVER)
+    analyzer = IncrementalAnalyzer()
+    first = analyzer.analyze("foo.c", _DRIVER, tree, config)
+    assert first.findings and not first.reused
+    at = _offset_in(_DRIVER, b"int c = a + b;")
+    source, tree = _edit(tree, _DRIVER, at, at, b"\n\tc += 3;\n")
+    got = analyzer.analyze("foo.c", source, tree, config)
+    assert got.reused and got.model is None
+    want = analyze_model(build_model("foo.c", source, parse(source)), config)
+    assert got.findings == want
+    edited = _DRIVER.count(b"\n", 0, at) + 1
+    assert [f.span.line for f in got.findings] == [
+        f.span.line + 2 if f.span.line > edited else f.span.line for f in first.findings
+    ]
+    assert any(f.span.line > edited for f in first.findings)
+
+
+def test_edit_in_a_function_a_rule_reads_runs_in_full() -> None:
+    config = Config()
+    tree = parse(_DRIVER)
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze("foo.c", _DRIVER, tree, config)
+    at = _offset_in(_DRIVER, b"\tmsleep(5")
+    source, tree = _edit(tree, _DRIVER, at, at + 1, b"50")
+    got = analyzer.analyze("foo.c", source, tree, config)
+    assert not got.reused and "helper_used" in got.why
+    assert got.findings == analyze_model(build_model("foo.c", source, parse(source)), config)
+
+
+def test_a_delay_typed_into_an_unread_function_is_seen() -> None:
+    config = Config()
+    tree = parse(_DRIVER)
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze("foo.c", _DRIVER, tree, config)
+    at = _offset_in(_DRIVER, b"int c = a + b;")
+    source, tree = _edit(tree, _DRIVER, at, at, b" mdelay(40);")
+    got = analyzer.analyze("foo.c", source, tree, config)
+    assert not got.reused and "mdelay" in got.why
+
+
+def test_changed_region() -> None:
+    assert _changed(b"abcdef", b"abXcdef") == (2, 2, 3)
+    assert _changed(b"abcdef", b"abef") == (2, 4, 2)
+    assert _changed(b"aaaa", b"aaaaa") == (4, 4, 5)
+    assert _changed(b"", b"x") == (0, 0, 1)
