@@ -225,6 +225,11 @@ def main() -> int:
     ap.add_argument("--index-timeout", type=float, default=600)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--profile", metavar="PATH", help="run the server under cProfile, write PATH")
+    ap.add_argument(
+        "--memory-edits", type=int, default=0, metavar="N",
+        help="then N more edits of the first file, the server's RSS read every N/10 "
+        "(issue 10: memory stays flat over 10,000 edits)",
+    )
     args = ap.parse_args()
 
     kernel = Path(args.kernel)
@@ -306,6 +311,20 @@ def main() -> int:
             "ratio_cpu_large_to_small": round((lcpu / len(ledits)) / (cpu_after / len(after)), 2),
         }
     server_rss2, server_peak2 = rss_mb(c.proc.pid)
+    memory: dict[str, object] = {}
+    if args.memory_edits:
+        step = max(1, args.memory_edits // 10)
+        samples = [round(rss_mb(c.proc.pid)[0], 1)]
+        done = 0
+        while done < args.memory_edits:
+            _lat, version = run_edits(c, uri, text, version, step)
+            done += step
+            samples.append(round(rss_mb(c.proc.pid)[0], 1))
+        memory = {
+            "memory_edits": done,
+            "memory_rss_mb_every_tenth": samples,
+            "memory_growth_mb_last_80pct": round(samples[-1] - samples[2], 1),
+        }
     c.close()
 
     result = {
@@ -328,6 +347,7 @@ def main() -> int:
         "server_rss_mb": round(server_rss2, 1),
         "server_peak_rss_mb": round(max(server_peak, server_peak2), 1),
         "index_workers_rss_mb": round(worker_rss, 1),
+        **memory,
         **large,
     }
     if args.json:
