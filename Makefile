@@ -34,8 +34,10 @@ bench-traces: $(STAMP)
 	$(PY) bench/bench_traces.py
 
 # Language server over stdio on drivers/usb/core/hub.c, workspace = drivers/ (BENCHMARKS.md).
+# Then the same edits in one process, full analysis vs incremental.py, to isolate the analysis.
 bench-lsp: $(STAMP)
 	$(PY) bench/bench_lsp.py --kernel $(BENCH_KERNEL)
+	$(PY) bench/bench_incremental.py --kernel $(BENCH_KERNEL)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check server

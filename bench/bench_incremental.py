@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""The server's per-edit analysis in one process: full analysis vs incremental.py, same edits.
+
+The edits are bench_lsp.py's (insert a space at the start of a statement line inside a
+function body, then delete it, spread over the file); each is applied to the document as the
+server applies it (lsp/documents.py, incremental reparse), then analysed both ways. Prints per
+file p50/p95/mean of reparse + analysis, the share of edits whose findings were reused, and why
+the others ran in full. No workspace index (no resolver): this isolates the analysis itself.
+
+    .venv/bin/python bench/bench_incremental.py --kernel /work/linux/linux-source-6.12
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from types import SimpleNamespace
+
+from dpmlens.config import Config
+from dpmlens.engine import analyze_model
+from dpmlens.incremental import IncrementalAnalyzer
+from dpmlens.lsp.documents import UTF8, Document
+from dpmlens.model.build import build_model
+
+FILES = ["drivers/usb/core/hub.c", "drivers/scsi/lpfc/lpfc_init.c"]
+
+
+def positions(text: str, pairs: int) -> list[int]:
+    lines = text.split("\n")
+    body = [i for i, ln in enumerate(lines) if ln.startswith("\t") and ln.rstrip().endswith(";")]
+    step = max(1, len(body) // pairs)
+    return [body[(i * step) % len(body)] for i in range(pairs)]
+
+
+def change(line: int, insert: bool) -> SimpleNamespace:
+    pos = SimpleNamespace(line=line, character=1)
+    end = SimpleNamespace(line=line, character=1 if insert else 2)
+    return SimpleNamespace(range=SimpleNamespace(start=pos, end=end), text=" " if insert else "")
+
+
+def run(path: Path, edits: int, incremental: bool) -> tuple[list[float], Counter[str]]:
+    source = path.read_bytes()
+    doc = Document(uri=path.as_uri(), path=str(path), version=0, source=source)
+    config = Config()
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze(str(path), source, doc.ensure_tree(), config)
+    times: list[float] = []
+    why: Counter[str] = Counter()
+    for line in positions(source.decode("latin-1"), edits // 2):
+        for insert in (True, False):
+            doc.apply_change(change(line, insert), UTF8)
+            t0 = time.perf_counter()
+            tree = doc.ensure_tree()
+            if incremental:
+                res = analyzer.analyze(str(path), doc.source, tree, config)
+                why["reused" if res.reused else res.why.split("(")[0].split(" read ")[0]] += 1
+            else:
+                analyze_model(build_model(str(path), doc.source, tree), config)
+            times.append((time.perf_counter() - t0) * 1000)
+    return times, why
+
+
+def pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--kernel", default="/work/linux/linux-source-6.12")
+    ap.add_argument("--edits", type=int, default=400)
+    args = ap.parse_args()
+    for rel in FILES:
+        path = Path(args.kernel) / rel
+        if not path.is_file():
+            print(f"bench_incremental: {path} not found (--kernel)", file=sys.stderr)
+            return 2
+        full, _ = run(path, args.edits, incremental=False)
+        inc, why = run(path, args.edits, incremental=True)
+        print(f"{rel} ({len(full)} edits)")
+        for name, t in (("full analysis", full), ("incremental", inc)):
+            print(f"  {name:14s} p50 {statistics.median(t):6.2f}  p95 {pct(t, 0.95):6.2f}  "
+                  f"mean {statistics.mean(t):6.2f} ms")
+        print(f"  ratio full/incremental: p50 {statistics.median(full) / statistics.median(inc):.2f}"
+              f", mean {statistics.mean(full) / statistics.mean(inc):.2f}")
+        for reason, n in why.most_common(6):
+            print(f"  {n:5d}  {reason}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
