@@ -19,10 +19,12 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from dpmlens import limits
+from dpmlens.config import Config
 from dpmlens.durations import format_us
 from dpmlens.findings import Finding, Severity
 from dpmlens.incremental import IncrementalAnalyzer
 from dpmlens.lsp.documents import UTF16, Document, byte_to_col
+from dpmlens.lsp.offloop import OffLoop, big_bytes
 from dpmlens.model.types import FileModel
 from dpmlens.nesting import too_deep
 
@@ -87,16 +89,13 @@ def analyze_document(server: Any, doc: Document) -> Analysis:
     if (reason := skip_reason(doc)) is not None:
         if server.diagnostics is None or server.diagnostics.note_skip(doc.uri, reason):
             server.log("warning", f"dpmlens: not analyzed: {doc.path}: {reason}")
-        empty = FileModel(path=doc.path, source=doc.source, functions={}, calls=[],
-                          pm_tables={}, drivers=[], defines={})
-        return Analysis(doc.version, doc.source, empty, [], time.perf_counter() - t0)
+        return Analysis(doc.version, doc.source, _empty_model(doc), [], time.perf_counter() - t0)
     tree = doc.ensure_tree()
     findings: list[Finding] = []
     analyzer = server.diagnostics.analyzer(doc.uri) if server.diagnostics is not None else None
     with server.guard("rules"):
         resolver = server.index.resolver_for(doc.path) if server.index is not None else None
-        configs = getattr(server, "project_configs", None)
-        config = configs.config_for(doc.path) if configs else server.settings.to_config()
+        config = config_for(server, doc)
         if analyzer is None:
             analyzer = IncrementalAnalyzer()
         result = analyzer.analyze(doc.path, doc.source, tree, config, resolver)
@@ -109,6 +108,17 @@ def analyze_document(server: Any, doc: Document) -> Analysis:
     analyzer.forget()
     model = build_model(doc.path, doc.source, tree=tree)
     return Analysis(doc.version, doc.source, model, findings, time.perf_counter() - t0)
+
+
+def config_for(server: Any, doc: Document) -> Config:
+    """The editor's settings under the document's `.dpmlens.toml`."""
+    configs = getattr(server, "project_configs", None)
+    return configs.config_for(doc.path) if configs else server.settings.to_config()  # type: ignore[no-any-return]
+
+
+def _empty_model(doc: Document) -> FileModel:
+    return FileModel(path=doc.path, source=doc.source, functions={}, calls=[], pm_tables={},
+                     drivers=[], defines={})
 
 
 # the rules whose findings sit on a delay call: a loaded trace's measurement of that call is
@@ -124,6 +134,7 @@ class Diagnostics:
         self.runs = 0
         self._skips: dict[str, str] = {}  # uri -> the reason last logged
         self._analyzers: dict[str, IncrementalAnalyzer] = {}
+        self.offloop = OffLoop()  # big documents are analysed in a worker process
 
     def analyzer(self, uri: str) -> IncrementalAnalyzer:
         """The document's incremental analysis (what its last full analysis read)."""
@@ -181,6 +192,9 @@ class Diagnostics:
         if not server.settings.enable:
             self.publish(doc.uri, doc.version, [])
             return None
+        if len(doc.source) >= big_bytes() and skip_reason(doc) is None:
+            self._elsewhere(doc)  # the loop must not wait seconds for it: no result yet
+            return None
         res = analyze_document(server, doc)
         self.results[doc.uri] = res
         self.runs += 1
@@ -189,6 +203,32 @@ class Diagnostics:
         self.publish(doc.uri, doc.version, self.to_lsp(doc, res.findings))
         server.emit("analysed", doc)
         return res
+
+    def _elsewhere(self, doc: Document) -> None:
+        """Analyse a big document in the worker process; publish when it comes back, unless
+        the text changed meanwhile (the newer text is queued by its own change event)."""
+        server = self.server
+        uri, path = doc.uri, doc.path
+        if self.offloop.pending(uri) is doc.source:
+            return  # this very text is already on its way
+
+        def done(source: bytes, findings: list[Finding] | None, failed: str | None) -> None:
+            current = server.documents.get(uri)
+            if current is None or current.source is not source:
+                return  # closed or superseded
+            with server.guard("diagnostics (worker)"):
+                if failed is not None:
+                    if self.note_skip(uri, failed):
+                        server.log("warning", f"dpmlens: not analyzed: {path}: {failed}")
+                    findings = []
+                res = Analysis(current.version, source, _empty_model(current), findings or [],
+                               0.0)
+                self.results[uri] = res
+                self.runs += 1
+                self.publish(uri, current.version, self.to_lsp(current, res.findings))
+                server.emit("analysed", current)
+
+        self.offloop.submit(uri, path, doc.source, config_for(server, doc), done)
 
     def publish(self, uri: str, version: int | None, diags: list[types.Diagnostic]) -> None:
         self.server.text_document_publish_diagnostics(
