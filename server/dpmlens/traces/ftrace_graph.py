@@ -74,35 +74,64 @@ class GraphReader:
         self.in_delay: dict[int, tuple[int, str, float, str]] = {}  # indent, func, t0, caller
         self.untimed = 0  # delay calls without funcgraph-abstime: no time, no callback
         self.untimed_us = 0.0
+        self.kinds: dict[bytes, tuple] = {}  # line shape -> _classify()
+        self.state: dict[bytes, tuple[int, dict[int, bytes]]] = {}  # task -> (thread, opens)
+        self.comments: dict[bytes, tuple] = {}  # comment -> _parse_comment()
 
     def scan(self, buf: bytes, limit: int) -> None:
-        """A block of the function_graph tracer's own text."""
-        match = _LINE.fullmatch
-        threads = self.threads
-        opens_of = self.opens
+        """A block of the function_graph tracer's own text.
+
+        A line's form is decided once per *shape*: the line with every digit made 0
+        (`bytes.translate`, the same length). The line regex and every test on the graph
+        column give the same answer for a digit and for 0, so the shape decides whether the
+        line is a graph line, where its fields are and what kind it is; most lines of a graph
+        repeat a shape (the same thread, depth and function, other times and pids). The
+        values (task, time, duration, name) are then sliced from the line itself."""
+        text = buf[:limit]
+        kinds = self.kinds
+        if len(kinds) > _MAX_SHAPES:  # flat memory on a file of ever new shapes
+            kinds.clear()
+        state = self.state
         in_delay = self.in_delay
         node = self.node
-        for line in buf[:limit].split(b"\n"):
-            m = match(line)
-            if m is None:
+        for line, shape in zip(text.split(b"\n"), text.translate(_ZERO).split(b"\n"),
+                               strict=True):
+            v = kinds.get(shape)
+            if v is None:
+                v = kinds[shape] = _classify(shape)
+            kind = v[0]
+            if kind == _OTHER:
                 self._other(line)
                 continue
-            t, cpu, proc, dur, pad, body = m.groups()
-            tid = threads.get(proc or cpu)
-            if tid is None:
-                tid = self._thread(proc, cpu)
-            # node() inlined for the two lines most of a graph is: a call of a function that
-            # is no delay, a return outside a delay
-            if body[:1] == b"}":
-                if tid in in_delay:
-                    node(tid, t, dur, len(pad), body)
-            elif body[-1:] == b"{" and body.endswith(b"() {") and body[:-4] not in DELAY_FUNCS:
-                opens = opens_of.get(tid)
-                if opens is None:
-                    opens = opens_of[tid] = {}
-                opens[len(pad)] = body[:-4]
-            else:
-                node(tid, t, dur, len(pad), body)
+            st = state.get(line[v[1]:v[2]])  # the task (comm-pid), else the CPU
+            if st is None:
+                st = self._state(line, v)
+            if kind == _OPEN:  # a call of a function that is no delay: most of a graph
+                st[1][v[3]] = line[v[4]:v[5]]
+            elif kind == _RETURN:
+                if in_delay and st[0] in in_delay:
+                    node(st[0], line[v[6]:v[7]] if v[6] >= 0 else None,
+                         line[v[8]:v[9]] if v[8] >= 0 else None, v[3], line[v[4]:v[5]])
+            elif kind == _COMMENT:
+                self._comment(line[v[4]:v[5]],
+                              self._time(line[v[6]:v[7]] if v[6] >= 0 else None), st[0])
+            elif kind == _NODE:
+                node(st[0], line[v[6]:v[7]] if v[6] >= 0 else None,
+                     line[v[8]:v[9]] if v[8] >= 0 else None, v[3], line[v[4]:v[5]])
+            # _LEAF: a call of a function that is no delay, on one line: nothing to do
+
+    def _state(self, line: bytes, v: tuple) -> tuple[int, dict[int, bytes]]:
+        """The thread of a task (or CPU) seen for the first time: its id and open calls."""
+        key = line[v[1]:v[2]]
+        tid = self.threads.get(key)
+        if tid is None:
+            name = key.strip() if v[10] else b"CPU " + key
+            tid = self.threads[key] = self.coll.store.thread_id(name.decode("utf-8", "replace"))
+        opens = self.opens.get(tid)
+        if opens is None:
+            opens = self.opens[tid] = {}
+        st = self.state[key] = (tid, opens)
+        return st
 
     def entry(self, tid: int, t: bytes, payload: bytes) -> None:
         """`trace-cmd report`'s form, from ftrace._scan: the text after "funcgraph_entry: " or
@@ -251,43 +280,95 @@ class GraphReader:
 
     def _comment(self, body: bytes, ts: float | None, tid: int) -> None:
         """`/* event: payload */`: the PM events (the others are not read)."""
-        if not body.endswith(b" */"):
-            self.coll.skip("truncated function_graph comment")
+        parsed = self.comments.get(body)
+        if parsed is None:
+            if len(self.comments) > _MAX_SHAPES:
+                self.comments.clear()
+            parsed = self.comments[body] = _parse_comment(body)
+        what = parsed[0]
+        if what == _C_IGNORE:
             return
-        name, sep, pl = body[3:-3].partition(b": ")
-        if not sep or name not in (b"device_pm_callback_start", b"device_pm_callback_end",
-                                   b"suspend_resume"):
+        if what == _C_TRUNCATED:
+            self.coll.skip("truncated function_graph comment")
             return
         if ts is None:
             self.coll.skip("PM event without a timestamp (record with funcgraph-abstime)")
             return
         if ts != ts:
             return
-        asm = self.asm
-        if name == b"device_pm_callback_start":
-            j = pl.find(_PARENT)
-            k = pl.find(b", ", j + 10)
-            if j < 0 or k < 0 or not pl.endswith(b"]"):
-                self.coll.skip("malformed device_pm_callback_start")
-                return
-            asm.start(ts, pl[:j], pl[j + 10 : k], pl[k + 2 :], tid)
-        elif name == b"device_pm_callback_end":
-            j = pl.rfind(_ERR)
-            try:
-                err = int(pl[j + 6 :])
-            except ValueError:
-                j = -1
-            if j < 0:
-                self.coll.skip("malformed device_pm_callback_end")
-                return
-            asm.end(ts, pl[:j], err)
+        if what == _C_START:
+            self.asm.start(ts, parsed[1], parsed[2], parsed[3], tid)
+        elif what == _C_END:
+            self.asm.end(ts, parsed[1], parsed[2])
+        elif what == _C_MARKER:
+            self.asm.marker(ts, parsed[1], parsed[2], parsed[3], tid)
         else:
-            pl = pl.lstrip(b" ")
-            lb = pl.find(b"[")
-            rb = pl.find(b"] ", lb)
-            try:
-                val = int(pl[lb + 1 : rb])
-            except ValueError:
-                self.coll.skip("malformed suspend_resume event")
-                return
-            asm.marker(ts, pl[:lb].decode("ascii", "replace"), val, pl.endswith(b"begin"), tid)
+            self.coll.skip(parsed[1])
+
+
+# A line's kind (GraphReader.scan); a comment's (_parse_comment)
+_OTHER, _OPEN, _RETURN, _LEAF, _COMMENT, _NODE = range(6)
+_C_IGNORE, _C_TRUNCATED, _C_START, _C_END, _C_MARKER, _C_MALFORMED = range(6)
+_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_MAX_SHAPES = 200_000
+
+
+def _classify(shape: bytes) -> tuple:
+    """A line's shape -> (kind, task start, task end, indent, body start, body end (the name's
+    for _OPEN), time start, time end, duration start, duration end (-1: none), task is comm-pid);
+    the tests are GraphReader.node()'s, in its order."""
+    m = _LINE.fullmatch(shape)
+    if m is None:
+        return (_OTHER,)
+    b0, b1 = m.span(6)
+    body = shape[b0:b1]
+    if body[:1] == b"}":
+        kind = _RETURN
+    elif body[-1:] == b"{" and body.endswith(b"() {"):
+        kind = _NODE if body[:-4] in DELAY_FUNCS else _OPEN
+        if kind == _OPEN:
+            b1 -= 4
+    elif body.endswith(b"();"):
+        kind = _NODE if body[:-3] in DELAY_FUNCS else _LEAF
+    elif body.startswith(b"/* "):
+        kind = _COMMENT
+    else:
+        kind = _NODE
+    proc = m.end(3) > m.start(3)  # "proc or cpu": a task when one is printed
+    k0, k1 = m.span(3) if proc else m.span(2)
+    t0, t1 = m.span(1)
+    d0, d1 = m.span(4)
+    return (kind, k0, k1, m.end(5) - m.start(5), b0, b1, t0, t1, d0, d1, proc)
+
+
+def _parse_comment(body: bytes) -> tuple:
+    """A graph comment -> (_C_*, fields): what GraphReader._comment does with it."""
+    if not body.endswith(b" */"):
+        return (_C_TRUNCATED,)
+    name, sep, pl = body[3:-3].partition(b": ")
+    if not sep or name not in (b"device_pm_callback_start", b"device_pm_callback_end",
+                               b"suspend_resume"):
+        return (_C_IGNORE,)
+    if name == b"device_pm_callback_start":
+        j = pl.find(_PARENT)
+        k = pl.find(b", ", j + 10)
+        if j < 0 or k < 0 or not pl.endswith(b"]"):
+            return (_C_MALFORMED, "malformed device_pm_callback_start")
+        return (_C_START, pl[:j], pl[j + 10 : k], pl[k + 2 :])
+    if name == b"device_pm_callback_end":
+        j = pl.rfind(_ERR)
+        try:
+            err = int(pl[j + 6 :])
+        except ValueError:
+            j = -1
+        if j < 0:
+            return (_C_MALFORMED, "malformed device_pm_callback_end")
+        return (_C_END, pl[:j], err)
+    pl = pl.lstrip(b" ")
+    lb = pl.find(b"[")
+    rb = pl.find(b"] ", lb)
+    try:
+        val = int(pl[lb + 1 : rb])
+    except ValueError:
+        return (_C_MALFORMED, "malformed suspend_resume event")
+    return (_C_MARKER, pl[:lb].decode("ascii", "replace"), val, pl.endswith(b"begin"))
