@@ -77,6 +77,7 @@ class GraphReader:
         self.kinds: dict[bytes, tuple] = {}  # line shape -> _classify()
         self.state: dict[bytes, tuple[int, dict[int, bytes]]] = {}  # task -> (thread, opens)
         self.comments: dict[bytes, tuple] = {}  # comment -> _parse_comment()
+        self.callers: dict[bytes, str] = {}  # a graph's function name -> a delay's caller
 
     def scan(self, buf: bytes, limit: int) -> None:
         """A block of the function_graph tracer's own text.
@@ -110,8 +111,21 @@ class GraphReader:
                 st[1][v[3]] = line[v[4]:v[5]]
             elif kind == _RETURN:
                 if in_delay and st[0] in in_delay:
-                    node(st[0], line[v[6]:v[7]] if v[6] >= 0 else None,
-                         line[v[8]:v[9]] if v[8] >= 0 else None, v[3], line[v[4]:v[5]])
+                    self._return(v[3], self._time(line[v[6]:v[7]] if v[6] >= 0 else None),
+                                 line[v[8]:v[9]] if v[8] >= 0 else None, st[0])
+            elif kind == _DCALL:  # node()'s "() {" of a delay function
+                tid, opens = st
+                opens[v[3]] = line[v[4]:v[5]]
+                if tid not in in_delay or self._outside_delay(tid, v[3]):
+                    ts = self._time(line[v[6]:v[7]] if v[6] >= 0 else None)
+                    in_delay[tid] = (v[3], v[11], NAN if ts is None else ts,
+                                     self._caller_in(opens, v[3]))
+            elif kind == _DLEAF:  # node()'s "();" of a delay function
+                tid = st[0]
+                if tid not in in_delay or self._outside_delay(tid, v[3]):
+                    self._leaf(v[11], self._caller_in(st[1], v[3]),
+                               self._time(line[v[6]:v[7]] if v[6] >= 0 else None),
+                               line[v[8]:v[9]] if v[8] >= 0 else None, tid)
             elif kind == _COMMENT:
                 self._comment(line[v[4]:v[5]],
                               self._time(line[v[6]:v[7]] if v[6] >= 0 else None), st[0])
@@ -218,11 +232,21 @@ class GraphReader:
 
     def _caller(self, tid: int, indent: int) -> str:
         opens = self.opens.get(tid)
-        name = opens.get(indent - 2) if opens is not None else None
+        return UNKNOWN_CALLER if opens is None else self._caller_in(opens, indent)
+
+    def _caller_in(self, opens: dict[int, bytes], indent: int) -> str:
+        """The function open one depth above (the thread's open calls)."""
+        name = opens.get(indent - 2)
         if name is None:
             return UNKNOWN_CALLER
-        cut = name.find(b" [")  # "hub_port_reset [usbcore]"
-        return (name[:cut] if cut >= 0 else name).decode("ascii", "replace")
+        caller = self.callers.get(name)
+        if caller is None:
+            if len(self.callers) > _MAX_SHAPES:
+                self.callers.clear()
+            cut = name.find(b" [")  # "hub_port_reset [usbcore]"
+            caller = self.callers[name] = (name[:cut] if cut >= 0 else name).decode(
+                "ascii", "replace")
+        return caller
 
     def _outside_delay(self, tid: int, indent: int) -> bool:
         """No delay call of the thread is open around this depth (ssleep -> msleep is one
@@ -307,7 +331,7 @@ class GraphReader:
 
 
 # A line's kind (GraphReader.scan); a comment's (_parse_comment)
-_OTHER, _OPEN, _RETURN, _LEAF, _COMMENT, _NODE = range(6)
+_OTHER, _OPEN, _RETURN, _LEAF, _COMMENT, _NODE, _DCALL, _DLEAF = range(8)
 _C_IGNORE, _C_TRUNCATED, _C_START, _C_END, _C_MARKER, _C_MALFORMED = range(6)
 _ZERO = bytes.maketrans(b"123456789", b"000000000")
 _MAX_SHAPES = 200_000
@@ -315,8 +339,9 @@ _MAX_SHAPES = 200_000
 
 def _classify(shape: bytes) -> tuple:
     """A line's shape -> (kind, task start, task end, indent, body start, body end (the name's
-    for _OPEN), time start, time end, duration start, duration end (-1: none), task is comm-pid);
-    the tests are GraphReader.node()'s, in its order."""
+    for a call), time start, time end, duration start, duration end (-1: none), task is
+    comm-pid, the delay function for _DCALL/_DLEAF); the tests are GraphReader.node()'s, in its
+    order."""
     m = _LINE.fullmatch(shape)
     if m is None:
         return (_OTHER,)
@@ -325,11 +350,10 @@ def _classify(shape: bytes) -> tuple:
     if body[:1] == b"}":
         kind = _RETURN
     elif body[-1:] == b"{" and body.endswith(b"() {"):
-        kind = _NODE if body[:-4] in DELAY_FUNCS else _OPEN
-        if kind == _OPEN:
-            b1 -= 4
+        kind = _DCALL if body[:-4] in DELAY_FUNCS else _OPEN
+        b1 -= 4
     elif body.endswith(b"();"):
-        kind = _NODE if body[:-3] in DELAY_FUNCS else _LEAF
+        kind = _DLEAF if body[:-3] in DELAY_FUNCS else _LEAF
     elif body.startswith(b"/* "):
         kind = _COMMENT
     else:
@@ -338,7 +362,9 @@ def _classify(shape: bytes) -> tuple:
     k0, k1 = m.span(3) if proc else m.span(2)
     t0, t1 = m.span(1)
     d0, d1 = m.span(4)
-    return (kind, k0, k1, m.end(5) - m.start(5), b0, b1, t0, t1, d0, d1, proc)
+    # a delay's name: no digit in it, so the shape's is the line's
+    func = DELAY_FUNCS.get(shape[b0:b1] if kind == _DCALL else body[:-3])
+    return (kind, k0, k1, m.end(5) - m.start(5), b0, b1, t0, t1, d0, d1, proc, func)
 
 
 def _parse_comment(body: bytes) -> tuple:
