@@ -94,52 +94,52 @@ class GraphReader:
             kinds.clear()
         state = self.state
         in_delay = self.in_delay
-        node = self.node
+        OTHER, OPEN, RETURN, LEAF, COMMENT, NODE, DCALL, DLEAF = _KINDS  # noqa: N806
         for line, shape in zip(text.split(b"\n"), text.translate(_ZERO).split(b"\n"),
                                strict=True):
             v = kinds.get(shape)
             if v is None:
                 v = kinds[shape] = _classify(shape)
             kind = v[0]
-            if kind == _OTHER:
+            if kind == OTHER:
                 self._other(line)
                 continue
-            st = state.get(line[v[1]:v[2]])  # the task (comm-pid), else the CPU
+            st = state.get(line[v[1]])  # the task (comm-pid), else the CPU
             if st is None:
                 st = self._state(line, v)
-            if kind == _OPEN:  # a call of a function that is no delay: most of a graph
-                st[1][v[3]] = line[v[4]:v[5]]
-            elif kind == _RETURN:
+            if kind == OPEN:  # a call of a function that is no delay: most of a graph
+                st[1][v[2]] = line[v[3]]
+            elif kind == RETURN:
                 if in_delay and st[0] in in_delay:
-                    self._return(v[3], self._time(line[v[6]:v[7]] if v[6] >= 0 else None),
-                                 line[v[8]:v[9]] if v[8] >= 0 else None, st[0])
-            elif kind == _DCALL:  # node()'s "() {" of a delay function
+                    self._return(v[2], self._time(line[v[4]] if v[4] else None),
+                                 line[v[5]] if v[5] else None, st[0])
+            elif kind == LEAF:  # a call of a function that is no delay, on one line
+                continue
+            elif kind == COMMENT:
+                self._comment(line[v[3]], self._time(line[v[4]] if v[4] else None), st[0])
+            elif kind == DCALL:  # node()'s "() {" of a delay function
                 tid, opens = st
-                opens[v[3]] = line[v[4]:v[5]]
-                if tid not in in_delay or self._outside_delay(tid, v[3]):
-                    ts = self._time(line[v[6]:v[7]] if v[6] >= 0 else None)
-                    in_delay[tid] = (v[3], v[11], NAN if ts is None else ts,
-                                     self._caller_in(opens, v[3]))
-            elif kind == _DLEAF:  # node()'s "();" of a delay function
+                opens[v[2]] = line[v[3]]
+                if tid not in in_delay or self._outside_delay(tid, v[2]):
+                    ts = self._time(line[v[4]] if v[4] else None)
+                    in_delay[tid] = (v[2], v[7], NAN if ts is None else ts,
+                                     self._caller_in(opens, v[2]))
+            elif kind == DLEAF:  # node()'s "();" of a delay function
                 tid = st[0]
-                if tid not in in_delay or self._outside_delay(tid, v[3]):
-                    self._leaf(v[11], self._caller_in(st[1], v[3]),
-                               self._time(line[v[6]:v[7]] if v[6] >= 0 else None),
-                               line[v[8]:v[9]] if v[8] >= 0 else None, tid)
-            elif kind == _COMMENT:
-                self._comment(line[v[4]:v[5]],
-                              self._time(line[v[6]:v[7]] if v[6] >= 0 else None), st[0])
-            elif kind == _NODE:
-                node(st[0], line[v[6]:v[7]] if v[6] >= 0 else None,
-                     line[v[8]:v[9]] if v[8] >= 0 else None, v[3], line[v[4]:v[5]])
-            # _LEAF: a call of a function that is no delay, on one line: nothing to do
+                if tid not in in_delay or self._outside_delay(tid, v[2]):
+                    self._leaf(v[7], self._caller_in(st[1], v[2]),
+                               self._time(line[v[4]] if v[4] else None),
+                               line[v[5]] if v[5] else None, tid)
+            else:
+                self.node(st[0], line[v[4]] if v[4] else None, line[v[5]] if v[5] else None,
+                          v[2], line[v[3]])
 
     def _state(self, line: bytes, v: tuple) -> tuple[int, dict[int, bytes]]:
         """The thread of a task (or CPU) seen for the first time: its id and open calls."""
-        key = line[v[1]:v[2]]
+        key = line[v[1]]
         tid = self.threads.get(key)
         if tid is None:
-            name = key.strip() if v[10] else b"CPU " + key
+            name = key.strip() if v[6] else b"CPU " + key
             tid = self.threads[key] = self.coll.store.thread_id(name.decode("utf-8", "replace"))
         opens = self.opens.get(tid)
         if opens is None:
@@ -331,40 +331,41 @@ class GraphReader:
 
 
 # A line's kind (GraphReader.scan); a comment's (_parse_comment)
-_OTHER, _OPEN, _RETURN, _LEAF, _COMMENT, _NODE, _DCALL, _DLEAF = range(8)
+_KINDS = _OTHER, _OPEN, _RETURN, _LEAF, _COMMENT, _NODE, _DCALL, _DLEAF = range(8)
 _C_IGNORE, _C_TRUNCATED, _C_START, _C_END, _C_MARKER, _C_MALFORMED = range(6)
 _ZERO = bytes.maketrans(b"123456789", b"000000000")
 _MAX_SHAPES = 200_000
 
 
 def _classify(shape: bytes) -> tuple:
-    """A line's shape -> (kind, task start, task end, indent, body start, body end (the name's
-    for a call), time start, time end, duration start, duration end (-1: none), task is
-    comm-pid, the delay function for _DCALL/_DLEAF); the tests are GraphReader.node()'s, in its
-    order."""
+    """A line's shape -> (kind, ) for no graph line, else (kind, the task's slice (comm-pid,
+    else the CPU), indent, the body's slice (the name's for a call), the time's slice, the
+    duration's slice (None: not printed), the task is comm-pid, the delay function for
+    _DCALL/_DLEAF). The tests are GraphReader.node()'s, in its order."""
     m = _LINE.fullmatch(shape)
     if m is None:
         return (_OTHER,)
     b0, b1 = m.span(6)
     body = shape[b0:b1]
+    func = None
     if body[:1] == b"}":
         kind = _RETURN
     elif body[-1:] == b"{" and body.endswith(b"() {"):
-        kind = _DCALL if body[:-4] in DELAY_FUNCS else _OPEN
+        func = DELAY_FUNCS.get(body[:-4])  # no digit in a delay's name: the shape's is the line's
+        kind = _OPEN if func is None else _DCALL
         b1 -= 4
     elif body.endswith(b"();"):
-        kind = _DLEAF if body[:-3] in DELAY_FUNCS else _LEAF
+        func = DELAY_FUNCS.get(body[:-3])
+        kind = _LEAF if func is None else _DLEAF
     elif body.startswith(b"/* "):
         kind = _COMMENT
     else:
         kind = _NODE
     proc = m.end(3) > m.start(3)  # "proc or cpu": a task when one is printed
-    k0, k1 = m.span(3) if proc else m.span(2)
-    t0, t1 = m.span(1)
-    d0, d1 = m.span(4)
-    # a delay's name: no digit in it, so the shape's is the line's
-    func = DELAY_FUNCS.get(shape[b0:b1] if kind == _DCALL else body[:-3])
-    return (kind, k0, k1, m.end(5) - m.start(5), b0, b1, t0, t1, d0, d1, proc, func)
+    t = slice(*m.span(1)) if m.start(1) >= 0 else None
+    dur = slice(*m.span(4)) if m.start(4) >= 0 else None
+    return (kind, slice(*m.span(3 if proc else 2)), m.end(5) - m.start(5), slice(b0, b1), t,
+            dur, proc, func)
 
 
 def _parse_comment(body: bytes) -> tuple:
