@@ -77,7 +77,9 @@ class GraphReader:
         self.kinds: dict[bytes, tuple] = {}  # line shape -> _classify()
         self.state: dict[bytes, tuple[int, dict[int, bytes]]] = {}  # task -> (thread, opens)
         self.comments: dict[bytes, tuple] = {}  # comment -> _parse_comment()
+        self.started: dict[bytes, tuple] = {}  # a start's comment -> (stage, asm.lookup())
         self.callers: dict[bytes, str] = {}  # a graph's function name -> a delay's caller
+        self.site_ids: dict[tuple[str, str], tuple[int, int]] = {}  # DelayColumns.names ids
 
     def scan(self, buf: bytes, limit: int) -> None:
         """A block of the function_graph tracer's own text.
@@ -95,6 +97,11 @@ class GraphReader:
         state = self.state
         in_delay = self.in_delay
         OTHER, OPEN, RETURN, LEAF, COMMENT, NODE, DCALL, DLEAF = _KINDS  # noqa: N806
+        C_START, C_END = _C_START, _C_END  # noqa: N806
+        comments = self.comments
+        started = self.started
+        asm = self.asm
+        pending_pop = asm.pending.pop
         for line, shape in zip(text.split(b"\n"), text.translate(_ZERO).split(b"\n"),
                                strict=True):
             v = kinds.get(shape)
@@ -116,7 +123,27 @@ class GraphReader:
             elif kind == LEAF:  # a call of a function that is no delay, on one line
                 continue
             elif kind == COMMENT:
-                self._comment(line[v[3]], self._time(line[v[4]] if v[4] else None), st[0])
+                body = line[v[3]]
+                parsed = comments.get(body)
+                if parsed is None or not v[4]:
+                    self._comment(body, self._time(line[v[4]] if v[4] else None), st[0])
+                    continue
+                ts = float(line[v[4]])
+                if not -_TS_BOUND < ts < _TS_BOUND:
+                    self._comment(body, self._time(line[v[4]]), st[0])
+                elif parsed[0] == C_START:  # asm.start(), looked up once per marker stage
+                    hit = started.get(body)
+                    if hit is None or hit[0] != asm.marker_stage:
+                        hit = started[body] = (asm.marker_stage,
+                                               asm.lookup(parsed[1], parsed[2], parsed[3]))
+                    if hit[1] is False:
+                        self.coll.skip("callback start with an unknown verb or stage")
+                    else:
+                        asm.begin(ts, parsed[1], hit[1][0], hit[1][1], st[0])
+                elif parsed[0] == C_END:  # asm.end()
+                    asm.end_popped(pending_pop(parsed[1], None), ts, parsed[1], parsed[2])
+                else:
+                    self._comment(body, ts, st[0])
             elif kind == DCALL:  # node()'s "() {" of a delay function
                 tid, opens = st
                 opens[v[2]] = line[v[3]]
@@ -299,8 +326,12 @@ class GraphReader:
             self.untimed_us += float(dur)
 
     def _delay(self, func: str, caller: str, t0: float, t1: float, tid: int) -> None:
-        ids = self.coll.store.delays.name_id
-        self.asm.delay(t0, t1, tid, ids(func), ids(caller), NAN)
+        key = (func, caller)
+        fc = self.site_ids.get(key)
+        if fc is None:  # names are numbered at a site's first delay, the function first
+            ids = self.coll.store.delays.name_id
+            fc = self.site_ids[key] = (ids(func), ids(caller))
+        self.asm.delay(t0, t1, tid, fc[0], fc[1], NAN)
 
     def _comment(self, body: bytes, ts: float | None, tid: int) -> None:
         """`/* event: payload */`: the PM events (the others are not read)."""
@@ -308,6 +339,7 @@ class GraphReader:
         if parsed is None:
             if len(self.comments) > _MAX_SHAPES:
                 self.comments.clear()
+                self.started.clear()
             parsed = self.comments[body] = _parse_comment(body)
         what = parsed[0]
         if what == _C_IGNORE:
