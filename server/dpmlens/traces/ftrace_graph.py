@@ -118,8 +118,17 @@ class GraphReader:
                 st[1][v[2]] = line[v[3]]
             elif kind == RETURN:
                 if in_delay and st[0] in in_delay:
+                    tid = st[0]
+                    opened = in_delay[tid]
+                    if opened[0] == v[2] and v[4] and v[5]:  # _return()'s common case
+                        ts = float(line[v[4]])
+                        if -_TS_BOUND < ts < _TS_BOUND:
+                            del in_delay[tid]
+                            self._delay(opened[1], opened[3], ts - float(line[v[5]]) / 1e6, ts,
+                                        tid)
+                            continue
                     self._return(v[2], self._time(line[v[4]] if v[4] else None),
-                                 line[v[5]] if v[5] else None, st[0])
+                                 line[v[5]] if v[5] else None, tid)
             elif kind == LEAF:  # a call of a function that is no delay, on one line
                 continue
             elif kind == COMMENT:
@@ -154,8 +163,13 @@ class GraphReader:
             elif kind == DLEAF:  # node()'s "();" of a delay function
                 tid = st[0]
                 if tid not in in_delay or self._outside_delay(tid, v[2]):
-                    self._leaf(v[7], self._caller_in(st[1], v[2]),
-                               self._time(line[v[4]] if v[4] else None),
+                    caller = self._caller_in(st[1], v[2])
+                    if v[4] and v[5]:  # _leaf()'s common case
+                        ts = float(line[v[4]])
+                        if -_TS_BOUND < ts < _TS_BOUND:
+                            self._delay(v[7], caller, ts, ts + float(line[v[5]]) / 1e6, tid)
+                            continue
+                    self._leaf(v[7], caller, self._time(line[v[4]] if v[4] else None),
                                line[v[5]] if v[5] else None, tid)
             else:
                 self.node(st[0], line[v[4]] if v[4] else None, line[v[5]] if v[5] else None,
