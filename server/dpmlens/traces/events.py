@@ -156,8 +156,10 @@ class Assembler:
         if self.delay_acc:  # the delays measured in this callback, per site
             acc = self.delay_acc.pop(head, None)
             if acc:
-                coll.store.delays.add_sums(group, len(group.durations) - 1, thread,
-                                           coll.cycle_base + cycle, acc)
+                add = coll.store.delays.add
+                sample, cycle = len(group.durations) - 1, coll.cycle_base + cycle
+                for key, row in acc.items():
+                    add(group, sample, thread, cycle, key, row)
 
     def marker(self, ts: float, action: str, val: int, begin: bool, thread: int = -1) -> None:
         """A `suspend_resume` event; the dpm_* ones delimit the phases, the others are steps."""

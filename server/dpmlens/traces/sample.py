@@ -195,24 +195,6 @@ class DelayColumns:
         self.firsts.append(acc[2])
         self.lasts.append(acc[3])
 
-    def add_sums(self, owner: Group, sample: int, thread: int, cycle: int,
-                 acc: dict[tuple, list]) -> None:
-        """`add` for each site of one callback run: `acc` maps (func id, caller id,
-        requested ms) -> [calls, total us, first, last] (events.Assembler.delay_acc)."""
-        n = len(acc)
-        self.owners.extend([owner] * n)
-        self.samples.extend([sample] * n)
-        self.threads.extend([thread] * n)
-        self.cycles.extend([cycle] * n)
-        for (func, caller, requested), (calls, total, first, last) in acc.items():
-            self.funcs.append(func)
-            self.callers.append(caller)
-            self.requested.append(requested)
-            self.calls.append(calls)
-            self.totals.append(total)
-            self.firsts.append(first)
-            self.lasts.append(last)
-
     def __len__(self) -> int:
         return len(self.samples)
 
