@@ -44,3 +44,13 @@ def test_block_boundaries(chunk: int, tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setattr(ftrace_mod, "CHUNK", chunk)
     for name in ("synthetic-0", "synthetic-0-broken", "synthetic-3", "synthetic-crlf", "bench"):
         _check(name, load_dump(name, CORPUS[name], tmp_path))
+
+
+def test_caches_cleared_midway(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a file of ever new line shapes empties the reader's caches (flat memory): same result
+    from dpmlens.traces import ftrace_graph
+
+    monkeypatch.setattr(ftrace_graph, "_MAX_SHAPES", 3)
+    monkeypatch.setattr(ftrace_mod, "CHUNK", 4096)
+    for name in ("synthetic-0", "synthetic-1-broken", "fixture"):
+        _check(name, load_dump(name, CORPUS[name], tmp_path))

@@ -380,7 +380,7 @@ class GraphReader:
 _KINDS = _OTHER, _OPEN, _RETURN, _LEAF, _COMMENT, _NODE, _DCALL, _DLEAF = range(8)
 _C_IGNORE, _C_TRUNCATED, _C_START, _C_END, _C_MARKER, _C_MALFORMED = range(6)
 _ZERO = bytes.maketrans(b"123456789", b"000000000")
-_MAX_SHAPES = 200_000
+_MAX_SHAPES = 50_000  # per cache: a few MB at most
 
 
 def _classify(shape: bytes) -> tuple:
