@@ -9,7 +9,7 @@ content and more kprobe lines. Each file is loaded by `load_traces()` + `aggrega
 fresh child process, which reports wall time, CPU time and its peak RSS (ru_maxrss).
 
     python bench/bench_traces.py [--cycles 100] [--devices 600] [--noise 3] [--big-gb 1.0]
-                                 [--no-perfetto] [--graph] [--analysis]
+                                 [--no-perfetto] [--graph [--graph-extra N]] [--analysis]
 
 --analysis also times, on the first file, the timeline, the critical paths and the what-if
 replay (no change, --async all) in a fresh child process.
@@ -127,9 +127,31 @@ def _fg_prologue(us: int, cpu: int) -> str:
     return f"{us // 1_000_000:5d}.{us % 1_000_000:06d} |   {cpu}) kworker-{190 + cpu}  | "
 
 
-def write_fgraph(path: Path, cycles: int, ndev: int) -> None:
+_FG_HELPERS = ("readl", "writel", "regmap_write", "mutex_lock", "mutex_unlock",
+               "_raw_spin_lock_irqsave", "clk_prepare_enable", "pm_runtime_get_sync")
+
+
+def _fg_extra(pro_of, drv: str, n: int, seed: int) -> list[str]:
+    """n more graph lines of functions that are no delays: calls of a helper with two leaves
+    each, durations varying (a real -f capture: far more such lines than PM events)."""
+    out: list[str] = []
+    blank = " " * 14
+    for k in range(n // 4):
+        h = (seed * 2654435761 + k * 40503) & 0xFFFFFFFF
+        a, b = _FG_HELPERS[h % 8], _FG_HELPERS[(h >> 3) % 8]
+        d1, d2 = 0.1 + (h % 900) / 1000, 0.2 + (h >> 5) % 3000 / 100
+        pro = pro_of(k)
+        out.append(f"{pro}{blank}|      {drv}_hw_step{k % 5}() {{\n"
+                   f"{pro}{d1:8.3f} us    |        {a}();\n"
+                   f"{pro}{d2:8.3f} us    |        {b}();\n"
+                   f"{pro}{d1 + d2 + 0.3:8.3f} us    |      }} /* {drv}_hw_step{k % 5} */\n")
+    return out
+
+
+def write_fgraph(path: Path, cycles: int, ndev: int, extra: int = 0) -> None:
     """The same PM content as sleepgraph -f records it (function_graph tracer): the events as
-    graph comments, and in each callback a graph of 7 lines with an msleep and a udelay."""
+    graph comments, and in each callback a graph of 7 lines with an msleep and a udelay, plus
+    `extra` lines of other calls."""
     devices = _devices(ndev)
     with open(path, "w", buffering=1 << 20) as f:
         f.write("# suspend-112226-101500 benchhost mem 6.12.0\n# tracer: function_graph\n#\n"
@@ -150,8 +172,11 @@ def write_fgraph(path: Path, cycles: int, ndev: int) -> None:
                            f"{parent}, {info}[{verb}] */\n")
                 pro = _fg_prologue(us + 1, cpu)
                 buf.append(f"{pro}{blank}|  dpm_run_callback() {{\n"
-                           f"{pro}{blank}|    {drv}_pm() {{\n"
-                           f"{pro}{blank}|      msleep() {{\n"
+                           f"{pro}{blank}|    {drv}_pm() {{\n")
+                if extra:
+                    buf.extend(_fg_extra(lambda k, us=us, cpu=cpu: _fg_prologue(us + 1 + k, cpu),
+                                         drv, extra, us))
+                buf.append(f"{pro}{blank}|      msleep() {{\n"
                            f"{pro}  0.500 us    |      }} /* msleep */\n"
                            f"{pro}  0.100 us    |      __const_udelay();\n"
                            f"{pro}  0.900 us    |    }} /* {drv}_pm */\n"
@@ -271,6 +296,8 @@ def main() -> int:
     ap.add_argument("--no-perfetto", action="store_true")
     ap.add_argument("--graph", action="store_true",
                     help="also the capture as sleepgraph -f records it (function_graph)")
+    ap.add_argument("--graph-extra", type=int, default=0, metavar="N",
+                    help="with --graph, also a capture with N more graph lines per callback")
     ap.add_argument("--analysis", action="store_true",
                     help="also time the timeline, critical paths and what-if replay")
     ap.add_argument("--out", type=Path, default=OUT)
@@ -293,6 +320,11 @@ def main() -> int:
         fg = args.out / f"bench_{key}_fgraph_ftrace.txt"
         _ensure(fg, key, lambda: write_fgraph(fg, args.cycles, args.devices))
         files.append(fg)
+        if args.graph_extra:
+            fx = args.out / f"bench_{key}_fgraph{args.graph_extra}_ftrace.txt"
+            _ensure(fx, f"{key} {args.graph_extra}",
+                    lambda: write_fgraph(fx, args.cycles, args.devices, args.graph_extra))
+            files.append(fx)
     if not args.no_perfetto:
         pf = args.out / f"bench_{key}.perfetto-trace"
         _ensure(pf, key, lambda: write_perfetto(pf, args.cycles, args.devices))

@@ -22,6 +22,8 @@ export interface ServerSettings {
   helperDepth: number;
   debounceMs: number;
   traceGlobs: string[];
+  /** Device links file for the critical paths; "" = `.dpmlens.toml`'s `[traces] links`. */
+  traceLinks: string;
   pathMappings: PathMapping[];
   logLevel: LogLevel;
   run: RunMode;
@@ -35,6 +37,7 @@ export const DEFAULTS: ServerSettings = {
   helperDepth: 3,
   debounceMs: 150,
   traceGlobs: ["**/*_dmesg.txt", "**/*_ftrace.txt", "**/*.perfetto-trace"],
+  traceLinks: "",
   pathMappings: [],
   logLevel: "info",
   run: "onType",
@@ -118,6 +121,15 @@ function readGlobs(value: unknown, errors: string[]): string[] {
   return globs;
 }
 
+function readPath(value: unknown, key: string, errors: string[]): string {
+  if (value === undefined || value === null) return "";
+  if (typeof value !== "string") {
+    errors.push(`dpmlens.${key} must be a file path; ignored`);
+    return "";
+  }
+  return value.trim();
+}
+
 /** Whether the user set `dpmlens.<key>` in any scope (VS Code: WorkspaceConfiguration.inspect). */
 export type SetChecker = (key: string) => boolean;
 
@@ -144,6 +156,7 @@ export function toServerSettings(
     helperDepth: intInRange(read("helperDepth"), 0, 10, DEFAULTS.helperDepth, "helperDepth", errors),
     debounceMs: intInRange(read("debounceMs"), 0, 5000, DEFAULTS.debounceMs, "debounceMs", errors),
     traceGlobs: readGlobs(read("traceGlobs"), errors),
+    traceLinks: readPath(read("traceLinks"), "traceLinks", errors),
     pathMappings: mappings,
     logLevel: DEFAULTS.logLevel,
     run: DEFAULTS.run,

@@ -11,7 +11,7 @@ describe("toServerSettings", () => {
     expect(settings).toEqual(DEFAULTS);
     // The exact keys of docs/lsp-protocol.md; `interpreter` is the client's own business.
     expect(Object.keys(settings).sort()).toEqual(
-      ["debounceMs", "enable", "helperDepth", "logLevel", "pathMappings", "rules", "run", "traceGlobs"].sort(),
+      ["debounceMs", "enable", "helperDepth", "logLevel", "pathMappings", "rules", "run", "traceGlobs", "traceLinks"].sort(),
     );
   });
 
@@ -27,6 +27,7 @@ describe("toServerSettings", () => {
         helperDepth: 5,
         debounceMs: 40,
         traceGlobs: ["**/*.dmesg"],
+        traceLinks: " captures/devlink.txt ",
         pathMappings: [
           { from: "/build/linux/", to: "${workspaceFolder}" },
           { from: "/srv/other", to: "~/other" },
@@ -46,6 +47,7 @@ describe("toServerSettings", () => {
       helperDepth: 5,
       debounceMs: 40,
       traceGlobs: ["**/*.dmesg"],
+      traceLinks: "captures/devlink.txt",
       pathMappings: [
         { from: "/build/linux", to: "/home/dev/linux" },
         { from: "/srv/other", to: "/home/dev/other" },
@@ -77,6 +79,7 @@ describe("toServerSettings", () => {
         helperDepth: 99,
         debounceMs: "fast",
         traceGlobs: "*.txt",
+        traceLinks: 3,
         pathMappings: [{ from: "/a" }, { from: "/b", to: "${workspaceFolder:nope}" }],
         logLevel: "verbose",
       }),
@@ -85,6 +88,7 @@ describe("toServerSettings", () => {
     expect(settings.helperDepth).toBe(10);
     expect(settings.debounceMs).toBe(150);
     expect(settings.traceGlobs).toEqual(DEFAULTS.traceGlobs);
+    expect(settings.traceLinks).toBe("");
     expect(settings.logLevel).toBe("info");
     expect(settings.rules).toEqual({ x: {} });
     expect(settings.pathMappings).toEqual([{ from: "/b", to: "${workspaceFolder:nope}" }]);
@@ -95,6 +99,7 @@ describe("toServerSettings", () => {
     expect(text).toContain("dpmlens.helperDepth = 99 is outside 0..10; using 10");
     expect(text).toContain("dpmlens.debounceMs must be a number");
     expect(text).toContain("dpmlens.traceGlobs must be a list");
+    expect(text).toContain("dpmlens.traceLinks must be a file path");
     expect(text).toContain('dpmlens.pathMappings[0] needs non-empty "from" and "to"');
     expect(text).toContain('no workspace folder named "nope"');
     expect(text).toContain('dpmlens.logLevel: unknown level "verbose"');

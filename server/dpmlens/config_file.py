@@ -10,6 +10,9 @@ wake-setup-in-noirq = { enabled = true, severity = "error" }
 
 [spec]                            # spec minimum overrides, in milliseconds
 TRSTRCY = 10
+
+[traces]                          # measured traces (the editor, `dpmlens trace` without --links)
+links = "devlink.txt"             # device links of the traced machine, relative to this file
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +34,8 @@ else:  # pragma: no cover - exercised only on Python 3.10
     import tomli as tomllib
 
 CONFIG_NAME = ".dpmlens.toml"
-_TOP_KEYS = {"helper_depth", "rules", "spec"}
+_TOP_KEYS = {"helper_depth", "rules", "spec", "traces"}
+_TRACE_KEYS = {"links"}
 _LINE_RE = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 
@@ -146,7 +150,34 @@ def _to_config(
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             raise fail(quantity, f"spec {quantity!r} must be a number of milliseconds >= 0")
         config.spec_overrides[quantity] = float(value)
+    _traces_table(data, fail)
     return config
+
+
+def _traces_table(data: dict[str, Any], fail: Callable[[str, str], ConfigError]) -> dict[str, Any]:
+    """`[traces]`, checked: not part of Config (it does not change what a check finds)."""
+    table = data.get("traces", {})
+    if not isinstance(table, dict):
+        raise fail("traces", "[traces] must be a table (links = \"FILE\")")
+    for key, value in table.items():
+        if key not in _TRACE_KEYS:
+            expected = ", ".join(sorted(_TRACE_KEYS))
+            raise fail(key, f"unknown key {key!r} in [traces] (expected one of: {expected})")
+        if key == "links" and (not isinstance(value, str) or not value.strip()):
+            raise fail("links", "[traces] links must be the path of a device links file "
+                                "(`ls /sys/class/devlink` output), not " + repr(value))
+    return table
+
+
+def trace_links(path: Path) -> Path | None:
+    """`[traces] links` of one `.dpmlens.toml` as a path (relative ones from the file's
+    directory), None when it has none; a broken file raises ConfigError as read_config."""
+    read_config(path)
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    links = data.get("traces", {}).get("links")
+    if links is None:
+        return None
+    return path.parent / os.path.expanduser(links)
 
 
 def _rule_setting(value: Any) -> RuleSetting:

@@ -145,3 +145,28 @@ def test_real_captures_carry_no_links() -> None:
     for p in shared_traces().rglob("*.txt"):
         text = p.read_text(errors="replace")
         assert "devlink" not in text and "device_link" not in text, p
+
+
+def test_cli_links_from_the_project_toml(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    f = str(_capture(tmp_path))
+    tree = tmp_path / "linux"
+    (tree / "drivers").mkdir(parents=True)
+    (tree / "devlink.txt").write_text("dev-s dev-c\n")
+    (tree / ".dpmlens.toml").write_text('[traces]\nlinks = "devlink.txt"\n')
+    # the toml governing --source, else the current directory; --links wins over it
+    for args in (["--source", str(tree / "drivers")], []):
+        monkeypatch.chdir(tree if not args else tmp_path)
+        assert main(["trace", "report", f, *args, "--format", "json"]) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert data["device_links"]["file"] == str(tree / "devlink.txt")
+        assert [s["link"] for s in data["critical_path"][0]["chain"]] == ["phase start",
+                                                                         "supplier"]
+    other = tmp_path / "other.txt"
+    other.write_text("dev-x dev-y\n")
+    assert main(["trace", "report", f, "--links", str(other), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["device_links"]["file"] == str(other)
+    (tree / ".dpmlens.toml").write_text('[traces]\nlinks = "gone.txt"\n')
+    assert main(["trace", "report", f]) == 2
+    assert f"{tree / '.dpmlens.toml'}: [traces] links {tree / 'gone.txt'}: No such file" in \
+        capsys.readouterr().err

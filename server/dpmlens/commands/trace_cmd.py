@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import os
 import sys
 from typing import Any
 
@@ -128,7 +129,7 @@ def run_report(args: argparse.Namespace) -> int:
     if args.top is not None and args.top < 1:
         raise UsageError("--top must be at least 1")
     traces = _load(args.paths)
-    _links(traces, args.links)
+    _links(traces, args.links, args.source)
     stats = aggregate(traces)
     phases = phase_stats(traces)
     from dpmlens.traces.rpm_stats import runtime_stats
@@ -196,18 +197,32 @@ def run_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _links(traces: Any, path: str | None) -> None:
-    """--links FILE: supplier/consumer pairs for the critical path (traces.links)."""
+def _links(traces: Any, path: str | None, source: str | None = None) -> None:
+    """--links FILE: supplier/consumer pairs for the critical path (traces.links); without it,
+    `[traces] links` of the `.dpmlens.toml` governing --source (else the current directory)."""
+    option = "--links"
     if not path:
-        return
+        from dpmlens.config_file import find_config, trace_links
+        from dpmlens.errors import ConfigError
+
+        found = find_config(source or os.getcwd())
+        if found is None:
+            return
+        try:
+            links_path = trace_links(found)
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None
+        if links_path is None:
+            return
+        option, path = f"{found}: [traces] links", str(links_path)
     from dpmlens.traces.links import load_links
 
     try:
         traces.device_links = load_links(path)
     except OSError as exc:
-        raise UsageError(f"--links {path}: {exc.strerror or exc}") from exc
+        raise UsageError(f"{option} {path}: {exc.strerror or exc}") from exc
     if traces.device_links.count == 0:
-        raise UsageError(f"--links {path}: no link found (expected `ls /sys/class/devlink` "
+        raise UsageError(f"{option} {path}: no link found (expected `ls /sys/class/devlink` "
                          "output or 'SUPPLIER CONSUMER' per line)")
 
 
@@ -345,7 +360,7 @@ def run_whatif(args: argparse.Namespace) -> int:
         raise UsageError("--spec-minimums needs --source DIR: the spec quantity of a delay "
                          "comes from its call site in the source")
     traces = _load(args.paths)
-    _links(traces, args.links)
+    _links(traces, args.links, args.source)
     runs = build_timeline(traces)
     if not runs:
         raise UsageError("no callback timestamps in the captures: nothing to replay")

@@ -88,6 +88,7 @@ def glob_trace_files(roots: list[str], globs: tuple[str, ...]) -> list[str]:
 async def load_traces(server: Any, paths: list[str], token: Any = None) -> dict[str, Any]:
     """Parse `paths` in a thread, map them, install; a cancelled request changes nothing."""
     from dpmlens.lsp.trace_mapping import parse_traces
+    from dpmlens.traces.links import project_links
 
     traces: TraceState = server.traces
     progress = server.work_done_progress
@@ -110,7 +111,10 @@ async def load_traces(server: Any, paths: list[str], token: Any = None) -> dict[
         if fut is not None:  # window/workDoneProgress/cancel from the client
             fut.add_done_callback(lambda f: stop.set())
     try:
-        parsed = await loop.run_in_executor(None, parse_traces, paths, halted, report)
+        links, warning = project_links(workspace_roots(server), server.settings.trace_links)
+        if warning:
+            server.log("warning", f"dpmlens: {warning}")
+        parsed = await loop.run_in_executor(None, parse_traces, paths, halted, report, links)
         if halted():
             raise asyncio.CancelledError
         result = await loop.run_in_executor(

@@ -43,6 +43,7 @@ SETTING_KEYS: dict[str, str] = {
     "pathMappings": "path_mappings",
     "logLevel": "log_level",
     "run": "run",
+    "traceLinks": "trace_links",
 }
 # read by the VS Code client alone (how to start the server)
 CLIENT_ONLY: frozenset[str] = frozenset({"interpreter"})
@@ -58,6 +59,7 @@ class Settings:
     path_mappings: tuple[PathMapping, ...] = ()
     log_level: str = "info"
     run: str = "onType"  # or "onSave": re-analyze on save instead of as you type
+    trace_links: str = ""  # device links file for the traces; "": .dpmlens.toml [traces] links
     problems: list[str] = field(default_factory=list)  # one line per rejected value
     sent: frozenset[str] = frozenset()  # the keys the client sent
     explicit_keys: frozenset[str] | None = None  # the keys the user set (VS Code says which)
@@ -141,6 +143,12 @@ def parse_settings(raw: Any, workspace_folder: str | None = None) -> Settings:
             s.log_level = v.lower()
         else:
             bad("logLevel", "one of " + ", ".join(LOG_LEVELS))
+    if "traceLinks" in raw:
+        v = raw["traceLinks"]
+        if isinstance(v, str):
+            s.trace_links = v.strip()
+        else:
+            bad("traceLinks", "the path of a device links file")
     if "rules" in raw:
         _parse_rules(raw["rules"], s)
     if "pathMappings" in raw:

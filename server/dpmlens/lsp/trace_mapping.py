@@ -16,6 +16,7 @@ from dpmlens.model.types import FileModel
 from dpmlens.traces.aggregate import CallbackStats, PhaseStats, _order, aggregate, phase_stats
 from dpmlens.traces.critical import CriticalPath, DeviceOnPath, across_cycles, critical_path
 from dpmlens.traces.delays import DelaySite, MeasuredDelay, delay_sites, measured_delays
+from dpmlens.traces.links import DeviceLinks
 from dpmlens.traces.mapping import SourceIndex, map_to_source
 from dpmlens.traces.output import callback_json, phase_json
 from dpmlens.traces.rpm_output import runtime_rows
@@ -73,8 +74,10 @@ def parse_traces(
     paths: list[str],
     cancelled: Callable[[], bool] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    links: DeviceLinks | None = None,
 ) -> ParsedTraces:
     ts = load_traces(list(paths), progress=progress, cancelled=cancelled)
+    ts.device_links = links  # supplier/consumer order for the critical paths and what-ifs
     runs = build_timeline(ts)
     paths_ = [critical_path(r) for r in runs]
     measured = measured_delays(ts, runs)

@@ -140,26 +140,26 @@ class Assembler:
             self.coll.skip("callback end before its start")
             return
         # Within an open dpm_* marker the phase wall time will be measured: no span needed.
-        if err or phase not in self._open_members or self.delay_acc:
-            self.coll.add_to(group, phase, t0, dur, err, cycle, phase not in self._open_members,
-                             thread)
+        coll = self.coll
+        if err or phase not in self._open_members:
+            coll.add_to(group, phase, t0, dur, err, cycle, phase not in self._open_members,
+                        thread)
+        else:  # the common case, Collector.add_to inlined (the 50 MB/s budget)
+            group.threads.append(thread)
+            group.durations.append(dur)
+            group.starts.append(t0)
+            group.cycles.append(coll.cycle_base + cycle)
+            group.files.append(coll.file_id)
+            coll.report.samples += 1
+            if cycle > coll._max_cycle:
+                coll._max_cycle = cycle
+        if self.delay_acc:  # the delays measured in this callback, per site
             acc = self.delay_acc.pop(head, None)
             if acc:
-                add = self.coll.store.delays.add
-                base = self.coll.cycle_base
+                add = coll.store.delays.add
+                sample, cycle = len(group.durations) - 1, coll.cycle_base + cycle
                 for key, row in acc.items():
-                    add(group, len(group.durations) - 1, thread, base + cycle, key, row)
-            return
-        # the common case, Collector.add_to inlined (the 50 MB/s budget)
-        coll = self.coll
-        group.threads.append(thread)
-        group.durations.append(dur)
-        group.starts.append(t0)
-        group.cycles.append(coll.cycle_base + cycle)
-        group.files.append(coll.file_id)
-        coll.report.samples += 1
-        if cycle > coll._max_cycle:
-            coll._max_cycle = cycle
+                    add(group, sample, thread, cycle, key, row)
 
     def marker(self, ts: float, action: str, val: int, begin: bool, thread: int = -1) -> None:
         """A `suspend_resume` event; the dpm_* ones delimit the phases, the others are steps."""

@@ -19,6 +19,7 @@ supplier waits for its consumers (dpm_wait_for_subordinate -> dpm_wait_for_consu
 
 from __future__ import annotations
 
+import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -85,6 +86,55 @@ def parse_links(text: str, source: str = "<links>") -> DeviceLinks:
 def load_links(path: str) -> DeviceLinks:
     """Raises OSError when the file cannot be read."""
     return parse_links(Path(path).read_text(encoding="utf-8", errors="replace"), path)
+
+
+_EXPECTED = "expected `ls /sys/class/devlink` output or 'SUPPLIER CONSUMER' per line"
+_WITHOUT = "traces loaded without device links"
+
+
+def links_for_editor(path: str) -> tuple[DeviceLinks | None, str | None]:
+    """The links file the editor was given, all or nothing: (links, None), or (None, one
+    warning naming the file and its first line not understood). Unlike `--links`, where the
+    lines understood are used and the rest listed, a half-read file would change critical
+    paths without anyone seeing why."""
+    try:
+        links = load_links(path)
+    except OSError as exc:
+        return None, f"{path}: cannot read the device links file: {exc.strerror or exc}; {_WITHOUT}"
+    if links.unparsed:
+        where, _, text = links.unparsed[0].partition(": ")
+        more = len(links.unparsed) - 1
+        also = f" (and {more} more line{'s' if more > 1 else ''})" if more else ""
+        return None, (f"{path}:{where.removeprefix('line ')}: not a device link: {text!r}{also} "
+                      f"({_EXPECTED}); {_WITHOUT}")
+    if links.count == 0:
+        return None, f"{path}: no device link in it ({_EXPECTED}); {_WITHOUT}"
+    return links, None
+
+
+def project_links(roots: list[str], setting: str = "") -> tuple[DeviceLinks | None, str | None]:
+    """The device links of the editor's traces: the `traceLinks` setting (relative to the first
+    workspace folder), else `[traces] links` of the `.dpmlens.toml` governing the first folder
+    that has one. (None, None) when neither names a file."""
+    from dpmlens.config_file import find_config, trace_links
+    from dpmlens.errors import ConfigError
+
+    if setting:
+        path = Path(os.path.expanduser(setting))
+        if not path.is_absolute() and roots:
+            path = Path(roots[0]) / path
+        return links_for_editor(str(path))
+    for root in roots:
+        found = find_config(root)
+        if found is None:
+            continue
+        try:
+            path = trace_links(found)
+        except ConfigError as exc:
+            return None, f"{exc}; {_WITHOUT}"
+        if path is not None:
+            return links_for_editor(str(path))
+    return None, None
 
 
 def used_links(links: DeviceLinks, runs: list[PhaseRun]) -> int:
