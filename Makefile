@@ -37,8 +37,10 @@ bench-traces: $(STAMP)
 bench-lsp: $(STAMP)
 	$(PY) bench/bench_lsp.py --kernel $(BENCH_KERNEL)
 
+# ruff over server/, and mypy (configured in server/pyproject.toml: strict for dpmlens/lsp/)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check server
+	cd server && ../$(VENV)/bin/mypy
 
 test-python: $(STAMP) lint
 	cd server && ../$(PY) -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then echo "no python tests"; exit 0; fi; exit $$rc
