@@ -19,12 +19,12 @@ from dpmlens.lsp.core import DpmlensServer, LanguageFeature
 from dpmlens.lsp.diagnostics import Diagnostics
 from dpmlens.lsp.documents import Document
 from dpmlens.lsp.trace_loader import Traces
-from dpmlens.model.phases import PHASES
+from dpmlens.model.phases import AFTER_ALL_PHASES, PHASES
 from dpmlens.traces.durations import format_us
 
 
 def _order(phase: str) -> int:
-    return PHASES[phase].order if phase in PHASES else 99
+    return PHASES[phase].order if phase in PHASES else AFTER_ALL_PHASES
 
 
 def runtime_title(phase: str, group: list[dict[str, Any]]) -> str:

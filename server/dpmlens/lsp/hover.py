@@ -17,7 +17,7 @@ from dpmlens.lsp.trace_loader import Traces
 from dpmlens.lsp.traces_state import TraceState
 from dpmlens.model import pm_macros
 from dpmlens.model.callgraph import pm_callbacks
-from dpmlens.model.phases import PHASES, Phase
+from dpmlens.model.phases import AFTER_ALL_PHASES, PHASES, Phase
 from dpmlens.model.types import FileModel
 from dpmlens.model.walker import Walker
 from dpmlens.traces.durations import format_us
@@ -55,6 +55,10 @@ def describe_phase(p: Phase) -> str:
     return f"`{p.member}`: " + "; ".join(facts)
 
 
+def _phase_order(member: str) -> int:
+    return PHASES[member].order if member in PHASES else AFTER_ALL_PHASES
+
+
 def _fmt_ms(us: float | None) -> str:
     return "-" if us is None else format_us(us)
 
@@ -85,7 +89,7 @@ def measured_table(rows: list[dict[str, Any]], traces: TraceState | None = None)
     ]
 
     def order(r: dict[str, Any]) -> tuple[int, str]:
-        return PHASES[r["phase"]].order if r["phase"] in PHASES else 99, r.get("device") or ""
+        return _phase_order(r["phase"]), r.get("device") or ""
 
     for r in sorted(rows, key=order):
         dist = sparkline(traces.durations_of(r)) if traces is not None else ""
@@ -199,9 +203,7 @@ def hover_markdown(
         table = model.pm_tables[name]
         how = f" via `{table.macro}`" if table.macro else ""
         parts.append(f"**{name}**: `struct dev_pm_ops`{how}\n")
-        for m in sorted(
-            table.members, key=lambda m: PHASES[m.member].order if m.member in PHASES else 99
-        ):
+        for m in sorted(table.members, key=lambda m: _phase_order(m.member)):
             parts.append(f"- `{m.member}` -> `{m.function or 'NULL'}`")
         rows = _trace_rows(traces, doc, [m.function for m in table.members if m.function])
         if rows:
