@@ -157,7 +157,7 @@ class Commands(LanguageFeature):
         state = self.traces.state
         files = state.files
         if not files:
-            raise CommandError(f"{TIMELINE}: no traces loaded (dpmlens.loadTraces first)")
+            raise CommandError(f"{TIMELINE}: no traces loaded ({LOAD} first)")
         models = state.mapping_inputs(self.server)["models"]
         loop = asyncio.get_running_loop()
         try:
