@@ -72,4 +72,4 @@ e2e: package
 	node e2e/run.mjs
 
 clean:
-	rm -rf $(VENV) node_modules out dist bundled *.vsix e2e/node_modules e2e/artifacts
+	rm -rf $(VENV) node_modules out dist bundled *.vsix e2e/node_modules e2e/artifacts server/.mypy_cache
