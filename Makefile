@@ -39,8 +39,10 @@ bench-lsp: $(STAMP)
 	$(PY) bench/bench_lsp.py --kernel $(BENCH_KERNEL)
 	$(PY) bench/bench_incremental.py --kernel $(BENCH_KERNEL)
 
+# ruff over server/, and mypy (configured in server/pyproject.toml: strict for dpmlens/lsp/)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check server
+	cd server && ../$(VENV)/bin/mypy
 
 test-python: $(STAMP) lint
 	cd server && ../$(PY) -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then echo "no python tests"; exit 0; fi; exit $$rc
@@ -72,4 +74,4 @@ e2e: package
 	node e2e/run.mjs
 
 clean:
-	rm -rf $(VENV) node_modules out dist bundled *.vsix e2e/node_modules e2e/artifacts
+	rm -rf $(VENV) node_modules out dist bundled *.vsix e2e/node_modules e2e/artifacts server/.mypy_cache

@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from dpmlens import __version__
+from dpmlens import __version__, exit_codes
 from dpmlens.errors import UsageError
 
 COMMANDS = (
@@ -23,9 +23,6 @@ COMMANDS = (
     "dpmlens.commands.serve_cmd",
     "dpmlens.commands.trace_cmd",
 )
-
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
-
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -45,22 +42,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(sys.stderr)
-        return EXIT_USAGE
+        return exit_codes.USAGE
     try:
         return int(handler(args))
     except UsageError as exc:
         print(f"dpmlens: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return exit_codes.USAGE
     except _rule_error() as exc:  # a broken rules/*.yaml: configuration, not a crash
         print(f"dpmlens: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return exit_codes.USAGE
     except KeyboardInterrupt:
-        return 130
+        return exit_codes.INTERRUPTED
     except BrokenPipeError:  # `dpmlens check ... | head`
         # Silence the second error Python would print when flushing stdout at exit.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_FINDINGS
+        return exit_codes.FINDINGS
 
 
 def _rule_error() -> type[Exception]:

@@ -175,7 +175,7 @@ def trace_links(path: Path) -> Path | None:
     read_config(path)
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     links = data.get("traces", {}).get("links")
-    if links is None:
+    if not isinstance(links, str):  # read_config checked it: absent, or a path
         return None
     return path.parent / os.path.expanduser(links)
 

@@ -22,6 +22,7 @@ import sys
 from types import SimpleNamespace
 from typing import Any
 
+from dpmlens import exit_codes
 from dpmlens.errors import UsageError
 
 _LEVELS = ("error", "warning", "info", "hint", "none")
@@ -47,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.argv in (["--help"], ["-h"]):
         print(__doc__)
-        return 0
+        return exit_codes.OK
     try:
         options = split_options(list(args.argv))
     except ValueError as exc:

@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from dpmlens import exit_codes
 from dpmlens.atomic import write_text_atomic
 from dpmlens.durations import format_us
 from dpmlens.errors import UsageError
@@ -219,7 +220,7 @@ def run(args: argparse.Namespace) -> int:
         count = write_baseline(args.write_baseline, run_.findings)
         _print_errors(run_)
         print(f"dpmlens: wrote {count} findings to {args.write_baseline}", file=sys.stderr)
-        return 2 if run_.usage_errors or rule_errors else 0
+        return exit_codes.USAGE if run_.usage_errors or rule_errors else exit_codes.OK
     if args.baseline:
         from dpmlens.baseline import subtract_baseline
 
@@ -230,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
     _print_errors(run_)
     if not args.quiet:
         print(_summary_line(run_), file=sys.stderr)
-    return 2 if rule_errors else exit_code(run_, args.fail_level)
+    return exit_codes.USAGE if rule_errors else exit_code(run_, args.fail_level)
 
 
 def _run_patches(args: argparse.Namespace, config: Any, rules: list[Any], rule_errors: Any) -> int:
@@ -257,16 +258,17 @@ def _run_patches(args: argparse.Namespace, config: Any, rules: list[Any], rule_e
     _print_errors(run_)
     if not args.quiet:
         print(_summary_line(run_).replace(" file", " patched file", 1), file=sys.stderr)
-    return 2 if rule_errors else exit_code(run_, args.fail_level)
+    return exit_codes.USAGE if rule_errors else exit_code(run_, args.fail_level)
 
 
 def exit_code(run_: Any, fail_level: str) -> int:
     if run_.usage_errors:
-        return 2
+        return exit_codes.USAGE
     if fail_level == "none":
-        return 0
+        return exit_codes.OK
     threshold = Severity.parse(fail_level)
-    return 1 if any(f.severity >= threshold for f in run_.findings) else 0
+    found = any(f.severity >= threshold for f in run_.findings)
+    return exit_codes.FINDINGS if found else exit_codes.OK
 
 
 def _write(report: str, output: str | None) -> None:

@@ -8,6 +8,7 @@ import json
 import sys
 from typing import Any
 
+from dpmlens import exit_codes
 from dpmlens.commands import help_handler
 from dpmlens.errors import UsageError
 
@@ -49,13 +50,13 @@ def run_list(args: argparse.Namespace) -> int:
             for r in rules
         ]
         print(json.dumps(payload, indent=2))
-        return 2 if broken else 0
+        return exit_codes.USAGE if broken else exit_codes.OK
     width = max((len(r.id) for r in rules), default=0)
     kwidth = max((len(r.kernel_type) for r in rules), default=0)
     for r in rules:
         severity = str(r.severity)
         print(f"{r.id:<{width}}  {severity:<7}  {r.kernel_type:<{kwidth}}  {r.title}")
-    return 2 if broken else 0
+    return exit_codes.USAGE if broken else exit_codes.OK
 
 
 def run_explain(args: argparse.Namespace) -> int:
@@ -81,4 +82,4 @@ def run_explain(args: argparse.Namespace) -> int:
         out += [f"Fix: {rule.fix.get('title', '')}", ""]
     out += [f"Documentation: {rule.url}", f"Rule file: {rule.path}" if rule.path else ""]
     print("\n".join(out).rstrip())
-    return 0
+    return exit_codes.OK

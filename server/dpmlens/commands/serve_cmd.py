@@ -7,6 +7,7 @@ import logging
 import os
 import sys
 
+from dpmlens import exit_codes
 from dpmlens.errors import UsageError
 
 
@@ -58,4 +59,4 @@ def run(args: argparse.Namespace) -> int:
         # must not desynchronize the stream for good.
         reader = FrameReader(sys.stdin.buffer.fileno(), logging.getLogger("dpmlens.lsp").warning)
         server.start_io(reader, proto_out)  # type: ignore[arg-type]
-    return 0
+    return exit_codes.OK

@@ -12,6 +12,7 @@ import os
 import sys
 from typing import Any
 
+from dpmlens import exit_codes
 from dpmlens.commands import help_handler
 from dpmlens.errors import UsageError
 
@@ -194,7 +195,7 @@ def run_report(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
     for e in traces.errors:
         print(f"dpmlens: warning: {e}", file=sys.stderr)
-    return 0
+    return exit_codes.OK
 
 
 def _links(traces: Any, path: str | None, source: str | None = None) -> None:
@@ -266,7 +267,7 @@ def run_diff(args: argparse.Namespace) -> int:
                 }
             )
         )
-        return 0
+        return exit_codes.OK
     if args.format == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
@@ -274,7 +275,7 @@ def run_diff(args: argparse.Namespace) -> int:
         for r in phases + callbacks + rt_rows:
             w.writerow([r.kind, *(getattr(r, k) for k in _DIFF_FIELDS)])
         sys.stdout.write(buf.getvalue())
-        return 0
+        return exit_codes.OK
 
     def fmt(r: Any) -> list[str]:
         def med(v: float | None) -> str:
@@ -336,7 +337,7 @@ def run_diff(args: argparse.Namespace) -> int:
                            f"{eb} -> {ea}"])
         out += ["", "Runtime PM use per device (before -> after):", _table(rows_d, set())]
     sys.stdout.write("\n".join(out) + "\n")
-    return 0
+    return exit_codes.OK
 
 
 def run_whatif(args: argparse.Namespace) -> int:
@@ -398,4 +399,4 @@ def run_whatif(args: argparse.Namespace) -> int:
         sys.stdout.write(whatif_text(traces, result, words))
     for e in traces.errors:
         print(f"dpmlens: warning: {e}", file=sys.stderr)
-    return 0
+    return exit_codes.OK

@@ -6,13 +6,12 @@ Actions are keyed by the diagnostic code (rule id) and range, as the client send
 
 from __future__ import annotations
 
-from typing import Any
-
 from lsprotocol import types
 
 from dpmlens.findings import Finding
-from dpmlens.lsp.diagnostics import anchor_span
-from dpmlens.lsp.documents import UTF16, Document
+from dpmlens.lsp.core import DpmlensServer, LanguageFeature
+from dpmlens.lsp.diagnostics import Diagnostics, anchor_span
+from dpmlens.lsp.documents import Document
 
 
 def _overlaps(a: types.Range, b: types.Range) -> bool:
@@ -22,14 +21,17 @@ def _overlaps(a: types.Range, b: types.Range) -> bool:
     return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
 
 
-def actions_for(server: Any, doc: Document, params: types.CodeActionParams) -> list[Any]:
+def actions_for(
+    server: DpmlensServer, doc: Document, params: types.CodeActionParams
+) -> list[types.CodeAction]:
     only = params.context.only
     if only and not any(k.startswith(types.CodeActionKind.QuickFix) for k in only):
         return []
-    res = server.diagnostics.current(doc)
+    diagnostics = server.get_feature(Diagnostics)
+    res = diagnostics.current(doc)
     if res is None:
         return []
-    enc = server.workspace.position_encoding or UTF16
+    enc = server.encoding
     wanted = [d for d in params.context.diagnostics if d.source == "dpmlens"]
     out: list[types.CodeAction] = []
     for f in res.findings:
@@ -46,19 +48,19 @@ def actions_for(server: Any, doc: Document, params: types.CodeActionParams) -> l
             continue
         if not wanted and not _overlaps(frange, params.range):
             continue
-        out.extend(_actions(server, doc, f, matching, enc))
+        out.extend(_actions(diagnostics, doc, f, matching, enc))
     return out
 
 
 def _actions(
-    server: Any, doc: Document, f: Finding, diags: list[types.Diagnostic], enc: str
+    diagnostics: Diagnostics, doc: Document, f: Finding, diags: list[types.Diagnostic], enc: str
 ) -> list[types.CodeAction]:
     out = []
     for i, fix in enumerate(f.fixes):
         changes: dict[str, list[types.TextEdit]] = {}
         for e in fix.edits:
-            uri = server.diagnostics.uri_for(e.path, doc)
-            rng = server.diagnostics.range_in(e.path, e.span, doc, enc)
+            uri = diagnostics.uri_for(e.path, doc)
+            rng = diagnostics.range_in(e.path, e.span, doc, enc)
             changes.setdefault(uri, []).append(
                 types.TextEdit(range=rng, new_text=e.new_text)
             )
@@ -74,15 +76,20 @@ def _actions(
     return out
 
 
-def setup(server: Any) -> None:
-    @server.feature(
-        types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
-    )
-    def code_action(ls: Any, params: types.CodeActionParams) -> list[Any] | None:
-        doc = ls.documents.get(params.text_document.uri)
+class CodeActions(LanguageFeature):
+    name = "code actions"
+
+    def __init__(self, server: DpmlensServer) -> None:
+        super().__init__(server)
+        server.handle(
+            types.TEXT_DOCUMENT_CODE_ACTION, self.code_action,
+            types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+        )
+
+    def code_action(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        doc = self.server.documents.get(params.text_document.uri)
         if doc is None:
             return None
-        with ls.guard("code actions"):
-            return actions_for(ls, doc, params)
+        with self.server.guard("code actions"):
+            return actions_for(self.server, doc, params)
         return None

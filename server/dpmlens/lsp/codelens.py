@@ -15,13 +15,16 @@ from typing import Any
 from lsprotocol import types
 
 from dpmlens.findings import Span
-from dpmlens.lsp.documents import UTF16, Document
-from dpmlens.model.phases import PHASES
+from dpmlens.lsp.core import DpmlensServer, LanguageFeature
+from dpmlens.lsp.diagnostics import Diagnostics
+from dpmlens.lsp.documents import Document
+from dpmlens.lsp.trace_loader import Traces
+from dpmlens.model.phases import AFTER_ALL_PHASES, PHASES
 from dpmlens.traces.durations import format_us
 
 
 def _order(phase: str) -> int:
-    return PHASES[phase].order if phase in PHASES else 99
+    return PHASES[phase].order if phase in PHASES else AFTER_ALL_PHASES
 
 
 def runtime_title(phase: str, group: list[dict[str, Any]]) -> str:
@@ -82,18 +85,18 @@ def table_title(rows: list[dict[str, Any]]) -> str | None:
     return "dev_pm_ops · median sum per phase: " + " · ".join(parts)
 
 
-def lenses_for(server: Any, doc: Document) -> list[types.CodeLens]:
-    traces = server.traces
-    if traces is None or not traces.loaded:
+def lenses_for(server: DpmlensServer, doc: Document) -> list[types.CodeLens]:
+    traces = server.get_feature(Traces).state
+    if not traces.loaded:
         return []
-    res = server.diagnostics.current(doc)
+    res = server.get_feature(Diagnostics).current(doc)
     if res is None:
         return []
     model = res.model
-    enc = server.workspace.position_encoding or UTF16
+    enc = server.encoding
     out: list[types.CodeLens] = []
 
-    def lens(span: Any, title: str) -> None:
+    def lens(span: Span, title: str) -> None:
         line = span.line - 1
         rng = types.Range(
             start=doc.position_of_point(line, 0, enc), end=doc.position_of_point(line, 0, enc)
@@ -123,12 +126,18 @@ def lenses_for(server: Any, doc: Document) -> list[types.CodeLens]:
     return out
 
 
-def setup(server: Any) -> None:
-    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
-    def code_lens(ls: Any, params: types.CodeLensParams) -> list[types.CodeLens] | None:
-        doc = ls.documents.get(params.text_document.uri)
+class CodeLens(LanguageFeature):
+    name = "codeLens"
+
+    def __init__(self, server: DpmlensServer) -> None:
+        super().__init__(server)
+        server.handle(types.TEXT_DOCUMENT_CODE_LENS, self.code_lens,
+                      types.CodeLensOptions(resolve_provider=False))
+
+    def code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens] | None:
+        doc = self.server.documents.get(params.text_document.uri)
         if doc is None:
             return None
-        with ls.guard("codeLens"):
-            return lenses_for(ls, doc)
+        with self.server.guard("codeLens"):
+            return lenses_for(self.server, doc)
         return None

@@ -3,30 +3,37 @@
 One run = incremental reparse (documents.py) -> build_model(path, source, tree) ->
 analyze_model(model, config, resolver) -> LSP Diagnostics, or, when the edit lies in a function
 no rule can see, the last findings moved (incremental.py; the model is then built only when a
-hover or CodeLens asks for it). The run happens on the event loop:
-with the tree reused it is a few milliseconds, and it keeps the order of edits and results
-simple. The findings of the last run are kept per document for code actions and hovers.
+hover or CodeLens asks for it). The run happens on the event loop: with the tree reused it is a
+few milliseconds, and it keeps the order of edits and results simple; a document of 1 MiB or
+more is analysed in a worker process instead (offloop.py). The findings of the last run are
+kept per document for code actions and hovers.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
-from typing import Any
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from dpmlens import limits
-from dpmlens.config import Config
 from dpmlens.durations import format_us
-from dpmlens.findings import Finding, Severity
+from dpmlens.findings import Finding, Severity, Span
 from dpmlens.incremental import IncrementalAnalyzer
-from dpmlens.lsp.documents import UTF16, Document, byte_to_col
+from dpmlens.lsp.analysis import Analysis
+from dpmlens.lsp.core import DpmlensServer, LanguageFeature
+from dpmlens.lsp.documents import Document, byte_to_col
 from dpmlens.lsp.offloop import OffLoop, big_bytes
+from dpmlens.lsp.project_config import ProjectConfigs
+from dpmlens.lsp.rulebook import RuleBook
+from dpmlens.lsp.settings import Settings
+from dpmlens.lsp.trace_loader import Traces
+from dpmlens.lsp.workspace_index import WorkspaceIndex
 from dpmlens.model.types import FileModel
 from dpmlens.nesting import too_deep
+
+__all__ = ["Analysis", "Diagnostics", "analyze_document"]
 
 _SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
@@ -40,38 +47,6 @@ _TAGS = {
 }
 
 
-@dataclass
-class Analysis:
-    version: int | None
-    source: bytes  # the text the findings refer to
-    _model: FileModel | None
-    findings: list[Finding]
-    seconds: float
-    # for a reused analysis: (path, a copy of the tree of `source`) to build the model from
-    _lazy: tuple[str, Any] | None = None
-
-    @property
-    def model(self) -> FileModel:
-        if self._model is None:
-            from dpmlens.model.build import build_model
-
-            assert self._lazy is not None
-            path, tree = self._lazy
-            self._model, self._lazy = build_model(path, self.source, tree=tree), None
-        return self._model
-
-
-def rules_by_id(server: Any) -> dict[str, Any]:
-    """The rule set, loaded once; a broken rule directory is logged and leaves it empty."""
-    if server.rules is None:
-        server.rules = {}
-        with server.guard("rules (load)"):
-            from dpmlens.rules.loader import load_rules
-
-            server.rules = {r.id: r for r in load_rules()}
-    return server.rules
-
-
 def skip_reason(doc: Document) -> str | None:
     """Why a document is not analyzed at all (limits.py), or None."""
     size = len(doc.source)
@@ -80,24 +55,21 @@ def skip_reason(doc: Document) -> str | None:
     return too_deep(doc.source)
 
 
-def analyze_document(server: Any, doc: Document) -> Analysis:
+def analyze_document(server: DpmlensServer, doc: Document) -> Analysis:
     """Model, then rules. A rule crash leaves the model (hover, CodeLens) usable. A document
     over a limit gets an empty model and no findings, and one log line saying why."""
     from dpmlens.model.build import build_model
 
     t0 = time.perf_counter()
     if (reason := skip_reason(doc)) is not None:
-        if server.diagnostics is None or server.diagnostics.note_skip(doc.uri, reason):
+        if server.get_feature(Diagnostics).note_skip(doc.uri, reason):
             server.log("warning", f"dpmlens: not analyzed: {doc.path}: {reason}")
         return Analysis(doc.version, doc.source, _empty_model(doc), [], time.perf_counter() - t0)
     tree = doc.ensure_tree()
-    findings: list[Finding] = []
-    analyzer = server.diagnostics.analyzer(doc.uri) if server.diagnostics is not None else None
+    analyzer = server.get_feature(Diagnostics).analyzer(doc.uri)
     with server.guard("rules"):
-        resolver = server.index.resolver_for(doc.path) if server.index is not None else None
-        config = config_for(server, doc)
-        if analyzer is None:
-            analyzer = IncrementalAnalyzer()
+        resolver = server.get_feature(WorkspaceIndex).resolver_for(doc.path)
+        config = server.get_feature(ProjectConfigs).config_for(doc.path)
         result = analyzer.analyze(doc.path, doc.source, tree, config, resolver)
         seconds = time.perf_counter() - t0
         if result.model is None:  # reused: the tree keeps changing with the document
@@ -107,13 +79,7 @@ def analyze_document(server: Any, doc: Document) -> Analysis:
     # a rule crashed (logged by the guard): the model still serves hover and CodeLens
     analyzer.forget()
     model = build_model(doc.path, doc.source, tree=tree)
-    return Analysis(doc.version, doc.source, model, findings, time.perf_counter() - t0)
-
-
-def config_for(server: Any, doc: Document) -> Config:
-    """The editor's settings under the document's `.dpmlens.toml`."""
-    configs = getattr(server, "project_configs", None)
-    return configs.config_for(doc.path) if configs else server.settings.to_config()  # type: ignore[no-any-return]
+    return Analysis(doc.version, doc.source, model, [], time.perf_counter() - t0)
 
 
 def _empty_model(doc: Document) -> FileModel:
@@ -126,13 +92,18 @@ def _empty_model(doc: Document) -> FileModel:
 _DELAY_RULES = frozenset({"delay-beyond-spec", "msleep-under-20ms", "busy-wait-in-pm-callback"})
 
 
-class Diagnostics:
-    def __init__(self, server: Any) -> None:
-        self.server = server
-        self.results: dict[str, Analysis] = {}
+class Diagnostics(LanguageFeature):
+    name = "diagnostics"
+
+    def __init__(self, server: DpmlensServer) -> None:
+        super().__init__(server)
+        # the latest analysis per open document (shared: the index and the trace mapping
+        # read the models)
+        self.results: dict[str, Analysis] = server.documents.analyses
         self._pending: dict[str, asyncio.TimerHandle | asyncio.Handle] = {}
         self.runs = 0
         self._skips: dict[str, str] = {}  # uri -> the reason last logged
+        self.unsaved: set[str] = set()  # documents edited since they were opened or saved
         self._analyzers: dict[str, IncrementalAnalyzer] = {}
         self.offloop = OffLoop()  # big documents are analysed in a worker process
 
@@ -143,10 +114,49 @@ class Diagnostics:
             hit = self._analyzers[uri] = IncrementalAnalyzer()
         return hit
 
-    def forget(self) -> None:
-        """Settings, traces or the workspace changed: the next analyses run in full."""
-        for analyzer in self._analyzers.values():
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def initialize(self) -> None:
+        warm_up(self.server)
+
+    def document_opened(self, doc: Document) -> None:
+        self.unsaved.discard(doc.uri)
+        self.schedule(doc, 0)
+
+    def document_changed(self, doc: Document) -> None:
+        self.unsaved.add(doc.uri)
+        if self.server.settings.run != "onSave":  # onSave: the last analysis stands till saved
+            self.schedule(doc, self.server.settings.debounce_ms)
+
+    def document_saved(self, doc: Document) -> None:
+        self.unsaved.discard(doc.uri)
+        if self.server.settings.run == "onSave":
+            self.schedule(doc, 0)
+
+    def document_closed(self, doc: Document) -> None:
+        self.unsaved.discard(doc.uri)
+        self.clear(doc)
+
+    def settings_changed(self, old: Settings, new: Settings) -> None:
+        self.rerun_all()
+
+    def traces_loaded(self) -> None:
+        self.rerun_all()  # delay findings quote measurements
+
+    def index_updated(self, directory: str | None) -> None:
+        self.rerun_all()
+
+    def rerun_all(self) -> None:
+        # onSave: an edited, unsaved document keeps its last analysis here too (a settings
+        # change or the workspace index must not analyze text the user has not saved)
+        on_save = self.server.settings.run == "onSave"
+        for analyzer in self._analyzers.values():  # what the last analyses read may be stale
             analyzer.forget()
+        for doc in list(self.server.documents.docs.values()):
+            if not (on_save and doc.uri in self.unsaved):
+                self.schedule(doc, 0)
+
+    # -- running ---------------------------------------------------------------------------
 
     def note_skip(self, uri: str, reason: str) -> bool:
         """True the first time this document is skipped for this reason (log it once)."""
@@ -201,7 +211,7 @@ class Diagnostics:
         server.log("debug", analysed_message(doc.path, doc.version, len(res.findings),
                                              res.seconds))
         self.publish(doc.uri, doc.version, self.to_lsp(doc, res.findings))
-        server.emit("analysed", doc)
+        server.features.document_analysed(doc, res)
         return res
 
     def _elsewhere(self, doc: Document) -> None:
@@ -226,9 +236,10 @@ class Diagnostics:
                 self.results[uri] = res
                 self.runs += 1
                 self.publish(uri, current.version, self.to_lsp(current, res.findings))
-                server.emit("analysed", current)
+                server.features.document_analysed(current, res)
 
-        self.offloop.submit(uri, path, doc.source, config_for(server, doc), done)
+        config = server.get_feature(ProjectConfigs).config_for(path)
+        self.offloop.submit(uri, path, doc.source, config, done)
 
     def publish(self, uri: str, version: int | None, diags: list[types.Diagnostic]) -> None:
         self.server.text_document_publish_diagnostics(
@@ -249,22 +260,22 @@ class Diagnostics:
     def measured(self, doc: Document) -> dict[int, str]:
         """line -> what the loaded traces measured at the delay call there (delay_lens.py),
         for the delay rules' diagnostics: "measured 8 × 55.00 ms per resume · ..."."""
-        traces = self.server.traces
+        traces = self.server.get_feature(Traces).state
         res = self.results.get(doc.uri)
-        if traces is None or res is None or traces.result is None:
+        if res is None or traces.result is None:
             return {}
         if not traces.result.parsed.delay_sites:
             return {}
         return {lens.line: lens.measured for lens in traces.delay_lenses(doc, res.model)}
 
     def to_lsp(self, doc: Document, findings: list[Finding]) -> list[types.Diagnostic]:
-        enc = self.server.workspace.position_encoding or UTF16
-        rules = rules_by_id(self.server)
+        enc = self.server.encoding
+        rules = self.server.get_feature(RuleBook).by_id()
         measured = self.measured(doc) if any(f.rule in _DELAY_RULES for f in findings) else {}
         out = []
         for f in findings:
             rule = rules.get(f.rule)
-            url = getattr(rule, "url", None)
+            url = rule.url if rule is not None else None
             span = anchor_span(f, doc.path)
             if span is None:
                 continue
@@ -302,7 +313,7 @@ class Diagnostics:
         other = self.server.documents.by_path(path)
         return other.uri if other is not None else (from_fs_path(path) or path)
 
-    def range_in(self, path: str, span: Any, doc: Document, enc: str) -> types.Range:
+    def range_in(self, path: str, span: Span, doc: Document, enc: str) -> types.Range:
         """Span (1-based byte columns) -> LSP Range, using the text of whichever file it is in."""
         if path == doc.path:
             return doc.span_to_range(span, enc)
@@ -322,7 +333,7 @@ class Diagnostics:
         )
 
 
-def anchor_span(f: Finding, path: str) -> Any:
+def anchor_span(f: Finding, path: str) -> Span | None:
     """Where a finding shows in the document `path`.
 
     A finding reached through a helper in another file is located at the offending call over
@@ -335,9 +346,9 @@ def anchor_span(f: Finding, path: str) -> Any:
     return here[-1].span if here else None
 
 
-def _disk_lines(server: Any, path: str, *wanted: int) -> dict[int, bytes]:
+def _disk_lines(server: DpmlensServer, path: str, *wanted: int) -> dict[int, bytes]:
     """A few 1-based lines of a file that is not open (for column conversion only)."""
-    source = server.index.source_of(path) if server.index is not None else None
+    source = server.get_feature(WorkspaceIndex).source_of(path)
     if source is None:
         return {}
     lines = source.split(b"\n", max(wanted))
@@ -352,59 +363,15 @@ static struct platform_driver w_driver = { .driver = { .name = "w", .pm = &w_pm 
 """
 
 
-def warm_up(server: Any) -> None:
+def warm_up(server: DpmlensServer) -> None:
     """Import the engine, load the rules and compile their queries before the first document
     arrives (the client is waiting for `initialize` anyway), so didOpen pays only for parsing."""
     from dpmlens.engine import analyze_model
     from dpmlens.model.build import build_model
 
-    rules_by_id(server)
+    server.get_feature(RuleBook).by_id()
     analyze_model(build_model("warm-up.c", _WARM_UP), server.settings.to_config())
 
 
-def setup(server: Any) -> None:
-    diags = Diagnostics(server)
-    server.diagnostics = diags
-    server.on("initialize", "diagnostics (warm-up)", lambda: warm_up(server))
-
-    unsaved: set[str] = set()  # documents edited since they were opened or saved
-
-    def opened(doc: Document) -> None:
-        unsaved.discard(doc.uri)
-        diags.schedule(doc, 0)
-
-    def changed(doc: Document) -> None:
-        unsaved.add(doc.uri)
-        if server.settings.run != "onSave":  # onSave: the last analysis stands until saved
-            diags.schedule(doc, server.settings.debounce_ms)
-
-    def saved(doc: Document) -> None:
-        unsaved.discard(doc.uri)
-        if server.settings.run == "onSave":
-            diags.schedule(doc, 0)
-
-    def closed(doc: Document) -> None:
-        unsaved.discard(doc.uri)
-        diags.clear(doc)
-
-    server.on("opened", "diagnostics", opened)
-    server.on("changed", "diagnostics", changed)
-    server.on("saved", "diagnostics", saved)
-    server.on("closed", "diagnostics", closed)
-
-    def rerun_all(*_args: Any) -> None:
-        # onSave: an edited, unsaved document keeps its last analysis here too (a settings
-        # change or the workspace index must not analyze text the user has not saved)
-        on_save = server.settings.run == "onSave"
-        diags.forget()
-        for doc in list(server.documents.docs.values()):
-            if not (on_save and doc.uri in unsaved):
-                diags.schedule(doc, 0)
-
-    server.on("settings_changed", "diagnostics", rerun_all)
-    server.on("traces_loaded", "diagnostics", rerun_all)  # delay findings quote measurements
-    server.on("index_updated", "diagnostics", rerun_all)
-
-
-def analysed_message(path: str, version: int, findings: int, seconds: float) -> str:
+def analysed_message(path: str, version: int | None, findings: int, seconds: float) -> str:
     return f"analysed {path} v{version}: {findings} findings in {format_us(seconds * 1e6)}"

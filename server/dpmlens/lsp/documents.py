@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 import tree_sitter as ts
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from dpmlens.findings import Span
+from dpmlens.lsp.analysis import Analysis
+from dpmlens.model.types import FileModel
 from dpmlens.syntax.parser import parse
 
 UTF8 = types.PositionEncodingKind.Utf8
@@ -132,18 +133,18 @@ class Document:
 
     # -- edits -----------------------------------------------------------------------------
 
-    def apply_change(self, change: Any, encoding: str) -> int:
+    def apply_change(self, change: types.TextDocumentContentChangeEvent, encoding: str) -> int:
         """Apply one TextDocumentContentChangeEvent (ranged or whole-text); returns the number
         of lone surrogates replaced in its text."""
         text, replaced = encode_text(change.text)
-        rng = getattr(change, "range", None)
-        if rng is None:
+        if not isinstance(change, types.TextDocumentContentChangePartial):
             self.source = text
             self.tree = None
             self.dirty = True
             self._starts = None
             self.edits += 1
             return replaced
+        rng = change.range
         start = self.offset_of(rng.start, encoding)
         end = max(start, self.offset_of(rng.end, encoding))
         start_point = self._point_at(start)
@@ -230,10 +231,12 @@ def _error_within(node: ts.Node, lo: int, hi: int) -> bool:
 
 
 class DocumentStore:
-    """Open documents by URI. Only C sources and headers are tracked."""
+    """Open documents by URI (only C sources and headers are tracked), and the latest
+    analysis of each (written by diagnostics.py, read by the index and the trace mapping)."""
 
     def __init__(self) -> None:
         self.docs: dict[str, Document] = {}
+        self.analyses: dict[str, Analysis] = {}
         self.last_replaced = 0  # lone surrogates replaced by the last open()
         self.surrogates_logged = False
 
@@ -256,61 +259,14 @@ class DocumentStore:
                 return doc
         return None
 
+    def model_of(self, path: str) -> FileModel | None:
+        """The model of the latest analysis of the open document at `path`, if any."""
+        doc = self.by_path(path)
+        res = self.analyses.get(doc.uri) if doc is not None else None
+        return res.model if res is not None else None
+
 
 def is_c_document(uri: str, language_id: str | None = None) -> bool:
     if language_id in ("c", "cpp"):
         return True
     return uri.endswith((".c", ".h"))
-
-
-def note_surrogates(server: Any, doc: Document, replaced: int) -> None:
-    """One log line per session: the editor sent text that is not valid Unicode."""
-    if replaced and not server.documents.surrogates_logged:
-        server.documents.surrogates_logged = True
-        server.log("warning", f"dpmlens: {doc.path}: {replaced} lone UTF-16 surrogate(s) in the "
-                              "text from the editor, replaced by U+FFFD (logged once)")
-
-
-def setup(server: Any) -> None:
-    server.documents = DocumentStore()
-
-    def encoding() -> str:
-        return server.workspace.position_encoding or UTF16
-
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: Any, params: types.DidOpenTextDocumentParams) -> None:
-        td = params.text_document
-        if not is_c_document(td.uri, td.language_id):
-            return
-        with ls.guard("documents (didOpen)"):
-            doc = ls.documents.open(td.uri, td.version, td.text)
-            note_surrogates(ls, doc, ls.documents.last_replaced)
-            ls.emit("opened", doc)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: Any, params: types.DidChangeTextDocumentParams) -> None:
-        doc = ls.documents.get(params.text_document.uri)
-        if doc is None:
-            return
-        with ls.guard("documents (didChange)"):
-            enc = encoding()
-            replaced = 0
-            for change in params.content_changes:
-                replaced += doc.apply_change(change, enc)
-            note_surrogates(ls, doc, replaced)
-            doc.version = params.text_document.version
-            ls.emit("changed", doc)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    def did_save(ls: Any, params: types.DidSaveTextDocumentParams) -> None:
-        doc = ls.documents.get(params.text_document.uri)
-        if doc is not None:
-            ls.emit("saved", doc)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: Any, params: types.DidCloseTextDocumentParams) -> None:
-        doc = ls.documents.get(params.text_document.uri)
-        if doc is None:
-            return
-        ls.documents.close(params.text_document.uri)
-        ls.emit("closed", doc)

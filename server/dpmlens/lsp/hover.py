@@ -10,10 +10,14 @@ from typing import Any
 
 from lsprotocol import types
 
-from dpmlens.lsp.documents import UTF16, Document
+from dpmlens.lsp.core import DpmlensServer, LanguageFeature
+from dpmlens.lsp.diagnostics import Diagnostics
+from dpmlens.lsp.documents import Document
+from dpmlens.lsp.trace_loader import Traces
+from dpmlens.lsp.traces_state import TraceState
 from dpmlens.model import pm_macros
 from dpmlens.model.callgraph import pm_callbacks
-from dpmlens.model.phases import PHASES, Phase
+from dpmlens.model.phases import AFTER_ALL_PHASES, PHASES, Phase
 from dpmlens.model.types import FileModel
 from dpmlens.model.walker import Walker
 from dpmlens.traces.durations import format_us
@@ -51,6 +55,10 @@ def describe_phase(p: Phase) -> str:
     return f"`{p.member}`: " + "; ".join(facts)
 
 
+def _phase_order(member: str) -> int:
+    return PHASES[member].order if member in PHASES else AFTER_ALL_PHASES
+
+
 def _fmt_ms(us: float | None) -> str:
     return "-" if us is None else format_us(us)
 
@@ -72,7 +80,7 @@ def sparkline(values: tuple[float, ...] | list[float], bins: int = 8) -> str:
     return "".join(_BARS[(c * (len(_BARS) - 1)) // top] if c else " " for c in counts)
 
 
-def measured_table(rows: list[dict[str, Any]], traces: Any = None) -> str:
+def measured_table(rows: list[dict[str, Any]], traces: TraceState | None = None) -> str:
     if not rows:
         return ""
     lines = [
@@ -81,7 +89,7 @@ def measured_table(rows: list[dict[str, Any]], traces: Any = None) -> str:
     ]
 
     def order(r: dict[str, Any]) -> tuple[int, str]:
-        return PHASES[r["phase"]].order if r["phase"] in PHASES else 99, r.get("device") or ""
+        return _phase_order(r["phase"]), r.get("device") or ""
 
     for r in sorted(rows, key=order):
         dist = sparkline(traces.durations_of(r)) if traces is not None else ""
@@ -169,8 +177,9 @@ def _callers(model: FileModel, name: str, depth: int) -> list[tuple[list[Any], l
 
 
 def hover_markdown(
-    server: Any, doc: Document, model: FileModel, name: str, node_type: str
+    server: DpmlensServer, doc: Document, model: FileModel, name: str, node_type: str
 ) -> str | None:
+    traces = server.get_feature(Traces).state
     parts: list[str] = []
     if name in pm_macros.MEMBER_MACROS or name in pm_macros.TABLE_MACROS:
         fills = pm_macros.MEMBER_MACROS.get(name) or pm_macros.TABLE_MACROS[name].fills
@@ -194,13 +203,11 @@ def hover_markdown(
         table = model.pm_tables[name]
         how = f" via `{table.macro}`" if table.macro else ""
         parts.append(f"**{name}**: `struct dev_pm_ops`{how}\n")
-        for m in sorted(
-            table.members, key=lambda m: PHASES[m.member].order if m.member in PHASES else 99
-        ):
+        for m in sorted(table.members, key=lambda m: _phase_order(m.member)):
             parts.append(f"- `{m.member}` -> `{m.function or 'NULL'}`")
-        rows = _trace_rows(server, doc, [m.function for m in table.members if m.function])
+        rows = _trace_rows(traces, doc, [m.function for m in table.members if m.function])
         if rows:
-            parts.append("\n**Measured** (loaded traces)\n\n" + measured_table(rows, server.traces))
+            parts.append("\n**Measured** (loaded traces)\n\n" + measured_table(rows, traces))
         return "\n".join(parts)
 
     roles = pm_callbacks(model).get(name)
@@ -217,9 +224,9 @@ def hover_markdown(
         return "\n".join(parts)
     parts.append(f"**{name}**: PM callback\n")
     parts.extend(_roles_text(roles))
-    rows = _trace_rows(server, doc, [name])
+    rows = _trace_rows(traces, doc, [name])
     if rows:
-        parts.append("\n**Measured** (loaded traces)\n\n" + measured_table(rows, server.traces))
+        parts.append("\n**Measured** (loaded traces)\n\n" + measured_table(rows, traces))
         path_note = critical_note(rows)
         if path_note:
             parts.append("\n" + path_note)
@@ -227,25 +234,25 @@ def hover_markdown(
         if details:
             parts.append("\n**Runtime PM** (latency = rpm_* event to rpm_return_int)\n\n"
                          + details)
-    elif server.traces is not None and server.traces.loaded:
+    elif traces.loaded:
         parts.append("\n*No measured samples map to this function in the loaded traces.*")
     return "\n".join(parts)
 
 
-def _trace_rows(server: Any, doc: Document, functions: list[str]) -> list[dict[str, Any]]:
-    if server.traces is None or not server.traces.loaded:
+def _trace_rows(traces: TraceState, doc: Document, functions: list[str]) -> list[dict[str, Any]]:
+    if not traces.loaded:
         return []
     out: list[dict[str, Any]] = []
     for fn in functions:
-        out.extend(server.traces.callbacks_for(doc.path, fn))
+        out.extend(traces.callbacks_for(doc.path, fn))
     return out
 
 
-def hover_at(server: Any, doc: Document, pos: types.Position) -> types.Hover | None:
-    res = server.diagnostics.current(doc)
+def hover_at(server: DpmlensServer, doc: Document, pos: types.Position) -> types.Hover | None:
+    res = server.get_feature(Diagnostics).current(doc)
     if res is None:
         return None
-    enc = server.workspace.position_encoding or UTF16
+    enc = server.encoding
     row, col = doc.point_of_position(pos, enc)
     tree = doc.ensure_tree()
     node = tree.root_node.named_descendant_for_point_range((row, col), (row, col))
@@ -265,12 +272,17 @@ def hover_at(server: Any, doc: Document, pos: types.Position) -> types.Hover | N
     )
 
 
-def setup(server: Any) -> None:
-    @server.feature(types.TEXT_DOCUMENT_HOVER)
-    def hover(ls: Any, params: types.HoverParams) -> types.Hover | None:
-        doc = ls.documents.get(params.text_document.uri)
+class Hover(LanguageFeature):
+    name = "hover"
+
+    def __init__(self, server: DpmlensServer) -> None:
+        super().__init__(server)
+        server.handle(types.TEXT_DOCUMENT_HOVER, self.hover)
+
+    def hover(self, params: types.HoverParams) -> types.Hover | None:
+        doc = self.server.documents.get(params.text_document.uri)
         if doc is None:
             return None
-        with ls.guard("hover"):
-            return hover_at(ls, doc, params.position)
+        with self.server.guard("hover"):
+            return hover_at(self.server, doc, params.position)
         return None

@@ -11,19 +11,34 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from typing import Any
+
+from dpmlens.lsp.analysis import Analysis
+from dpmlens.lsp.core import DpmlensServer, LanguageFeature
+from dpmlens.lsp.documents import Document
 
 IDLE_S = 1.5
 EVERY_RUNS = 200
 
 
-class IdleCollector:
-    def __init__(self) -> None:
+class IdleCollector(LanguageFeature):
+    name = "idle gc"
+
+    def __init__(self, server: DpmlensServer) -> None:
+        super().__init__(server)
         self._timer: asyncio.TimerHandle | None = None
         self._runs = 0
         self.collections = 0
 
-    def analysed(self, *_args: Any) -> None:
+    def initialized(self) -> None:
+        gc.disable()
+
+    def document_analysed(self, doc: Document, analysis: Analysis) -> None:
+        self.analysed()
+
+    def traces_loaded(self) -> None:
+        self.analysed()
+
+    def analysed(self) -> None:
         self._runs += 1
         if self._runs >= EVERY_RUNS:
             self.collect()
@@ -37,10 +52,3 @@ class IdleCollector:
         self._runs = 0
         gc.collect()
         self.collections += 1
-
-
-def setup(server: Any) -> None:
-    collector = IdleCollector()
-    server.on("analysed", "idle gc", collector.analysed)
-    server.on("traces_loaded", "idle gc", collector.analysed)
-    server.on("initialized", "idle gc", gc.disable)

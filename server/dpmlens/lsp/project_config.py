@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import replace
-from typing import Any
+from pathlib import Path
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
@@ -25,11 +25,14 @@ from pygls.uris import from_fs_path
 from dpmlens.config import Config
 from dpmlens.config_file import find_config, read_config
 from dpmlens.errors import ConfigError
+from dpmlens.lsp.core import DpmlensServer, LanguageFeature
+from dpmlens.lsp.rulebook import RuleBook
+from dpmlens.lsp.settings import Settings
 
 _WHERE = re.compile(r"^(?P<path>.*?\.dpmlens\.toml):(?P<line>\d+)(?::(?P<col>\d+))?: ")
 
 
-def merge(base: Config, settings: Any) -> Config:
+def merge(base: Config, settings: Settings) -> Config:
     """The file's Config with the editor's settings laid over it (module doc)."""
     out = replace(base, rules=dict(base.rules), spec_overrides=dict(base.spec_overrides))
     if settings.is_explicit("rules"):
@@ -39,9 +42,11 @@ def merge(base: Config, settings: Any) -> Config:
     return out
 
 
-class ProjectConfigs:
-    def __init__(self, server: Any) -> None:
-        self.server = server
+class ProjectConfigs(LanguageFeature):
+    name = "project config"
+
+    def __init__(self, server: DpmlensServer) -> None:
+        super().__init__(server)
         # path -> ((size, mtime_ns), Config or the error message)
         self._read: dict[str, tuple[tuple[int, int], Config | str]] = {}
         self._broken: set[str] = set()  # files with a published diagnostic
@@ -65,7 +70,7 @@ class ProjectConfigs:
             return cached[1]
         result: Config | str
         try:
-            result = read_config(_path(path), known_rules=self._rule_ids(),
+            result = read_config(Path(path), known_rules=self._rule_ids(),
                                  known_spec=_spec_quantities())  # fmt: skip
         except ConfigError as exc:
             result = str(exc)
@@ -74,9 +79,7 @@ class ProjectConfigs:
         return result
 
     def _rule_ids(self) -> list[str]:
-        from dpmlens.lsp.diagnostics import rules_by_id
-
-        return list(rules_by_id(self.server))
+        return list(self.server.get_feature(RuleBook).by_id())
 
     def _report(self, path: str, result: Config | str) -> None:
         uri = from_fs_path(path) or path
@@ -92,12 +95,6 @@ class ProjectConfigs:
             self.server.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
             )
-
-
-def _path(path: str) -> Any:
-    from pathlib import Path
-
-    return Path(path)
 
 
 def _spec_quantities() -> list[str]:
@@ -118,7 +115,3 @@ def _diagnostic(message: str) -> types.Diagnostic:
         source="dpmlens",
         code="config",
     )
-
-
-def setup(server: Any) -> None:
-    server.project_configs = ProjectConfigs(server)

@@ -1,260 +1,40 @@
-"""The dpmlens language server: one pygls LanguageServer, features set up module by module.
-
-Each feature module has `setup(server)`; document events fan out through `server.emit()`, and
-every feature call runs under `server.guard()`: an exception is logged to the client
-(window/logMessage) with the feature's name and the other features go on. Nothing here may
-write to stdout, which carries the protocol.
-"""
+"""The dpmlens language server, assembled: the core (core.py), the lifecycle handlers
+(lifecycle.py) and the features, in the order their hooks run."""
 
 from __future__ import annotations
 
-import logging
-import threading
-import traceback
-from collections import defaultdict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
-from contextvars import ContextVar
-from typing import Any
+from dpmlens.lsp import lifecycle
+from dpmlens.lsp.code_actions import CodeActions
+from dpmlens.lsp.codelens import CodeLens
+from dpmlens.lsp.commands import Commands
+from dpmlens.lsp.core import DpmlensServer, LanguageFeature
+from dpmlens.lsp.diagnostics import Diagnostics
+from dpmlens.lsp.hover import Hover
+from dpmlens.lsp.idle_gc import IdleCollector
+from dpmlens.lsp.project_config import ProjectConfigs
+from dpmlens.lsp.rulebook import RuleBook
+from dpmlens.lsp.trace_loader import Traces
+from dpmlens.lsp.workspace_index import WorkspaceIndex
 
-from lsprotocol import types
-from pygls.exceptions import JsonRpcException
-from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
-from pygls.protocol.language_server import lsp_method
-
-from dpmlens import __version__
-from dpmlens.lsp.jsonrpc_errors import (
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    PARSE_ERROR,
-    BadMessage,
-    envelope_problem,
-    params_problem,
+# Order matters only for the hooks: an opened document's analysis is queued before the index
+# looks at its directory; the warm-up of the rules runs before the index starts its workers.
+FEATURES: tuple[type[LanguageFeature], ...] = (
+    RuleBook,
+    ProjectConfigs,
+    Diagnostics,
+    WorkspaceIndex,
+    CodeActions,
+    Hover,
+    Traces,
+    Commands,
+    CodeLens,
+    IdleCollector,
 )
-from dpmlens.lsp.settings import LOG_LEVELS, Settings
-
-log = logging.getLogger("dpmlens.lsp")
-
-# The id of the request a handler's task serves (set while pygls creates the task, which
-# copies the context): how a long command finds the event $/cancelRequest sets for it.
-REQUEST_ID: ContextVar[Any] = ContextVar("dpmlens_request_id", default=None)
-
-COMMAND_PARAMS: ContextVar[types.ExecuteCommandParams | None] = ContextVar(
-    "dpmlens_command_params", default=None
-)
-
-_MESSAGE_TYPES = {
-    "error": types.MessageType.Error,
-    "warning": types.MessageType.Warning,
-    "info": types.MessageType.Info,
-    "debug": types.MessageType.Log,
-}
-
-
-class DpmlensProtocol(LanguageServerProtocol):
-    # documents.py keeps the text (bytes + tree) of open documents; pygls' own copy would be
-    # a second full-text update per keystroke (~1 ms on a 6,000-line file) and a second copy
-    # in memory, so the three sync notifications go straight to our handlers.
-
-    def _execute_handler(self, msg_id: Any, handler: Any, callback: Any,
-                         args: Any = None, kwargs: Any = None) -> None:
-        # pygls 2.1.1 files the future of every generator/async handler under its message id
-        # and pops it only for requests: each notification (every didChange!) would stay in
-        # `_request_futures` for ever. Pop it when it is done; cancellation of a running
-        # request still finds its future until then.
-        def done(future: Any) -> None:
-            self._request_futures.pop(msg_id, None)
-            self.cancel_events.pop(msg_id, None)
-            callback(future)
-
-        # pygls runs a generator handler's inner handler through this method again, under a
-        # made-up id: the client's request id, set first, stays the one its task sees
-        token = None
-        if msg_id is not None and REQUEST_ID.get() is None:
-            self.cancel_events[msg_id] = threading.Event()
-            token = REQUEST_ID.set(msg_id)
-        try:
-            super()._execute_handler(msg_id, handler, done, args, kwargs)
-        finally:
-            if token is not None:
-                REQUEST_ID.reset(token)
-
-    # pygls cancels a request only before it starts ("will only work if the request hasn't
-    # started executing"); a running command (loadTraces in its worker thread) looks at this
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.cancel_events: dict[Any, threading.Event] = {}
-
-    def _handle_cancel_notification(self, msg_id: Any) -> None:
-        event = self.cancel_events.get(msg_id)
-        if event is not None:
-            event.set()
-        super()._handle_cancel_notification(msg_id)
-
-    @lsp_method(types.SHUTDOWN)
-    def lsp_shutdown(self, *args: Any) -> Any:
-        # pygls 2.1.1's own iterates `_request_futures` while cancelling them, and a cancel
-        # runs the done callback above, which removes the entry: "dictionary changed size
-        # during iteration" ended the server's shutdown with a traceback. Same steps on a copy;
-        # running commands are told too.
-        if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
-            yield user_handler, args, None
-        current_id = self.msg_id
-        for event in list(self.cancel_events.values()):
-            event.set()
-        for msg_id, future in list(self._request_futures.items()):
-            if msg_id != current_id and not future.done():
-                future.cancel()
-        self._shutdown = True
-        return None
-
-    def cancelled(self) -> threading.Event:
-        """The event $/cancelRequest sets for the request being handled (never set outside
-        a request)."""
-        event = self.cancel_events.get(REQUEST_ID.get())
-        return event if event is not None else threading.Event()
-
-    # -- malformed messages (jsonrpc_errors.py): answered, never dropped in silence ----------
-
-    def structure_message(self, data: dict[str, Any]) -> Any:
-        if "jsonrpc" not in data:  # pygls calls this for every object in the message
-            return data
-        if (problem := envelope_problem(data)) is not None:
-            return BadMessage(data, *problem)
-        try:
-            return super().structure_message(data)
-        except JsonRpcException as exc:
-            return BadMessage(data, INVALID_PARAMS, params_problem(data.get("method"), exc))
-
-    def handle_message(self, message: Any) -> None:
-        if not isinstance(message, BadMessage) and not hasattr(message, "jsonrpc"):
-            # a JSON value that is no JSON-RPC object ([], 3, {"id": 1} without "jsonrpc")
-            message = BadMessage(message, *(envelope_problem(message)
-                                            or (INVALID_REQUEST, "Invalid Request")))
-        if isinstance(message, BadMessage):
-            self.answer_bad(message)
-            return
-        super().handle_message(message)
-
-    def answer_bad(self, bad: BadMessage) -> None:
-        self._server.log("warning", f"dpmlens: {bad.reason}")  # type: ignore[attr-defined]
-        if (answer := bad.answer()) is not None:
-            self._send_data(answer)
-
-    def _user(self, method: str, params: Any):  # noqa: ANN202 - pygls handler generator
-        if (handler := self.fm.features.get(method)) is not None:
-            yield handler, (params,), None
-
-    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
-    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
-        return (yield from self._user(types.TEXT_DOCUMENT_DID_OPEN, params))
-
-    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
-    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
-        return (yield from self._user(types.TEXT_DOCUMENT_DID_CHANGE, params))
-
-    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
-    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
-        return (yield from self._user(types.TEXT_DOCUMENT_DID_CLOSE, params))
-
-    @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
-    def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams):
-        # Command handlers only see their arguments; keep the whole request (its
-        # workDoneToken) in a context variable: the handler's task is created from this
-        # context, so two commands in flight each see their own request.
-        COMMAND_PARAMS.set(params)
-        return (yield from super().lsp_workspace__execute_command(params))
-
-
-class DpmlensServer(LanguageServer):
-    def __init__(self) -> None:
-        super().__init__("dpmlens", __version__, protocol_cls=DpmlensProtocol)
-        self.settings = Settings()
-        self._listeners: dict[str, list[tuple[str, Callable[..., Any]]]] = defaultdict(list)
-        # Feature state, set by the modules' setup():
-        self.documents: Any = None  # documents.DocumentStore
-        self.diagnostics: Any = None  # diagnostics.Diagnostics
-        self.index: Any = None  # workspace_index.WorkspaceIndex
-        self.traces: Any = None  # commands.TraceState
-        self.rules: Any = None  # rules loaded once: {id: Rule}
-        self.project_configs: Any = None  # project_config.ProjectConfigs (.dpmlens.toml)
-
-    # -- logging to the client -------------------------------------------------------------
-
-    def log(self, level: str, message: str) -> None:
-        """window/logMessage if the configured logLevel lets it through; stderr always."""
-        getattr(log, "debug" if level == "debug" else level, log.info)(message)
-        wanted = LOG_LEVELS.index(self.settings.log_level)
-        if LOG_LEVELS.index(level) > wanted:
-            return
-        # Not connected yet, or the pipe is gone: stderr has it.
-        with suppress(Exception):
-            self.window_log_message(
-                types.LogMessageParams(type=_MESSAGE_TYPES[level], message=message)
-            )
-
-    def log_exception(self, feature: str, error: BaseException) -> None:
-        tb = "".join(traceback.format_exception(type(error), error, error.__traceback__))
-        log.error("%s failed:\n%s", feature, tb)
-        self.log("error", f"dpmlens: {feature} failed: {type(error).__name__}: {error}")
-
-    def report_server_error(self, error: Exception, source: Any) -> None:
-        # pygls' reader loop reports what json.loads raised with source=JsonRpcException:
-        # a body that is no JSON (or not UTF-8, or nested past the recursion limit).
-        if source is JsonRpcException and isinstance(error, (ValueError, RecursionError)):
-            reason = f"Parse Error: {str(error).splitlines()[0][:200]}"
-            self.protocol.answer_bad(  # type: ignore[attr-defined]
-                BadMessage(None, PARSE_ERROR, reason))
-            return
-        super().report_server_error(error, source)
-
-    @contextmanager
-    def guard(self, feature: str) -> Iterator[None]:
-        """Run a feature; if it throws, log it and carry on."""
-        try:
-            yield
-        except Exception as e:  # noqa: BLE001 - isolation is the point
-            self.log_exception(feature, e)
-
-    # -- fan-out of document events --------------------------------------------------------
-
-    def on(self, event: str, feature: str, fn: Callable[..., Any]) -> None:
-        self._listeners[event].append((feature, fn))
-
-    def emit(self, event: str, *args: Any) -> None:
-        for feature, fn in self._listeners[event]:
-            with self.guard(f"{feature} ({event})"):
-                fn(*args)
 
 
 def create_server() -> DpmlensServer:
-    # Order matters only for the fan-out: documents first, then who reacts to them.
-    from dpmlens.lsp import (
-        code_actions,
-        codelens,
-        commands,
-        diagnostics,
-        documents,
-        hover,
-        idle_gc,
-        project_config,
-        settings,
-        workspace_index,
-    )
-
     server = DpmlensServer()
-    for module in (
-        settings,
-        project_config,
-        documents,
-        diagnostics,  # before the index: an opened document's analysis is queued first
-        workspace_index,
-        code_actions,
-        hover,
-        commands,
-        codelens,
-        idle_gc,
-    ):
-        module.setup(server)
+    lifecycle.register(server)
+    for feature in FEATURES:
+        server.features.add(feature(server))
     return server

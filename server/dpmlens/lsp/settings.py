@@ -12,9 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lsprotocol import types
-from pygls.uris import to_fs_path
-
 from dpmlens.config import DEFAULT_HELPER_DEPTH, Config, RuleSetting
 from dpmlens.findings import Severity
 
@@ -211,75 +208,3 @@ def _parse_mappings(v: Any, s: Settings, workspace_folder: str | None) -> None:
             target = target.replace("${workspaceFolder}", workspace_folder)
         out.append(PathMapping(source=str(Path(m["from"])), target=str(Path(target))))
     s.path_mappings = tuple(out)
-
-
-# -- LSP wiring ------------------------------------------------------------------------------
-
-
-def _workspace_folder(server: Any) -> str | None:
-    ws = server.workspace
-    folders = list(ws.folders.values())
-    if folders:
-        return to_fs_path(folders[0].uri)
-    return ws.root_path
-
-
-def apply_settings(server: Any, raw: Any) -> None:
-    old = server.settings
-    new = parse_settings(raw, _workspace_folder(server))
-    server.settings = new
-    for problem in new.problems:
-        server.log("warning", problem)
-    server.emit("settings_changed", old, new)
-
-
-def setup(server: Any) -> None:
-    @server.feature(types.INITIALIZE)
-    def initialize(ls: Any, params: types.InitializeParams) -> None:
-        ls.settings = parse_settings(params.initialization_options, _workspace_folder(ls))
-        ls.emit("initialize")
-
-    @server.feature(types.INITIALIZED)
-    def initialized(ls: Any, params: types.InitializedParams) -> None:
-        for problem in ls.settings.problems:
-            ls.log("warning", problem)
-        _register_watchers(ls)
-        ls.emit("initialized")
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(ls: Any, params: types.DidChangeConfigurationParams) -> None:
-        raw = unwrap(params.settings)
-        if not isinstance(raw, dict) or not raw:
-            # VS Code sends {"settings": null} when it expects the server to pull.
-            raw = None
-            caps = ls.client_capabilities.workspace
-            if caps is not None and caps.configuration:
-                got = await ls.workspace_configuration_async(
-                    types.ConfigurationParams(items=[types.ConfigurationItem(section="dpmlens")])
-                )
-                raw = got[0] if got else None
-        with ls.guard("settings"):
-            apply_settings(ls, raw)
-
-
-def _register_watchers(server: Any) -> None:
-    """Ask the client to tell us about C files and trace files changing on disk."""
-    caps = server.client_capabilities.workspace
-    watched = caps.did_change_watched_files if caps is not None else None
-    if watched is None or not watched.dynamic_registration:
-        return
-    globs = ["**/*.c", "**/*.h", *server.settings.trace_globs]
-    options = types.DidChangeWatchedFilesRegistrationOptions(
-        watchers=[types.FileSystemWatcher(glob_pattern=g) for g in globs]
-    )
-    server.client_register_capability(
-        types.RegistrationParams(
-            registrations=[
-                types.Registration(
-                    id="dpmlens-watch",
-                    method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                    register_options=options,
-                )
-            ]
-        )
-    )

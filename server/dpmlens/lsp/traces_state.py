@@ -10,14 +10,21 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from dpmlens.lsp.core import DpmlensServer
+from dpmlens.lsp.documents import Document
+from dpmlens.lsp.workspace_index import WorkspaceIndex
 from dpmlens.model.types import FileModel
+
+if TYPE_CHECKING:  # imported when traces are first loaded (server start-up time)
+    from dpmlens.lsp.delay_lens import DelayLens
+    from dpmlens.lsp.trace_mapping import ParsedTraces
 
 
 @dataclass
 class TraceResult:
-    parsed: Any  # trace_mapping.ParsedTraces
+    parsed: ParsedTraces
     callbacks: list[dict[str, Any]]
     phases: list[dict[str, Any]]
     status: dict[str, Any]
@@ -32,7 +39,7 @@ class TraceState:
     _by_function: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
     _by_name: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     _durations: dict[tuple[str, str, str, str], tuple[float, ...]] | None = None
-    _delay_lenses: dict[tuple[str, Any], list[Any]] = field(default_factory=dict)  # DelayLens
+    _delay_lenses: dict[tuple[str, int | None], list[DelayLens]] = field(default_factory=dict)
 
     @property
     def loaded(self) -> bool:
@@ -70,7 +77,7 @@ class TraceState:
     def callbacks_named(self, function: str) -> list[dict[str, Any]]:
         return self._by_name.get(function, [])
 
-    def delay_lenses(self, doc: Any, model: FileModel) -> list[Any]:
+    def delay_lenses(self, doc: Document, model: FileModel) -> list[DelayLens]:
         """delay_lens.DelayLens of the measured delay calls in `doc` (cached per version)."""
         from dpmlens.lsp.delay_lens import delay_lenses
 
@@ -112,23 +119,22 @@ class TraceState:
 
     # -- computing (thread) ----------------------------------------------------------------
 
-    def mapping_inputs(self, server: Any) -> dict[str, Any]:
+    def mapping_inputs(self, server: DpmlensServer) -> dict[str, Any]:
         """What the mapping needs from the server, captured on the loop thread."""
         models: dict[str, FileModel] = {}
-        if server.index is not None:
-            for s in server.index.pm_summaries():
-                models[s.path] = FileModel(
-                    path=s.path, source=b"", functions=dict(s.callbacks), calls=[],
-                    pm_tables=dict(s.pm_tables), drivers=list(s.drivers), defines={},
-                )
+        for s in server.get_feature(WorkspaceIndex).pm_summaries():
+            models[s.path] = FileModel(
+                path=s.path, source=b"", functions=dict(s.callbacks), calls=[],
+                pm_tables=dict(s.pm_tables), drivers=list(s.drivers), defines={},
+            )
         for doc in server.documents.docs.values():
-            res = server.diagnostics.results.get(doc.uri) if server.diagnostics else None
+            res = server.documents.analyses.get(doc.uri)
             if res is not None:
                 models[doc.path] = res.model
         return {"models": list(models.values()), "map_path": server.settings.map_path}
 
     @staticmethod
-    def compute(parsed: Any, inputs: dict[str, Any]) -> TraceResult:
+    def compute(parsed: ParsedTraces, inputs: dict[str, Any]) -> TraceResult:
         from dpmlens.lsp.trace_mapping import map_traces
 
         callbacks, phases, status, runtime = map_traces(parsed, inputs["models"],

@@ -22,7 +22,7 @@ import multiprocessing
 import os
 import time
 from collections import OrderedDict, deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -33,6 +33,8 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from dpmlens.durations import format_us
+from dpmlens.lsp.core import DpmlensServer, LanguageFeature
+from dpmlens.lsp.documents import Document
 from dpmlens.lsp.index_worker import (
     SUFFIXES,
     FileSummary,
@@ -78,9 +80,11 @@ class DirResolver:
         return None
 
 
-class WorkspaceIndex:
-    def __init__(self, server: Any) -> None:
-        self.server = server
+class WorkspaceIndex(LanguageFeature):
+    name = "workspace index"
+
+    def __init__(self, server: DpmlensServer) -> None:
+        super().__init__(server)
         self.summaries: dict[str, FileSummary] = {}
         self.dir_functions: dict[str, dict[str, list[str]]] = {}  # dir -> name -> paths
         self.dirs_indexed: set[str] = set()
@@ -98,6 +102,41 @@ class WorkspaceIndex:
         self._scan_total = 0
         self._scan_done = 0
         self._task: asyncio.Task[None] | None = None
+        server.handle(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, self.did_change_folders)
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def initialize(self) -> None:
+        # Start the worker processes while the client waits for `initialize` (spawning one
+        # takes tens of milliseconds of this process' time, better not on the first didOpen).
+        if workspace_roots(self.server):
+            pool = self._ensure_pool()
+            for _ in range(self.workers):
+                pool.submit(os.getpid)
+
+    def initialized(self) -> None:
+        roots = workspace_roots(self.server)
+        if roots:
+            asyncio.get_running_loop().create_task(self.scan(roots))
+
+    def document_opened(self, doc: Document) -> None:
+        self.want_directory(os.path.dirname(doc.path))
+
+    def document_saved(self, doc: Document) -> None:
+        self.refresh_file(doc.path)
+
+    def files_changed(self, changes: Sequence[types.FileEvent]) -> None:
+        for change in changes:
+            path = to_fs_path(change.uri)
+            if path:
+                with self.server.guard("workspace index (watched files)"):
+                    self.refresh_file(path)
+
+    def did_change_folders(self, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        added = [to_fs_path(f.uri) for f in params.event.added]
+        roots = [r for r in added if r and os.path.isdir(r)]
+        if roots:
+            asyncio.get_running_loop().create_task(self.scan(roots))
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -105,7 +144,7 @@ class WorkspaceIndex:
         return DirResolver(self, path)
 
     def source_of(self, path: str) -> bytes | None:
-        doc = self.server.documents.by_path(path) if self.server.documents else None
+        doc = self.server.documents.by_path(path)
         if doc is not None:
             return doc.source
         try:
@@ -116,11 +155,9 @@ class WorkspaceIndex:
 
     def model_of(self, path: str) -> FileModel | None:
         """Full model of a file: the open document's latest one, else rebuilt from disk."""
-        doc = self.server.documents.by_path(path)
-        if doc is not None and self.server.diagnostics is not None:
-            res = self.server.diagnostics.results.get(doc.uri)
-            if res is not None:
-                return res.model
+        model = self.server.documents.model_of(path)
+        if model is not None:
+            return model
         mtime = self._mtime(path)
         if mtime is None:
             return None
@@ -290,7 +327,7 @@ class WorkspaceIndex:
         else:
             # A directory of an open document (or a changed file) is ready: rerun diagnostics
             # so helpers in other files are followed.
-            self.server.emit("index_updated", job.directory)
+            self.server.features.index_updated(job.directory)
 
     async def scan(self, roots: list[str]) -> None:
         """Walk the workspace and queue every C file behind directory jobs; report progress."""
@@ -330,7 +367,7 @@ class WorkspaceIndex:
         self.server.log("info", f"dpmlens: {msg}")
         if token is not None:
             self._progress(token, types.WorkDoneProgressEnd(message=msg))
-        self.server.emit("workspace_indexed")
+        self.server.features.workspace_indexed()
 
     async def _progress_begin(self) -> str | None:
         caps = self.server.client_capabilities.window
@@ -375,55 +412,9 @@ def index_summary(files_seen: int, seconds: float, files_parsed: int, n_pm: int)
             f"({files_parsed} parsed, {n_pm} with PM tables or drivers)")
 
 
-def workspace_roots(server: Any) -> list[str]:
+def workspace_roots(server: DpmlensServer) -> list[str]:
     ws = server.workspace
     roots = [to_fs_path(f.uri) for f in ws.folders.values()]
     if not roots and ws.root_path:
         roots = [ws.root_path]
     return [r for r in roots if r and os.path.isdir(r)]
-
-
-def setup(server: Any) -> None:
-    index = WorkspaceIndex(server)
-    server.index = index
-
-    def start() -> None:
-        roots = workspace_roots(server)
-        if roots:
-            asyncio.get_running_loop().create_task(index.scan(roots))
-
-    server.on("initialized", "workspace index", start)
-
-    # Start the worker processes while the client waits for `initialize` (spawning one takes
-    # tens of milliseconds of this process' time, better not on the first didOpen).
-    def prestart() -> None:
-        if workspace_roots(server):
-            pool = index._ensure_pool()
-            for _ in range(index.workers):
-                pool.submit(os.getpid)
-
-    server.on("initialize", "workspace index", prestart)
-    server.on(
-        "opened", "workspace index", lambda doc: index.want_directory(os.path.dirname(doc.path))
-    )
-    server.on("saved", "workspace index", lambda doc: index.refresh_file(doc.path))
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def did_change_watched_files(ls: Any, params: types.DidChangeWatchedFilesParams) -> None:
-        for change in params.changes:
-            path = to_fs_path(change.uri)
-            if path:
-                with ls.guard("workspace index (watched files)"):
-                    index.refresh_file(path)
-        ls.emit("watched_files", params.changes)
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
-    def did_change_folders(ls: Any, params: types.DidChangeWorkspaceFoldersParams) -> None:
-        added = [to_fs_path(f.uri) for f in params.event.added]
-        roots = [r for r in added if r and os.path.isdir(r)]
-        if roots:
-            asyncio.get_running_loop().create_task(index.scan(roots))
-
-    @server.feature(types.SHUTDOWN)
-    def shutdown(ls: Any, *_args: Any) -> None:
-        index.shutdown()

@@ -35,6 +35,7 @@ __all__ = ["build_model", "kbuild_modname", "strip_pointer"]
 
 _ENUM_HOLDERS = frozenset({"declaration", "type_definition", "enum_specifier"})
 _CONFIG_PM = re.compile(r"\bCONFIG_PM(?:_SLEEP)?\b")
+_GUARD_HEAD = 200  # bytes of an #if/#ifdef read for its first line (the condition)
 _STATIC = re.compile(rb"\bstatic\b")
 _SKIP_CONTEXT = frozenset({"comment", "preproc_def", "preproc_function_def", "string_literal"})
 _CONTAINERS = frozenset(
@@ -284,7 +285,7 @@ class _Builder(CallsMixin, DriversMixin, NamesMixin, HeadersMixin):
 
     def _is_pm_guard(self, p: ts.Node) -> bool:
         """Whether #ifdef/#if/#elif node `p` is a positive CONFIG_PM / CONFIG_PM_SLEEP test."""
-        head = self.source[p.start_byte : p.start_byte + 200].split(b"\n", 1)[0]
+        head = self.source[p.start_byte : p.start_byte + _GUARD_HEAD].split(b"\n", 1)[0]
         cond = head.decode("latin-1")
         return bool(_CONFIG_PM.search(cond)) and "ifndef" not in cond and "!" not in cond
 
@@ -298,7 +299,7 @@ class _Builder(CallsMixin, DriversMixin, NamesMixin, HeadersMixin):
                     alt is not None and child is not None and child.start_byte >= alt.start_byte
                 )
                 if not in_alt and self._is_pm_guard(p):
-                    head = self.source[p.start_byte : p.start_byte + 200].split(b"\n", 1)[0]
+                    head = self.source[p.start_byte : p.start_byte + _GUARD_HEAD].split(b"\n", 1)[0]
                     return head.decode("latin-1").strip()
             child, p = p, p.parent
         return None

@@ -20,6 +20,8 @@ _REGISTRATION = re.compile(
 )
 # an array initializer still open at the end of a text window: `name[] = { &a,`
 _OPEN_ARRAY = re.compile(r"(\w+)\s*\[[^\]]*\]\s*=\s*\{[^;{}]*$")
+# how far before a `{` the declaration of the driver array it opens is looked for
+_ARRAY_LOOKBACK = 300
 
 
 class DriversMixin(TablesMixin):
@@ -145,7 +147,7 @@ class DriversMixin(TablesMixin):
                     ):
                         return fn
                 elif opener == 0x7B and depth == 0:  # inside `{ ... }`: a driver array?
-                    window = src[max(0, pos - 300) : pos].decode("latin-1")
+                    window = src[max(0, pos - _ARRAY_LOOKBACK) : pos].decode("latin-1")
                     array = _OPEN_ARRAY.search(window)
                     if array is not None and self.context(pos) is not None:
                         found = self._registration(array.group(1), depth + 1)

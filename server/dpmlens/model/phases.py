@@ -65,6 +65,9 @@ PHASES: dict[str, Phase] = {
     )
 }
 
+# The sort key of a name that is no phase: after every phase of PHASES.
+AFTER_ALL_PHASES = 99
+
 MEMBERS: tuple[str, ...] = tuple(PHASES)
 SYSTEM_SLEEP_MEMBERS = tuple(m for m, p in PHASES.items() if p.kind != "runtime")
 NOIRQ_MEMBERS = tuple(m for m, p in PHASES.items() if p.stage == "noirq")

@@ -26,6 +26,8 @@ _SET_RENAMES = {
     "SET_RUNTIME_PM_OPS": "RUNTIME_PM_OPS",
 }
 _RUNTIME = ("runtime_suspend", "runtime_resume", "runtime_idle")
+# bytes before a function definition searched for its `__maybe_unused`
+_MAYBE_UNUSED_LOOKBACK = 200
 
 
 @checker(
@@ -163,7 +165,7 @@ def _drop_maybe_unused(ctx: Context, pos: Positions, names: list[str]) -> list[T
         if fn is None or not getattr(fn, "maybe_unused", False):
             continue
         name_start = pos.offset(fn.name_span.line, fn.name_span.column)
-        lo = max(0, fn.start_byte - 200)
+        lo = max(0, fn.start_byte - _MAYBE_UNUSED_LOOKBACK)
         footprint.searched(ctx.model, "__maybe_unused")
         head = ctx.model.source[lo:name_start]
         found = list(re.finditer(rb"__maybe_unused\s*", head))

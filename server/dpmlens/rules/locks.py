@@ -36,6 +36,8 @@ def net_locks(text: str, wrappers: dict[str, int]) -> int:
 
 _LOCKS_B = re.compile(_LOCKS.pattern.encode())
 _UNLOCKS_B = re.compile(_UNLOCKS.pattern.encode())
+# bytes of a function definition that hold its return type (`static irqreturn_t foo(...)`)
+_RETURN_TYPE_HEAD = 60
 
 
 def lock_wrappers(model: FileModel) -> dict[str, int]:
@@ -93,7 +95,7 @@ def atomic_entries(model: FileModel) -> set[str]:
             out.add(c.args[index].strip().lstrip("&"))
     footprint.searched(model, "irqreturn_t", _ATOMIC_FIELDS)
     for name, fn in model.functions.items():
-        if b"irqreturn_t" in model.source[fn.start_byte : fn.start_byte + 60]:
+        if b"irqreturn_t" in model.source[fn.start_byte : fn.start_byte + _RETURN_TYPE_HEAD]:
             out.add(name)
     for m in _ATOMIC_FIELDS.finditer(model.source):
         out.add(m.group(1).decode())

@@ -42,6 +42,7 @@ def worst_case_text(ms: int, first_hz: int, extra: int = 0) -> str:
 # kernel/time/sleep_timeout.c msecs_to_jiffies(m), both plus calc_index()'s round-up.
 _NO_EXTRA_JIFFY_FROM = (6, 12)
 _VERSION = re.compile(rb"^VERSION = (\d+)\s*\nPATCHLEVEL = (\d+)", re.M)
+_MAKEFILE_HEAD = 4096  # bytes of the top Makefile read: VERSION and PATCHLEVEL come first
 
 
 def extra_jiffies(path: str) -> int:
@@ -57,7 +58,7 @@ def tree_version(directory: str) -> tuple[int, int] | None:
     parent = os.path.dirname(directory)
     try:
         with open(os.path.join(directory, "Makefile"), "rb") as fh:
-            m = _VERSION.search(fh.read(4096))
+            m = _VERSION.search(fh.read(_MAKEFILE_HEAD))
         if m is not None:
             return int(m.group(1)), int(m.group(2))
     except OSError:

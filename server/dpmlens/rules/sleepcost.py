@@ -31,6 +31,7 @@ _WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 _CONSTANT = re.compile(r"-?(?:0[xX][0-9a-fA-F]+|\d+)[uUlL]*|[A-Z][A-Z0-9_]*|true|false|NULL")
 _UNIT_MS = {"s": 1000.0, "ms": 1.0, "us": 0.001, "ns": 0.000001}
 _LOOPS = frozenset({"for_statement", "while_statement", "do_statement"})
+_PAREN_LOOKAHEAD = 64  # bytes after a name searched for the `(` that makes it a call
 # An `if` condition that tests a failure (not negated): its branch is an error path, retries
 # included (`if (ret) { msleep(50); ret = retry(); }`).
 _ERROR_TEST = re.compile(r"\b(?:ret|rc|err|error|retval|status|rv|result)\b|IS_ERR|<\s*0")
@@ -326,7 +327,9 @@ def _call_positions(src: bytes, name: str) -> list[int]:
     while pos >= 0:
         end = pos + len(needle)
         before = src[pos - 1 : pos] if pos > 0 else b" "
-        if not (before.isalnum() or before == b"_") and src[end : end + 64].lstrip()[:1] == b"(":
+        if not (before.isalnum() or before == b"_") and (
+            src[end : end + _PAREN_LOOKAHEAD].lstrip()[:1] == b"("
+        ):
             out.append(pos)
         pos = src.find(needle, end)
     return out

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dpmlens.model.phases import PHASES
+from dpmlens.model.phases import AFTER_ALL_PHASES, PHASES
 from dpmlens.traces.traceset import TraceSet
 
 CallbackKey = tuple[str, str, str]  # driver, device, phase
@@ -156,4 +156,4 @@ def phase_stats(traces: TraceSet) -> list[PhaseStats]:
 
 def _order(phase: str) -> int:
     p = PHASES.get(phase)
-    return p.order if p else 99
+    return p.order if p else AFTER_ALL_PHASES
