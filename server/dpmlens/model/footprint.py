@@ -95,7 +95,7 @@ class Footprint:
 
 def of(model: FileModel) -> Footprint | None:
     """The footprint `model` is recording into, if any."""
-    return model.__dict__.get(_KEY)  # type: ignore[no-any-return]
+    return model.__dict__.get(_KEY)
 
 
 _ACTIVE: list[Footprint] = []  # the recording under way, for hooks that see only a node
