@@ -29,17 +29,11 @@ from dpmlens.config import Config
 from dpmlens.engine import analyze_model
 from dpmlens.findings import ChainStep, Finding, Fix, Span, TextEdit
 from dpmlens.model import footprint
-from dpmlens.model.build import build_model, text_searches
+from dpmlens.model.build import TOP_LEVEL_CONTAINERS, build_model, text_searches
 from dpmlens.model.footprint import Footprint
 from dpmlens.model.headers import defines_of
 from dpmlens.model.types import FileModel
 
-# the nodes build.top_level descends into (the model's functions, #defines and enumerators
-# come from their children)
-_CONTAINERS = frozenset(
-    {"preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef",
-     "ERROR", "declaration_list"}
-)
 _CALLED = re.compile(rb"([A-Za-z_]\w*)\s*\(")
 
 
@@ -197,7 +191,7 @@ def _top_level(tree: ts.Tree) -> tuple[list[tuple[str, int, int]], list[tuple[in
                 body = ch.child_by_field_name("body")
                 if body is not None and body.type == "compound_statement":
                     bodies.append((ch.start_byte, body.start_byte, ch.end_byte, ""))
-            elif ch.type in _CONTAINERS:
+            elif ch.type in TOP_LEVEL_CONTAINERS:
                 stack.append(ch)
     items.sort(key=lambda i: (i[1], i[2], i[0]))
     bodies.sort()

@@ -38,7 +38,8 @@ _CONFIG_PM = re.compile(r"\bCONFIG_PM(?:_SLEEP)?\b")
 _GUARD_HEAD = 200  # bytes of an #if/#ifdef read for its first line (the condition)
 _STATIC = re.compile(rb"\bstatic\b")
 _SKIP_CONTEXT = frozenset({"comment", "preproc_def", "preproc_function_def", "string_literal"})
-_CONTAINERS = frozenset(
+# the nodes the top-level walk descends into (incremental.py compares the same items)
+TOP_LEVEL_CONTAINERS = frozenset(
     {
         "preproc_if",
         "preproc_ifdef",
@@ -156,7 +157,7 @@ class _Builder(CallsMixin, DriversMixin, NamesMixin, HeadersMixin):
                     self._define(ch)
                 elif ty in _ENUM_HOLDERS:
                     self._enumerators(ch)
-                elif ty in _CONTAINERS:
+                elif ty in TOP_LEVEL_CONTAINERS:
                     stack.append((ch, f))
         order = sorted(range(len(defs)), key=lambda i: defs[i].start_byte)
         self.functions(
