@@ -28,27 +28,18 @@ sys.path.insert(0, str(HERE))
 
 from traces_helpers import FIXTURES, REPO, SHARED_TRACES  # noqa: E402
 
+sys.path.insert(0, str(FIXTURES))
+import make_fgraph as _FGRAPH  # noqa: E402  (test-fixtures/traces/make_fgraph.py)
+
 GOLDEN = FIXTURES / "fgraph_golden.json"
-MARKS = ((1e9, "$"), (1e8, "@"), (1e7, "*"), (1e6, "#"), (1e5, "!"), (1e4, "+"))
 DELAYS = ("msleep", "msleep_interruptible", "usleep_range", "usleep_range_state", "udelay",
           "__const_udelay", "__udelay", "mdelay", "ndelay", "__ndelay", "ssleep", "fsleep")
 _EVENT = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S*\s+(\d+\.\d+): (\w+): (.*)$")
 _RET = re.compile(r"\((\w+)(?:\+0x\w+/0x\w+)?(?: \[\w+\])? <- (\w+)\)")
 
 
-# -- the prologue (kernel/trace/trace_functions_graph.c, as test-fixtures/traces/make_fgraph.py)
-def _duration(us: float) -> str:
-    ns = round(us * 1000)
-    mark = next((m for v, m in MARKS if ns > v), " ")
-    whole = str(ns // 1000)
-    text = whole if len(whole) >= 7 else f"{whole}.{ns % 1000:03d}"[:8]
-    return f"{mark} {text} us " + " " * max(0, 7 - len(text) + 1)
-
-
-def _proc(comm: str, pid: int) -> str:
-    s = f"{comm[:7]}-{pid}"
-    spaces = max(0, 14 - len(s))
-    return " " * (spaces // 2) + s + " " * (spaces - spaces // 2)
+# -- the prologue (kernel/trace/trace_functions_graph.c): the fixture generator's formatting
+_duration, _proc = _FGRAPH._duration, _FGRAPH._proc
 
 
 class Style:

@@ -10,34 +10,19 @@ import pytest
 from lsp_harness import command
 from lsprotocol import types
 from pytest_lsp import LanguageClient
+from traces_helpers import write_links_capture
 
 from dpmlens.config_file import read_config, trace_links
 from dpmlens.errors import ConfigError
 from dpmlens.traces.links import links_for_editor, project_links
 
-# dpm_resume: p (async, 1 ms) and s (synchronous, 10 ms) start together; c (async, 20 ms), a
-# child of p, starts 50 us after s ended. Its parent ended 9 ms earlier: without links the
-# path is p -> c; with the link s -> c, c waited for its supplier: s -> c.
-LINES = [
-    (1.000000, "bash-1", "suspend_resume: dpm_resume[16] begin"),
-    (1.000010, "kworker/0:1-9", "device_pm_callback_start: p dev-p, parent: none, bus [resume]"),
-    (1.001010, "kworker/0:1-9", "device_pm_callback_end: p dev-p, err=0"),
-    (1.000020, "bash-1", "device_pm_callback_start: s dev-s, parent: none, bus [resume]"),
-    (1.010020, "bash-1", "device_pm_callback_end: s dev-s, err=0"),
-    (1.010070, "kworker/0:2-10", "device_pm_callback_start: c dev-c, parent: dev-p, bus "
-                                 "[resume]"),
-    (1.030070, "kworker/0:2-10", "device_pm_callback_end: c dev-c, err=0"),
-    (1.030100, "bash-1", "suspend_resume: dpm_resume[16] end"),
-]
+# The capture: traces_helpers.LINKS_CAPTURE (critical path p -> c; with the link s -> c,
+# s -> c).
 
 
 def _capture(directory: Path) -> Path:
     """Outside the workspace: traceGlobs would load it again on a settings change."""
-    f = directory / "captures" / "links_ftrace.txt"
-    f.parent.mkdir(parents=True, exist_ok=True)
-    f.write_text("".join(f"{task:>16} [000] .... {ts:.6f}: {x}\n"
-                         for ts, task, x in sorted(LINES)))
-    return f
+    return write_links_capture(directory / "captures" / "links_ftrace.txt")
 
 
 async def _on_path(client: LanguageClient, capture: Path) -> list[str]:

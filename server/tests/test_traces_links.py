@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from traces_helpers import shared_traces
+from traces_helpers import shared_traces, write_links_capture
 
 from dpmlens.cli import main
 from dpmlens.traces import load_traces
@@ -45,28 +45,12 @@ def test_parse_every_form() -> None:
     assert links.unparsed == ["line 10: three words here"]
 
 
-# Resume: the sync thread runs the supplier s (10 ms); the async consumer c starts 50 us
-# after s ends, though its parent (p, 1 ms) ended long before. Without the link the path
-# cannot say why c waited; with it, c waited for its supplier.
-LINES = [
-    (1.000000, "bash-1", "suspend_resume: dpm_resume[16] begin"),
-    (1.000010, "kworker/0:1-9", "device_pm_callback_start: p dev-p, parent: none, bus "
-                                "[resume]"),
-    (1.001010, "kworker/0:1-9", "device_pm_callback_end: p dev-p, err=0"),
-    (1.000020, "bash-1", "device_pm_callback_start: s dev-s, parent: none, bus [resume]"),
-    (1.010020, "bash-1", "device_pm_callback_end: s dev-s, err=0"),
-    (1.010070, "kworker/0:2-10", "device_pm_callback_start: c dev-c, parent: dev-p, bus "
-                                 "[resume]"),
-    (1.030070, "kworker/0:2-10", "device_pm_callback_end: c dev-c, err=0"),
-    (1.030100, "bash-1", "suspend_resume: dpm_resume[16] end"),
-]
+# The capture: traces_helpers.LINKS_CAPTURE (critical path p -> c; with the link s -> c,
+# s -> c).
 
 
 def _capture(tmp_path: Path) -> Path:
-    f = tmp_path / "links_ftrace.txt"
-    f.write_text("".join(f"{task:>16} [000] .... {ts:.6f}: {x}\n"
-                         for ts, task, x in sorted(LINES)))
-    return f
+    return write_links_capture(tmp_path / "links_ftrace.txt")
 
 
 def _chain(traces) -> list[tuple[str, str]]:  # noqa: ANN001 - TraceSet

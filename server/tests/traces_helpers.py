@@ -26,3 +26,28 @@ def by_key(traces) -> dict:  # noqa: ANN001 - TraceSet
     for s in traces.samples():
         out.setdefault((s.driver, s.device, s.phase), []).append(s.duration_us)
     return {k: sorted(v) for k, v in out.items()}
+
+
+# Resume of three devices (p, c child of p, s without parent), async, for the device-links
+# tests: without a link the critical path is p -> c; with the link s -> c, c waited for its
+# supplier: s -> c.
+LINKS_CAPTURE = [
+    (1.000000, "bash-1", "suspend_resume: dpm_resume[16] begin"),
+    (1.000010, "kworker/0:1-9", "device_pm_callback_start: p dev-p, parent: none, bus "
+                                "[resume]"),
+    (1.001010, "kworker/0:1-9", "device_pm_callback_end: p dev-p, err=0"),
+    (1.000020, "bash-1", "device_pm_callback_start: s dev-s, parent: none, bus [resume]"),
+    (1.010020, "bash-1", "device_pm_callback_end: s dev-s, err=0"),
+    (1.010070, "kworker/0:2-10", "device_pm_callback_start: c dev-c, parent: dev-p, bus "
+                                 "[resume]"),
+    (1.030070, "kworker/0:2-10", "device_pm_callback_end: c dev-c, err=0"),
+    (1.030100, "bash-1", "suspend_resume: dpm_resume[16] end"),
+]
+
+
+def write_links_capture(path: Path) -> Path:
+    """LINKS_CAPTURE as an ftrace text capture at `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{task:>16} [000] .... {ts:.6f}: {x}\n"
+                            for ts, task, x in sorted(LINKS_CAPTURE)))
+    return path
