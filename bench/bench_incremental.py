@@ -18,13 +18,13 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from types import SimpleNamespace
 
 from dpmlens.config import Config
 from dpmlens.engine import analyze_model
 from dpmlens.incremental import IncrementalAnalyzer
 from dpmlens.lsp.documents import UTF8, Document
 from dpmlens.model.build import build_model
+from lsprotocol import types
 
 FILES = ["drivers/usb/core/hub.c", "drivers/scsi/lpfc/lpfc_init.c"]
 
@@ -36,10 +36,11 @@ def positions(text: str, pairs: int) -> list[int]:
     return [body[(i * step) % len(body)] for i in range(pairs)]
 
 
-def change(line: int, insert: bool) -> SimpleNamespace:
-    pos = SimpleNamespace(line=line, character=1)
-    end = SimpleNamespace(line=line, character=1 if insert else 2)
-    return SimpleNamespace(range=SimpleNamespace(start=pos, end=end), text=" " if insert else "")
+def change(line: int, insert: bool) -> types.TextDocumentContentChangePartial:
+    start = types.Position(line=line, character=1)
+    end = types.Position(line=line, character=1 if insert else 2)
+    return types.TextDocumentContentChangePartial(
+        range=types.Range(start=start, end=end), text=" " if insert else "")
 
 
 def run(path: Path, edits: int, incremental: bool) -> tuple[list[float], Counter[str]]:
