@@ -1,4 +1,4 @@
-"""Fuzz: the real server over stdio (issue 11).
+"""Fuzz: the real server over stdio, and over TCP for the frames (issue 11).
 
 Invariants: after any sequence of edits the diagnostics equal those of a fresh open of the same
 text; after any malformed frame the server answers the next good request.
@@ -26,12 +26,26 @@ SNIPPETS = ["{", "}", "(", ")", ";", "\n", "msleep(10);", "pm_runtime_get_sync(d
 _SEQ = itertools.count(1)
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawServer]:
+def _start(tmp_path_factory: pytest.TempPathFactory, transport: str) -> RawServer:
     ws = tmp_path_factory.mktemp("fuzz") / "ws"
     shutil.copytree(WS, ws)
-    srv = RawServer(ws)
+    srv = RawServer(ws, transport=transport)
     srv.initialize({"debounceMs": 0})
+    return srv
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawServer]:
+    srv = _start(tmp_path_factory, "stdio")
+    yield srv
+    srv.close()
+
+
+@pytest.fixture(scope="module", params=["stdio", "tcp"])
+def frames_server(tmp_path_factory: pytest.TempPathFactory,
+                  request: pytest.FixtureRequest) -> Iterator[RawServer]:
+    """The frames go through the same reader on both transports (serve_cmd.py)."""
+    srv = _start(tmp_path_factory, request.param)
     yield srv
     srv.close()
 
@@ -110,13 +124,13 @@ def bad_frames(draw: st.DrawFn) -> bytes:
 
 
 @given(bad_frames())
-def test_malformed_frames_then_a_good_request(server: RawServer, raw: bytes) -> None:
+def test_malformed_frames_then_a_good_request(frames_server: RawServer, raw: bytes) -> None:
     # A mutation must not turn a frame into a real shutdown/exit of the session.
     if b"shutdown" in raw or b"exit" in raw:
         return
     try:
-        server.send(raw)
-        server.alive(timeout=15)
+        frames_server.send(raw)
+        frames_server.alive(timeout=15)
     except BaseException:
         record("lsp-frame", raw, ".bin")
         raise
