@@ -40,8 +40,14 @@ class RawServer:
         self.cond = threading.Condition()
         self.closed = False
         self.errors = bytearray()  # the end of stderr (drained too: a full pipe blocks logging)
-        self.sock: socket.socket | None = socket.create_connection(
-            ("127.0.0.1", self._port())) if tcp else None
+        self.sock: socket.socket | None = None
+        if tcp:
+            try:
+                self.sock = socket.create_connection(("127.0.0.1", self._port()))
+            except BaseException:
+                self.proc.kill()  # no server left behind when it cannot be reached
+                self.proc.wait()
+                raise
         for target in (self._drain, self._drain_stderr):
             threading.Thread(target=target, daemon=True).start()
         self.next_id = 1000
