@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import shutil
 import socket
+import struct
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -167,13 +169,26 @@ def test_lone_surrogate_in_an_edit_is_kept_in_step(server: RawServer) -> None:
     assert fd["range"] == d["range"] and fd["message"] == d["message"]
 
 
-def test_tcp_client_leaving_ends_the_server(tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["hang up", "reset, an answer pending", "exit, left open"])
+def test_tcp_client_leaving_ends_the_server(tmp_path: Path, how: str) -> None:
     """Over TCP the server serves one client (as pygls' start_tcp did) and exits when it
-    leaves, even without shutdown/exit."""
+    leaves, however it leaves: a reset connection used to end the server with a traceback
+    from its reader and one from every answer it still had to send."""
     srv = RawServer(tmp_path, transport="tcp")
     srv.initialize()
     srv.alive()
     assert srv.sock is not None
-    srv.sock.shutdown(socket.SHUT_WR)  # the client hangs up
+    if how == "hang up":
+        srv.sock.shutdown(socket.SHUT_WR)
+    elif how == "reset, an answer pending":
+        srv.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        srv.request("workspace/executeCommand",
+                    {"command": "dpmlens.traceStatus", "arguments": []})
+        srv.sock.close()  # SO_LINGER 0: the close sends RST
+    else:
+        srv.answer(srv.request("shutdown"))
+        srv.notify("exit", None)
     assert srv.proc.wait(20) == 0
+    time.sleep(0.2)  # the end of stderr
+    assert "Traceback" not in srv.stderr_tail(), srv.stderr_tail()
     srv.close()

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import socket
 import sys
+from collections.abc import Callable
 
 from dpmlens import exit_codes
 from dpmlens.errors import UsageError
@@ -53,6 +55,33 @@ def accept_one(host: str, port: int) -> socket.socket:
     return conn
 
 
+class SocketOut:
+    """The TCP client's socket as the binary file pygls writes to. A client that is gone
+    (reset, closed) ends the session as the end of stdin does: one line in the log, the
+    socket shut so the reader sees its end, no traceback for every message still to send."""
+
+    def __init__(self, sock: socket.socket, log: Callable[[str], None]) -> None:
+        self.sock, self.log, self.lost = sock, log, False
+
+    def write(self, data: bytes) -> int:
+        if not self.lost:
+            try:
+                self.sock.sendall(data)
+            except OSError as exc:
+                self.log(f"dpmlens: the client's connection is lost: {exc.strerror or exc}")
+                self.close()
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        """Also at `exit`: shutting the socket ends the reader's wait for a next message."""
+        self.lost = True
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+
+
 def run(args: argparse.Namespace) -> int:
     hostport = parse_hostport(args.tcp) if args.tcp else None
     logging.basicConfig(
@@ -76,9 +105,9 @@ def run(args: argparse.Namespace) -> int:
     # socket is read by the same FrameReader and written like stdout.
     log = logging.getLogger("dpmlens.lsp").warning
     if hostport is not None:
-        conn = accept_one(*hostport)
-        with conn, conn.makefile("wb") as out:  # buffered: flush() sends all of a frame
-            server.start_io(FrameReader(conn.fileno(), log), out)  # type: ignore[arg-type]
+        with accept_one(*hostport) as conn:
+            server.start_io(FrameReader(conn.fileno(), log),
+                            SocketOut(conn, log))  # type: ignore[arg-type]
     else:
         reader = FrameReader(sys.stdin.buffer.fileno(), log)
         server.start_io(reader, proto_out)  # type: ignore[arg-type]

@@ -139,7 +139,11 @@ class FrameReader:
                 ready = [self.fd]
             if not ready:
                 return False
-        chunk = os.read(self.fd, 1 << 20)
+        try:
+            chunk = os.read(self.fd, 1 << 20)
+        except OSError as exc:  # a TCP client that reset its connection: the end, not a crash
+            self.log(f"dpmlens: the client's stream ended: {exc.strerror or exc}")
+            chunk = b""
         if not chunk:
             self.eof = True
         self.buf += chunk
