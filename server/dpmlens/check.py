@@ -26,7 +26,7 @@ from dpmlens.nesting import too_deep
 from dpmlens.syntax.prefilter import WordFilter
 from dpmlens.walk import InputError, iter_files
 
-# Below this many files a process pool costs more than it saves.
+# Below this many files one worker process: a bigger pool costs more than it saves.
 _POOL_MIN_FILES = 16
 _BINARY_PROBE = 8192
 # Files per task sent to a worker: large enough to keep IPC rare, small enough to balance.
@@ -226,14 +226,23 @@ def _configured(findings: list[Finding], config: Config) -> list[Finding]:
 
 def _results(files: Iterator[str], job: _Job, jobs: int) -> Iterator[_FileResult]:
     first = list(itertools.islice(files, _POOL_MIN_FILES))
-    if jobs == 1 or len(first) < _POOL_MIN_FILES:
-        for path in itertools.chain(first, files):
-            yield job.check(path)
+    if not first:
         return
     # Import the engine (and whatever it loads at import time) before forking, so the workers
     # share it copy-on-write instead of each importing it again.
     import dpmlens.engine  # noqa: F401
 
+    if jobs == 1 or len(first) < _POOL_MIN_FILES:
+        jobs = 1
+        if multiprocessing.current_process().daemon:  # may not fork: no budget then
+            for path in itertools.chain(first, files):
+                yield job.check(path)
+            return
+    # `-j 1` and small runs analyze in one worker process too, for the per-file time budget
+    # (limits.FILE_SECONDS): a process is the one thing that can be stopped anywhere, in a
+    # long tree-sitter parse (C code that Python signals such as SIGALRM cannot interrupt
+    # until it returns; tree-sitter 0.26.1's progress_callback is ignored for a bytes
+    # source) or in a rule's Python loop, on any thread. A fork costs ~20 ms per run.
     yield from _Pool(jobs, job).run(itertools.chain(first, files))
 
 

@@ -61,7 +61,8 @@ TRACE_DECOMPRESSED_BYTES = Limit("DPMLENS_MAX_DECOMPRESSED_BYTES", 4 << 30,
 LINE_BYTES = Limit("DPMLENS_MAX_LINE_BYTES", 1 << 20, "trace line")
 # One JSON-RPC message to the language server (a didOpen of the largest source is ~2x it).
 MESSAGE_BYTES = Limit("DPMLENS_MAX_MESSAGE_BYTES", 256 << 20, "JSON-RPC message")
-# `check --jobs N`: wall-clock time one file may take in a worker before it is skipped.
+# `check` (any --jobs; files are analyzed in worker processes): wall-clock time one file
+# may take before it is skipped.
 FILE_SECONDS = Limit("DPMLENS_FILE_TIMEOUT", 120.0, "file's analysis", unit="seconds")
 # Brace/parenthesis nesting of a C file beyond which it is not analyzed (the deepest
 # file in drivers/ of 6.1 and 6.12 nests 37; the rules' walks recurse per level).

@@ -1,10 +1,13 @@
-"""A raw stdio client for the real server: sends any bytes (broken frames too) and reads the
-server's messages, for the protocol-robustness tests and the fuzz suite."""
+"""A raw client for the real server, over stdio or TCP (`dpmlens serve --tcp`): sends any
+bytes (broken frames too) and reads the server's messages, for the protocol-robustness tests
+and the fuzz suite."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import socket
 import subprocess
 import sys
 import threading
@@ -25,22 +28,50 @@ def frame(body: bytes | str | dict[str, Any], length: int | None = None) -> byte
 
 
 class RawServer:
-    def __init__(self, root: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(self, root: Path, env: dict[str, str] | None = None,
+                 transport: str = "stdio") -> None:
+        tcp = transport == "tcp"
         self.proc = subprocess.Popen(
-            SERVER_CMD, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            SERVER_CMD + (["--tcp", "127.0.0.1:0"] if tcp else []),
+            stdin=subprocess.DEVNULL if tcp else subprocess.PIPE,
+            stdout=subprocess.DEVNULL if tcp else subprocess.PIPE, stderr=subprocess.PIPE,
             env={**os.environ, **(env or {})}, cwd=root)
         self.messages: list[dict[str, Any]] = []
         self.cond = threading.Condition()
         self.closed = False
         self.errors = bytearray()  # the end of stderr (drained too: a full pipe blocks logging)
+        self.sock: socket.socket | None = None
+        if tcp:
+            try:
+                self.sock = socket.create_connection(("127.0.0.1", self._port()))
+            except BaseException:
+                self.proc.kill()  # no server left behind when it cannot be reached
+                self.proc.wait()
+                raise
         for target in (self._drain, self._drain_stderr):
             threading.Thread(target=target, daemon=True).start()
         self.next_id = 1000
         self.root = root
 
+    def _port(self) -> int:
+        """The port a `--tcp HOST:0` server says it listens on (its first stderr lines)."""
+        assert self.proc.stderr is not None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            line = self.proc.stderr.readline()
+            self.errors += line
+            if m := re.match(rb"dpmlens: listening on .*:(\d+)$", line.strip()):
+                return int(m.group(1))
+            if not line:
+                break
+        raise AssertionError(f"the server did not listen: {self.stderr_tail()}")
+
     # -- sending -------------------------------------------------------------------------------
 
     def send(self, data: bytes) -> None:
+        if self.sock is not None:
+            self.sock.sendall(data)
+            return
         assert self.proc.stdin is not None
         self.proc.stdin.write(data)
         self.proc.stdin.flush()
@@ -68,10 +99,15 @@ class RawServer:
     # server's writes, and then its reads of our frames) ------------------------------------
 
     def _drain(self) -> None:
-        assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
+        if self.sock is not None:
+            read = self.sock.recv
+        else:
+            assert self.proc.stdout is not None
+            fd = self.proc.stdout.fileno()
+            def read(n: int) -> bytes:
+                return os.read(fd, n)
         buf = b""
-        while chunk := os.read(fd, 1 << 20):
+        while chunk := _read_or_eof(read):
             buf += chunk
             while True:
                 head, sep, rest = buf.partition(b"\r\n\r\n")
@@ -90,8 +126,7 @@ class RawServer:
 
     def _drain_stderr(self) -> None:
         assert self.proc.stderr is not None
-        fd = self.proc.stderr.fileno()
-        while chunk := os.read(fd, 1 << 16):
+        while chunk := self.proc.stderr.read1(1 << 16):
             self.errors += chunk
             del self.errors[: max(0, len(self.errors) - (64 << 10))]
 
@@ -140,6 +175,13 @@ class RawServer:
             except (AssertionError, OSError, subprocess.TimeoutExpired):
                 self.proc.kill()
                 self.proc.wait()
-        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr, self.sock):
             if f is not None:
                 f.close()
+
+
+def _read_or_eof(read: Any) -> bytes:
+    try:
+        return read(1 << 20)
+    except OSError:  # the connection was reset: the server is gone
+        return b""

@@ -32,11 +32,12 @@ def test_trace_inputs(path: Path) -> None:
     assert time.monotonic() - t0 < 10
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawServer]:
+@pytest.fixture(scope="module", params=["stdio", "tcp"])
+def server(tmp_path_factory: pytest.TempPathFactory,
+           request: pytest.FixtureRequest) -> Iterator[RawServer]:
     ws = tmp_path_factory.mktemp("regress") / "ws"
     shutil.copytree(FIXTURES / "lsp" / "ws", ws)
-    srv = RawServer(ws)
+    srv = RawServer(ws, transport=request.param)
     srv.initialize()
     yield srv
     srv.close()

@@ -1,10 +1,14 @@
-"""issue 11, class 6: malformed JSON-RPC traffic to the real server over stdio. Every bad
-request gets the error the JSON-RPC 2.0 spec names, a lying frame costs only itself, and
-after each the server answers the next good request."""
+"""issue 11, class 6: malformed JSON-RPC traffic to the real server over stdio (and, for the
+framing and the spec errors, over a TCP socket: `dpmlens serve --tcp`). Every bad request
+gets the error the JSON-RPC 2.0 spec names, a lying frame costs only itself, and after each
+the server answers the next good request."""
 
 from __future__ import annotations
 
 import shutil
+import socket
+import struct
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,10 +19,11 @@ WS = Path(__file__).resolve().parents[2] / "test-fixtures" / "lsp" / "ws"
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[RawServer]:
+def server(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[RawServer]:
     ws = tmp_path / "ws"
     shutil.copytree(WS, ws)
-    srv = RawServer(ws, env={"DPMLENS_MAX_MESSAGE_BYTES": "16M"})
+    srv = RawServer(ws, env={"DPMLENS_MAX_MESSAGE_BYTES": "16M"},
+                    transport=getattr(request, "param", "stdio"))
     srv.initialize()
     yield srv
     srv.close()
@@ -31,6 +36,10 @@ def error_of(server: RawServer, rid: object) -> dict:
     return msg["error"]
 
 
+BOTH = pytest.mark.parametrize("server", ["stdio", "tcp"], indirect=True)
+
+
+@BOTH
 def test_bad_requests_get_the_spec_errors(server: RawServer) -> None:
     server.send(frame(b'{"jsonrpc": "2.0", "id": 1, "method": "textDocument/hov'))
     assert error_of(server, None)["code"] == -32700
@@ -85,6 +94,7 @@ def test_wrong_command_arguments_are_invalid_params(server: RawServer, args: lis
     server.alive()
 
 
+@BOTH
 def test_lying_frames_cost_only_themselves(server: RawServer) -> None:
     good = {"jsonrpc": "2.0", "id": 50, "method": "workspace/executeCommand",
             "params": {"command": "dpmlens.traceStatus", "arguments": []}}
@@ -157,3 +167,28 @@ def test_lone_surrogate_in_an_edit_is_kept_in_step(server: RawServer) -> None:
         "uri": furi, "languageId": "c", "version": 1, "text": fresh.read_text()}})
     fd = next(x for x in _diags(server, furi, 1) if x["code"] == "msleep-under-20ms")
     assert fd["range"] == d["range"] and fd["message"] == d["message"]
+
+
+@pytest.mark.parametrize("how", ["hang up", "reset, an answer pending", "exit, left open"])
+def test_tcp_client_leaving_ends_the_server(tmp_path: Path, how: str) -> None:
+    """Over TCP the server serves one client (as pygls' start_tcp did) and exits when it
+    leaves, however it leaves: a reset connection used to end the server with a traceback
+    from its reader and one from every answer it still had to send."""
+    srv = RawServer(tmp_path, transport="tcp")
+    srv.initialize()
+    srv.alive()
+    assert srv.sock is not None
+    if how == "hang up":
+        srv.sock.shutdown(socket.SHUT_WR)
+    elif how == "reset, an answer pending":
+        srv.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        srv.request("workspace/executeCommand",
+                    {"command": "dpmlens.traceStatus", "arguments": []})
+        srv.sock.close()  # SO_LINGER 0: the close sends RST
+    else:
+        srv.answer(srv.request("shutdown"))
+        srv.notify("exit", None)
+    assert srv.proc.wait(20) == 0
+    time.sleep(0.2)  # the end of stderr
+    assert "Traceback" not in srv.stderr_tail(), srv.stderr_tail()
+    srv.close()

@@ -1,4 +1,5 @@
-"""The stdio transport under pygls' reader loop: only well-formed frames get through.
+"""The transport under pygls' reader loop (stdin, or the TCP connection of `serve --tcp`):
+only well-formed frames get through.
 
 pygls 2.1.1 (`pygls.io_.run_async`) trusts the stream: a frame whose Content-Length is too
 short, too long or missing leaves it reading bodies as headers for the rest of the session,
@@ -36,7 +37,8 @@ _STALL_SECONDS = 0.5  # no more bytes for this long: the client waits for us
 
 
 class FrameReader:
-    """A blocking `readline()` / `read(n)` pair over a file descriptor for pygls' loop."""
+    """A blocking `readline()` / `read(n)` pair over a file descriptor (a pipe or a
+    connected socket) for pygls' loop."""
 
     def __init__(self, fd: int, log: Callable[[str], None]) -> None:
         self.fd, self.log = fd, log
@@ -139,7 +141,11 @@ class FrameReader:
                 ready = [self.fd]
             if not ready:
                 return False
-        chunk = os.read(self.fd, 1 << 20)
+        try:
+            chunk = os.read(self.fd, 1 << 20)
+        except OSError as exc:  # a TCP client that reset its connection: the end, not a crash
+            self.log(f"dpmlens: the client's stream ended: {exc.strerror or exc}")
+            chunk = b""
         if not chunk:
             self.eof = True
         self.buf += chunk
