@@ -11,7 +11,7 @@ import tree_sitter as ts
 
 from dpmlens.config import Config
 from dpmlens.engine import analyze_model
-from dpmlens.incremental import IncrementalAnalyzer, _changed
+from dpmlens.incremental import IncrementalAnalyzer, Result, _changed
 from dpmlens.model.build import build_model
 from dpmlens.syntax.parser import parse
 
@@ -130,26 +130,26 @@ def test_edit_in_a_function_no_rule_reads_reuses_and_moves_the_findings() -> Non
     assert any(f.span.line > edited for f in first.findings)
 
 
-def test_edit_in_a_function_a_rule_reads_runs_in_full() -> None:
+def _second_analysis(after: bytes, removed: int, text: bytes) -> tuple[Result, bytes]:
+    """Analyse _DRIVER, edit it just after `after` (remove `removed` bytes, insert `text`),
+    analyse again with the same analyzer."""
     config = Config()
     tree = parse(_DRIVER)
     analyzer = IncrementalAnalyzer()
     analyzer.analyze("foo.c", _DRIVER, tree, config)
-    at = _offset_in(_DRIVER, b"\tmsleep(5")
-    source, tree = _edit(tree, _DRIVER, at, at + 1, b"50")
-    got = analyzer.analyze("foo.c", source, tree, config)
+    at = _offset_in(_DRIVER, after)
+    source, tree = _edit(tree, _DRIVER, at, at + removed, text)
+    return analyzer.analyze("foo.c", source, tree, config), source
+
+
+def test_edit_in_a_function_a_rule_reads_runs_in_full() -> None:
+    got, source = _second_analysis(b"\tmsleep(5", 1, b"50")
     assert not got.reused and "helper_used" in got.why
-    assert got.findings == analyze_model(build_model("foo.c", source, parse(source)), config)
+    assert got.findings == analyze_model(build_model("foo.c", source, parse(source)), Config())
 
 
 def test_a_delay_typed_into_an_unread_function_is_seen() -> None:
-    config = Config()
-    tree = parse(_DRIVER)
-    analyzer = IncrementalAnalyzer()
-    analyzer.analyze("foo.c", _DRIVER, tree, config)
-    at = _offset_in(_DRIVER, b"int c = a + b;")
-    source, tree = _edit(tree, _DRIVER, at, at, b" mdelay(40);")
-    got = analyzer.analyze("foo.c", source, tree, config)
+    got, _ = _second_analysis(b"int c = a + b;", 0, b" mdelay(40);")
     assert not got.reused and "mdelay" in got.why
 
 
