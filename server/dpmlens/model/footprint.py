@@ -98,6 +98,17 @@ def of(model: FileModel) -> Footprint | None:
     return model.__dict__.get(_KEY)
 
 
+@contextmanager
+def paused(model: FileModel) -> Iterator[None]:
+    """Read without recording: the caller recorded something narrower itself."""
+    fp = model.__dict__.pop(_KEY, None)
+    try:
+        yield
+    finally:
+        if fp is not None:
+            model.__dict__[_KEY] = fp
+
+
 _ACTIVE: list[Footprint] = []  # the recording under way, for hooks that see only a node
 
 

@@ -6,6 +6,7 @@ rules need to look at the tree again.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -143,8 +144,13 @@ class FileModel:
             return self.loader.calls_named(wanted)
         return [c for c in self.calls if c.callee in wanted]
 
-    def callee_names(self) -> frozenset[str]:
-        """The names called anywhere in the file."""
+    def callee_names(self, matching: re.Pattern[str] | None = None) -> frozenset[str]:
+        """The names called anywhere in the file (those `matching` fully, when given: the
+        footprint then records that pattern instead of every callee)."""
+        if matching is not None:
+            footprint.searched(self, re.compile(matching.pattern.encode()))
+            with footprint.paused(self):
+                return frozenset(n for n in self.callee_names() if matching.fullmatch(n))
         if (fp := footprint.of(self)) is not None:
             fp.callees = True
         if self._lazy():

@@ -874,8 +874,8 @@ def _sleep_helper(model: FileModel) -> str | None:
             break
     if found is None:  # defined in the driver's header: `radeon_msleep()` called here
         found = next(
-            (n for n in sorted(model.callee_names())
-             if _DRIVER_SLEEP.fullmatch(n) and n not in _SLEEPING and n not in _SPINNING),
+            (n for n in sorted(model.callee_names(matching=_DRIVER_SLEEP))
+             if n not in _SLEEPING and n not in _SPINNING),
             None,
         )  # fmt: skip
     model.__dict__["_sleep_helper"] = found
