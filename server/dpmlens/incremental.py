@@ -74,7 +74,8 @@ class IncrementalAnalyzer:
         config: Config,
         resolver: object | None = None,
     ) -> Result:
-        why = self._why_not(path, source, tree, config, resolver)
+        top = _top_level(tree)
+        why = self._why_not(path, source, top[0], config, resolver)
         if why is None:
             assert self.state is not None
             self.reused += 1
@@ -85,7 +86,7 @@ class IncrementalAnalyzer:
             findings = analyze_model(model, config, resolver)
         if getattr(model.loader, "_header_defs", None) is not None:  # read by the build too
             fp.headers.update(model.loader.header_files())  # type: ignore[union-attr]
-        items, bodies = _top_level(tree)
+        items, bodies = top
         ranges = getattr(model.loader, "func_ranges", [])
         names = {start: name for start, _end, name in ranges}
         bodies = [(s, b, e, names.get(s, "")) for s, b, e, _ in bodies]
@@ -98,7 +99,8 @@ class IncrementalAnalyzer:
     # -- the decision ---------------------------------------------------------------------
 
     def _why_not(
-        self, path: str, source: bytes, tree: ts.Tree, config: Config, resolver: object | None
+        self, path: str, source: bytes, items: list[tuple[str, int, int]], config: Config,
+        resolver: object | None,
     ) -> str | None:
         """None when the last findings hold for `source` (and the state is moved to it), else
         why not."""
@@ -122,7 +124,6 @@ class IncrementalAnalyzer:
         f_start, _body, f_end, name = hit
         if not name:
             return "the edit is in a function the model does not name"
-        items, _ = _top_level(tree)
         if not _same_structure(st.items, items, f_start, f_end, delta):
             return "the edit changed the file's top-level structure"
         bodies = [
