@@ -83,3 +83,13 @@ def write_driver(path: Path, text: str = NOIRQ_WAKE) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
+
+
+def slow_driver(path: Path, functions: int = 40_000) -> Path:
+    """A real file that takes seconds to analyze (~8 s here: 0.1 s/1000 functions of parse,
+    model and rules), with no trick: the budget must stop it wherever it is."""
+    body = "".join(f"static int foo{n}_suspend(struct device *dev)\n{{\n"
+                   f"\tstruct foo *foo = dev_get_drvdata(dev);\n\tif (foo->x{n})\n"
+                   "\t\tmsleep(5);\n\tenable_irq_wake(foo->irq);\n"
+                   "\treturn pm_runtime_get_sync(dev);\n}\n" for n in range(functions))
+    return write_driver(path, "#include <linux/pm.h>\nstruct foo { int irq; };\n" + body)

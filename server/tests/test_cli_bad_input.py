@@ -9,7 +9,15 @@ import shutil
 from pathlib import Path
 
 import pytest
-from cli_helpers import NOIRQ_WAKE, NOIRQ_WAKE_LINE, REPO, run_cli, run_process, write_driver
+from cli_helpers import (
+    NOIRQ_WAKE,
+    NOIRQ_WAKE_LINE,
+    REPO,
+    run_cli,
+    run_process,
+    slow_driver,
+    write_driver,
+)
 
 WAKE = "[wake-setup-in-noirq]"
 
@@ -203,14 +211,6 @@ def test_stopped_worker_names_the_file_and_the_run_finishes(tmp_path: Path, caps
                                "file's analysis (set DPMLENS_FILE_TIMEOUT to raise it); skipped"}
 
 
-def _slow_driver(path: Path, functions: int = 40_000) -> Path:
-    """A real file that takes seconds to analyze (~8 s here: 0.1 s/1000 functions of parse,
-    model and rules), with no trick: the budget must stop it wherever it is."""
-    body = "".join(f"static int foo{n}_suspend(struct device *dev)\n{{\n"
-                   f"\tstruct foo *foo = dev_get_drvdata(dev);\n\tif (foo->x{n})\n"
-                   "\t\tmsleep(5);\n\tenable_irq_wake(foo->irq);\n"
-                   "\treturn pm_runtime_get_sync(dev);\n}\n" for n in range(functions))
-    return write_driver(path, "#include <linux/pm.h>\nstruct foo { int irq; };\n" + body)
 
 
 @pytest.mark.parametrize("how", ["-j 1", "one file"])
@@ -224,7 +224,7 @@ def test_file_over_the_time_budget_is_skipped_without_a_pool(tmp_path: Path, cap
     monkeypatch.setenv("DPMLENS_FILE_TIMEOUT", "1.5")
     for n in range(3):
         write_driver(tmp_path / f"d{n}.c")
-    slow = _slow_driver(tmp_path / "slow.c")
+    slow = slow_driver(tmp_path / "slow.c")
     args = ["--jobs", "1", str(tmp_path)] if how == "-j 1" else ["--jobs", "2", str(slow)]
     t0 = time.monotonic()
     r = run_cli(capsys, "check", *args)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cli_helpers import NOIRQ_WAKE, NOIRQ_WAKE_LINE, run_cli, write_driver
+from cli_helpers import NOIRQ_WAKE, NOIRQ_WAKE_LINE, run_cli, slow_driver, write_driver
 
 from dpmlens.kbuild.flags import parse_flags
 from dpmlens.kbuild.kconfig import Kconfig, from_flags
@@ -114,3 +114,24 @@ def test_never_fails_the_build(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("dpmlens.kbuild.cc.select", boom)
     r = run_cli(capsys, "cc", "-DCONFIG_PM", str(src))
     assert r.code == 0 and "internal error: RuntimeError: checker bug" in r.err
+
+
+def test_a_file_over_a_limit_is_skipped_and_the_build_goes_on(tmp_path, capsys, monkeypatch):
+    """`dpmlens cc` runs inside the kernel build, one file per invocation, with no worker to
+    kill: too deep a file is refused before parsing, a slow one stopped at the time budget."""
+    import time
+
+    deep = write_driver(tmp_path / "deep.c", NOIRQ_WAKE + "int x = " + "(" * 600 + "1"
+                        + ")" * 600 + ";\n")
+    r = run_cli(capsys, "cc", str(deep))
+    assert r.code == 0 and "dpmlens: skipped: " in r.err and "too deeply nested" in r.err
+    monkeypatch.setenv("DPMLENS_FILE_TIMEOUT", "0.3")
+    slow = slow_driver(tmp_path / "slow.c", functions=12_000)  # ~2 s to analyze here
+    t0 = time.monotonic()
+    r = run_cli(capsys, "cc", str(slow))
+    took = time.monotonic() - t0
+    assert r.code == 0 and f"dpmlens: skipped: {slow}: analysis: over the 0.3 seconds" in r.err
+    assert "DPMLENS_FILE_TIMEOUT" in r.err and took < 1.5, (took, r.err)
+    monkeypatch.delenv("DPMLENS_FILE_TIMEOUT")
+    r = run_cli(capsys, "cc", str(write_driver(tmp_path / "ok.c")))  # the next file: analysed
+    assert "wake-setup-in-noirq" in r.err

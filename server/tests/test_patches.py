@@ -130,3 +130,17 @@ def test_parse_mbox_names_and_no_newline_marker():
     assert patches[0].subject.startswith("[PATCH 1/2] rtc: brcmstb-waketimer")
     diff = parse_diff(b"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+b\n")
     assert diff[0].hunks[0].lines == [(b"-", b"a", 4), (b"+", b"b\n", 6)]
+
+
+def test_a_file_over_a_limit_is_named_and_the_series_goes_on(tmp_path, capsys):
+    (tmp_path / "drivers").mkdir()
+    deep = NOIRQ_WAKE + "int x = " + "(" * 600 + "1" + ")" * 600 + ";\n"  # PM code, too deep
+    patch = tmp_path / "two.patch"
+    patch.write_bytes(
+        _one_file_patch("", deep, "drivers/deep.c").replace(b"--- a/drivers/deep.c",
+                                                           b"--- /dev/null")
+        + _one_file_patch("", NOIRQ_WAKE, "drivers/new.c").replace(b"--- a/drivers/new.c",
+                                                                  b"--- /dev/null"))
+    r = run_cli(capsys, "check", "--patch", str(patch), "--tree", str(tmp_path), "-f", "json")
+    assert [f["path"] for f in json.loads(r.out)["findings"]] == ["drivers/new.c"]
+    assert "drivers/deep.c: not analyzed: too deeply nested" in r.err, r.err

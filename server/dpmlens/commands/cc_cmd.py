@@ -42,6 +42,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from dpmlens.budget import Skipped
     from dpmlens.commands.check_cmd import _load_config, _select_rules, exit_code
     from dpmlens.kbuild.cc import analyze, gcc_lines, readable, sources_and_config, split_options
     from dpmlens.rule_set import load_rule_set
@@ -73,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             with open(path, "rb") as fh:
                 findings += analyze(path, fh.read(), kconfig, config, rules)
+        except Skipped as exc:  # over a limit: said, and the build goes on
+            print(f"dpmlens: skipped: {path}: {exc}", file=sys.stderr)
         except Exception as exc:  # a checker must not break the build it runs in
             if os.environ.get("DPMLENS_DEBUG"):
                 raise

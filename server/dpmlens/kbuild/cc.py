@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from dpmlens.budget import within_limits
 from dpmlens.findings import Finding
 from dpmlens.kbuild.flags import parse_flags
 from dpmlens.kbuild.kconfig import Kconfig, from_flags
@@ -66,7 +67,9 @@ def analyze(path: str, source: bytes, kconfig: Kconfig | None, config: Any,
         source = select(source, kconfig)
     if not prefilter(config, rules).matches(source):
         return []
-    return _configured(analyze_model(build_model(path, source), config, None, rules), config)
+    found = within_limits(  # raises budget.Skipped over a limit
+        source, lambda: analyze_model(build_model(path, source), config, None, rules))
+    return _configured(found, config)
 
 
 def gcc_lines(findings: list[Finding]) -> str:

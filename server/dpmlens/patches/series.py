@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from dpmlens.budget import Skipped, within_limits
 from dpmlens.check import CheckRun, _configured
 from dpmlens.config import Config
 from dpmlens.errors import UsageError
@@ -67,6 +68,7 @@ class Series:
         self.root, self.base, self.config, self.rules = root, base, config, rules
         self.overlay: dict[str, bytes | None] = {}
         self.prefilter = prefilter(config, rules)
+        self.skipped: list[InputError] = []  # files over a limit (budget.py)
 
     def read(self, path: str) -> bytes | None:
         return self.overlay[path] if path in self.overlay else self.base(path)
@@ -110,8 +112,12 @@ class Series:
             return []
         on_disk = os.path.join(self.root, path)  # local headers and the tree's Makefile
         try:
-            found = analyze_model(build_model(on_disk, source), self.config, None, self.rules)
+            found = within_limits(source, lambda: analyze_model(
+                build_model(on_disk, source), self.config, None, self.rules))
         except RecursionError:
+            return []
+        except Skipped as exc:  # over a limit: named in the run's errors, the series goes on
+            self.skipped.append(InputError(path, f"not analyzed: {exc}"))
             return []
         return [_repath(f, on_disk, path) for f in _configured(found, self.config)]
 
@@ -135,6 +141,7 @@ def check_series(patches: Sequence[Patch], series: Series) -> tuple[list[PatchRe
             run.source_lines[key] = text
         if r.error is not None:
             run.errors.append(InputError(r.patch.name, r.error, usage=True))
+    run.errors.extend(series.skipped)
     run.findings.sort(key=Finding.sort_key)
     run.elapsed = time.monotonic() - started
     return results, run
