@@ -552,8 +552,17 @@ async function main() {
     // 4b. Hover and quick fix, from the server, in the real editor.
     await step(page, "hover and quick fix", async () => {
       const goTo = async (where) => {
-        await page.keyboard.press("F1");
-        await page.locator(".quick-input-widget input").fill(`:${where}`);
+        // F1 can lose a race with a hover or a focus change, as in runCommand: retry
+        const input = page.locator(".quick-input-widget input");
+        for (let attempt = 1; ; attempt++) {
+          await page.keyboard.press("F1");
+          const shown = await input.waitFor({ state: "visible", timeout: 5_000 }).then(() => true, () => false);
+          if (shown || attempt >= 3) break;
+          log(`go to ${where}: the palette did not open, retrying`);
+          await page.keyboard.press("Escape");
+          await page.waitForTimeout(500);
+        }
+        await input.fill(`:${where}`);
         await page.keyboard.press("Enter");
         await page.waitForTimeout(300);
       };
