@@ -21,6 +21,7 @@ from dpmlens import limits
 from dpmlens.nesting import too_deep
 
 T = TypeVar("T")
+_RETRY_SECONDS = 0.05
 
 
 class Skipped(Exception):
@@ -47,10 +48,13 @@ def within_limits(source: bytes, run: Callable[[], T]) -> T:
         raise _Expired
 
     old = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    # Repeating: a raise that lands in a GC callback or a finalizer is swallowed by Python
+    # ("Exception ignored in ..."); the next tick raises again, in the code that runs on.
+    signal.setitimer(signal.ITIMER_REAL, seconds, _RETRY_SECONDS)
     try:
         return run()
     except _Expired:
+        signal.setitimer(signal.ITIMER_REAL, 0)
         raise Skipped(limits.FILE_SECONDS.exceeded("analysis:")) from None
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)

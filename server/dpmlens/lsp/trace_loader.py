@@ -115,6 +115,8 @@ class Traces(LanguageFeature):
             fut = progress.tokens.get(token)
             if fut is not None:  # window/workDoneProgress/cancel from the client
                 fut.add_done_callback(lambda f: stop.set())
+        traces.generation += 1
+        generation = traces.generation
         try:
             links, warning = project_links(workspace_roots(server), server.settings.trace_links)
             if warning:
@@ -127,7 +129,8 @@ class Traces(LanguageFeature):
                 None, traces.compute, parsed, traces.mapping_inputs(server))
             if halted():  # cancelled while mapping: the previous traces stay
                 raise asyncio.CancelledError
-            traces.install(result)
+            if traces.generation == generation:  # else a newer load (or a clear) won
+                traces.install(result)
         except asyncio.CancelledError:
             stop.set()  # $/cancelRequest: the worker thread stops between files
             raise
@@ -156,8 +159,11 @@ class Traces(LanguageFeature):
         if traces.result is None:
             return
         loop = asyncio.get_running_loop()
+        generation = traces.generation
         result = await loop.run_in_executor(
             None, traces.compute, traces.result.parsed, traces.mapping_inputs(self.server))
+        if traces.generation != generation:
+            return  # traces loaded (or cleared) meanwhile: this mapping is of the old ones
         traces.install(result)
         self.refresh_lenses()
 

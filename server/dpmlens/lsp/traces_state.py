@@ -36,6 +36,9 @@ class TraceState:
     result: TraceResult | None = None
     manual_paths: list[str] = field(default_factory=list)  # from dpmlens.loadTraces
     auto_files: list[str] = field(default_factory=list)  # from traceGlobs
+    # bumped when a load starts or the traces are cleared: a load or a re-mapping that began
+    # before must not install its (older) result over the newer one
+    generation: int = 0
     _by_function: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
     _by_name: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     _durations: dict[tuple[str, str, str, str], tuple[float, ...]] | None = None
@@ -50,6 +53,7 @@ class TraceState:
         return list(self.result.parsed.paths) if self.result else []
 
     def clear(self) -> None:
+        self.generation += 1
         self.result = None
         self.manual_paths = []
         self.auto_files = []
