@@ -84,8 +84,8 @@ class IncrementalAnalyzer:
         model = build_model(path, source, tree=tree)
         with footprint.record(model) as fp:
             findings = analyze_model(model, config, resolver)
-        if getattr(model.loader, "_header_defs", None) is not None:  # read by the build too
-            fp.headers.update(model.loader.header_files())  # type: ignore[union-attr]
+        if model.loader is not None:  # the headers the build or a rule read
+            fp.headers.update(model.loader.header_files())
         items, bodies = top
         ranges = getattr(model.loader, "func_ranges", [])
         names = {start: name for start, _end, name in ranges}

@@ -12,7 +12,8 @@ rules run on a model:
   rule entered;
 - `ranges`: byte ranges of the tree a rule looked at by position;
 - `lookups`: helpers looked up through the resolver (other files), with what was found;
-- `headers`: local headers whose #defines were read;
+- `headers`: local headers whose #defines were read (by the build or a rule; filled in by
+  `incremental.py` from the model's loader once the analysis is done);
 - `callees`: a rule asked for the set of every name called in the file;
 - `whole`: something was read that cannot be attributed (the reason), so every edit counts.
 
@@ -47,18 +48,13 @@ class Footprint:
 
     # -- recording ------------------------------------------------------------------------
 
-    def word(self, name: str) -> None:
-        key = name.encode("latin-1", "replace")
-        if key not in self.patterns:
-            self.patterns[key] = re.compile(re.escape(key))
-
-    def regex(self, pattern: re.Pattern[bytes] | bytes | str) -> None:
+    def search(self, pattern: re.Pattern[bytes] | bytes | str) -> None:
+        """A search over the whole text: `str`/`bytes` are literal words, or a regex."""
         if isinstance(pattern, str):
             pattern = pattern.encode("latin-1", "replace")
         if isinstance(pattern, bytes):
-            key = pattern
-            if key not in self.patterns:
-                self.patterns[key] = re.compile(pattern)
+            if pattern not in self.patterns:
+                self.patterns[pattern] = re.compile(re.escape(pattern))
             return
         self.patterns.setdefault(pattern.pattern, pattern)
 
@@ -130,15 +126,9 @@ def record(model: FileModel) -> Iterator[Footprint]:
 def searched(model: FileModel, *patterns: re.Pattern[bytes] | bytes | str) -> None:
     """A text search over the whole file: `str`/`bytes` are literal words, or a regex."""
     fp = of(model)
-    if fp is None:
-        return
-    for p in patterns:
-        if isinstance(p, str):
-            fp.word(p)
-        elif isinstance(p, bytes):
-            fp.regex(re.escape(p))
-        else:
-            fp.regex(p)
+    if fp is not None:
+        for p in patterns:
+            fp.search(p)
 
 
 def searched_any_file(*patterns: re.Pattern[bytes] | str) -> None:
@@ -146,10 +136,7 @@ def searched_any_file(*patterns: re.Pattern[bytes] | str) -> None:
     way whichever file it is (recording too much only costs speed)."""
     for fp in _ACTIVE:
         for p in patterns:
-            if isinstance(p, str):
-                fp.word(p)
-            else:
-                fp.regex(p)
+            fp.search(p)
 
 
 def read_function(model: FileModel, name: str | None) -> None:

@@ -39,7 +39,10 @@ class HeadersMixin:
 
     def header_files(self) -> dict[str, object]:
         """Each local header's path -> its #defines as read now (the same object while the
-        header is unchanged: `defines_of` keeps it): what `header_defines` depends on."""
+        header is unchanged: `defines_of` keeps it), once `header_defines` has read them (by
+        the build or a rule); {} before: nothing depends on them yet."""
+        if self._header_defs is None:
+            return {}
         base = os.path.dirname(self.path)
         out: dict[str, object] = {}
         for m in _LOCAL_INCLUDE.finditer(self.source):

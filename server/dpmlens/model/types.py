@@ -138,7 +138,7 @@ class FileModel:
         wanted = frozenset(names)
         if (fp := footprint.of(self)) is not None:
             for name in wanted:
-                fp.word(name)
+                fp.search(name)
         if self._lazy():
             assert self.loader is not None
             return self.loader.calls_named(wanted)
@@ -165,8 +165,6 @@ class FileModel:
         the headers are read on first use (see build.py `header_defines`).
         """
         merged = self.__dict__.get("_all_defines")
-        if (fp := footprint.of(self)) is not None and self.loader is not None:
-            fp.headers.update(self.loader.header_files())
         if merged is None:
             extra = self.loader.header_defines() if self.loader is not None else {}
             merged = {**extra, **self.defines} if extra else self.defines
