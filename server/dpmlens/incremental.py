@@ -43,12 +43,16 @@ class Result:
     why: str  # why the analysis ran in full ("" when reused)
 
 
+_Item = tuple[str, int, int]  # a top-level item (build.top_level's view): type, start, end
+_Body = tuple[int, int, int, str]  # a function: start, body start, end, name
+
+
 @dataclass
 class _State:
     path: str
     source: bytes
-    items: list[tuple[str, int, int]]  # top-level items (build.top_level's view), in order
-    bodies: list[tuple[int, int, int, str]]  # (function start, body start, end, name)
+    items: list[_Item]  # in document order
+    bodies: list[_Body]
     findings: list[Finding]
     footprint: Footprint
     config: Config
@@ -75,7 +79,7 @@ class IncrementalAnalyzer:
         resolver: object | None = None,
     ) -> Result:
         top = _top_level(tree)
-        why = self._why_not(path, source, top[0], config, resolver)
+        why = self._why_not(path, source, top, config, resolver)
         if why is None:
             assert self.state is not None
             self.reused += 1
@@ -99,7 +103,7 @@ class IncrementalAnalyzer:
     # -- the decision ---------------------------------------------------------------------
 
     def _why_not(
-        self, path: str, source: bytes, items: list[tuple[str, int, int]], config: Config,
+        self, path: str, source: bytes, top: tuple[list[_Item], list[_Body]], config: Config,
         resolver: object | None,
     ) -> str | None:
         """None when the last findings hold for `source` (and the state is moved to it), else
@@ -124,13 +128,14 @@ class IncrementalAnalyzer:
         f_start, _body, f_end, name = hit
         if not name:
             return "the edit is in a function the model does not name"
-        if not _same_structure(st.items, items, f_start, f_end, delta):
+        items, bodies = top
+        if not _same_structure(st.items, items, f_start, f_end, delta) or len(bodies) != len(
+            st.bodies
+        ):
             return "the edit changed the file's top-level structure"
+        # the same functions, in the same order: their names carry over to the new tree's
         bodies = [
-            (s, b, e + delta, n) if s < f_end and e >= f_end  # the edited function
-            else (s + delta, b + delta, e + delta, n) if s >= f_end
-            else (s, b, e, n)
-            for s, b, e, n in st.bodies
+            (s, b, e, was[3]) for (s, b, e, _), was in zip(bodies, st.bodies, strict=True)
         ]
         if fp.touches(name, f_start, f_end):
             return f"the rules read {name}()"
@@ -179,10 +184,11 @@ def _changed(old: bytes, new: bytes) -> tuple[int, int, int]:
     return prefix, len(old) - lo, len(new) - lo
 
 
-def _top_level(tree: ts.Tree) -> tuple[list[tuple[str, int, int]], list[tuple[int, int, int, str]]]:
-    """The items build.top_level looks at, and each function's (start, body start, end)."""
-    items: list[tuple[str, int, int]] = []
-    bodies: list[tuple[int, int, int, str]] = []
+def _top_level(tree: ts.Tree) -> tuple[list[_Item], list[_Body]]:
+    """The items build.top_level looks at, and each function's (start, body start, end); the
+    name is filled in from the model."""
+    items: list[_Item] = []
+    bodies: list[_Body] = []
     stack = [tree.root_node]
     while stack:
         node = stack.pop()
@@ -199,9 +205,7 @@ def _top_level(tree: ts.Tree) -> tuple[list[tuple[str, int, int]], list[tuple[in
     return items, bodies
 
 
-def _enclosing_body(
-    bodies: list[tuple[int, int, int, str]], lo: int, hi: int
-) -> tuple[int, int, int, str] | None:
+def _enclosing_body(bodies: list[_Body], lo: int, hi: int) -> _Body | None:
     """The function whose body holds [lo, hi) without touching its braces."""
     for start, body, end, name in bodies:
         if body < lo and hi < end and start <= lo:
@@ -210,8 +214,7 @@ def _enclosing_body(
 
 
 def _same_structure(
-    old: list[tuple[str, int, int]], new: list[tuple[str, int, int]],
-    f_start: int, f_end: int, delta: int,
+    old: list[_Item], new: list[_Item], f_start: int, f_end: int, delta: int
 ) -> bool:
     """Is `new` `old` with the items after the edit moved by `delta` (and those around it,
     the edited function and its containers, stretched)?"""
