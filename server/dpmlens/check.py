@@ -23,6 +23,7 @@ from dpmlens.config import Config
 from dpmlens.findings import Finding
 from dpmlens.inputs import LimitExceeded, read_source
 from dpmlens.nesting import too_deep
+from dpmlens.process_pool import close_pool
 from dpmlens.syntax.prefilter import WordFilter
 from dpmlens.walk import InputError, iter_files
 
@@ -31,8 +32,6 @@ _POOL_MIN_FILES = 16
 _BINARY_PROBE = 8192
 # Files per task sent to a worker: large enough to keep IPC rare, small enough to balance.
 _CHUNK = 32
-# Seconds an idle worker gets to exit when the run is over, before it is killed.
-_GRACE = 10.0
 
 
 @dataclass
@@ -286,15 +285,15 @@ class _Pool:
                 # that a crash sends little back for re-checking.
                 while len(pending) >= 4 * self.jobs:
                     if (yield from self._harvest(pending, suspects)):
-                        _close(executor, kill=True)
+                        close_pool(executor, kill=True)
                         executor = self._executor(self.jobs)
                 pending[executor.submit(_check_chunk, chunk)] = chunk
             while pending:
                 if (yield from self._harvest(pending, suspects)):
-                    _close(executor, kill=True)
+                    close_pool(executor, kill=True)
                     executor = self._executor(self.jobs)
         finally:
-            _close(executor)
+            close_pool(executor)
         yield from self._isolate(suspects)
 
     def _harvest(
@@ -325,7 +324,7 @@ class _Pool:
                 try:
                     yield from executor.submit(_check_chunk, [path]).result(self.budget)
                 except (BrokenProcessPool, FutureTimeout) as exc:
-                    _close(executor, kill=True)
+                    close_pool(executor, kill=True)
                     executor = None
                     message = (
                         "the analysis crashed its worker process; file skipped"
@@ -335,19 +334,4 @@ class _Pool:
                     yield _FileResult(path, [], InputError(path, message), 0, 0, False, {})
         finally:
             if executor is not None:
-                _close(executor)
-
-
-def _close(executor: ProcessPoolExecutor, kill: bool = False) -> None:
-    """Shut a pool down without waiting for ever on a stopped worker (SIGKILL ends stopped
-    processes too): `kill` at once, else after a grace period."""
-    procs = list((getattr(executor, "_processes", None) or {}).values())
-    if kill:
-        for p in procs:
-            p.kill()
-    executor.shutdown(wait=False, cancel_futures=True)
-    for p in procs:
-        p.join(timeout=None if kill else _GRACE)
-        if p.is_alive():
-            p.kill()
-            p.join()
+                close_pool(executor)

@@ -85,7 +85,9 @@ async def test_a_newer_text_supersedes_the_run(tmp_path: Path) -> None:
         assert [v for u, v in seen if u == uri] == [2]
         diags = client.diagnostics[uri]
         assert diags and min(d.range.start.line for d in diags) >= 1  # the new text's lines
-        await client.shutdown_session()
+        await client.shutdown_session()  # the worker is closed with the server
+        errors = [m.message for m in client.log_messages if m.type == types.MessageType.Error]
+        assert not errors, errors
     finally:
         await client.stop()
 

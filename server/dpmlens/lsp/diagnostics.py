@@ -146,6 +146,9 @@ class Diagnostics(LanguageFeature):
     def index_updated(self, directory: str | None) -> None:
         self.rerun_all()
 
+    def shutdown(self) -> None:
+        self.offloop.close()  # the worker of big documents, if one was started
+
     def rerun_all(self) -> None:
         # onSave: an edited, unsaved document keeps its last analysis here too (a settings
         # change or the workspace index must not analyze text the user has not saved)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from dpmlens import limits
 from dpmlens.config import Config
 from dpmlens.findings import Finding
+from dpmlens.process_pool import close_pool
 
 _DEFAULT_BIG = 1 << 20  # 1 MiB: the largest drivers/*.c of 6.12 analyse in ~0.3 s on the loop
 
@@ -137,9 +138,5 @@ class OffLoop:
 
     def _kill(self) -> None:
         pool, self._pool = self._pool, None
-        if pool is None:
-            return
-        procs = list((getattr(pool, "_processes", None) or {}).values())
-        for p in procs:
-            p.kill()
-        pool.shutdown(wait=False, cancel_futures=True)
+        if pool is not None:
+            close_pool(pool, kill=True)
