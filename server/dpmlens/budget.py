@@ -32,12 +32,17 @@ class _Expired(BaseException):  # not an Exception: a checker's `except Exceptio
     pass
 
 
+def refusal(source: bytes) -> str | None:
+    """Why a text already in memory is not analyzed at all (its size, its nesting), or None."""
+    if len(source) > limits.SOURCE_BYTES.value:
+        return limits.SOURCE_BYTES.exceeded(f"{limits.human_bytes(len(source))}:")
+    return too_deep(source)
+
+
 def within_limits(source: bytes, run: Callable[[], T]) -> T:
     """`run()` for one file's `source`, or Skipped when the file is over a limit."""
-    if len(source) > limits.SOURCE_BYTES.value:
-        raise Skipped(limits.SOURCE_BYTES.exceeded(f"{limits.human_bytes(len(source))}:"))
-    if (deep := too_deep(source)) is not None:
-        raise Skipped(deep)
+    if (reason := refusal(source)) is not None:
+        raise Skipped(reason)
     seconds = limits.FILE_SECONDS.value
     if threading.current_thread() is not threading.main_thread() or not hasattr(
         signal, "setitimer"

@@ -17,7 +17,7 @@ import time
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from dpmlens import limits
+from dpmlens.budget import refusal
 from dpmlens.durations import format_us
 from dpmlens.findings import Finding, Severity, Span
 from dpmlens.incremental import IncrementalAnalyzer
@@ -31,7 +31,6 @@ from dpmlens.lsp.settings import Settings
 from dpmlens.lsp.trace_loader import Traces
 from dpmlens.lsp.workspace_index import WorkspaceIndex
 from dpmlens.model.types import FileModel
-from dpmlens.nesting import too_deep
 
 __all__ = ["Analysis", "Diagnostics", "analyze_document"]
 
@@ -49,10 +48,7 @@ _TAGS = {
 
 def skip_reason(doc: Document) -> str | None:
     """Why a document is not analyzed at all (limits.py), or None."""
-    size = len(doc.source)
-    if size > limits.SOURCE_BYTES.value:
-        return limits.SOURCE_BYTES.exceeded(f"{limits.human_bytes(size)}:")
-    return too_deep(doc.source)
+    return refusal(doc.source)
 
 
 def analyze_document(server: DpmlensServer, doc: Document) -> Analysis:
