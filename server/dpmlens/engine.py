@@ -62,17 +62,23 @@ def analyze_model(
     rules: list[Rule] | None = None,
 ) -> list[Finding]:
     ctx = Context(model, config, resolver)
-    out: dict[tuple[str, str, int, int], Finding] = {}
     try:
-        for rule in rules if rules is not None else load_rules():
-            if not config.is_enabled(rule.id):
-                continue
-            for finding in rule.checker.run(rule, ctx):
-                setting = config.rules.get(rule.id)
-                if setting is not None and setting.severity is not None:
-                    finding = replace(finding, severity=setting.severity)
-                key = (finding.rule, finding.path, finding.span.line, finding.span.column)
-                out.setdefault(key, finding)
+        return run_rules(ctx, config, rules if rules is not None else load_rules())
     finally:
         ctx.close()
+
+
+def run_rules(ctx: Context, config: Config, rules: list[Rule]) -> list[Finding]:
+    """The enabled `rules`' findings in `ctx`, with the configured severities, one per rule
+    and place, sorted."""
+    out: dict[tuple[str, str, int, int], Finding] = {}
+    for rule in rules:
+        if not config.is_enabled(rule.id):
+            continue
+        for finding in rule.checker.run(rule, ctx):
+            setting = config.rules.get(rule.id)
+            if setting is not None and setting.severity is not None:
+                finding = replace(finding, severity=setting.severity)
+            key = (finding.rule, finding.path, finding.span.line, finding.span.column)
+            out.setdefault(key, finding)
     return sorted(out.values(), key=Finding.sort_key)

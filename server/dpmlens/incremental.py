@@ -33,12 +33,14 @@ from dpmlens.model.build import TOP_LEVEL_CONTAINERS, build_model, text_searches
 from dpmlens.model.footprint import Footprint
 from dpmlens.model.headers import defines_of
 from dpmlens.model.types import FileModel
+from dpmlens.rules.delays import delay_rules, unreached_findings
 
 
 @dataclass(frozen=True)
 class Result:
     findings: list[Finding]
-    model: FileModel | None  # None: reused (the caller builds a model only if it needs one)
+    # None when reused without one (the caller builds a model only if it needs one)
+    model: FileModel | None
     reused: bool
     why: str  # why the analysis ran in full ("" when reused)
 
@@ -65,6 +67,7 @@ class IncrementalAnalyzer:
     state: _State | None = None
     reused: int = 0
     full: int = 0
+    built: FileModel | None = None  # the model a reusing decision had to build, if any
 
     def forget(self) -> None:
         """Drop what is kept (settings or the workspace changed: the next run is a full one)."""
@@ -79,11 +82,12 @@ class IncrementalAnalyzer:
         resolver: object | None = None,
     ) -> Result:
         top = _top_level(tree)
-        why = self._why_not(path, source, top, config, resolver)
+        self.built = None
+        why = self._why_not(path, source, tree, top, config, resolver)
         if why is None:
             assert self.state is not None
             self.reused += 1
-            return Result(self.state.findings, None, True, "")
+            return Result(self.state.findings, self.built, True, "")
         self.full += 1
         model = build_model(path, source, tree=tree)
         with footprint.record(model) as fp:
@@ -103,8 +107,8 @@ class IncrementalAnalyzer:
     # -- the decision ---------------------------------------------------------------------
 
     def _why_not(
-        self, path: str, source: bytes, top: tuple[list[_Item], list[_Body]], config: Config,
-        resolver: object | None,
+        self, path: str, source: bytes, tree: ts.Tree, top: tuple[list[_Item], list[_Body]],
+        config: Config, resolver: object | None,
     ) -> str | None:
         """None when the last findings hold for `source` (and the state is moved to it), else
         why not."""
@@ -139,13 +143,19 @@ class IncrementalAnalyzer:
         ]
         if fp.touches(name, f_start, f_end):
             return f"the rules read {name}()"
-        old_text, new_text = old[f_start:f_end], source[f_start : f_end + delta]
-        for text in (old_text, new_text):
+        texts = (old[f_start:f_end], source[f_start : f_end + delta])
+        for text in texts:
             if (key := fp.matches(text)) is not None:
                 return f"{name}() matches a search of the rules ({key[:40]!r})"
             for pattern in st.build:
                 if pattern.search(text) is not None:
                     return f"{name}() matches a search of the model ({pattern.pattern[:40]!r})"
+        # The reads made to evaluate the delays of another function count like the rest;
+        # those of this function's own delays, the search for delay calls and file-wide
+        # answers are judged by evaluating them again on the new text (below).
+        aside = frozenset({name, footprint.NAMES, *fp.answers})
+        if (unit := fp.unit_reading(name, f_start, f_end, texts, aside)) is not None:
+            return f"the delays of {unit or 'the file'}() read {name}()"
         if fp.callees:  # a call the tree sees may differ where the text looks alike
             return "the rules read every name the file calls"
         if (stale := _stale_elsewhere(fp, resolver)) is not None:
@@ -153,11 +163,70 @@ class IncrementalAnalyzer:
         first = old.count(b"\n", 0, f_start) + 1
         last = first + old.count(b"\n", f_start, f_end)
         lines = source.count(b"\n", lo, new_hi) - old.count(b"\n", lo, old_hi)
-        moved = _moved(st.findings, path, first, last, lines)
-        if moved is None:
+        moved, inside = _moved(st.findings, path, first, last, lines)
+        # a finding in the function itself can only be about its own delays (any other rule
+        # that placed one there read it); judged again, they are found again
+        delay_ids = {rule.id for rule in delay_rules()}
+        if any(f.rule not in delay_ids for f in inside):
             return f"a finding lies in {name}()"
+        fp = fp.shifted(f_end, delta)
+        found: list[Finding] = []
+        why = self._judge_again(
+            fp, name, f_start, f_end + delta, texts, bool(inside), found, path, source, tree,
+            config, resolver,
+        )  # fmt: skip
+        if why is not None:
+            return why
+        if inside or found:
+            moved = sorted(moved + found, key=Finding.sort_key)
         st.source, st.items, st.bodies, st.findings = source, items, bodies, moved
-        st.footprint = fp.shifted(f_end, delta)
+        st.footprint = fp
+        return None
+
+
+    def _judge_again(
+        self, fp: Footprint, name: str, start: int, end: int, texts: tuple[bytes, ...],
+        must: bool, found: list[Finding], path: str, source: bytes, tree: ts.Tree,
+        config: Config, resolver: object | None,
+    ) -> str | None:  # fmt: skip
+        """The units set aside for function `name` (now at [start, end)) that the edit
+        touches (its own delays, also when `must`), judged on a model of the new text: None
+        when they hold (the findings of the function's delays are then put in `found`, and
+        `fp` updated with what the new judgement read), else why not."""
+
+        def touched(key: str) -> bool:
+            u = fp.units.get(key)
+            return u is not None and (
+                u.touches(name, start, end) or any(u.matches(t) is not None for t in texts)
+            )
+
+        own = must or touched(name) or touched(footprint.NAMES)
+        answers = [key for key in fp.answers if touched(key)]
+        if not own and not answers:
+            return None
+        model = build_model(path, source, tree)
+        with footprint.record(model) as again:
+            # only the delay rules looked at this function's own delays: no callback reaches
+            # them (else its walk read the function), so they are reported only when beyond
+            # a spec minimum wherever they are
+            found += unreached_findings(model, config, resolver, name) if own else []
+            changed = [
+                key for key in answers
+                if footprint.answer(model, key, fp.answers[key][0]) != fp.answers[key][1]
+            ]  # fmt: skip
+        if any(f.path != path or f.function != name for f in found):
+            return f"a delay in {name}() is reported elsewhere"
+        if changed:
+            return f"the edit changes {changed[0]}"
+        if again.whole is not None or again.callees:
+            return f"judging {name}() again read the whole file"
+        for key, u in again.units.items():
+            if key != footprint.NAMES:
+                fp.units[key] = u
+        fp.lookups.update(again.lookups)
+        if model.loader is not None:
+            fp.headers.update(model.loader.header_files())
+        self.built = model
         return None
 
 
@@ -256,19 +325,21 @@ def _stale_elsewhere(fp: Footprint, resolver: object | None) -> str | None:
 
 def _moved(
     findings: list[Finding], path: str, first: int, last: int, lines: int
-) -> list[Finding] | None:
-    """`findings` with every span of `path` below line `last` moved by `lines`; None when one
-    lies on lines first..last (the edited function)."""
+) -> tuple[list[Finding], list[Finding]]:
+    """`findings` with every span of `path` below line `last` moved by `lines`, but for
+    those with a span on lines first..last (the edited function), which come second."""
     out: list[Finding] = []
+    inside: list[Finding] = []
     for f in findings:
         spans = _spans_in(f, path)
         if any(s.line <= last and s.end_line >= first for s in spans):
-            return None
+            inside.append(f)
+            continue
         if lines == 0 or all(s.line < first for s in spans):
             out.append(f)
             continue
         out.append(_shift(f, path, last, lines))
-    return out
+    return out, inside
 
 
 def _spans_in(f: Finding, path: str) -> list[Span]:

@@ -31,7 +31,8 @@ REAL = ["drivers/usb/core/hub.c", "drivers/scsi/lpfc/lpfc_init.c",
 _INSERTS = [b" ", b"x", b"\n", b"\n\n", b";", b"}", b"{", b"/*", b"*/", b"(", b'"', b"#if 0\n",
             b"msleep(20);", b"mdelay(30);", b"spin_lock(&l);", b"pm_runtime_get_sync(dev);",
             b"device_enable_async_suspend(dev);", b"enable_irq_wake(irq);", b"foo_helper(x);",
-            b"return 0;", b"static int y;", b"int z = 1;"]
+            b"return 0;", b"static int y;", b"int z = 1;", b"0", b"/* TRSTRCY */ msleep(50);",
+            b"usleep_range(100, 200);"]
 
 
 def _point(text: bytes, offset: int) -> tuple[int, int]:
@@ -165,9 +166,43 @@ def test_edit_in_a_function_a_rule_reads_runs_in_full() -> None:
     assert got.findings == analyze_model(build_model("foo.c", source, parse(source)), Config())
 
 
-def test_a_delay_typed_into_an_unread_function_is_seen() -> None:
-    got, _ = _second_analysis(b"int c = a + b;", 0, b" mdelay(40);")
-    assert not got.reused and "mdelay" in got.why
+def test_a_delay_typed_into_an_unread_function_is_evaluated_there() -> None:
+    # no callback reaches unrelated(): its delays are evaluated alone, nothing to report
+    got, source = _second_analysis(b"int c = a + b;", 0, b" mdelay(40);")
+    assert got.reused and got.model is not None
+    assert got.findings == analyze_model(build_model("foo.c", source, parse(source)), Config())
+
+
+def test_a_reported_delay_typed_into_an_unread_function_is_reported() -> None:
+    # beyond the TRSTRCY minimum: reported wherever it is; found by judging unrelated() again
+    got, source = _second_analysis(b"int c = a + b;", 0, b" /* TRSTRCY */ msleep(50);")
+    want = analyze_model(build_model("foo.c", source, parse(source)), Config())
+    assert got.reused and got.findings == want
+    assert any(f.rule == "delay-beyond-spec" and f.function == "unrelated" for f in want)
+    # and an edit elsewhere in that function moves it (the finding is found again)
+    analyzer = IncrementalAnalyzer()
+    tree = parse(source)
+    analyzer.analyze("foo.c", source, tree, Config())
+    at = _offset_in(source, b"int c = a + b;")
+    source2, tree = _edit(tree, source, at, at, b"\n\tc++;\n")
+    got = analyzer.analyze("foo.c", source2, tree, Config())
+    assert got.reused
+    assert got.findings == analyze_model(build_model("foo.c", source2, parse(source2)), Config())
+
+
+def test_a_delay_typed_where_no_walk_ran_runs_in_full() -> None:
+    # a file without a delay follows no callback: a delay typed into one must be seen
+    driver = _DRIVER.replace(b"\tmsleep(5);\n", b"").replace(b"\tmdelay(25);\n", b"")
+    config = Config()
+    tree = parse(driver)
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze("foo.c", driver, tree, config)
+    at = _offset_in(driver, b"foo_resume(struct device *dev)\n{")
+    source, tree = _edit(tree, driver, at, at, b" mdelay(40);")
+    got = analyzer.analyze("foo.c", source, tree, config)
+    want = analyze_model(build_model("foo.c", source, parse(source)), config)
+    assert not got.reused and got.findings == want
+    assert any(f.rule == "busy-wait-in-pm-callback" for f in want)
 
 
 def test_changed_region() -> None:
@@ -175,3 +210,52 @@ def test_changed_region() -> None:
     assert _changed(b"abcdef", b"abef") == (2, 4, 2)
     assert _changed(b"aaaa", b"aaaaa") == (4, 4, 5)
     assert _changed(b"", b"x") == (0, 0, 1)
+
+
+_WRAPPED = b"""#include <linux/delay.h>
+#include <linux/pm.h>
+
+static void foo_msleep(unsigned int ms)
+{
+\tif (in_atomic())
+\t\tmdelay(ms);
+\telse
+\t\tmsleep(ms);
+}
+
+static void other(int a)
+{
+\tmsleep(2);
+}
+
+static int foo_resume(struct device *dev)
+{
+\tmdelay(25);
+\treturn 0;
+}
+
+static SIMPLE_DEV_PM_OPS(foo_pm_ops, NULL, foo_resume);
+"""
+
+
+@pytest.mark.parametrize(
+    ("after", "removed", "text", "reused"),
+    [
+        (b"msleep(2", 0, b"0", True),  # the sleep wrapper found is still foo_msleep()
+        (b"\t\tmsleep(m", 1, b"x", False),  # foo_msleep() no longer passes its time on
+    ],
+)
+def test_a_file_wide_answer_is_computed_again(
+    after: bytes, removed: int, text: bytes, reused: bool
+) -> None:
+    config = Config()
+    tree = parse(_WRAPPED)
+    analyzer = IncrementalAnalyzer()
+    first = analyzer.analyze("foo.c", _WRAPPED, tree, config)
+    # the busy-wait's message names the driver's own wrapper (delays._sleep_helper)
+    assert any("foo_msleep()" in f.message for f in first.findings)
+    at = _offset_in(_WRAPPED, after)
+    source, tree = _edit(tree, _WRAPPED, at, at + removed, text)
+    got = analyzer.analyze("foo.c", source, tree, config)
+    assert got.reused == reused and (reused or "sleep helper" in got.why), got.why
+    assert got.findings == analyze_model(build_model("foo.c", source, parse(source)), config)

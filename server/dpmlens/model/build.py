@@ -57,11 +57,10 @@ _GUARD_TYPES = frozenset({"preproc_ifdef", "preproc_if", "preproc_elif", "prepro
 
 
 def text_searches(model: FileModel) -> list[re.Pattern[bytes]]:
-    """The searches over the whole text that the build made for `model`'s tables, drivers,
-    string arrays and headers (model/footprint.py: an edit that matches none of them, inside
-    one function's body, leaves those parts of the model as they were)."""
+    """The searches over the whole text that the build made for `model`'s tables, drivers
+    and headers (model/footprint.py: an edit that matches none of them, inside one
+    function's body, leaves those parts of the model as they were)."""
     from dpmlens.model.headers import _LOCAL_INCLUDE
-    from dpmlens.model.names import _STRING_ARRAY
     from dpmlens.model.tables import _STRUCT_DECL
 
     words = {t.name for t in model.pm_tables.values()}
@@ -70,7 +69,8 @@ def text_searches(model: FileModel) -> list[re.Pattern[bytes]]:
     named = {m.function for t in model.pm_tables.values() for m in t.members if m.function}
     named.update(fn for d in model.drivers for fn in d.legacy.values())
     words.update(n for n in named if n not in model.functions)
-    out = [_STRUCT_DECL, re.compile(rb"PM_OPS"), _LOCAL_INCLUDE, _STRING_ARRAY]
+    # (the string arrays are read at file scope only: no search of a function's body)
+    out = [_STRUCT_DECL, re.compile(rb"PM_OPS"), _LOCAL_INCLUDE]
     out += [re.compile(re.escape(w.encode("latin-1", "replace"))) for w in sorted(words)]
     return out
 

@@ -15,7 +15,13 @@ rules run on a model:
 - `headers`: local headers whose #defines were read (by the build or a rule; filled in by
   `incremental.py` from the model's loader once the analysis is done);
 - `callees`: a rule asked for the set of every name called in the file;
-- `whole`: something was read that cannot be attributed (the reason), so every edit counts.
+- `whole`: something was read that cannot be attributed (the reason), so every edit counts;
+- `units`: what was read to evaluate the delay calls of one function (key: its name; `NAMES`:
+  the search for the delay calls themselves). `incremental.py` sets a function's own unit aside
+  when no other read touched it, and evaluates that function's delays again instead
+  (`delays.unreached_findings`): most delay calls of a file lie where no callback reaches;
+- `answers`: units of file-wide answers (`answer()`) that an edit may touch if computing the
+  answer again on the new text gives the same.
 
 Recording is on only for the model under analysis (`record(model)`); every hook is a dict
 lookup when it is off, and other files' models never record.
@@ -24,15 +30,16 @@ lookup when it is off, and other files' models never record.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from dpmlens.model.types import FileModel
 
 _KEY = "_footprint"
+_ROOT = "_footprint_root"  # inside a unit: the recording it belongs to
 
 
 @dataclass
@@ -45,6 +52,9 @@ class Footprint:
     headers: dict[str, object] = field(default_factory=dict)  # header path -> its #defines
     callees: bool = False
     whole: str | None = None
+    units: dict[str, Footprint] = field(default_factory=dict)
+    # unit key -> (how to compute it, what it was) for `answer()`'s units
+    answers: dict[str, tuple[Callable[[FileModel], Any], Any]] = field(default_factory=dict)
 
     # -- recording ------------------------------------------------------------------------
 
@@ -74,6 +84,18 @@ class Footprint:
                 return key
         return None
 
+    def unit_reading(
+        self, name: str, start: int, end: int, texts: tuple[bytes, ...], skip: frozenset[str]
+    ) -> str | None:
+        """The first unit, of those not in `skip`, that read function `name`, bytes
+        [start, end) or searched for something in `texts`; None when none did."""
+        for key, u in self.units.items():
+            if key in skip:
+                continue
+            if u.touches(name, start, end) or any(u.matches(t) is not None for t in texts):
+                return key
+        return None
+
     def touches(self, name: str, start: int, end: int) -> bool:
         """Did the analysis read function `name`, or any byte of [start, end)?"""
         if name in self.functions:
@@ -86,6 +108,8 @@ class Footprint:
         return Footprint(
             set(self.functions), dict(self.patterns), moved, dict(self.lookups),
             dict(self.headers), self.callees, self.whole,
+            {k: u.shifted(at, delta) for k, u in self.units.items()},
+            dict(self.answers),
         )
 
 
@@ -118,6 +142,53 @@ def record(model: FileModel) -> Iterator[Footprint]:
     finally:
         _ACTIVE.remove(fp)
         model.__dict__.pop(_KEY, None)
+
+
+NAMES = ""  # the unit of the search for the delay calls themselves
+
+
+@contextmanager
+def unit(model: FileModel, key: str) -> Iterator[None]:
+    """Record what is read inside into the unit `key` of the recording under way (see
+    `units`); what a unit cannot attribute, or finds in other files, counts for the whole."""
+    cur = of(model)
+    if cur is None:
+        yield
+        return
+    root = model.__dict__.get(_ROOT, cur)
+    sub = root.units.setdefault(key, Footprint())
+    model.__dict__[_KEY], model.__dict__[_ROOT] = sub, root
+    at = _ACTIVE.index(cur) if cur in _ACTIVE else -1
+    if at >= 0:
+        _ACTIVE[at] = sub
+    try:
+        yield
+    finally:
+        model.__dict__[_KEY] = cur
+        if cur is root:
+            del model.__dict__[_ROOT]
+        if at >= 0:
+            _ACTIVE[at] = cur
+        if sub.whole is not None:
+            root.give_up(sub.whole)
+        root.callees = root.callees or sub.callees
+        root.lookups.update(sub.lookups)
+
+
+_T = TypeVar("_T")
+
+
+def answer(model: FileModel, key: str, compute: Callable[[FileModel], _T]) -> _T:
+    """`compute(model)`, a file-wide answer (several rules share it), read in unit `key`: an
+    edit that touches only that unit is judged by computing the answer again on the new text
+    (`Footprint.answers`), not by what it read."""
+    root = model.__dict__.get(_ROOT, of(model))
+    if root is None:
+        return compute(model)
+    with unit(model, key):
+        value = compute(model)
+    root.answers[key] = (compute, value)
+    return value
 
 
 # Hooks for the places that read the file outside the model's own accessors (one line each).

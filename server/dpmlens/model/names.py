@@ -36,8 +36,15 @@ class NamesMixin:
         def header_defines(self) -> dict[str, str]:  # provided by HeadersMixin
             ...
 
+        def caller_at(self, offset: int) -> str | None:  # provided by CallsMixin
+            ...
+
     def string_arrays(self) -> None:
+        """`char NAME[] = "..."` at file scope (a driver struct's `.name = NAME` can only
+        name one of those; a local array of the same name must not shadow it)."""
         for m in _STRING_ARRAY.finditer(self.source):
+            if self.caller_at(m.start()) is not None:
+                continue
             name = m.group(1).decode("latin-1")
             parts = _STRING_PART.findall(m.group(2))
             self.strings.setdefault(name, b"".join(parts).decode("latin-1"))

@@ -37,6 +37,9 @@ _DECL = re.compile(
     rb"struct[ \t]+(\w+)[ \t]+(const[ \t]+)?(\w+)[ \t]*(?:\[[^\]\n]*\])?[^=;(\n]*=[ \t]*\{"
 )
 _LINE_HEAD = re.compile(rb"(?:static[ \t]+)?(const[ \t]+)?(?:static[ \t]+)?")
+# what counts of _DECL for the footprint: a match at the start of its line (an indented, local
+# declaration typed in a function does not)
+_DECL_AT_LINE = re.compile(rb"(?m)^" + _LINE_HEAD.pattern + _DECL.pattern)
 _MAX_ITEMS = 20_000  # entries per file: a generated register table must not cost seconds
 
 
@@ -93,8 +96,13 @@ def _scan(model: FileModel) -> list[OpsEntry]:
     """The designated pairs naming a function of the file, searched only inside file-scope
     initializers (from the declaration to the first `}` at column 0)."""
     src = model.source
-    footprint.searched(model, b"= {", b"={", _DECL)
-    if not model.functions or (b"= {" not in src and b"={" not in src):
+    footprint.searched(model, _DECL_AT_LINE)
+    if not model.functions:
+        return []
+    if b"= {" not in src and b"={" not in src:
+        # (only here does `= {` decide: elsewhere the declarations and ranges below do, and
+        # a local `u8 buf[] = {...}` typed in a function must not count as a change)
+        footprint.searched(model, b"= {", b"={")
         return []
     decls: list[tuple[int, int, str, str, bool]] = []  # (line start, end, type, var, const)
     for m in _DECL.finditer(src):

@@ -15,13 +15,15 @@ from __future__ import annotations
 import re
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
 import tree_sitter as ts
 
+from dpmlens.config import Config
 from dpmlens.findings import Finding, Fix, Severity, TextEdit
 from dpmlens.model import footprint
 from dpmlens.model.build import build_model
@@ -42,7 +44,7 @@ from dpmlens.rules.delay_paths import (
 from dpmlens.rules.delay_spec import UNIT_MS, Quantity, SpecTable, fmt_ms
 from dpmlens.rules.delay_spec import load_spec as _spec
 from dpmlens.rules.delayvalue import Value, evaluate
-from dpmlens.rules.loader import Rule, load_table
+from dpmlens.rules.loader import Rule, load_rules, load_table
 from dpmlens.rules.locks import atomic_callers, lock_held, lock_wrappers
 from dpmlens.rules.plugin import Keywords, checker
 from dpmlens.rules.sibling_waits import sibling_wait
@@ -107,7 +109,10 @@ class _FileDelays:
     """Every evaluated delay of one file, in that file's context (its #defines, comments,
     loops), and which PM callbacks of the analysed file reach each."""
 
-    def __init__(self, ctx: Context, spec: SpecTable, model: FileModel) -> None:
+    def __init__(
+        self, ctx: Context, spec: SpecTable, model: FileModel, only: str | None = None
+    ) -> None:
+        """`only`: the delays of that function alone."""
         self.ctx, self.spec, self.model = ctx, spec, model
         names = frozenset(spec.delay_functions)
         defines = dict(spec.unit_constants)
@@ -119,8 +124,12 @@ class _FileDelays:
         self.by_param: dict[int, tuple[CallSite, int]] = {}
         # first (by phase order) callback reaching each delay
         self.reached_by: dict[int, tuple[Callback, Reached]] = {}
-        for call in model.calls_to(*names):
-            if call.caller is not None:
+        with footprint.unit(model, footprint.NAMES):
+            calls = model.calls_to(*names)
+        for call in calls:
+            if call.caller is None or only is not None and call.caller != only:
+                continue
+            with self.reading(call):  # each function's delays are read on their own
                 d = self._delay(call)
                 if d is not None:
                     self.delays[call.start_byte] = d
@@ -128,6 +137,10 @@ class _FileDelays:
                     index = self._param_index(call)
                     if index is not None:
                         self.by_param[call.start_byte] = (call, index)
+
+    def reading(self, call: CallSite) -> AbstractContextManager[None]:
+        """Record what is read about delay `call` into its function's footprint unit."""
+        return footprint.unit(self.model, call.caller or "")
 
     def _param_index(self, call: CallSite) -> int | None:
         """Index of the enclosing function's parameter the delay argument names, if any."""
@@ -238,17 +251,24 @@ class _Analysis:
     """The delays of the analysed file and, with a resolver, those its PM callbacks reach in
     helpers of other files (each evaluated in its own file); computed once per Context."""
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, only: str | None = None) -> None:
+        """`only`: the delays of that function alone, as if no callback reached them."""
         self.ctx = ctx
         self.spec = spec_table(ctx)
         self.delay_names = frozenset(self.spec.delay_functions)
-        self.local = _FileDelays(ctx, self.spec, ctx.model)
+        self.local = _FileDelays(ctx, self.spec, ctx.model, only)
         self.others: dict[str, _FileDelays] = {}  # path -> delays of a helper file
         # one walk per function: SIMPLE_DEV_PM_OPS names each function in three phases
         self.walks: dict[str, list[Reached]] = {}
         self._costs: dict[str, PathCost] = {}
         # Without a resolver the walk stays in this file: no delay here, nothing to reach.
-        walk_needed = bool(self.local.delays or self.local.by_param or ctx.resolver is not None)
+        walk_needed = only is None and bool(
+            self.local.delays or self.local.by_param or ctx.resolver is not None
+        )
+        if only is None and not walk_needed:
+            # no callback was followed: a delay typed anywhere may be reached (footprint.NAMES
+            # is set aside only for a function that the callbacks' walks did not enter)
+            footprint.searched(ctx.model, *self.delay_names)
         for cb in ctx.callbacks if walk_needed else ():
             walk = self.walks.get(cb.function)
             if walk is None:
@@ -386,6 +406,26 @@ def analysis(ctx: Context) -> _Analysis:
     if hit is None:
         hit = ctx._cache["delays"] = _Analysis(ctx)
     return hit  # type: ignore[no-any-return]
+
+
+def unreached_findings(
+    model: FileModel, config: Config, resolver: object | None, function: str
+) -> list[Finding]:
+    """What the delay rules report about the delays of `function` alone when no PM callback
+    reaches them (as the engine reports it): for incremental.py, after an edit in such a
+    function that no other rule read."""
+    from dpmlens.engine import run_rules  # (the engine runs this module's rules)
+
+    ctx = Context(model, config, resolver)
+    try:
+        ctx._cache["delays"] = _Analysis(ctx, only=function)
+        return run_rules(ctx, config, delay_rules())
+    finally:
+        ctx.close()
+
+
+def delay_rules() -> list[Rule]:
+    return [rule for rule in load_rules() if rule.checker_name == "delays"]
 
 
 @dataclass(frozen=True)
@@ -548,68 +588,73 @@ def _variants(d: Delay) -> str:
 
 def _beyond_spec(rule: Rule, a: _Analysis) -> Iterator[Finding]:
     for d in a.delays():
-        cb, r, where = _where(a, d)
-        comments = d.file.comments(d)
-        text = "\n".join(comments)
-        admit = a.spec.padding_words.search(text)
-        link = d.file.spec_link(d, comments)
-        variants = _variants(d)
-        waits = f"{_call_text(d)} waits {'up to ' if variants else ''}{fmt_ms(d.ms)}{variants}"
-        if d.most_ms > d.ms and d.value.conditional:
-            waits += f" ({fmt_ms(d.most_ms)} with `{d.value.conditional[0]}`)"
-        cond = _condition(a, d, r)
-        if cond:
-            waits += f" only with {_quote(cond)}"
-        # Info only for what a maintainer can act on: a margin the comment itself admits,
-        # paid by every device on every cycle. A wait some devices or states pay (a quirk,
-        # a chip revision, a loop over ports), padding a header documents, or a margin
-        # nobody admits states a cost, not a defect: a hint.
-        every_cycle = not cond and not d.in_loop and not variants and not _quirk_branch(d)
-        if link is not None:
-            quantity, how, documented = link
-            padding = d.ms - quantity.min_ms
-            if padding <= 0:
-                continue  # at or below the spec minimum: what the spec asks for
-            reason = (
-                f": {fmt_ms(padding)} beyond the {fmt_ms(quantity.min_ms)} {quantity.id} minimum"
-                f" ({quantity.source}; {how})"
-            )
-            if documented:
-                reason += f"; deliberate padding, {documented}"
-                severity = Severity.HINT
-            elif admit:
-                reason += f'; the comment admits the margin ("{admit.group(0)}")'
-                severity = Severity.INFO if every_cycle else Severity.HINT
-            else:
-                severity = Severity.HINT
-        else:
-            if cb is None or d.in_loop or d.ms < a.spec.report_from_ms:
-                continue
-            if _exceptional(d):
-                continue  # a quirk's or an error path's wait: not paid on every cycle
-            stated = _stated_need(text, d.ms)
-            if admit and stated is not None:
-                # "It takes 100ms to wake up so, 10ms extra should be enough": a small,
-                # explained margin over a stated need is what the hardware asks for
-                continue
-            if admit:
-                reason = f': the comment admits padding ("{admit.group(0)}"), no spec minimum known'
-                severity = Severity.INFO if every_cycle else Severity.HINT
-            else:
-                # a datasheet wait with no spec to hold it against states a cost, not a
-                # defect: a hint (the editor shows it faintly; CI does not fail on it)
-                reason = ": a fixed wait with no known spec minimum"
-                severity = Severity.HINT
-        if cb is not None:
-            cycle = _cycle(a, cb)
-        else:
-            cycle = (
-                f"every call pays {fmt_ms(d.ms)} (no PM callback of this file reaches it; its"
-                " callers may be in other files)"
-            )
-        yield _report(
-            rule, a, d, severity, cb, r, delay=waits, reason=reason, via=where, cycle=cycle
+        with d.file.reading(d.call):
+            found = _beyond_spec_at(rule, a, d)
+        if found is not None:
+            yield found
+
+
+def _beyond_spec_at(rule: Rule, a: _Analysis, d: Delay) -> Finding | None:
+    cb, r, where = _where(a, d)
+    comments = d.file.comments(d)
+    text = "\n".join(comments)
+    admit = a.spec.padding_words.search(text)
+    link = d.file.spec_link(d, comments)
+    variants = _variants(d)
+    waits = f"{_call_text(d)} waits {'up to ' if variants else ''}{fmt_ms(d.ms)}{variants}"
+    if d.most_ms > d.ms and d.value.conditional:
+        waits += f" ({fmt_ms(d.most_ms)} with `{d.value.conditional[0]}`)"
+    cond = _condition(a, d, r)
+    if cond:
+        waits += f" only with {_quote(cond)}"
+    # Info only for what a maintainer can act on: a margin the comment itself admits,
+    # paid by every device on every cycle. A wait some devices or states pay (a quirk,
+    # a chip revision, a loop over ports), padding a header documents, or a margin
+    # nobody admits states a cost, not a defect: a hint.
+    every_cycle = not cond and not d.in_loop and not variants and not _quirk_branch(d)
+    if link is not None:
+        quantity, how, documented = link
+        padding = d.ms - quantity.min_ms
+        if padding <= 0:
+            return None  # at or below the spec minimum: what the spec asks for
+        reason = (
+            f": {fmt_ms(padding)} beyond the {fmt_ms(quantity.min_ms)} {quantity.id} minimum"
+            f" ({quantity.source}; {how})"
         )
+        if documented:
+            reason += f"; deliberate padding, {documented}"
+            severity = Severity.HINT
+        elif admit:
+            reason += f'; the comment admits the margin ("{admit.group(0)}")'
+            severity = Severity.INFO if every_cycle else Severity.HINT
+        else:
+            severity = Severity.HINT
+    else:
+        if cb is None or d.in_loop or d.ms < a.spec.report_from_ms:
+            return None
+        if _exceptional(d):
+            return None  # a quirk's or an error path's wait: not paid on every cycle
+        stated = _stated_need(text, d.ms)
+        if admit and stated is not None:
+            # "It takes 100ms to wake up so, 10ms extra should be enough": a small,
+            # explained margin over a stated need is what the hardware asks for
+            return None
+        if admit:
+            reason = f': the comment admits padding ("{admit.group(0)}"), no spec minimum known'
+            severity = Severity.INFO if every_cycle else Severity.HINT
+        else:
+            # a datasheet wait with no spec to hold it against states a cost, not a
+            # defect: a hint (the editor shows it faintly; CI does not fail on it)
+            reason = ": a fixed wait with no known spec minimum"
+            severity = Severity.HINT
+    if cb is not None:
+        cycle = _cycle(a, cb)
+    else:
+        cycle = (
+            f"every call pays {fmt_ms(d.ms)} (no PM callback of this file reaches it; its"
+            " callers may be in other files)"
+        )
+    return _report(rule, a, d, severity, cb, r, delay=waits, reason=reason, via=where, cycle=cycle)
 
 
 _STATED = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|msec|msecs|milliseconds?|us|usec|usecs|s)\b", re.I)
@@ -703,51 +748,58 @@ def _largest_other_wait(a: _Analysis, cb: Callback, d: Delay) -> float:
 def _msleep_short(rule: Rule, a: _Analysis, opts: Options) -> Iterator[Finding]:
     """msleep(m) for 0 < m < 20, by how much longer than m it can really sleep at the HZ the
     rule assumes (match.hz): warning from warn_ratio times m, info from info_ratio."""
-    hz, warn_ratio, info_ratio = opts.hz, opts.warn_ratio, opts.info_ratio
     for d in a.delays():
-        if d.call.callee != "msleep" or not (0 < d.value.base < 20) or _context_switched(d, True):
-            continue
-        if not d.in_loop and _waits_for_a_jiffy_deadline(d):
-            continue
-        cb, r, where = _where(a, d)
-        if cb is None:
-            continue
-        ms = d.value.base
-        extra = extra_jiffies(d.file.model.path)  # 6.1's msleep() sleeps a jiffy more
-        ratio = msleep_worst_ms(ms, hz, extra) / ms
-        if ratio < info_ratio:
-            continue  # within the slack a sleep of this length has anyway
-        loop = (
-            " (in a loop: the rounding lengthens every iteration, but check the loop's"
-            " timeout, which a shorter sleep also shortens)"
-            if d.in_loop
-            else ""
-        )
-        # A warning only where the rounding is the point: a sleep the loop repeats, a few ms
-        # over what a smaller ratio allows, or slack swamped by the callback's other fixed
-        # waits (an msleep(100) next to it) is not worth a patch on its own: a hint.
-        excess = msleep_worst_ms(ms, hz, extra) - ms
-        # a comment that calls the sleep a tuned workaround ("Without this msleep the channel
-        # keeps generating interrupts"): its length may matter, shortening it needs hardware
-        tuned = any(_TUNED.search(c) for c in d.file.comments(d))
-        warn = ratio >= warn_ratio and not d.in_loop and not tuned
-        swamped = warn and (  # (the costlier tests only where a warning is still possible)
-            a.cost(cb.function).fixed >= _SWAMPED * excess
-            or _largest_other_wait(a, cb, d) >= _SWAMPED * excess
-            or sibling_wait(a.ctx, cb.function) >= _SWAMPED * excess
-        )
-        severity = rule.severity if warn and not swamped else Severity.HINT
-        fixes = () if d.in_loop or tuned else _sleep_fixes(d)
-        yield _report(
-            rule, a, d, severity, cb, r, fixes,
-            arg=d.call.args[0],
-            value=ms,
-            where=where,
-            worst=worst_case_text(ms, hz, extra),
-            range=f"{ms * 1000}, {(ms + 1) * 1000}",
-            bound=ms + 1,
-            loop=loop,
-        )  # fmt: skip
+        with d.file.reading(d.call):
+            found = _msleep_short_at(rule, a, opts, d)
+        if found is not None:
+            yield found
+
+
+def _msleep_short_at(rule: Rule, a: _Analysis, opts: Options, d: Delay) -> Finding | None:
+    hz, warn_ratio, info_ratio = opts.hz, opts.warn_ratio, opts.info_ratio
+    if d.call.callee != "msleep" or not (0 < d.value.base < 20) or _context_switched(d, True):
+        return None
+    if not d.in_loop and _waits_for_a_jiffy_deadline(d):
+        return None
+    cb, r, where = _where(a, d)
+    if cb is None:
+        return None
+    ms = d.value.base
+    extra = extra_jiffies(d.file.model.path)  # 6.1's msleep() sleeps a jiffy more
+    ratio = msleep_worst_ms(ms, hz, extra) / ms
+    if ratio < info_ratio:
+        return None  # within the slack a sleep of this length has anyway
+    loop = (
+        " (in a loop: the rounding lengthens every iteration, but check the loop's"
+        " timeout, which a shorter sleep also shortens)"
+        if d.in_loop
+        else ""
+    )
+    # A warning only where the rounding is the point: a sleep the loop repeats, a few ms
+    # over what a smaller ratio allows, or slack swamped by the callback's other fixed
+    # waits (an msleep(100) next to it) is not worth a patch on its own: a hint.
+    excess = msleep_worst_ms(ms, hz, extra) - ms
+    # a comment that calls the sleep a tuned workaround ("Without this msleep the channel
+    # keeps generating interrupts"): its length may matter, shortening it needs hardware
+    tuned = any(_TUNED.search(c) for c in d.file.comments(d))
+    warn = ratio >= warn_ratio and not d.in_loop and not tuned
+    swamped = warn and (  # (the costlier tests only where a warning is still possible)
+        a.cost(cb.function).fixed >= _SWAMPED * excess
+        or _largest_other_wait(a, cb, d) >= _SWAMPED * excess
+        or sibling_wait(a.ctx, cb.function) >= _SWAMPED * excess
+    )
+    severity = rule.severity if warn and not swamped else Severity.HINT
+    fixes = () if d.in_loop or tuned else _sleep_fixes(d)
+    return _report(
+        rule, a, d, severity, cb, r, fixes,
+        arg=d.call.args[0],
+        value=ms,
+        where=where,
+        worst=worst_case_text(ms, hz, extra),
+        range=f"{ms * 1000}, {(ms + 1) * 1000}",
+        bound=ms + 1,
+        loop=loop,
+    )  # fmt: skip
 
 
 def _sleep_fixes(d: Delay) -> tuple[Fix, ...]:
@@ -808,44 +860,54 @@ def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
         return w
 
     for d in a.delays():
-        if d.call.callee not in _SPINNING or d.ms < min_ms or _context_switched(d):
-            continue
-        cb, r, where = _where(a, d)
-        if cb is None or r is None:
-            continue
-        if irq_safe and PHASES[cb.phase].kind == "runtime":
-            continue
-        if lock_held(r.model, r.call, wrappers_of(r.model)) or any(
-            lock_held(h.model, h.call, wrappers_of(h.model)) for h in r.hops
-        ):
-            continue
-        if r.hops and atomic_callers(r.model, d.call.caller, wrappers_of(r.model)):
-            continue  # a helper shared with atomic callers cannot simply sleep
-        # A polling loop (`do { if (ready) break; mdelay(10); } while (...)`, also one that
-        # calls the helper holding the mdelay()) lives in low-level code that is often shared
-        # with atomic paths: advisory only.
-        # A busy-wait in a polling or retry loop (or in a helper a loop calls) often does not
-        # run at all on a normal cycle (the first poll succeeds): a hint, not a finding.
-        severity = Severity.HINT if d.in_loop or _hop_in_loop(a, r) else rule.severity
-        helper = _sleep_helper(r.model)
-        if helper is not None and severity != Severity.HINT:
-            # the driver's own helper picks mdelay() or msleep() by context (radeon_msleep()):
-            # that helper, not msleep(), is the fix, and it knows contexts this rule does not
-            severity = Severity.INFO
-        cond = _path_conditions(a, d, r)
-        looped = d.in_loop or _hop_in_loop(a, r)
-        if cond and _EVENT_FLAG.search(cond) and severity != Severity.HINT:
-            severity = Severity.INFO  # after a rare event (a reset interrupt's flag), not per cycle
-        yield _report(
-            rule, a, d, severity, cb, r,
-            callee=d.call.callee,
-            arg=d.call.args[0],
-            value=f"{d.ms:g}",
-            callback=cb.function,
-            via=a.ctx.via(r),
-            when=(f" when {_quote(cond, 160)}" if cond else "") + _loop_text(d, looped),
-            instead=f"{helper}()" if helper else "msleep() or fsleep()",
-        )  # fmt: skip
+        with d.file.reading(d.call):
+            found = _busy_wait_at(rule, a, min_ms, d, irq_safe, wrappers_of)
+        if found is not None:
+            yield found
+
+
+def _busy_wait_at(
+    rule: Rule, a: _Analysis, min_ms: float, d: Delay, irq_safe: bool,
+    wrappers_of: Callable[[FileModel], dict[str, int]],
+) -> Finding | None:  # fmt: skip
+    if d.call.callee not in _SPINNING or d.ms < min_ms or _context_switched(d):
+        return None
+    cb, r, where = _where(a, d)
+    if cb is None or r is None:
+        return None
+    if irq_safe and PHASES[cb.phase].kind == "runtime":
+        return None
+    if lock_held(r.model, r.call, wrappers_of(r.model)) or any(
+        lock_held(h.model, h.call, wrappers_of(h.model)) for h in r.hops
+    ):
+        return None
+    if r.hops and atomic_callers(r.model, d.call.caller, wrappers_of(r.model)):
+        return None  # a helper shared with atomic callers cannot simply sleep
+    # A polling loop (`do { if (ready) break; mdelay(10); } while (...)`, also one that
+    # calls the helper holding the mdelay()) lives in low-level code that is often shared
+    # with atomic paths: advisory only.
+    # A busy-wait in a polling or retry loop (or in a helper a loop calls) often does not
+    # run at all on a normal cycle (the first poll succeeds): a hint, not a finding.
+    severity = Severity.HINT if d.in_loop or _hop_in_loop(a, r) else rule.severity
+    helper = _sleep_helper(r.model)
+    if helper is not None and severity != Severity.HINT:
+        # the driver's own helper picks mdelay() or msleep() by context (radeon_msleep()):
+        # that helper, not msleep(), is the fix, and it knows contexts this rule does not
+        severity = Severity.INFO
+    cond = _path_conditions(a, d, r)
+    looped = d.in_loop or _hop_in_loop(a, r)
+    if cond and _EVENT_FLAG.search(cond) and severity != Severity.HINT:
+        severity = Severity.INFO  # after a rare event (a reset interrupt's flag), not per cycle
+    return _report(
+        rule, a, d, severity, cb, r,
+        callee=d.call.callee,
+        arg=d.call.args[0],
+        value=f"{d.ms:g}",
+        callback=cb.function,
+        via=a.ctx.via(r),
+        when=(f" when {_quote(cond, 160)}" if cond else "") + _loop_text(d, looped),
+        instead=f"{helper}()" if helper else "msleep() or fsleep()",
+    )  # fmt: skip
 
 
 _EVENT_FLAG = re.compile(r"\btest_(?:and_(?:clear|set)_)?bit\s*\(")
@@ -858,6 +920,13 @@ def _sleep_helper(model: FileModel) -> str | None:
     cached = model.__dict__.get("_sleep_helper", False)
     if cached is not False:
         return cached  # type: ignore[no-any-return]
+    # it reads every msleep() of the file: an edit near one is judged by the answer
+    found = footprint.answer(model, "<sleep helper>", _find_sleep_helper)
+    model.__dict__["_sleep_helper"] = found
+    return found
+
+
+def _find_sleep_helper(model: FileModel) -> str | None:
     found = None
     for c in model.calls_to(*_SLEEPING):
         fn = model.functions.get(c.caller or "")
@@ -878,5 +947,4 @@ def _sleep_helper(model: FileModel) -> str | None:
              if n not in _SLEEPING and n not in _SPINNING),
             None,
         )  # fmt: skip
-    model.__dict__["_sleep_helper"] = found
     return found
