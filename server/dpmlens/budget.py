@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from dpmlens import limits
-from dpmlens.nesting import too_deep
+from dpmlens.nesting import EditedNesting, too_deep
 
 T = TypeVar("T")
 _RETRY_SECONDS = 0.05
@@ -32,11 +32,12 @@ class _Expired(BaseException):  # not an Exception: a checker's `except Exceptio
     pass
 
 
-def refusal(source: bytes) -> str | None:
-    """Why a text already in memory is not analyzed at all (its size, its nesting), or None."""
+def refusal(source: bytes, nesting: EditedNesting | None = None) -> str | None:
+    """Why a text already in memory is not analyzed at all (its size, its nesting), or None.
+    `nesting`: the nesting check of the document `source` is the latest text of."""
     if len(source) > limits.SOURCE_BYTES.value:
         return limits.SOURCE_BYTES.exceeded(f"{limits.human_bytes(len(source))}:")
-    return too_deep(source)
+    return nesting.too_deep(source) if nesting is not None else too_deep(source)
 
 
 def within_limits(source: bytes, run: Callable[[], T]) -> T:

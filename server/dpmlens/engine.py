@@ -68,6 +68,23 @@ def analyze_model(
         ctx.close()
 
 
+def function_findings(
+    model: FileModel, config: Config, resolver: object | None, function: str
+) -> list[Finding]:
+    """What the per-function checkers report at the calls of `function` alone (for
+    incremental.py, after an edit in a function that nothing else read: no callback's walk
+    entered it, so its delays are judged as reached by none)."""
+    ctx = Context(model, config, resolver, only=function)
+    try:
+        return run_rules(ctx, config, per_function_rules())
+    finally:
+        ctx.close()
+
+
+def per_function_rules() -> list[Rule]:
+    return [rule for rule in load_rules() if rule.checker.per_function]
+
+
 def run_rules(ctx: Context, config: Config, rules: list[Rule]) -> list[Finding]:
     """The enabled `rules`' findings in `ctx`, with the configured severities, one per rule
     and place, sorted."""

@@ -26,14 +26,14 @@ from dataclasses import dataclass, field, replace
 import tree_sitter as ts
 
 from dpmlens.config import Config
-from dpmlens.engine import analyze_model
+from dpmlens.engine import analyze_model, function_findings, per_function_rules
 from dpmlens.findings import ChainStep, Finding, Fix, Span, TextEdit
 from dpmlens.model import footprint
 from dpmlens.model.build import TOP_LEVEL_CONTAINERS, build_model, text_searches
 from dpmlens.model.footprint import Footprint
 from dpmlens.model.headers import defines_of
 from dpmlens.model.types import FileModel
-from dpmlens.rules.delays import delay_rules, unreached_findings
+from dpmlens.text_change import changed_region
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ class IncrementalAnalyzer:
         if old == source:
             lo, old_hi, new_hi = len(old), len(old), len(source)
         else:
-            lo, old_hi, new_hi = _changed(old, source)
+            lo, old_hi, new_hi = changed_region(old, source)
         delta = new_hi - old_hi
         hit = _enclosing_body(st.bodies, lo, old_hi)
         if hit is None:
@@ -164,10 +164,10 @@ class IncrementalAnalyzer:
         last = first + old.count(b"\n", f_start, f_end)
         lines = source.count(b"\n", lo, new_hi) - old.count(b"\n", lo, old_hi)
         moved, inside = _moved(st.findings, path, first, last, lines)
-        # a finding in the function itself can only be about its own delays (any other rule
-        # that placed one there read it); judged again, they are found again
-        delay_ids = {rule.id for rule in delay_rules()}
-        if any(f.rule not in delay_ids for f in inside):
+        # a finding in the function itself can only come from a per-function checker (any
+        # other rule that placed one there read it); judged again, they are found again
+        judged = {rule.id for rule in per_function_rules()}
+        if any(f.rule not in judged for f in inside):
             return f"a finding lies in {name}()"
         fp = fp.shifted(f_end, delta)
         found: list[Finding] = []
@@ -206,10 +206,9 @@ class IncrementalAnalyzer:
             return None
         model = build_model(path, source, tree)
         with footprint.record(model) as again:
-            # only the delay rules looked at this function's own delays: no callback reaches
-            # them (else its walk read the function), so they are reported only when beyond
-            # a spec minimum wherever they are
-            found += unreached_findings(model, config, resolver, name) if own else []
+            # only the per-function checkers looked at this function's own calls (its delays:
+            # no callback reaches them, else its walk read the function)
+            found += function_findings(model, config, resolver, name) if own else []
             changed = [
                 key for key in answers
                 if footprint.answer(model, key, fp.answers[key][0]) != fp.answers[key][1]
@@ -220,37 +219,14 @@ class IncrementalAnalyzer:
             return f"the edit changes {changed[0]}"
         if again.whole is not None or again.callees:
             return f"judging {name}() again read the whole file"
-        for key, u in again.units.items():
-            if key != footprint.NAMES:
-                fp.units[key] = u
+        for key in (name, *answers):  # (the units of the other functions have not changed)
+            if key in again.units:
+                fp.units[key] = again.units[key]
         fp.lookups.update(again.lookups)
         if model.loader is not None:
             fp.headers.update(model.loader.header_files())
         self.built = model
         return None
-
-
-def _changed(old: bytes, new: bytes) -> tuple[int, int, int]:
-    """(start, old end, new end) of the one region where `old` and `new` differ; memcmp-speed
-    bisection instead of a byte loop over a 200 KB file."""
-    n = min(len(old), len(new))
-    lo, hi = 0, n
-    while lo < hi:  # longest common prefix
-        mid = (lo + hi + 1) // 2
-        if old[lo:mid] == new[lo:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    prefix = lo
-    limit = n - prefix
-    lo, hi = 0, limit
-    while lo < hi:  # longest common suffix not overlapping the prefix
-        mid = (lo + hi + 1) // 2
-        if old[len(old) - mid : len(old) - lo] == new[len(new) - mid : len(new) - lo]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return prefix, len(old) - lo, len(new) - lo
 
 
 def _top_level(tree: ts.Tree) -> tuple[list[_Item], list[_Body]]:

@@ -13,10 +13,11 @@ from lsprotocol import types
 
 from dpmlens.config import Config
 from dpmlens.engine import analyze_model
-from dpmlens.incremental import IncrementalAnalyzer, Result, _changed
+from dpmlens.incremental import IncrementalAnalyzer, Result
 from dpmlens.lsp.documents import UTF8, Document
 from dpmlens.model.build import build_model
 from dpmlens.syntax.parser import parse
+from dpmlens.text_change import changed_region
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = sorted((ROOT / "test-fixtures" / "rules").glob("*.c")) + [
@@ -206,10 +207,10 @@ def test_a_delay_typed_where_no_walk_ran_runs_in_full() -> None:
 
 
 def test_changed_region() -> None:
-    assert _changed(b"abcdef", b"abXcdef") == (2, 2, 3)
-    assert _changed(b"abcdef", b"abef") == (2, 4, 2)
-    assert _changed(b"aaaa", b"aaaaa") == (4, 4, 5)
-    assert _changed(b"", b"x") == (0, 0, 1)
+    assert changed_region(b"abcdef", b"abXcdef") == (2, 2, 3)
+    assert changed_region(b"abcdef", b"abef") == (2, 4, 2)
+    assert changed_region(b"aaaa", b"aaaaa") == (4, 4, 5)
+    assert changed_region(b"", b"x") == (0, 0, 1)
 
 
 _WRAPPED = b"""#include <linux/delay.h>

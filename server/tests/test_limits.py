@@ -142,3 +142,35 @@ def test_one_huge_dmesg_line_is_skipped_not_held(tmp_path: Path,
     reasons = ts.skip_reasons()
     assert reasons["line longer than the 64 KiB limit (set DPMLENS_MAX_LINE_BYTES to raise "
                    "it)"] == 1
+
+
+def test_the_nesting_bound_carried_over_edits_refuses_what_a_count_refuses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import random
+
+    from dpmlens import nesting
+
+    monkeypatch.setenv("DPMLENS_MAX_NESTING", "12")
+    counted = 0
+    count = nesting.depth_bound
+
+    def counting(source: bytes, limit: int) -> int:
+        nonlocal counted
+        counted += 1
+        return count(source, limit)
+
+    rng = random.Random(7)
+    text = b"int f(void) { if (a[1]) { g(); } }\n" * 3
+    carried = nesting.EditedNesting()
+    for _ in range(3000):
+        at = rng.randrange(len(text) + 1)
+        if rng.random() < 0.6:
+            text = text[:at] + rng.choice([b"{", b"(", b"[", b"}", b"x", b"{{"]) + text[at:]
+        else:
+            text = text[:at] + text[at + rng.randint(1, 3) :]
+        with monkeypatch.context() as m:
+            m.setattr(nesting, "depth_bound", counting)
+            got = carried.too_deep(text)
+        assert (got is None) == (nesting.too_deep(text) is None)
+    assert 0 < counted < 3000  # the carried bound decided some edits without a count

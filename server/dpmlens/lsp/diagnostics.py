@@ -31,6 +31,7 @@ from dpmlens.lsp.settings import Settings
 from dpmlens.lsp.trace_loader import Traces
 from dpmlens.lsp.workspace_index import WorkspaceIndex
 from dpmlens.model.types import FileModel
+from dpmlens.nesting import EditedNesting
 
 __all__ = ["Analysis", "Diagnostics", "analyze_document"]
 
@@ -46,9 +47,10 @@ _TAGS = {
 }
 
 
-def skip_reason(doc: Document) -> str | None:
-    """Why a document is not analyzed at all (limits.py), or None."""
-    return refusal(doc.source)
+def skip_reason(doc: Document, nesting: EditedNesting | None = None) -> str | None:
+    """Why a document is not analyzed at all (limits.py), or None; `nesting`: the
+    document's nesting check, carried over its edits."""
+    return refusal(doc.source, nesting)
 
 
 def analyze_document(server: DpmlensServer, doc: Document) -> Analysis:
@@ -57,7 +59,7 @@ def analyze_document(server: DpmlensServer, doc: Document) -> Analysis:
     from dpmlens.model.build import build_model
 
     t0 = time.perf_counter()
-    if (reason := skip_reason(doc)) is not None:
+    if (reason := skip_reason(doc, server.get_feature(Diagnostics).nesting(doc.uri))) is not None:
         if server.get_feature(Diagnostics).note_skip(doc.uri, reason):
             server.log("warning", f"dpmlens: not analyzed: {doc.path}: {reason}")
         return Analysis(doc.version, doc.source, _empty_model(doc), [], time.perf_counter() - t0)
@@ -101,7 +103,15 @@ class Diagnostics(LanguageFeature):
         self._skips: dict[str, str] = {}  # uri -> the reason last logged
         self.unsaved: set[str] = set()  # documents edited since they were opened or saved
         self._analyzers: dict[str, IncrementalAnalyzer] = {}
+        self._nesting: dict[str, EditedNesting] = {}
         self.offloop = OffLoop()  # big documents are analysed in a worker process
+
+    def nesting(self, uri: str) -> EditedNesting:
+        """The document's nesting check (carried over its edits)."""
+        hit = self._nesting.get(uri)
+        if hit is None:
+            hit = self._nesting[uri] = EditedNesting()
+        return hit
 
     def analyzer(self, uri: str) -> IncrementalAnalyzer:
         """The document's incremental analysis (what its last full analysis read)."""
@@ -252,6 +262,7 @@ class Diagnostics(LanguageFeature):
         self.results.pop(doc.uri, None)
         self._skips.pop(doc.uri, None)
         self._analyzers.pop(doc.uri, None)
+        self._nesting.pop(doc.uri, None)
         self.publish(doc.uri, None, [])
 
     # -- conversion ------------------------------------------------------------------------

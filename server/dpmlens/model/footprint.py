@@ -178,15 +178,21 @@ def unit(model: FileModel, key: str) -> Iterator[None]:
 _T = TypeVar("_T")
 
 
-def answer(model: FileModel, key: str, compute: Callable[[FileModel], _T]) -> _T:
-    """`compute(model)`, a file-wide answer (several rules share it), read in unit `key`: an
-    edit that touches only that unit is judged by computing the answer again on the new text
+def answer(
+    model: FileModel,
+    key: str,
+    compute: Callable[[FileModel], _T],
+    now: Callable[[], _T] | None = None,
+) -> _T:
+    """`compute(model)` (or `now()`, the same computed with what the caller remembers), an
+    answer about the file that several rules share, read in unit `key`: an edit that touches
+    only that unit is judged by computing the answer again on the new text
     (`Footprint.answers`), not by what it read."""
     root = model.__dict__.get(_ROOT, of(model))
     if root is None:
-        return compute(model)
+        return now() if now is not None else compute(model)
     with unit(model, key):
-        value = compute(model)
+        value = now() if now is not None else compute(model)
     root.answers[key] = (compute, value)
     return value
 

@@ -22,6 +22,7 @@ set (`pcie->soc->power_up(pcie)`) are followed into each target (`model.ops_stru
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -157,6 +158,7 @@ class Walker:
 
     def calls_in(self, model: FileModel, function: str) -> list[CallSite]:
         """Direct calls and calls through the file's function pointers, in document order."""
+        footprint.read_function(model, function)  # (also when remembered: see _leads_to)
         key = (model.path, function)
         calls = self._calls.get(key)
         if calls is None:
@@ -290,17 +292,47 @@ class Walker:
         key = (model.path, function, left, names)
         known = self._leads.get(key)
         if known is None:  # `left` falls on every level: no cycle can come back to `key`
-            calls = self.calls_in(model, function)
-            known = any(c.callee in names for c in calls) or (
-                left > 0
-                and any(
-                    (t := self.lookup(c.callee, model)) is not None
-                    and self._leads_to(t[0], c.callee, left - 1, names)
-                    for c in calls
-                )
+
+            # Most functions probed lead nowhere and are never entered: an edit in one is
+            # judged by probing it again (footprint.answer), not by a whole new analysis.
+            # A walk that enters it reads it again (calls_in records every time).
+            again = _Probe(function, left, names, self.depth, self.resolver)
+            known = footprint.answer(
+                model, again.key(), again, now=lambda: self._probe(model, function, left, names)
             )
             self._leads[key] = known
         return known
+
+    def _probe(self, model: FileModel, function: str, left: int, names: frozenset[str]) -> bool:
+        calls = self.calls_in(model, function)
+        return any(c.callee in names for c in calls) or (
+            left > 0
+            and any(
+                (t := self.lookup(c.callee, model)) is not None
+                and self._leads_to(t[0], c.callee, left - 1, names)
+                for c in calls
+            )
+        )
+
+
+@dataclass(frozen=True)
+class _Probe:
+    """One `_leads_to` question, to ask again of a model of a newer text (a new walker)."""
+
+    function: str
+    left: int
+    names: frozenset[str]
+    depth: int
+    resolver: Resolver | object | None
+
+    def key(self) -> str:
+        """The question's footprint unit."""
+        digest = zlib.crc32(" ".join(sorted(self.names)).encode())
+        return f"<leads {self.function} {self.left} {digest:08x}>"
+
+    def __call__(self, model: FileModel) -> bool:
+        walker = Walker(model, self.depth, self.resolver)
+        return walker._probe(model, self.function, self.left, self.names)
 
 
 _CONSTANT_ARG = re.compile(

@@ -42,6 +42,9 @@ class Context:
     model: FileModel
     config: Config
     resolver: object | None = None
+    # A function name: only what the per-function checkers (plugin.checker's `per_function`)
+    # find in that function's own calls, for incremental.py's judgement of an edit in it
+    only: str | None = None
     _cache: dict[str, Any] = field(default_factory=dict)  # per-file results shared by rules
     _walks: dict[str, list[Reached]] = field(default_factory=dict)  # full walks, by function
 
@@ -170,18 +173,29 @@ class Context:
         return self.walker.call_node(call, model or self.model)
 
     def file_calls_any(self, patterns: list[str] | tuple[str, ...]) -> bool:
-        """Does the file call any of `patterns` (names, or `prefix*` globs)? A text search
-        first, so that the model's call sites are only built where the name occurs."""
-        src = self.model.source
-        footprint.searched(self.model, *(p.rstrip("*") for p in patterns))
-        for p in patterns:
-            if p.endswith("*"):
-                if re.search(rb"\b" + re.escape(p[:-1].encode()) + rb"\w*\s*\(", src):
-                    return True
-            elif p.encode() in src and self.model.calls_to(p):
-                return True
-        return False
+        """Does the file call any of `patterns` (names, or `prefix*` globs)? An answer about
+        the file (footprint.answer): an edit near such a call is judged by asking again."""
+        ask = _CallsAny(tuple(patterns))
+        return footprint.answer(self.model, f"<calls {' '.join(ask.patterns)}>", ask)
 
     def source_matches(self, pattern: str) -> bool:
         footprint.searched(self.model, re.compile(pattern.encode()))
         return re.search(pattern.encode(), self.model.source) is not None
+
+
+@dataclass(frozen=True)
+class _CallsAny:
+    patterns: tuple[str, ...]
+
+    def __call__(self, model: FileModel) -> bool:
+        """A text search first, so that the model's call sites are only built where the
+        name occurs."""
+        src = model.source
+        footprint.searched(model, *(p.rstrip("*") for p in self.patterns))
+        for p in self.patterns:
+            if p.endswith("*"):
+                if re.search(rb"\b" + re.escape(p[:-1].encode()) + rb"\w*\s*\(", src):
+                    return True
+            elif p.encode() in src and model.calls_to(p):
+                return True
+        return False

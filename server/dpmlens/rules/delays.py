@@ -23,7 +23,6 @@ from typing import Literal
 
 import tree_sitter as ts
 
-from dpmlens.config import Config
 from dpmlens.findings import Finding, Fix, Severity, TextEdit
 from dpmlens.model import footprint
 from dpmlens.model.build import build_model
@@ -44,7 +43,7 @@ from dpmlens.rules.delay_paths import (
 from dpmlens.rules.delay_spec import UNIT_MS, Quantity, SpecTable, fmt_ms
 from dpmlens.rules.delay_spec import load_spec as _spec
 from dpmlens.rules.delayvalue import Value, evaluate
-from dpmlens.rules.loader import Rule, load_rules, load_table
+from dpmlens.rules.loader import Rule, load_table
 from dpmlens.rules.locks import atomic_callers, lock_held, lock_wrappers
 from dpmlens.rules.plugin import Keywords, checker
 from dpmlens.rules.sibling_waits import sibling_wait
@@ -404,28 +403,9 @@ def analysis(ctx: Context) -> _Analysis:
     """The file's delay analysis, made once per Context and shared by the three rules."""
     hit = ctx._cache.get("delays")
     if hit is None:
-        hit = ctx._cache["delays"] = _Analysis(ctx)
+        # with ctx.only, incremental.py asks about that function, which no walk entered
+        hit = ctx._cache["delays"] = _Analysis(ctx, only=ctx.only)
     return hit  # type: ignore[no-any-return]
-
-
-def unreached_findings(
-    model: FileModel, config: Config, resolver: object | None, function: str
-) -> list[Finding]:
-    """What the delay rules report about the delays of `function` alone when no PM callback
-    reaches them (as the engine reports it): for incremental.py, after an edit in such a
-    function that no other rule read."""
-    from dpmlens.engine import run_rules  # (the engine runs this module's rules)
-
-    ctx = Context(model, config, resolver)
-    try:
-        ctx._cache["delays"] = _Analysis(ctx, only=function)
-        return run_rules(ctx, config, delay_rules())
-    finally:
-        ctx.close()
-
-
-def delay_rules() -> list[Rule]:
-    return [rule for rule in load_rules() if rule.checker_name == "delays"]
 
 
 @dataclass(frozen=True)
@@ -462,6 +442,7 @@ def _keywords(_opts: Options) -> Keywords:
     fields={"delay", "via", "reason", "cycle", "arg", "value", "where", "worst", "range",
             "bound", "loop", "callee", "phase", "callback", "when", "instead"},
     keywords=_keywords,
+    per_function=True,
 )  # fmt: skip
 def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
     a = analysis(ctx)

@@ -168,39 +168,49 @@ class _Roles:
     NoOptions,
     fields={"function", "why", "advice"},
     keywords=Keywords(words=(_CALLEE,)),
+    per_function=True,
 )
 def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
     """pm_runtime_get_sync() whose failure path leaves with the usage count raised."""
-    calls = ctx.model.calls_to(_CALLEE)
+    with footprint.unit(ctx.model, footprint.NAMES):
+        calls = ctx.model.calls_to(_CALLEE)
     if not calls:
         return
     table = load_release_table(_rules_dir(rule))
     roles = _Roles(ctx, table)
-    puts = _Puts(ctx)
     for call in calls:
-        if call.caller is None:
+        if call.caller is None or ctx.only is not None and call.caller != ctx.only:
             continue
-        node = ctx.call_node(call)
-        func = cnav.function_of(node) if node is not None else None
-        if node is None or func is None:
-            continue
-        use = flow.use_of(node)
-        if use is None:
-            continue
-        verdict = _judge(call, node, func, use, ctx, roles, puts)
-        if verdict is None:
-            continue
-        fixes: tuple[Fix, ...] = ()
-        if verdict.fixable and rule.fix is not None and flow.value_dead_after(func, use):
-            fixes = (_fix(rule, ctx, call, use),)
-        yield ctx.report(
-            rule,
-            call,
-            severity=verdict.severity,
-            fixes=fixes,
-            why=verdict.why,
-            advice=verdict.advice,
-        )
+        # what is read for the call is recorded as its function's (so the helpers' puts are
+        # not remembered from one call's function to another's)
+        with footprint.unit(ctx.model, call.caller):
+            found = _at(rule, ctx, call, roles, _Puts(ctx))
+        if found is not None:
+            yield found
+
+
+def _at(rule: Rule, ctx: Context, call: CallSite, roles: _Roles, puts: _Puts) -> Finding | None:
+    node = ctx.call_node(call)
+    func = cnav.function_of(node) if node is not None else None
+    if node is None or func is None:
+        return None
+    use = flow.use_of(node)
+    if use is None:
+        return None
+    verdict = _judge(call, node, func, use, ctx, roles, puts)
+    if verdict is None:
+        return None
+    fixes: tuple[Fix, ...] = ()
+    if verdict.fixable and rule.fix is not None and flow.value_dead_after(func, use):
+        fixes = (_fix(rule, ctx, call, use),)
+    return ctx.report(
+        rule,
+        call,
+        severity=verdict.severity,
+        fixes=fixes,
+        why=verdict.why,
+        advice=verdict.advice,
+    )
 
 
 def _rules_dir(rule: Rule) -> str | None:

@@ -73,6 +73,9 @@ class Checker:
     fields: frozenset[str]  # message placeholders the checker fills
     keywords: Callable[[Any], Keywords] = field(default=lambda _o: Keywords(callbacks=True))
     doc: str = ""
+    # Reports only at calls whose own function it reads (recorded per function, see
+    # model/footprint.py `units`), and honours Context.only
+    per_function: bool = False
 
 
 _REGISTRY: dict[str, Checker] = {}
@@ -85,6 +88,7 @@ def checker(
     *,
     fields: Iterable[str],
     keywords: Callable[[Any], Keywords] | Keywords = Keywords(callbacks=True),
+    per_function: bool = False,
 ) -> Callable[[Runner], Runner]:
     """Register the decorated `run(rule, ctx)` as checker `name` (see the module doc)."""
     if not dataclasses.is_dataclass(options):
@@ -94,7 +98,9 @@ def checker(
     def register(run: Runner) -> Runner:
         if name in _REGISTRY and _REGISTRY[name].run is not run:
             raise ValueError(f"checker {name!r} registered twice")
-        _REGISTRY[name] = Checker(name, run, options, frozenset(fields), kw, run.__doc__ or "")
+        _REGISTRY[name] = Checker(
+            name, run, options, frozenset(fields), kw, run.__doc__ or "", per_function
+        )
         return run
 
     return register
