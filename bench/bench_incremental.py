@@ -43,7 +43,9 @@ def change(line: int, insert: bool) -> types.TextDocumentContentChangePartial:
         range=types.Range(start=start, end=end), text=" " if insert else "")
 
 
-def run(path: Path, edits: int, incremental: bool) -> tuple[list[float], Counter[str]]:
+def run(
+    path: Path, edits: int, incremental: bool
+) -> tuple[list[float], Counter[str], dict[str, list[float]]]:
     source = path.read_bytes()
     doc = Document(uri=path.as_uri(), path=str(path), version=0, source=source)
     config = Config()
@@ -51,18 +53,26 @@ def run(path: Path, edits: int, incremental: bool) -> tuple[list[float], Counter
     analyzer.analyze(str(path), source, doc.ensure_tree(), config)
     times: list[float] = []
     why: Counter[str] = Counter()
+    # reused as it was / reused after judging the edited function again / full analysis
+    kinds: dict[str, list[float]] = {"reused": [], "judged": [], "full": []}
+    judged = 0
     for line in positions(source.decode("latin-1"), edits // 2):
         for insert in (True, False):
             doc.apply_change(change(line, insert), UTF8)
             t0 = time.perf_counter()
             tree = doc.ensure_tree()
+            kind = "full"
             if incremental:
                 res = analyzer.analyze(str(path), doc.source, tree, config)
                 why["reused" if res.reused else res.why.split("(")[0].split(" read ")[0]] += 1
+                if res.reused:
+                    kind = "judged" if analyzer.judged > judged else "reused"
+                judged = analyzer.judged
             else:
                 analyze_model(build_model(str(path), doc.source, tree), config)
             times.append((time.perf_counter() - t0) * 1000)
-    return times, why
+            kinds[kind].append(times[-1])
+    return times, why, kinds
 
 
 def pct(values: list[float], q: float) -> float:
@@ -80,14 +90,18 @@ def main() -> int:
         if not path.is_file():
             print(f"bench_incremental: {path} not found (--kernel)", file=sys.stderr)
             return 2
-        full, _ = run(path, args.edits, incremental=False)
-        inc, why = run(path, args.edits, incremental=True)
+        full, _, _ = run(path, args.edits, incremental=False)
+        inc, why, kinds = run(path, args.edits, incremental=True)
         print(f"{rel} ({len(full)} edits)")
         for name, t in (("full analysis", full), ("incremental", inc)):
             print(f"  {name:14s} p50 {statistics.median(t):6.2f}  p95 {pct(t, 0.95):6.2f}  "
                   f"mean {statistics.mean(t):6.2f} ms")
         print(f"  ratio full/incremental: p50 {statistics.median(full) / statistics.median(inc):.2f}"
               f", mean {statistics.mean(full) / statistics.mean(inc):.2f}")
+        for kind, t in kinds.items():
+            if t:
+                print(f"    {kind:12s} {len(t):4d} edits  p50 {statistics.median(t):6.2f}  "
+                      f"p95 {pct(t, 0.95):6.2f} ms")
         for reason, n in why.most_common(6):
             print(f"  {n:5d}  {reason}")
     return 0

@@ -29,7 +29,7 @@ from dpmlens.config import Config
 from dpmlens.engine import analyze_model, function_findings, per_function_rules
 from dpmlens.findings import ChainStep, Finding, Fix, Span, TextEdit
 from dpmlens.model import footprint
-from dpmlens.model.build import TOP_LEVEL_CONTAINERS, build_model, text_searches
+from dpmlens.model.build import TOP_LEVEL_CONTAINERS, NotBuilt, build_model, text_searches
 from dpmlens.model.footprint import Footprint
 from dpmlens.model.headers import defines_of
 from dpmlens.model.types import FileModel
@@ -60,12 +60,16 @@ class _State:
     config: Config
     with_resolver: bool
     build: list[re.Pattern[bytes]] = field(default_factory=list)
+    # no callback was found by text (build.recover_callbacks): a model of the functions the
+    # tree has is the model, but for its tables and drivers, which an edit judged leaves be
+    functions_suffice: bool = False
 
 
 @dataclass
 class IncrementalAnalyzer:
     state: _State | None = None
-    reused: int = 0
+    reused: int = 0  # of which `judged`: after judging the edited function again
+    judged: int = 0
     full: int = 0
     built: FileModel | None = None  # the model a reusing decision had to build, if any
 
@@ -101,6 +105,7 @@ class IncrementalAnalyzer:
         self.state = _State(
             path, source, items, bodies, findings, fp, config, resolver is not None,
             text_searches(model),
+            not getattr(model.loader, "recovered", True),
         )
         return Result(findings, model, False, why)
 
@@ -204,15 +209,19 @@ class IncrementalAnalyzer:
         answers = [key for key in fp.answers if touched(key)]
         if not own and not answers:
             return None
-        model = build_model(path, source, tree)
-        with footprint.record(model) as again:
-            # only the per-function checkers looked at this function's own calls (its delays:
-            # no callback reaches them, else its walk read the function)
-            found += function_findings(model, config, resolver, name) if own else []
-            changed = [
-                key for key in answers
-                if footprint.answer(model, key, fp.answers[key][0]) != fp.answers[key][1]
-            ]  # fmt: skip
+        light = self.state is not None and self.state.functions_suffice
+        model = build_model(path, source, tree, functions_only=light)
+        try:
+            with footprint.record(model) as again:
+                # only the per-function checkers looked at this function's own calls (its
+                # delays: no callback reaches them, else its walk read the function)
+                found += function_findings(model, config, resolver, name) if own else []
+                changed = [
+                    key for key in answers
+                    if footprint.answer(model, key, fp.answers[key][0]) != fp.answers[key][1]
+                ]  # fmt: skip
+        except NotBuilt as missing:
+            return f"judging {name}() needs {missing}"
         if any(f.path != path or f.function != name for f in found):
             return f"a delay in {name}() is reported elsewhere"
         if changed:
@@ -225,7 +234,8 @@ class IncrementalAnalyzer:
         fp.lookups.update(again.lookups)
         if model.loader is not None:
             fp.headers.update(model.loader.header_files())
-        self.built = model
+        self.built = None if light else model  # (the caller builds a whole one if it needs it)
+        self.judged += 1
         return None
 
 

@@ -75,18 +75,52 @@ def text_searches(model: FileModel) -> list[re.Pattern[bytes]]:
     return out
 
 
-def build_model(path: str, source: bytes, tree: ts.Tree | None = None) -> FileModel:
+class NotBuilt(BaseException):
+    """A part of the model that `build_model(..., functions_only=True)` left out was read.
+    (Not an Exception: a rule's `except Exception` must not turn it into a quiet answer.)"""
+
+
+class _NotBuiltTables(dict[str, PmTable]):
+    def _refuse(self, *_args: object, **_kw: object) -> None:
+        raise NotBuilt("the PM tables")
+
+    __getitem__ = __iter__ = __len__ = __contains__ = __bool__ = _refuse  # type: ignore[assignment]
+    get = items = keys = values = _refuse  # type: ignore[assignment]
+
+
+class _NotBuiltDrivers(list[DriverStruct]):
+    def _refuse(self, *_args: object, **_kw: object) -> None:
+        raise NotBuilt("the driver structs")
+
+    __getitem__ = __iter__ = __len__ = __contains__ = __bool__ = _refuse  # type: ignore[assignment]
+
+
+def build_model(
+    path: str, source: bytes, tree: ts.Tree | None = None, *, functions_only: bool = False
+) -> FileModel:
     """The PM model of the C file `path` with contents `source`.
 
     `tree` is an up-to-date tree for `source` (the language server passes its incrementally
-    reparsed tree); without it the source is parsed here. Never raises on odd C: broken parts
-    of the tree are local, and tables/drivers are read from the text. Call sites are
+    reparsed tree); without it the source is parsed here. Never raises on odd C: broken
+    parts of the tree are local, and tables/drivers are read from the text. Call sites are
     extracted lazily (see `FileModel`): `model.calls_in(fn)` only looks at `fn`.
+    `functions_only`: the functions the tree has, #defines and call sites; not the PM tables,
+    the driver structs, nor the callbacks found by text where the tree lost them.
     """
     if tree is None:
         tree = parse(source)
     b = _Builder(path, source, tree)
     b.top_level(tree.root_node)
+    if functions_only:
+        # (incremental.py, judging an edit inside one function that left the file's
+        # top-level items and its table and driver texts as they were: reading the tables
+        # or drivers raises NotBuilt, and the judgement falls back to a full analysis)
+        b.text = ""
+        return FileModel(
+            path=path, source=source, functions=b.funcs, calls=b.all_calls,
+            pm_tables=_NotBuiltTables(), drivers=_NotBuiltDrivers(), defines=b.defs,
+            tree=tree, loader=b,
+        )  # fmt: skip
     b.string_arrays()
     tables = b.tables()
     drivers = b.drivers()
