@@ -24,11 +24,13 @@ import argparse
 import json
 import os
 import queue
+import re
 import statistics
 import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +51,7 @@ class Client:
         self.next_id = 0
         self.responses: dict[int, Any] = {}
         self.diag_times: dict[tuple[str, int | None], float] = {}
+        self.hows: dict[tuple[str, int], str] = {}  # (path, version) -> how it was analysed
         self.events: queue.Queue[tuple[float, dict[str, Any]]] = queue.Queue()
         self.lock = threading.Condition()
         self.index_done: float | None = None
@@ -87,6 +90,10 @@ class Client:
             if method == "textDocument/publishDiagnostics":
                 p = msg["params"]
                 self.diag_times.setdefault((p["uri"], p.get("version")), now)
+            elif method == "window/logMessage":
+                m = _ANALYSED.match(msg["params"].get("message", ""))
+                if m is not None:
+                    self.hows[(m.group(1), int(m.group(2)))] = m.group(3)
             elif method == "$/progress":
                 v = msg["params"].get("value", {})
                 if v.get("kind") == "end" and "indexed" in (v.get("message") or ""):
@@ -201,6 +208,27 @@ def run_edits(
     return lat, version
 
 
+# the server's debug line per analysis: how it went (reused, judged again, or why in full)
+_ANALYSED = re.compile(r"analysed (.+) v(\d+): .* \((reused|judged .*|full: .*)\)$")
+
+
+def outcomes(c: Client, path: Path, first: int, latencies: list[float]) -> str:
+    """"reused 150 p50/p95 6.1/7.0 ms, judged 40 ..., full 10 ... (the rules read f() 6, ...)"
+    for the edits of versions first.. with these latencies."""
+    hows = [c.hows.get((str(path), first + i), "?") for i in range(len(latencies))]
+    by_kind: dict[str, list[float]] = {}
+    for how, ms in zip(hows, latencies, strict=True):
+        by_kind.setdefault(how.split(" ")[0].rstrip(":"), []).append(ms)
+    why = Counter(h[len("full: "):].split(" (")[0] for h in hows if h.startswith("full: "))
+    text = ", ".join(
+        f"{k} {len(t)} p50/p95 {statistics.median(t):.1f}/{pct(t, 0.95):.1f} ms"
+        for k, t in sorted(by_kind.items(), key=lambda kv: -len(kv[1]))
+    )
+    if why:
+        text += " (" + ", ".join(f"{w} {n}" for w, n in why.most_common(3)) + ")"
+    return text
+
+
 def pct(values: list[float], q: float) -> float:
     s = sorted(values)
     k = (len(s) - 1) * q
@@ -257,7 +285,8 @@ def main() -> int:
                 "window": {"workDoneProgress": True},
                 "textDocument": {"publishDiagnostics": {"versionSupport": True}},
             },
-            "initializationOptions": {"debounceMs": 0, "traceGlobs": []},
+            # debug: one log line per analysis says whether it was reused (outcomes())
+            "initializationOptions": {"debounceMs": 0, "traceGlobs": [], "logLevel": "debug"},
         },
     )
     c.notify("initialized", {})
@@ -283,8 +312,10 @@ def main() -> int:
     worker_rss = sum(rss_mb(p)[0] for p in children(c.proc.pid))
 
     cpu0 = cpu_s(c.proc.pid)
+    first = version + 1
     after, version = run_edits(c, uri, text, version, args.edits)
     cpu_after = cpu_s(c.proc.pid) - cpu0
+    after_how = outcomes(c, path, first, after)
     large: dict[str, object] = {}
     large_path = kernel / args.large_file if args.large_file else None
     if large_path is not None and large_path.is_file():
@@ -299,6 +330,7 @@ def main() -> int:
         cpu0 = cpu_s(c.proc.pid)
         ledits, _v = run_edits(c, luri, ltext, 1, args.edits)
         lcpu = cpu_s(c.proc.pid) - cpu0
+        large_how = outcomes(c, large_path, 2, ledits)
         large = {
             "large_file": str(large_path),
             "large_file_lines": ltext.count("\n"),
@@ -307,6 +339,7 @@ def main() -> int:
             "large_edit_p95_ms": round(pct(ledits, 0.95), 1),
             "large_edit_max_ms": round(max(ledits), 1),
             "large_server_cpu_ms_per_edit": round(1000 * lcpu / len(ledits), 1),
+            "large_edit_analyses": large_how,
             "ratio_p95_large_to_small": round(pct(ledits, 0.95) / pct(after, 0.95), 2),
             "ratio_cpu_large_to_small": round((lcpu / len(ledits)) / (cpu_after / len(after)), 2),
         }
@@ -342,6 +375,7 @@ def main() -> int:
         "edit_max_ms": round(max(after), 1),
         "server_cpu_ms_per_edit_during_index": round(1000 * cpu_during / len(during), 1),
         "server_cpu_ms_per_edit": round(1000 * cpu_after / len(after), 1),
+        "edit_analyses": after_how,
         "index_seconds": round(index_s, 1),
         "index_summary": c.index_message,
         "server_rss_mb": round(server_rss2, 1),

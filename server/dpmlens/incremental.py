@@ -43,6 +43,7 @@ class Result:
     model: FileModel | None
     reused: bool
     why: str  # why the analysis ran in full ("" when reused)
+    how: str = ""  # "reused", "judged f()" or "full: " + why (for the log)
 
 
 _Item = tuple[str, int, int]  # a top-level item (build.top_level's view): type, start, end
@@ -72,6 +73,7 @@ class IncrementalAnalyzer:
     judged: int = 0
     full: int = 0
     built: FileModel | None = None  # the model a reusing decision had to build, if any
+    judged_name: str = ""  # the function the last reusing decision judged again, if any
 
     def forget(self) -> None:
         """Drop what is kept (settings or the workspace changed: the next run is a full one)."""
@@ -86,12 +88,13 @@ class IncrementalAnalyzer:
         resolver: object | None = None,
     ) -> Result:
         top = _top_level(tree)
-        self.built = None
+        self.built, self.judged_name = None, ""
         why = self._why_not(path, source, tree, top, config, resolver)
         if why is None:
             assert self.state is not None
             self.reused += 1
-            return Result(self.state.findings, self.built, True, "")
+            how = f"judged {self.judged_name}()" if self.judged_name else "reused"
+            return Result(self.state.findings, self.built, True, "", how)
         self.full += 1
         model = build_model(path, source, tree=tree)
         with footprint.record(model) as fp:
@@ -107,7 +110,7 @@ class IncrementalAnalyzer:
             text_searches(model),
             not getattr(model.loader, "recovered", True),
         )
-        return Result(findings, model, False, why)
+        return Result(findings, model, False, why, f"full: {why}")
 
     # -- the decision ---------------------------------------------------------------------
 
@@ -236,6 +239,7 @@ class IncrementalAnalyzer:
             fp.headers.update(model.loader.header_files())
         self.built = None if light else model  # (the caller builds a whole one if it needs it)
         self.judged += 1
+        self.judged_name = name
         return None
 
 

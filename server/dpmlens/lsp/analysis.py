@@ -19,6 +19,7 @@ class Analysis:
     seconds: float
     # for a reused analysis: (path, a copy of the tree of `source`) to build the model from
     _lazy: tuple[str, ts.Tree] | None = None
+    how: str = ""  # incremental.Result.how: reused, judged again, or why in full
 
     @property
     def model(self) -> FileModel:

@@ -12,7 +12,9 @@ kept per document for code actions and hovers.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
+from collections import OrderedDict
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
@@ -72,8 +74,9 @@ def analyze_document(server: DpmlensServer, doc: Document) -> Analysis:
         seconds = time.perf_counter() - t0
         if result.model is None:  # reused: the tree keeps changing with the document
             return Analysis(doc.version, doc.source, None, result.findings, seconds,
-                            (doc.path, tree.copy()))
-        return Analysis(doc.version, doc.source, result.model, result.findings, seconds)
+                            (doc.path, tree.copy()), result.how)
+        return Analysis(doc.version, doc.source, result.model, result.findings, seconds,
+                        how=result.how)
     # a rule crashed (logged by the guard): the model still serves hover and CodeLens
     analyzer.forget()
     model = build_model(doc.path, doc.source, tree=tree)
@@ -218,7 +221,7 @@ class Diagnostics(LanguageFeature):
         self.results[doc.uri] = res
         self.runs += 1
         server.log("debug", analysed_message(doc.path, doc.version, len(res.findings),
-                                             res.seconds))
+                                             res.seconds, res.how))
         self.publish(doc.uri, doc.version, self.to_lsp(doc, res.findings))
         server.features.document_analysed(doc, res)
         return res
@@ -361,8 +364,28 @@ def _disk_lines(server: DpmlensServer, path: str, *wanted: int) -> dict[int, byt
     source = server.get_feature(WorkspaceIndex).source_of(path)
     if source is None:
         return {}
-    lines = source.split(b"\n", max(wanted))
-    return {n: lines[n - 1] for n in wanted if 0 < n <= len(lines)}
+    starts = _line_starts(path, source)
+    return {
+        n: source[starts[n - 1] : starts[n] - 1 if n < len(starts) else len(source)]
+        for n in wanted
+        if 0 < n <= len(starts)
+    }
+
+
+_STARTS: OrderedDict[str, tuple[bytes, list[int]]] = OrderedDict()
+
+
+def _line_starts(path: str, source: bytes) -> list[int]:
+    """Where each line of another file starts: the chains of every edit's findings point
+    into the same few helper files (splitting one per span cost a millisecond an edit)."""
+    hit = _STARTS.get(path)
+    if hit is None or (hit[0] is not source and hit[0] != source):  # (read again: equal)
+        starts = [0, *(m.end() for m in re.finditer(b"\n", source))]
+        hit = _STARTS[path] = (source, starts)
+        while len(_STARTS) > 16:
+            _STARTS.popitem(last=False)
+    _STARTS.move_to_end(path)
+    return hit[1]
 
 
 _WARM_UP = b"""
@@ -383,5 +406,11 @@ def warm_up(server: DpmlensServer) -> None:
     analyze_model(build_model("warm-up.c", _WARM_UP), server.settings.to_config())
 
 
-def analysed_message(path: str, version: int | None, findings: int, seconds: float) -> str:
-    return f"analysed {path} v{version}: {findings} findings in {format_us(seconds * 1e6)}"
+def analysed_message(
+    path: str, version: int | None, findings: int, seconds: float, how: str = ""
+) -> str:
+    """The debug log line of one analysis; `how`: reused, judged again, or why in full."""
+    took = format_us(seconds * 1e6)
+    return f"analysed {path} v{version}: {findings} findings in {took}" + (
+        f" ({how})" if how else ""
+    )

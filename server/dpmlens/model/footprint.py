@@ -108,7 +108,11 @@ class Footprint:
         return Footprint(
             set(self.functions), dict(self.patterns), moved, dict(self.lookups),
             dict(self.headers), self.callees, self.whole,
-            {k: u.shifted(at, delta) for k, u in self.units.items()},
+            # (a unit is never changed once recorded: one with nothing to move is shared)
+            {
+                k: u.shifted(at, delta) if any(s >= at for s, _e in u.ranges) else u
+                for k, u in self.units.items()
+            },
             dict(self.answers),
         )
 
