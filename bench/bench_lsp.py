@@ -209,7 +209,9 @@ def run_edits(
 
 
 # the server's debug line per analysis: how it went (reused, judged again, or why in full)
-_ANALYSED = re.compile(r"analysed (.+) v(\d+): .* \((reused|judged .*|full: .*)\)$")
+_ANALYSED = re.compile(
+    r"analysed (.+) v(\d+): .* \((reused|reused before parsing|judged .*|full: .*)\)$"
+)
 
 
 def outcomes(c: Client, path: Path, first: int, latencies: list[float]) -> str:
@@ -218,7 +220,8 @@ def outcomes(c: Client, path: Path, first: int, latencies: list[float]) -> str:
     hows = [c.hows.get((str(path), first + i), "?") for i in range(len(latencies))]
     by_kind: dict[str, list[float]] = {}
     for how, ms in zip(hows, latencies, strict=True):
-        by_kind.setdefault(how.split(" ")[0].rstrip(":"), []).append(ms)
+        kind = "early" if how == "reused before parsing" else how.split(" ")[0].rstrip(":")
+        by_kind.setdefault(kind, []).append(ms)
     why = Counter(h[len("full: "):].split(" (")[0] for h in hows if h.startswith("full: "))
     text = ", ".join(
         f"{k} {len(t)} p50/p95 {statistics.median(t):.1f}/{pct(t, 0.95):.1f} ms"

@@ -33,6 +33,7 @@ from dpmlens.model.build import TOP_LEVEL_CONTAINERS, NotBuilt, build_model, tex
 from dpmlens.model.footprint import Footprint
 from dpmlens.model.headers import defines_of
 from dpmlens.model.types import FileModel
+from dpmlens.syntax.parser import parse
 from dpmlens.text_change import changed_region
 
 
@@ -79,6 +80,19 @@ class IncrementalAnalyzer:
         """Drop what is kept (settings or the workspace changed: the next run is a full one)."""
         self.state = None
 
+    def analyze_early(
+        self, path: str, source: bytes, config: Config, resolver: object | None = None
+    ) -> Result | None:
+        """The last findings, moved, when the edit to `source` can be decided without a tree
+        of it (see `_parses_alone`: the server then need not reparse the document); None:
+        call `analyze` with the tree."""
+        self.built, self.judged_name = None, ""
+        if self._why_not(path, source, None, None, config, resolver) is not None:
+            return None
+        assert self.state is not None
+        self.reused += 1
+        return Result(self.state.findings, None, True, "", "reused before parsing")
+
     def analyze(
         self,
         path: str,
@@ -115,11 +129,11 @@ class IncrementalAnalyzer:
     # -- the decision ---------------------------------------------------------------------
 
     def _why_not(
-        self, path: str, source: bytes, tree: ts.Tree, top: tuple[list[_Item], list[_Body]],
-        config: Config, resolver: object | None,
-    ) -> str | None:
+        self, path: str, source: bytes, tree: ts.Tree | None,
+        top: tuple[list[_Item], list[_Body]] | None, config: Config, resolver: object | None,
+    ) -> str | None:  # fmt: skip
         """None when the last findings hold for `source` (and the state is moved to it), else
-        why not."""
+        why not. Without a tree (`top` None), the edited function is parsed on its own."""
         st = self.state
         if st is None:
             return "first analysis"
@@ -140,15 +154,28 @@ class IncrementalAnalyzer:
         f_start, _body, f_end, name = hit
         if not name:
             return "the edit is in a function the model does not name"
-        items, bodies = top
-        if not _same_structure(st.items, items, f_start, f_end, delta) or len(bodies) != len(
-            st.bodies
-        ):
-            return "the edit changed the file's top-level structure"
-        # the same functions, in the same order: their names carry over to the new tree's
-        bodies = [
-            (s, b, e, was[3]) for (s, b, e, _), was in zip(bodies, st.bodies, strict=True)
-        ]
+        if top is None:
+            if not _parses_alone(source[f_start : f_end + delta]) or any(
+                t == "ERROR" and s <= f_start and f_end <= e for t, s, e in st.items
+            ):
+                return _NEEDS_TREE
+            items = [(t, *_moved_range(s, e, f_end, delta)) for t, s, e in st.items]
+            bodies = [
+                (s + delta, b + delta, e + delta, n) if s >= f_end
+                else (s, b, e + delta, n) if e >= f_end
+                else (s, b, e, n)
+                for s, b, e, n in st.bodies
+            ]  # fmt: skip
+        else:
+            items, bodies = top
+            if not _same_structure(st.items, items, f_start, f_end, delta) or len(
+                bodies
+            ) != len(st.bodies):
+                return "the edit changed the file's top-level structure"
+            # the same functions, in the same order: their names carry over to the new tree's
+            bodies = [
+                (s, b, e, was[3]) for (s, b, e, _), was in zip(bodies, st.bodies, strict=True)
+            ]
         if fp.touches(name, f_start, f_end):
             return f"the rules read {name}()"
         texts = (old[f_start:f_end], source[f_start : f_end + delta])
@@ -194,7 +221,7 @@ class IncrementalAnalyzer:
 
     def _judge_again(
         self, fp: Footprint, name: str, start: int, end: int, texts: tuple[bytes, ...],
-        must: bool, found: list[Finding], path: str, source: bytes, tree: ts.Tree,
+        must: bool, found: list[Finding], path: str, source: bytes, tree: ts.Tree | None,
         config: Config, resolver: object | None,
     ) -> str | None:  # fmt: skip
         """The units set aside for function `name` (now at [start, end)) that the edit
@@ -212,6 +239,8 @@ class IncrementalAnalyzer:
         answers = [key for key in fp.answers if touched(key)]
         if not own and not answers:
             return None
+        if tree is None:
+            return _NEEDS_TREE
         light = self.state is not None and self.state.functions_suffice
         model = build_model(path, source, tree, functions_only=light)
         try:
@@ -241,6 +270,35 @@ class IncrementalAnalyzer:
         self.judged += 1
         self.judged_name = name
         return None
+
+
+_NEEDS_TREE = "the edit is judged on a tree of the new text"
+
+
+def _moved_range(start: int, end: int, f_end: int, delta: int) -> tuple[int, int]:
+    """A top-level item's range after an edit of `delta` bytes in the function ending at
+    `f_end` (as _same_structure expects it: later items move, enclosing ones stretch)."""
+    return (start + delta if start >= f_end else start, end + delta if end >= f_end else end)
+
+
+def _parses_alone(function: bytes) -> bool:
+    """Does the text of an edited function parse, on its own, as one function definition
+    without an error? Then a parse of the whole new text has it in the old one's place: the
+    parser reaches it in the state it reached the old one (the text before is the same),
+    and leaves it in the state the old one left (a complete definition), so the rest parses
+    as before. With an error anywhere in it, recovery may reach beyond: parse the document."""
+    root = parse(function).root_node
+    if root.has_error or root.child_count != 1:
+        return False
+    fn = root.children[0]
+    body = fn.child_by_field_name("body")
+    return (
+        fn.type == "function_definition"
+        and fn.start_byte == 0
+        and fn.end_byte == len(function)
+        and body is not None
+        and body.end_byte == len(function)
+    )
 
 
 def _top_level(tree: ts.Tree) -> tuple[list[_Item], list[_Body]]:

@@ -13,7 +13,7 @@ from lsprotocol import types
 
 from dpmlens.config import Config
 from dpmlens.engine import analyze_model
-from dpmlens.incremental import IncrementalAnalyzer, Result
+from dpmlens.incremental import IncrementalAnalyzer, Result, _top_level
 from dpmlens.lsp.documents import UTF8, Document
 from dpmlens.model.build import build_model
 from dpmlens.syntax.parser import parse
@@ -77,9 +77,18 @@ def _random_edits(path: Path, edits: int, seed: int) -> tuple[int, int]:
             at = rng.randrange(len(doc.source))
             change = _change(doc.source, at, min(len(doc.source), at + rng.randint(1, 6)), b"")
         doc.apply_change(change, UTF8)
-        got = analyzer.analyze(str(path), doc.source, doc.ensure_tree(), config)
-        want = analyze_model(build_model(str(path), doc.source, parse(doc.source)), config)
-        assert got.findings == want, f"{path.name}: edit {i} (seed {seed}, reused={got.reused})"
+        # as the server does: decided before parsing if it can be, else on the new tree
+        got = analyzer.analyze_early(str(path), doc.source, config) or analyzer.analyze(
+            str(path), doc.source, doc.ensure_tree(), config
+        )
+        fresh = parse(doc.source)
+        want = analyze_model(build_model(str(path), doc.source, fresh), config)
+        assert got.findings == want, f"{path.name}: edit {i} (seed {seed}, {got.how})"
+        if got.how == "reused before parsing":  # the structure it assumed is the real one
+            assert analyzer.state is not None
+            items, bodies = _top_level(fresh)
+            assert items == analyzer.state.items, f"{path.name}: edit {i} (seed {seed})"
+            assert [b[:3] for b in bodies] == [b[:3] for b in analyzer.state.bodies]
     return analyzer.reused, analyzer.full
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import tree_sitter as ts
@@ -17,8 +18,8 @@ class Analysis:
     _model: FileModel | None  # None: findings reused (incremental.py), model built on first use
     findings: list[Finding]
     seconds: float
-    # for a reused analysis: (path, a copy of the tree of `source`) to build the model from
-    _lazy: tuple[str, ts.Tree] | None = None
+    # for a reused analysis: (path, what gives the tree of `source`) to build the model from
+    _lazy: tuple[str, Callable[[], ts.Tree]] | None = None
     how: str = ""  # incremental.Result.how: reused, judged again, or why in full
 
     @property
@@ -28,5 +29,5 @@ class Analysis:
 
             assert self._lazy is not None
             path, tree = self._lazy
-            self._model, self._lazy = build_model(path, self.source, tree=tree), None
+            self._model, self._lazy = build_model(path, self.source, tree=tree()), None
         return self._model

@@ -65,21 +65,23 @@ def analyze_document(server: DpmlensServer, doc: Document) -> Analysis:
         if server.get_feature(Diagnostics).note_skip(doc.uri, reason):
             server.log("warning", f"dpmlens: not analyzed: {doc.path}: {reason}")
         return Analysis(doc.version, doc.source, _empty_model(doc), [], time.perf_counter() - t0)
-    tree = doc.ensure_tree()
     analyzer = server.get_feature(Diagnostics).analyzer(doc.uri)
     with server.guard("rules"):
         resolver = server.get_feature(WorkspaceIndex).resolver_for(doc.path)
         config = server.get_feature(ProjectConfigs).config_for(doc.path)
-        result = analyzer.analyze(doc.path, doc.source, tree, config, resolver)
+        # most edits are decided before the document is parsed again (incremental.py)
+        result = analyzer.analyze_early(doc.path, doc.source, config, resolver)
+        if result is None:
+            result = analyzer.analyze(doc.path, doc.source, doc.ensure_tree(), config, resolver)
         seconds = time.perf_counter() - t0
-        if result.model is None:  # reused: the tree keeps changing with the document
+        if result.model is None:  # reused: the model is built from the tree when asked
             return Analysis(doc.version, doc.source, None, result.findings, seconds,
-                            (doc.path, tree.copy()), result.how)
+                            (doc.path, doc.tree_later()), result.how)
         return Analysis(doc.version, doc.source, result.model, result.findings, seconds,
                         how=result.how)
     # a rule crashed (logged by the guard): the model still serves hover and CodeLens
     analyzer.forget()
-    model = build_model(doc.path, doc.source, tree=tree)
+    model = build_model(doc.path, doc.source, tree=doc.ensure_tree())
     return Analysis(doc.version, doc.source, model, [], time.perf_counter() - t0)
 
 

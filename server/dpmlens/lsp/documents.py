@@ -12,6 +12,7 @@ UTF-8); trees and `Span`s count bytes. The conversions live here.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import tree_sitter as ts
@@ -90,8 +91,9 @@ class Document:
     dirty: bool = True  # tree edited (or absent) but not reparsed yet
     edits: int = 0
     _starts: list[int] | None = field(default=None, repr=False)
-    # Bytes (in the current text) touched by the edits since the last parse.
-    _edited: tuple[int, int] | None = field(default=None, repr=False)
+    # the ranges edited since the last parse (in the current text): edits decided before
+    # parsing (incremental.analyze_early) pile up, spread over the file
+    _edited: list[tuple[int, int]] = field(default_factory=list, repr=False)
 
     # -- positions --------------------------------------------------------------------------
 
@@ -190,12 +192,30 @@ class Document:
         starts[row0 + 1 :] = new + tail
 
     def _note_edit(self, start: int, old_end: int, new_end: int) -> None:
-        if self._edited is None:
-            self._edited = (start, new_end)
-            return
-        lo, hi = self._edited
-        hi = hi + (new_end - old_end) if hi >= old_end else max(hi, start)
-        self._edited = (min(lo, start), max(hi, new_end))
+        delta = new_end - old_end
+        kept: list[tuple[int, int]] = []
+        lo, hi = start, new_end
+        for s0, e0 in self._edited:
+            if e0 < start:  # before the edit
+                kept.append((s0, e0))
+            elif s0 > old_end:  # after it: moved
+                kept.append((s0 + delta, e0 + delta))
+            else:  # touching it: merged (what of it the edit kept)
+                lo, hi = min(lo, s0), max(hi, e0 + delta if e0 > old_end else new_end)
+        kept.append((lo, hi))
+        self._edited = sorted(kept)
+
+    def tree_later(self) -> Callable[[], ts.Tree]:
+        """What gives, when called, the tree of the text the document has now: its own tree
+        (a copy: later edits change it in place) while it still has that text, else a parse
+        of that text. An analysis decided before parsing needs a tree only for hover or
+        CodeLens."""
+        source = self.source
+
+        def tree() -> ts.Tree:
+            return self.ensure_tree().copy() if self.source is source else parse(source)
+
+        return tree
 
     def ensure_tree(self) -> ts.Tree:
         """The up-to-date tree: reparses (incrementally when an old tree exists) if needed.
@@ -205,15 +225,14 @@ class Document:
         (and so can the findings: test_fuzz_model found one), so that text is parsed afresh.
         An edit that leaves correct code parses incrementally."""
         if self.dirty or self.tree is None:
-            old, edited = self.tree, self._edited
+            old, edited = self.tree, list(self._edited)
             tree = parse(self.source, old)
             if old is not None and tree.root_node.has_error:
                 spans = [(r.start_byte, r.end_byte) for r in old.changed_ranges(tree)]
-                if edited is not None:
-                    spans.append(edited)
+                spans += edited
                 if any(_error_within(tree.root_node, lo, hi) for lo, hi in spans):
                     tree = parse(self.source)
-            self.tree, self.dirty, self._edited = tree, False, None
+            self.tree, self.dirty, self._edited = tree, False, []
         return self.tree
 
 
