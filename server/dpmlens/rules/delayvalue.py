@@ -131,33 +131,40 @@ def _local(name: str, call_node: ts.Node, defines: dict[str, str]) -> Value | No
         return None
     assigns: list[tuple[ts.Node, str, ts.Node]] = []  # (node, operator, value node)
     declared = False
-    stack = [body]
-    while stack:
-        n = stack.pop()
-        if n.start_byte >= call_node.start_byte:
+    # Every place that can declare, set or count `name` holds an identifier `name`: start
+    # from each occurrence of the word before the call, not from every node of the body.
+    text = body.text or b""
+    stop = call_node.start_byte - body.start_byte
+    for m in re.finditer(rb"\b" + re.escape(name.encode()) + rb"\b", text, 0):
+        if m.start() >= stop:
+            break
+        at = body.start_byte + m.start()
+        n = body.descendant_for_byte_range(at, at + len(m.group()))
+        if n is None or n.type != "identifier":
             continue
-        if n.type == "init_declarator":
-            decl = n.child_by_field_name("declarator")
-            if decl is not None and cnav.text(decl) == name:
-                declared = True
-                val = n.child_by_field_name("value")
-                if val is not None:
-                    assigns.append((n, "=", val))
-        elif n.type == "declaration":
-            for d in n.named_children:
-                if d.type == "identifier" and cnav.text(d) == name:
-                    declared = True
-        elif n.type == "assignment_expression":
-            left = n.child_by_field_name("left")
-            if left is not None and cnav.text(left) == name:
-                op = n.child_by_field_name("operator")
-                val = n.child_by_field_name("right")
-                if op is None or val is None:
-                    return None
-                assigns.append((n, op.type, val))
-        elif n.type == "update_expression" and name in cnav.identifiers_in(n):
-            return None  # t++ / t-- : a loop counter, not a fixed delay
-        stack.extend(n.children)
+        parent = n.parent
+        if parent is not None and parent.type == "init_declarator" and (
+            parent.child_by_field_name("declarator") == n
+        ):
+            declared = True
+            val = parent.child_by_field_name("value")
+            if val is not None:
+                assigns.append((parent, "=", val))
+        elif parent is not None and parent.type == "declaration":
+            declared = True
+        elif parent is not None and parent.type == "assignment_expression" and (
+            parent.child_by_field_name("left") == n
+        ):
+            op = parent.child_by_field_name("operator")
+            val = parent.child_by_field_name("right")
+            if op is None or val is None:
+                return None
+            assigns.append((parent, op.type, val))
+        up: ts.Node | None = n
+        while up is not None and up != body:
+            if up.type == "update_expression":
+                return None  # t++ / t-- : a loop counter, not a fixed delay
+            up = up.parent
     if not declared or not assigns:
         return None  # a parameter, a global or a struct member: unknown here
     assigns.sort(key=lambda a: a[0].start_byte)
