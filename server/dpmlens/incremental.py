@@ -75,6 +75,8 @@ class IncrementalAnalyzer:
     full: int = 0
     built: FileModel | None = None  # the model a reusing decision had to build, if any
     judged_name: str = ""  # the function the last reusing decision judged again, if any
+    # (source, why) when analyze_early said no for a reason a tree would not change
+    _early: tuple[bytes, str] | None = None
 
     def forget(self) -> None:
         """Drop what is kept (settings or the workspace changed: the next run is a full one)."""
@@ -87,7 +89,9 @@ class IncrementalAnalyzer:
         of it (see `_parses_alone`: the server then need not reparse the document); None:
         call `analyze` with the tree."""
         self.built, self.judged_name = None, ""
-        if self._why_not(path, source, None, None, config, resolver) is not None:
+        why = self._why_not(path, source, None, None, config, resolver)
+        if why is not None:
+            self._early = (source, why)
             return None
         assert self.state is not None
         self.reused += 1
@@ -103,7 +107,11 @@ class IncrementalAnalyzer:
     ) -> Result:
         top = _top_level(tree)
         self.built, self.judged_name = None, ""
-        why = self._why_not(path, source, tree, top, config, resolver)
+        early, self._early = self._early, None
+        if early is not None and early[0] is source and early[1] != _NEEDS_TREE:
+            why: str | None = early[1]  # (decided without the tree: it says the same)
+        else:
+            why = self._why_not(path, source, tree, top, config, resolver)
         if why is None:
             assert self.state is not None
             self.reused += 1
