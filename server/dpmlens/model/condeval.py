@@ -125,10 +125,19 @@ def _binary(node: ts.Node, b: Bindings, d: Mapping[str, str], depth: int) -> int
     return f() if f is not None else None
 
 
+# per block (by node id and start): its `if (...) return/goto/...;` without else, in order
+Exits = dict[tuple[int, int], list[tuple[int, "ts.Node | None"]]]
+
+
 def dead(
-    node: ts.Node, bindings: Bindings, defines: Mapping[str, str], memo: Memo | None = None
+    node: ts.Node,
+    bindings: Bindings,
+    defines: Mapping[str, str],
+    memo: Memo | None = None,
+    exits: Exits | None = None,
 ) -> bool:
-    """Can `node` not run on this path (see the module doc)? False when unsure."""
+    """Can `node` not run on this path (see the module doc)? False when unsure. `exits`:
+    what the blocks of this tree hold, kept across calls (it does not depend on bindings)."""
     if memo is None:
         memo = {}
 
@@ -163,7 +172,7 @@ def dead(
         elif t == "case_statement":
             if _case_dead(parent, decide):
                 return True
-        elif t == "compound_statement" and _exited_before(parent, cur, decide):
+        elif t == "compound_statement" and _exited_before(parent, cur, decide, exits):
             return True
         cur = parent
     return False
@@ -179,17 +188,34 @@ def _exits(stmt: ts.Node) -> bool:
 
 
 def _exited_before(
-    block: ts.Node, child: ts.Node, decide: Callable[[ts.Node | None], int | None]
+    block: ts.Node,
+    child: ts.Node,
+    decide: Callable[[ts.Node | None], int | None],
+    exits: Exits | None = None,
 ) -> bool:
     """An `if (cond) return ...;` before `child` in `block` whose condition holds."""
-    for sib in block.named_children:
-        if sib.start_byte >= child.start_byte:
+    for start, cond in _exiting_ifs(block, exits):
+        if start >= child.start_byte:
             return False
-        if sib.type == "if_statement" and sib.child_by_field_name("alternative") is None:
-            cons = sib.child_by_field_name("consequence")
-            if cons is not None and _exits(cons) and decide(sib.child_by_field_name("condition")):
-                return True
+        if decide(cond):
+            return True
     return False
+
+
+def _exiting_ifs(block: ts.Node, exits: Exits | None) -> list[tuple[int, ts.Node | None]]:
+    """(start, condition) of each `if` without else in `block` whose branch leaves it."""
+    key = (block.id, block.start_byte)
+    hit = exits.get(key) if exits is not None else None
+    if hit is None:
+        hit = []
+        for sib in block.named_children:
+            if sib.type == "if_statement" and sib.child_by_field_name("alternative") is None:
+                cons = sib.child_by_field_name("consequence")
+                if cons is not None and _exits(cons):
+                    hit.append((sib.start_byte, sib.child_by_field_name("condition")))
+        if exits is not None:
+            exits[key] = hit
+    return hit
 
 
 def _case_dead(case: ts.Node, decide: Callable[[ts.Node | None], int | None]) -> bool:

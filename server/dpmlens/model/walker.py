@@ -116,6 +116,7 @@ class Walker:
         self._params: dict[tuple[str, str], list[str]] = {}
         self._changed: dict[tuple[str, str], frozenset[str]] = {}
         self._memos: dict[tuple[str, tuple[tuple[str, int], ...]], condeval.Memo] = {}
+        self._exits: condeval.Exits = {}
 
     # --- lookup and trees ------------------------------------------------------------------
 
@@ -202,7 +203,10 @@ class Walker:
                 hit = memo.get(-call.start_byte - 1)  # the call's own verdict, by position
                 if hit is None:
                     node = self.call_node(call, model)
-                    hit = int(node is not None and condeval.dead(node, bindings, defines, memo))
+                    hit = int(
+                        node is not None
+                        and condeval.dead(node, bindings, defines, memo, self._exits)
+                    )
                     memo[-call.start_byte - 1] = hit
                 if hit:
                     continue
