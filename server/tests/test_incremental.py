@@ -15,7 +15,9 @@ from dpmlens.config import Config
 from dpmlens.engine import analyze_model
 from dpmlens.incremental import IncrementalAnalyzer, Result, _top_level
 from dpmlens.lsp.documents import UTF8, Document
+from dpmlens.lsp.index_worker import portable_model
 from dpmlens.model.build import build_model
+from dpmlens.model.types import FileModel, FunctionDef
 from dpmlens.syntax.parser import parse
 from dpmlens.text_change import changed_region
 
@@ -59,7 +61,26 @@ def _change(
         text=text.decode("ascii"))
 
 
-def _random_edits(path: Path, edits: int, seed: int) -> tuple[int, int]:
+class _DirResolver:
+    """The workspace index's view for one file: the functions of the other .c files of its
+    directory, as tree-less copies (lsp/workspace_index.DirResolver, without the server)."""
+
+    def __init__(self, path: Path) -> None:
+        self.functions: dict[str, FileModel] = {}
+        for other in sorted(path.parent.glob("*.c")):
+            if other != path:
+                model = portable_model(build_model(str(other), other.read_bytes()))
+                for name in model.functions:
+                    self.functions.setdefault(name, model)
+
+    def lookup(self, name: str) -> tuple[FileModel, FunctionDef] | None:
+        model = self.functions.get(name)
+        return (model, model.functions[name]) if model is not None else None
+
+
+def _random_edits(
+    path: Path, edits: int, seed: int, resolver: object | None = None
+) -> tuple[int, int]:
     """Edits applied and reparsed as the server does (lsp/documents.py: an incremental tree
     whose error recovery near the edit could differ from a fresh parse is parsed afresh)."""
     rng = random.Random(seed)
@@ -67,7 +88,7 @@ def _random_edits(path: Path, edits: int, seed: int) -> tuple[int, int]:
     doc = Document(uri=path.as_uri(), path=str(path), version=0, source=source)
     config = Config()
     analyzer = IncrementalAnalyzer()
-    analyzer.analyze(str(path), source, doc.ensure_tree(), config)
+    analyzer.analyze(str(path), source, doc.ensure_tree(), config, resolver)
     for i in range(edits):
         if rng.random() < 0.6:
             # inside a statement line most of the time, like typing
@@ -78,11 +99,11 @@ def _random_edits(path: Path, edits: int, seed: int) -> tuple[int, int]:
             change = _change(doc.source, at, min(len(doc.source), at + rng.randint(1, 6)), b"")
         doc.apply_change(change, UTF8)
         # as the server does: decided before parsing if it can be, else on the new tree
-        got = analyzer.analyze_early(str(path), doc.source, config) or analyzer.analyze(
-            str(path), doc.source, doc.ensure_tree(), config
+        got = analyzer.analyze_early(str(path), doc.source, config, resolver) or (
+            analyzer.analyze(str(path), doc.source, doc.ensure_tree(), config, resolver)
         )
         fresh = parse(doc.source)
-        want = analyze_model(build_model(str(path), doc.source, fresh), config)
+        want = analyze_model(build_model(str(path), doc.source, fresh), config, resolver)
         assert got.findings == want, f"{path.name}: edit {i} (seed {seed}, {got.how})"
         if got.how == "reused before parsing":  # the structure it assumed is the real one
             assert analyzer.state is not None
@@ -102,6 +123,15 @@ def test_random_edits_match_full_analysis_on_fixtures(path: Path) -> None:
 def test_random_edits_match_full_analysis_on_real_drivers(rel: str) -> None:
     reused, full = _random_edits(KERNEL / rel, 120, seed=11)
     assert reused > 0, "the shortcut was never taken on a real driver"
+
+
+@pytest.mark.skipif(not KERNEL.is_dir(), reason="needs linux-source-6.12 in /work/linux")
+@pytest.mark.parametrize("rel", ["drivers/usb/core/hub.c", "drivers/usb/host/xhci.c"])
+def test_random_edits_with_the_helpers_of_the_directory(rel: str) -> None:
+    # the rules follow callbacks into the other files of the directory, as in the editor
+    path = KERNEL / rel
+    reused, full = _random_edits(path, 80, seed=5, resolver=_DirResolver(path))
+    assert reused > 0
 
 
 _DRIVER = b"""#include <linux/delay.h>
