@@ -1,21 +1,32 @@
 """Incremental analysis of one open document: an edit that no rule can see reuses the findings.
 
     analyzer = IncrementalAnalyzer()
-    result = analyzer.analyze(path, source, tree, config, resolver)
+    result = analyzer.analyze_early(path, source, config, resolver)  # before parsing, or None
+    result = result or analyzer.analyze(path, source, tree, config, resolver)
     result.findings          # identical to engine.analyze_model(build_model(...), ...)
     result.model             # None when the findings were reused: build it when needed
 
 A full analysis records its footprint (model/footprint.py): the functions the rules read, the
 text searches they made, the tree ranges, the helpers found in other files, the headers. The
 next text is compared with the last one; when the only change lies inside one function's body,
-the file's top-level structure is the same (checked on the new tree), that function is outside
-the footprint, no recorded search (nor any of the model build's own: tables, drivers, string
-arrays, headers) matches its old or its new text, and the helpers of other files and the
-headers are unchanged, then no rule can tell the two texts apart except by position: the old
-findings are moved by the lines the edit added or removed. Otherwise the analysis runs in full.
+the file's top-level structure is the same, that function is outside the footprint, no
+recorded search (nor any of the model build's own: tables, drivers, headers) matches its old
+or its new text, and the helpers of other files and the headers are unchanged, then no rule can
+tell the two texts apart except by position: the old findings are moved by the lines the edit
+added or removed. Otherwise the analysis runs in full.
 
-Kept honest by tests/test_incremental.py: long random edit sequences on real drivers, the
-result compared with a full analysis after every edit.
+Two things are judged again rather than sending the edit to a full analysis: the function's
+own calls as the per-function checkers see them (its delays, when no callback's walk entered
+it; its pm_runtime_get_sync() calls), and the file-wide answers the edit touches (does a
+function lead to a delay, does the file call X, which function is the driver's sleep wrapper).
+Both run on a model of the new text's functions (`build_model(functions_only=True)`).
+
+The structure is checked on the new tree, or, before the document is parsed again, by parsing
+the edited function alone (`_parses_alone`): most keystrokes need no reparse of the document.
+
+Kept honest by tests/test_incremental.py: long random edit sequences on real drivers, with and
+without the helpers of their directory, the result compared with a full analysis after every
+edit (and the structure assumed before parsing with the real one).
 """
 
 from __future__ import annotations
@@ -300,13 +311,28 @@ def _parses_alone(function: bytes) -> bool:
         return False
     fn = root.children[0]
     body = fn.child_by_field_name("body")
-    return (
+    if not (
         fn.type == "function_definition"
         and fn.start_byte == 0
         and fn.end_byte == len(function)
         and body is not None
         and body.end_byte == len(function)
-    )
+    ):
+        return False
+    # A `/*` that opens no comment here (none closes it: `x / *p`) opens one in the whole
+    # text when a `*/` follows further on: the one token that can reach past the function.
+    at = function.find(b"/*")
+    while at >= 0:
+        node = root.descendant_for_byte_range(at, at + 2)
+        while node is not None and node.type not in _LITERALS:
+            node = node.parent
+        if node is None:
+            return False
+        at = function.find(b"/*", at + 2)
+    return True
+
+
+_LITERALS = frozenset({"comment", "string_literal", "char_literal", "system_lib_string"})
 
 
 def _top_level(tree: ts.Tree) -> tuple[list[_Item], list[_Body]]:

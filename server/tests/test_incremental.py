@@ -13,7 +13,7 @@ from lsprotocol import types
 
 from dpmlens.config import Config
 from dpmlens.engine import analyze_model
-from dpmlens.incremental import IncrementalAnalyzer, Result, _top_level
+from dpmlens.incremental import IncrementalAnalyzer, Result, _parses_alone, _top_level
 from dpmlens.lsp.documents import UTF8, Document
 from dpmlens.lsp.index_worker import portable_model
 from dpmlens.model.build import build_model
@@ -299,3 +299,22 @@ def test_a_file_wide_answer_is_computed_again(
     got = analyzer.analyze("foo.c", source, tree, config)
     assert got.reused == reused and (reused or "sleep helper" in got.why), got.why
     assert got.findings == analyze_model(build_model("foo.c", source, parse(source)), config)
+
+
+def test_a_comment_opened_in_a_function_and_closed_after_it_is_not_decided_early() -> None:
+    # alone, `PCIE / *p` is a division; in the file, a `*/` further on makes it a comment
+    # that swallows the rest of the function and the next one
+    source = (b"static int a(int *p)\n{\n\treturn 4 / 2;\n}\n\n"
+              b"static int b(void)\n{\n\t/* two */\n\treturn 2;\n}\n")  # fmt: skip
+    assert _parses_alone(source[: source.index(b"}\n") + 1])
+    tree = parse(source)
+    doc = Document(uri="file:///x.c", path="/x.c", version=0, source=source, tree=tree)
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze("/x.c", source, doc.ensure_tree(), Config())
+    at = source.index(b"/ 2") + 1
+    doc.apply_change(_change(source, at, at, b"*"), UTF8)  # `4 /* 2;`: alone, `4 / (*2)`
+    assert _parses_alone(doc.source[: doc.source.index(b"}\n") + 1]) is False
+    assert analyzer.analyze_early("/x.c", doc.source, Config()) is None
+    got = analyzer.analyze("/x.c", doc.source, doc.ensure_tree(), Config())
+    assert got.findings == analyze_model(build_model("/x.c", doc.source, parse(doc.source)),
+                                         Config())  # fmt: skip
