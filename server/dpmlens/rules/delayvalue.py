@@ -155,11 +155,11 @@ def _local(name: str, call_node: ts.Node, defines: dict[str, str]) -> Value | No
         elif parent is not None and parent.type == "assignment_expression" and (
             parent.child_by_field_name("left") == n
         ):
-            op = parent.child_by_field_name("operator")
+            operator = parent.child_by_field_name("operator")
             val = parent.child_by_field_name("right")
-            if op is None or val is None:
+            if operator is None or val is None:
                 return None
-            assigns.append((parent, op.type, val))
+            assigns.append((parent, operator.type, val))
         up: ts.Node | None = n
         while up is not None and up != body:
             if up.type == "update_expression":
