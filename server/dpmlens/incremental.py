@@ -178,11 +178,13 @@ class IncrementalAnalyzer:
                 t == "ERROR" and s <= f_start and f_end <= e for t, s, e in st.items
             ):
                 return _NEEDS_TREE
-            items = [(t, *_moved_range(s, e, f_end, delta)) for t, s, e in st.items]
+            items = [
+                (t, _moved_offset(s, f_end, delta), _moved_offset(e, f_end, delta))
+                for t, s, e in st.items
+            ]
             bodies = [
-                (s + delta, b + delta, e + delta, n) if s >= f_end
-                else (s, b, e + delta, n) if e >= f_end
-                else (s, b, e, n)
+                (_moved_offset(s, f_end, delta), _moved_offset(b, f_end, delta),
+                 _moved_offset(e, f_end, delta), n)
                 for s, b, e, n in st.bodies
             ]  # fmt: skip
         else:
@@ -250,9 +252,7 @@ class IncrementalAnalyzer:
 
         def touched(key: str) -> bool:
             u = fp.units.get(key)
-            return u is not None and (
-                u.touches(name, start, end) or any(u.matches(t) is not None for t in texts)
-            )
+            return u is not None and u.reads(name, start, end, texts)
 
         own = must or touched(name) or touched(footprint.NAMES)
         answers = [key for key in fp.answers if touched(key)]
@@ -294,10 +294,10 @@ class IncrementalAnalyzer:
 _NEEDS_TREE = "the edit is judged on a tree of the new text"
 
 
-def _moved_range(start: int, end: int, f_end: int, delta: int) -> tuple[int, int]:
-    """A top-level item's range after an edit of `delta` bytes in the function ending at
-    `f_end` (as _same_structure expects it: later items move, enclosing ones stretch)."""
-    return (start + delta if start >= f_end else start, end + delta if end >= f_end else end)
+def _moved_offset(offset: int, f_end: int, delta: int) -> int:
+    """A top-level item's start or end after an edit of `delta` bytes in the function ending
+    at `f_end`: later items move, the edited function and its containers stretch."""
+    return offset + delta if offset >= f_end else offset
 
 
 def _parses_alone(function: bytes) -> bool:
@@ -374,9 +374,7 @@ def _same_structure(
     for (t0, s0, e0), (t1, s1, e1) in zip(old, new, strict=True):
         if t0 != t1:
             return False
-        want_s = s0 + delta if s0 >= f_end else s0
-        want_e = e0 + delta if e0 >= f_end else e0
-        if (s1, e1) != (want_s, want_e):
+        if (s1, e1) != (_moved_offset(s0, f_end, delta), _moved_offset(e0, f_end, delta)):
             return False
     return True
 

@@ -12,7 +12,6 @@ kept per document for code actions and hovers.
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from collections import OrderedDict
 
@@ -25,7 +24,7 @@ from dpmlens.findings import Finding, Severity, Span
 from dpmlens.incremental import IncrementalAnalyzer
 from dpmlens.lsp.analysis import Analysis
 from dpmlens.lsp.core import DpmlensServer, LanguageFeature
-from dpmlens.lsp.documents import Document, byte_to_col
+from dpmlens.lsp.documents import Document, byte_to_col, line_at, line_starts
 from dpmlens.lsp.offloop import OffLoop, big_bytes
 from dpmlens.lsp.project_config import ProjectConfigs
 from dpmlens.lsp.rulebook import RuleBook
@@ -367,11 +366,7 @@ def _disk_lines(server: DpmlensServer, path: str, *wanted: int) -> dict[int, byt
     if source is None:
         return {}
     starts = _line_starts(path, source)
-    return {
-        n: source[starts[n - 1] : starts[n] - 1 if n < len(starts) else len(source)]
-        for n in wanted
-        if 0 < n <= len(starts)
-    }
+    return {n: line_at(source, starts, n - 1) for n in wanted if 0 < n <= len(starts)}
 
 
 _STARTS: OrderedDict[str, tuple[bytes, list[int]]] = OrderedDict()
@@ -382,8 +377,7 @@ def _line_starts(path: str, source: bytes) -> list[int]:
     into the same few helper files (splitting one per span cost a millisecond an edit)."""
     hit = _STARTS.get(path)
     if hit is None or (hit[0] is not source and hit[0] != source):  # (read again: equal)
-        starts = [0, *(m.end() for m in re.finditer(b"\n", source))]
-        hit = _STARTS[path] = (source, starts)
+        hit = _STARTS[path] = (source, line_starts(source))
         while len(_STARTS) > 16:
             _STARTS.popitem(last=False)
     _STARTS.move_to_end(path)

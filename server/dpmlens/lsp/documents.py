@@ -53,6 +53,15 @@ def line_starts(source: bytes) -> list[int]:
     return starts
 
 
+def line_at(source: bytes, starts: list[int], line: int) -> bytes:
+    """0-based `line` of `source` (whose `line_starts` are `starts`) without its newline;
+    b"" past the end."""
+    if line < 0 or line >= len(starts):
+        return b""
+    end = starts[line + 1] - 1 if line + 1 < len(starts) else len(source)
+    return source[starts[line] : end]
+
+
 def col_to_byte(line: bytes, col: int, encoding: str) -> int:
     """LSP column (in `encoding` units) -> byte offset within `line` (clamped to the line)."""
     if col <= 0:
@@ -105,11 +114,7 @@ class Document:
 
     def line_bytes(self, line: int) -> bytes:
         """0-based line without its newline; b"" past the end."""
-        starts = self.starts
-        if line < 0 or line >= len(starts):
-            return b""
-        end = starts[line + 1] - 1 if line + 1 < len(starts) else len(self.source)
-        return self.source[starts[line] : end]
+        return line_at(self.source, self.starts, line)
 
     def offset_of(self, pos: types.Position, encoding: str) -> int:
         starts = self.starts

@@ -90,11 +90,14 @@ class Footprint:
         """The first unit, of those not in `skip`, that read function `name`, bytes
         [start, end) or searched for something in `texts`; None when none did."""
         for key, u in self.units.items():
-            if key in skip:
-                continue
-            if u.touches(name, start, end) or any(u.matches(t) is not None for t in texts):
+            if key not in skip and u.reads(name, start, end, texts):
                 return key
         return None
+
+    def reads(self, name: str, start: int, end: int, texts: tuple[bytes, ...]) -> bool:
+        """Did this read function `name` or bytes [start, end), or search for something in
+        one of `texts` (the function's text before and after an edit)?"""
+        return self.touches(name, start, end) or any(self.matches(t) is not None for t in texts)
 
     def touches(self, name: str, start: int, end: int) -> bool:
         """Did the analysis read function `name`, or any byte of [start, end)?"""

@@ -567,12 +567,18 @@ def _variants(d: Delay) -> str:
     return f" (`.{field}` is {shown}{more})"
 
 
-def _beyond_spec(rule: Rule, a: _Analysis) -> Iterator[Finding]:
+def _each_delay(a: _Analysis, at: Callable[[Delay], Finding | None]) -> Iterator[Finding]:
+    """`at(d)` for each delay, what it reads recorded as read for the delay's function (see
+    `_FileDelays.reading`)."""
     for d in a.delays():
         with d.file.reading(d.call):
-            found = _beyond_spec_at(rule, a, d)
+            found = at(d)
         if found is not None:
             yield found
+
+
+def _beyond_spec(rule: Rule, a: _Analysis) -> Iterator[Finding]:
+    yield from _each_delay(a, lambda d: _beyond_spec_at(rule, a, d))
 
 
 def _beyond_spec_at(rule: Rule, a: _Analysis, d: Delay) -> Finding | None:
@@ -729,11 +735,7 @@ def _largest_other_wait(a: _Analysis, cb: Callback, d: Delay) -> float:
 def _msleep_short(rule: Rule, a: _Analysis, opts: Options) -> Iterator[Finding]:
     """msleep(m) for 0 < m < 20, by how much longer than m it can really sleep at the HZ the
     rule assumes (match.hz): warning from warn_ratio times m, info from info_ratio."""
-    for d in a.delays():
-        with d.file.reading(d.call):
-            found = _msleep_short_at(rule, a, opts, d)
-        if found is not None:
-            yield found
+    yield from _each_delay(a, lambda d: _msleep_short_at(rule, a, opts, d))
 
 
 def _msleep_short_at(rule: Rule, a: _Analysis, opts: Options, d: Delay) -> Finding | None:
@@ -840,11 +842,7 @@ def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
             w = wrappers[model.path] = lock_wrappers(model)
         return w
 
-    for d in a.delays():
-        with d.file.reading(d.call):
-            found = _busy_wait_at(rule, a, min_ms, d, irq_safe, wrappers_of)
-        if found is not None:
-            yield found
+    yield from _each_delay(a, lambda d: _busy_wait_at(rule, a, min_ms, d, irq_safe, wrappers_of))
 
 
 def _busy_wait_at(
