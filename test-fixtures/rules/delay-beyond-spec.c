@@ -91,11 +91,8 @@ module_pci_driver(ctl_driver);
 
 static int mon_resume(struct device *dev)
 {
-	/*
-	 * Wait for the device. It takes 100ms to wake up so, 10ms extra
-	 * should be enough.
-	 */
-	/* ok: delay-beyond-spec */
+	/* the monitor needs 100 ms to leave sleep; add 10 ms extra as margin */
+	/* expect: delay-beyond-spec(info) */
 	msleep(110);
 	return 0;
 }

@@ -97,8 +97,11 @@ def chain_steps(
 # a parameter the function changes cannot be bound to the caller's constant
 _ASSIGNED = re.compile(
     rb"\b(\w+)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|\b(\w+)\s*(?:\+\+|--)|(?:\+\+|--)\s*(\w+)\b"
-    rb"|&\s*(\w+)\b"
 )
+# `&name`: its address taken (unary &) when what comes before the `&` is no operand; a
+# binary `a & on` or `x && on` reads `on` only
+_AMPERSAND = re.compile(rb"&\s*(\w+)\b")
+_OPERAND_END = re.compile(rb"[\w)\]&]")
 
 
 class Walker:
@@ -270,8 +273,12 @@ class Walker:
             fp.functions.add(fn.name)
         if names is None:
             found = set()
-            for m in _ASSIGNED.finditer(model.source, fn.start_byte, fn.end_byte):
+            source = model.source
+            for m in _ASSIGNED.finditer(source, fn.start_byte, fn.end_byte):
                 found.add(next(g for g in m.groups() if g).decode("latin-1"))
+            for m in _AMPERSAND.finditer(source, fn.start_byte, fn.end_byte):
+                if not _binary_ampersand(source, m.start(), fn.start_byte):
+                    found.add(m.group(1).decode("latin-1"))
             names = self._changed[key] = frozenset(found)
         return names
 
@@ -350,6 +357,22 @@ def _maybe_constant(arg: str, bindings: Mapping[str, int], defines: Mapping[str,
     a = arg.strip()
     name = a.lstrip("!")
     return bool(_CONSTANT_ARG.match(a)) or name in bindings or name in defines
+
+
+def _binary_ampersand(source: bytes, at: int, start: int) -> bool:
+    """Is the `&` at `at` a binary operator (`a & b`, the second `&` of `&&`): does an
+    operand end right before it? (`return &x` takes an address.)"""
+    i = at - 1
+    while i >= start and source[i] in b" \t\r\n":
+        i -= 1
+    if i < start or not _OPERAND_END.match(source, i):
+        return False
+    if source[i] == ord("&") or not source[i : i + 1].isalnum() and source[i] != ord("_"):
+        return True
+    j = i
+    while j >= start and (source[j : j + 1].isalnum() or source[j] == ord("_")):
+        j -= 1
+    return source[j + 1 : i + 1] not in (b"return", b"sizeof", b"case")
 
 
 def parameter_names(func: ts.Node) -> list[str]:

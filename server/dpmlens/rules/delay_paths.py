@@ -235,3 +235,126 @@ def leaves_function(if_node: ts.Node) -> bool:
         label = cnav.text(body.child_by_field_name("label"))
         return not _NORMAL_EXIT.fullmatch(label)
     return False
+
+
+# --- loop shape ------------------------------------------------------------------------------
+
+_EXITS = frozenset({"break_statement", "return_statement", "goto_statement",
+                    "continue_statement"})  # fmt: skip
+# a loop condition that reads something (a call, a field, an array element, a dereference),
+# not only a counter (`i < 10`, `tries--`) or a constant (`1`, `true`)
+_READS = re.compile(r"\(|->|\.|\[|\*\s*\w")
+
+
+def checks_first(loop: ts.Node, inner: ts.Node) -> bool:
+    """Does the loop test what it waits for before `inner` (a delay in its body) first runs?
+
+    `while (busy(dev)) mdelay(10);` and `do { if (ready(dev)) break; mdelay(10); } while
+    (...)` do: a first poll that succeeds waits not at all. `do { mdelay(10); } while
+    (busy(dev));` and `for (i = 0; i < 10; i++) { mdelay(10); if (ready(dev)) break; }`
+    wait before their first look at the device."""
+    if loop.type != "do_statement":
+        cond = loop.child_by_field_name("condition")
+        if cond is not None and _READS.search(cnav.text(cond)):
+            return True
+    body = loop.child_by_field_name("body")
+    if body is None:
+        return False
+    stmt = inner
+    while stmt.parent is not None and stmt.parent.id != body.id:
+        if stmt.parent.id == loop.id:
+            return False  # in the condition or the update, not in the body
+        stmt = stmt.parent
+    if stmt.parent is None:
+        return False
+    for child in body.named_children:
+        if child.start_byte >= stmt.start_byte:
+            break
+        if _has_exit(child):
+            return True
+    return False
+
+
+def _has_exit(node: ts.Node, nested: bool = False) -> bool:
+    """A break/return/goto/continue under `node` that leaves the loop node belongs to (in a
+    nested loop or switch, only a return or goto does)."""
+    if node.type in _EXITS:
+        return not nested or node.type in ("return_statement", "goto_statement")
+    nested = nested or node.type in _LOOPS or node.type == "switch_statement"
+    return any(_has_exit(c, nested) for c in node.named_children if c.type not in _SKIP)
+
+
+# --- state cached on first use -----------------------------------------------------------
+
+# `nvm->buf`, `priv->fw.loaded`, `loaded`, `data[0]` (read as a whole): what a cache test reads
+_STATE = re.compile(r"^[A-Za-z_]\w*(?:\s*(?:->|\.)\s*\w+)*$")
+
+
+def runs_once(node: ts.Node) -> str | None:
+    """The state that makes `node` run only the first time its function runs, or None:
+
+    - `if (nvm->buf) return 0; ... nvm->buf = kzalloc(...); ... msleep(20);`: an early return
+      on state the function itself sets afterwards;
+    - `if (!priv->calibrated) { msleep(20); ...; priv->calibrated = true; }`.
+    """
+    fn = cnav.function_of(node)
+    if fn is None:
+        return None
+    body = fn.child_by_field_name("body")
+    if body is None:
+        return None
+    source = cnav.text(body)
+    cur = node
+    while cur.parent is not None and cur.parent.type not in ("function_definition",
+                                                              "translation_unit"):  # fmt: skip
+        parent = cur.parent
+        if parent.type == "compound_statement":
+            for sib in parent.named_children:
+                if sib.start_byte >= cur.start_byte:
+                    break
+                state = _early_return_on(sib)
+                if state and _sets(source, state):
+                    return state
+        elif parent.type == "if_statement" and cur.type != "parenthesized_expression":
+            cond = parent.child_by_field_name("condition")
+            alt = parent.child_by_field_name("alternative")
+            in_else = alt is not None and alt.start_byte <= cur.start_byte
+            state = _negated_state(cond) if cond is not None and not in_else else None
+            if state and _sets(cnav.text(parent.child_by_field_name("consequence")), state):
+                return state
+        cur = parent
+    return None
+
+
+def _early_return_on(stmt: ts.Node) -> str | None:
+    """`if (STATE) return ...;` (no else): STATE's text."""
+    if stmt.type != "if_statement" or stmt.child_by_field_name("alternative") is not None:
+        return None
+    cons = stmt.child_by_field_name("consequence")
+    if cons is not None and cons.type == "compound_statement":
+        named = [c for c in cons.named_children if c.type != "comment"]
+        cons = named[0] if len(named) == 1 else None
+    if cons is None or cons.type != "return_statement":
+        return None
+    return _state(stmt.child_by_field_name("condition"))
+
+
+def _state(cond: ts.Node | None) -> str | None:
+    while cond is not None and cond.type == "parenthesized_expression" and cond.named_children:
+        cond = cond.named_children[0]
+    s = " ".join(cnav.text(cond).split())
+    return s if s and _STATE.match(s) and not s.isupper() else None
+
+
+def _negated_state(cond: ts.Node) -> str | None:
+    while cond.type == "parenthesized_expression" and cond.named_children:
+        cond = cond.named_children[0]
+    if cond.type == "unary_expression" and cnav.text(cond).lstrip().startswith("!"):
+        return _state(cond.child_by_field_name("argument"))
+    return None
+
+
+def _sets(text: str, state: str) -> bool:
+    """Does `text` assign `state` (`state = ...`, not `==`)?"""
+    pattern = r"\s*".join(re.escape(p) for p in re.split(r"\s*(->|\.)\s*", state) if p)
+    return re.search(rf"(?<![\w.>]){pattern}\s*=(?!=)", text) is not None

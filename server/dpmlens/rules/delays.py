@@ -34,11 +34,13 @@ from dpmlens.rules.context import Callback, Context, Reached
 from dpmlens.rules.delay_paths import (
     ZERO,
     PathCost,
+    checks_first,
     conditional_if,
     leaves_function,
     only_when,
     path_conditions,
     path_cost,
+    runs_once,
 )
 from dpmlens.rules.delay_spec import UNIT_MS, Quantity, SpecTable, fmt_ms
 from dpmlens.rules.delay_spec import load_spec as _spec
@@ -493,6 +495,20 @@ def _condition(a: _Analysis, d: Delay, r: Reached | None) -> str | None:
     return None
 
 
+def _once(a: _Analysis, d: Delay, r: Reached | None) -> str | None:
+    """The state that lets the delay run only the first time (`if (nvm->buf) return 0;`
+    before it, in its function or before a helper call on its way, and set after), or None:
+    such a wait is paid once, not on every cycle."""
+    if d.node is not None and (state := runs_once(d.node)):
+        return state
+    for hop in r.hops if r is not None else ():
+        fd = a.file_of(hop.model)
+        node = a.ctx.call_node(hop.call, fd.model) if fd is not None else None
+        if node is not None and (state := runs_once(node)):
+            return state
+    return None
+
+
 _QUIRK = re.compile(r"quirk", re.IGNORECASE)
 
 
@@ -583,6 +599,8 @@ def _beyond_spec(rule: Rule, a: _Analysis) -> Iterator[Finding]:
 
 def _beyond_spec_at(rule: Rule, a: _Analysis, d: Delay) -> Finding | None:
     cb, r, where = _where(a, d)
+    if cb is not None and _once(a, d, r):
+        return None  # paid the first time only: no cost of the cycle
     comments = d.file.comments(d)
     text = "\n".join(comments)
     admit = a.spec.padding_words.search(text)
@@ -622,11 +640,19 @@ def _beyond_spec_at(rule: Rule, a: _Analysis, d: Delay) -> Finding | None:
         if _exceptional(d):
             return None  # a quirk's or an error path's wait: not paid on every cycle
         stated = _stated_need(text, d.ms)
-        if admit and stated is not None:
-            # "It takes 100ms to wake up so, 10ms extra should be enough": a small,
-            # explained margin over a stated need is what the hardware asks for
+        if not admit and not variants and _states_figure(text, d.ms):
+            # "OTP registers can't be accessed for 20 ms after streaming starts" before
+            # msleep(20): the comment is the device's requirement, and the wait meets it
             return None
-        if admit:
+        if admit and stated is not None:
+            # "It takes 100ms to wake up so, 10ms extra should be enough": the comment
+            # states the need and the margin; the margin is the cost to name
+            reason = (
+                f": {fmt_ms(d.ms - stated)} beyond the {fmt_ms(stated)} the comment states"
+                f' ("{admit.group(0)}")'
+            )
+            severity = Severity.INFO if every_cycle else Severity.HINT
+        elif admit:
             reason = f': the comment admits padding ("{admit.group(0)}"), no spec minimum known'
             severity = Severity.INFO if every_cycle else Severity.HINT
         else:
@@ -645,6 +671,26 @@ def _beyond_spec_at(rule: Rule, a: _Analysis, d: Delay) -> Finding | None:
 
 
 _STATED = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|msec|msecs|milliseconds?|us|usec|usecs|s)\b", re.I)
+
+
+# words of a stated requirement ("can't be accessed for 20 ms", "needs at least 10 ms")
+_REQUIRES = re.compile(
+    r"\b(?:must|can(?:no|')t|not (?:be )?allowed|needs?|needed|requires?|required|at least"
+    r"|minimum|takes?|until|after|before|datasheet|spec(?:ification)?|ready)\b",
+    re.IGNORECASE,
+)
+
+
+def _states_figure(text: str, delay_ms: float) -> bool:
+    """Does the comment state the delay's own length as what the device requires?"""
+    if not _REQUIRES.search(text):
+        return False
+    for m in _STATED.finditer(text):
+        unit = m.group(2).lower()
+        scale = 1.0 if unit.startswith("m") else (1000.0 if unit == "s" else 0.001)
+        if abs(float(m.group(1)) * scale - delay_ms) < 1e-9:
+            return True
+    return False
 
 
 def _stated_need(text: str, delay_ms: float) -> float | None:
@@ -772,6 +818,10 @@ def _msleep_short_at(rule: Rule, a: _Analysis, opts: Options, d: Delay) -> Findi
         or sibling_wait(a.ctx, cb.function) >= _SWAMPED * excess
     )
     severity = rule.severity if warn and not swamped else Severity.HINT
+    once = _once(a, d, r)
+    if once:
+        severity = Severity.HINT  # the rounding is paid once, not on every cycle
+        loop += f" (only the first time: until `{once}` is set)"
     fixes = () if d.in_loop or tuned else _sleep_fixes(d)
     return _report(
         rule, a, d, severity, cb, r, fixes,
@@ -813,10 +863,10 @@ def _loop_text(d: Delay, looped: bool) -> str:
     node = d.node
     while node is not None and node.type not in _LOOPS and node.type != "function_definition":
         node = node.parent
-    if node is not None and node.type == "do_statement":
+    if node is not None and node.type in _LOOPS and d.node is not None:
+        if checks_first(node, d.node):
+            return " per poll of a loop (not at all when the first poll succeeds)"
         return " per poll of a loop (at least once: it waits before its first check)"
-    if node is not None and node.type in _LOOPS:
-        return " per poll of a loop (not at all when the first poll succeeds)"
     return " per call from a polling loop"
 
 
@@ -875,6 +925,9 @@ def _busy_wait_at(
         severity = Severity.INFO
     cond = _path_conditions(a, d, r)
     looped = d.in_loop or _hop_in_loop(a, r)
+    once = _once(a, d, r)
+    if once:
+        severity = Severity.HINT  # paid the first time only, not on every cycle
     if cond and _EVENT_FLAG.search(cond) and severity != Severity.HINT:
         severity = Severity.INFO  # after a rare event (a reset interrupt's flag), not per cycle
     return _report(
@@ -884,7 +937,8 @@ def _busy_wait_at(
         value=f"{d.ms:g}",
         callback=cb.function,
         via=a.ctx.via(r),
-        when=(f" when {_quote(cond, 160)}" if cond else "") + _loop_text(d, looped),
+        when=(f" when {_quote(cond, 160)}" if cond else "") + _loop_text(d, looped)
+        + (f" (only the first time: until `{once}` is set)" if once else ""),
         instead=f"{helper}()" if helper else "msleep() or fsleep()",
     )  # fmt: skip
 
