@@ -163,13 +163,36 @@ def _names_filter(names: tuple[str, ...]) -> WordFilter:
     return WordFilter(words=tuple(n.encode() for n in names))
 
 
+# `.data = &soc_a`, `.driver_data = (kernel_ulong_t)&soc_a`, `{ "name", (kernel_ulong_t)&soc_a }`,
+# `.vnd = &rtl_vnd` in another struct's initializer: a struct handed out by address as match
+# data (of_device_get_match_data(), device_get_match_data(), id->driver_data) or as another
+# struct's ops, which drivers read and do not write, even where it is not `const`
+_MATCH_DATA = re.compile(
+    rb"(?:\.\s*\w+\s*=\s*|\(\s*kernel_ulong_t\s*\)\s*)"
+    rb"(?:\(\s*(?:const\s+)?(?:void|struct\s+\w+)\s*\*\s*\)\s*)?&\s*(\w+)\b"
+)
+
+
+def match_data_vars(model: FileModel) -> frozenset[str]:
+    """Names of the file's structs given as match data in its device-id tables."""
+    cached = model.__dict__.get("_match_data_vars")
+    if cached is None:
+        footprint.searched(model, _MATCH_DATA)
+        cached = frozenset(m.group(1).decode("latin-1") for m in _MATCH_DATA.finditer(model.source))
+        model.__dict__["_match_data_vars"] = cached
+    return cached  # type: ignore[no-any-return]
+
+
 def pointer_targets(model: FileModel) -> dict[str, tuple[str, ...]]:
-    """member -> the functions `static const` initializers of the file set it to."""
+    """member -> the functions the file's `static const` initializers, and its structs given
+    as match data (`.data = &soc_a`, const or not), set it to."""
     cached = model.__dict__.get("_pointer_targets")
     if cached is None:
         found: dict[str, list[str]] = {}
-        for e in entries(model):
-            if e.const:
+        ents = entries(model)
+        data = match_data_vars(model) if any(not e.const for e in ents) else frozenset()
+        for e in ents:
+            if e.const or e.var in data:
                 names = found.setdefault(e.member, [])
                 if e.function not in names:
                     names.append(e.function)

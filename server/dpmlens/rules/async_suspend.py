@@ -26,17 +26,25 @@ from dpmlens.rules.plugin import Keywords, NoOptions, checker
 from dpmlens.rules.sleepcost import Cost, Estimator, Item
 
 _ENABLE = "device_enable_async_suspend"
-# The callbacks one transition runs for a device, in order (drivers/base/power/main.c).
-# .prepare and .complete are left out: dpm_prepare() and dpm_complete() call them in a plain
-# loop for every device, async or not (drivers/base/power/main.c:1917, :1120 in 6.12).
+# The callbacks one transition runs for a device whose waits async can overlap
+# (drivers/base/power/main.c). .prepare and .complete are left out: dpm_prepare() and
+# dpm_complete() call them in a plain loop for every device, async or not (main.c:1917,
+# :1120 in 6.12). So are the noirq callbacks: what waits there is a bus controller's link
+# timing (a PCIe host's PERST#, a bridge's power-up), which its children wait for anyway
+# (dpm_wait_for_superior()), and the noirq phase ends with async_synchronize_full() for all.
 TRANSITIONS: dict[str, tuple[str, ...]] = {
-    "suspend": ("suspend", "suspend_late", "suspend_noirq"),
-    "resume": ("resume_noirq", "resume_early", "resume"),
-    "freeze": ("freeze", "freeze_late", "freeze_noirq"),
-    "thaw": ("thaw_noirq", "thaw_early", "thaw"),
-    "poweroff": ("poweroff", "poweroff_late", "poweroff_noirq"),
-    "restore": ("restore_noirq", "restore_early", "restore"),
+    "suspend": ("suspend", "suspend_late"),
+    "resume": ("resume_early", "resume"),
+    "freeze": ("freeze", "freeze_late"),
+    "thaw": ("thaw_early", "thaw"),
+    "poweroff": ("poweroff", "poweroff_late"),
+    "restore": ("restore_early", "restore"),
 }
+# Other drivers call into this device (`EXPORT_SYMBOL(tosa_bl_enable)`: a backlight writes to
+# the panel's SPI device in its own resume): its users are not its children, so without
+# device links (`device_link_add()`) async could resume it after them.
+_EXPORTS = re.compile(rb"^EXPORT_SYMBOL(?:_GPL|_NS|_NS_GPL)?\s*\(\s*(\w+)", re.M)
+_LINKS = "device_link_add"
 # pm_runtime_force_suspend/resume() run the table's runtime callback
 # (drivers/base/power/runtime.c:1993, :2045 in 6.12)
 _FORCE = {
@@ -88,7 +96,7 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
             continue
         # asked only now: few drivers get this far, and the text search is the costly part
         if provider is None:
-            provider = provides_resources(ctx) or ""
+            provider = provides_resources(ctx) or _used_by_others(ctx) or ""
         if provider:
             return
         # Without a resolver the walk stays in this file, which does not call _ENABLE (above).
@@ -200,6 +208,14 @@ class _LazyDefines(Mapping[str, str]):
 
     def __len__(self) -> int:
         return len(self._merged())
+
+
+def _used_by_others(ctx: Context) -> str | None:
+    """"exports" when the file exports functions for other drivers and links no device."""
+    footprint.searched(ctx.model, _EXPORTS)
+    if _EXPORTS.search(ctx.model.source) is None or ctx.file_calls_any((_LINKS,)):
+        return None
+    return "exports"
 
 
 def provides_resources(ctx: Context) -> str | None:

@@ -9,9 +9,14 @@ runtime-suspended there, or when the driver relies on a put to power the device 
 
 from __future__ import annotations
 
+import re
+
+import tree_sitter as ts
+
 from dpmlens.model.phases import PAIRS, PHASES
 from dpmlens.model.types import CallSite
-from dpmlens.rules.context import Callback, Context
+from dpmlens.rules import cnav
+from dpmlens.rules.context import Callback, Context, Reached
 
 # calls that leave the device RPM_ACTIVE (when runtime PM is enabled)
 _ACTIVATES = frozenset({"pm_runtime_get_sync", "pm_runtime_resume_and_get", "pm_runtime_resume"})
@@ -47,6 +52,16 @@ def _net_drop(ctx: Context, cb: Callback) -> bool:
     return False
 
 
+def _activates_always(ctx: Context, cb: Callback, device: str) -> bool:
+    """Does the callback runtime-resume `device` (the same argument text) on every path?
+    Its paired callback then runs with that device RPM_ACTIVE (the PM core calls it only if
+    this one succeeded, and with runtime PM disabled nothing suspends it in between)."""
+    return any(
+        r.call.callee in _ACTIVATES and _first_arg(r.call) == device and always_runs(ctx, r)
+        for r in ctx.reach(cb.function)
+    )
+
+
 def _forced_down(ctx: Context, cb: Callback) -> bool:
     return any(_reaches(ctx, c, _FORCED_DOWN) for c in _same_table(ctx, cb, _DOWN))
 
@@ -64,10 +79,69 @@ def _reaches(
 def active_at_suspend(ctx: Context, cb: Callback, call: CallSite) -> bool:
     """The table's .prepare/.suspend runtime-resumes the device, and nothing on the way down
     marks it suspended: after device_prepare()'s reference it cannot runtime-suspend, so it
-    is RPM_ACTIVE in every late/noirq/early callback and gets succeed (puts only count)."""
-    if not any(_reaches(ctx, c, _ACTIVATES) for c in _same_table(ctx, cb, _DOWN_MAIN)):
+    is RPM_ACTIVE in every late/noirq/early callback and gets succeed (puts only count).
+
+    A driver that uses autosuspend is idle-suspended most of the time: there the resume
+    must run on every path (`list_for_each_entry(...) { if (chan_busy(c)) ... }` around a
+    helper that resumes is no guarantee: it runs once per channel, maybe never)."""
+    down = _same_table(ctx, cb, _DOWN_MAIN)
+    if not any(_reaches(ctx, c, _ACTIVATES) for c in down):
+        return False
+    if ctx.file_calls_any(_AUTOSUSPEND) and not any(
+        r.call.callee in _ACTIVATES and always_runs(ctx, r)
+        for c in down
+        for r in ctx.reach(c.function)
+    ):
         return False
     return not _forced_down(ctx, cb)
+
+
+_AUTOSUSPEND = ("pm_runtime_use_autosuspend",)
+# `list_for_each_entry(pos, head, member) { ... }`: a loop macro, parsed as a call statement
+# followed by a block
+_LOOP_MACRO = re.compile(r"^\w*for_each\w*$")
+
+
+def always_runs(ctx: Context, r: Reached) -> bool:
+    """Does the reached call run whenever its root does: neither it nor a helper call on the
+    way sits in a loop body, a branch or the right side of `&&`/`||`?"""
+    for call, model in (*((h.call, h.model) for h in r.hops), (r.call, r.model)):
+        node = ctx.call_node(call, model)
+        if node is None or _conditional(node):
+            return False
+    return True
+
+
+def _conditional(node: ts.Node) -> bool:
+    cur = node
+    while cur.parent is not None and cur.parent.type not in ("function_definition",
+                                                              "translation_unit"):  # fmt: skip
+        parent = cur.parent
+        kind = parent.type
+        if kind in ("if_statement", "while_statement", "for_statement", "conditional_expression"):
+            cond = parent.child_by_field_name("condition")
+            if cond is None or cur.start_byte >= cond.end_byte:
+                return True  # in a branch or a loop body (a for's update too)
+        elif kind in ("do_statement", "case_statement"):
+            return True
+        elif kind == "binary_expression":
+            op = parent.child_by_field_name("operator")
+            left = parent.child_by_field_name("left")
+            if op is not None and op.type in ("&&", "||") and left is not None and (
+                cur.start_byte >= left.end_byte
+            ):
+                return True
+        elif kind == "compound_statement" and cur.type == "compound_statement":
+            prev = cur.prev_named_sibling
+            call = prev.named_children[0] if prev is not None and prev.named_children else None
+            if (
+                prev is not None and prev.type == "expression_statement"
+                and call is not None and call.type == "call_expression"
+                and _LOOP_MACRO.match(cnav.text(call.child_by_field_name("function")))
+            ):  # fmt: skip
+                return True
+        cur = parent
+    return False
 
 
 def pinned_active(ctx: Context, cb: Callback, call: CallSite) -> bool:
@@ -91,6 +165,10 @@ def pinned_active(ctx: Context, cb: Callback, call: CallSite) -> bool:
             return True
         if call.callee in _RESUMES and any(_net_drop(ctx, c) for c in pair):
             return True
+        if call.callee in _RESUMES and any(
+            _activates_always(ctx, c, _first_arg(call)) for c in pair
+        ):
+            return True  # resume_early runs only after suspend_late's resume succeeded
     if not any(_reaches(ctx, c, _RESUMES) for c in _same_table(ctx, cb, _DOWN_MAIN)):
         return False
     return any(_reaches(ctx, c, None, suspends=True) for c in _same_table(ctx, cb, _UP_MAIN))
