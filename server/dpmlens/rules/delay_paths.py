@@ -286,8 +286,9 @@ def _has_exit(node: ts.Node, nested: bool = False) -> bool:
 
 # --- state cached on first use -----------------------------------------------------------
 
-# `nvm->buf`, `priv->fw.loaded`, `loaded`, `data[0]` (read as a whole): what a cache test reads
-_STATE = re.compile(r"^[A-Za-z_]\w*(?:\s*(?:->|\.)\s*\w+)*$")
+# `nvm->buf`, `priv->fw.loaded`: state that outlives the call (a field). A local or a
+# parameter (`if (ret) return ret; ... ret = f();`) is an error exit, no cache.
+_STATE = re.compile(r"^[A-Za-z_]\w*(?:\s*(?:->|\.)\s*\w+)+$")
 
 
 def runs_once(node: ts.Node) -> str | None:
@@ -303,7 +304,6 @@ def runs_once(node: ts.Node) -> str | None:
     body = fn.child_by_field_name("body")
     if body is None:
         return None
-    source = cnav.text(body)
     cur = node
     while cur.parent is not None and cur.parent.type not in ("function_definition",
                                                               "translation_unit"):  # fmt: skip
@@ -313,7 +313,8 @@ def runs_once(node: ts.Node) -> str | None:
                 if sib.start_byte >= cur.start_byte:
                     break
                 state = _early_return_on(sib)
-                if state and _sets(source, state):
+                after = body.text[sib.end_byte - body.start_byte :] if body.text else b""
+                if state and _sets(after.decode("utf-8", "replace"), state):
                     return state
         elif parent.type == "if_statement" and cur.type != "parenthesized_expression":
             cond = parent.child_by_field_name("condition")

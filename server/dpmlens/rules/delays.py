@@ -499,14 +499,34 @@ def _once(a: _Analysis, d: Delay, r: Reached | None) -> str | None:
     """The state that lets the delay run only the first time (`if (nvm->buf) return 0;`
     before it, in its function or before a helper call on its way, and set after), or None:
     such a wait is paid once, not on every cycle."""
-    if d.node is not None and (state := runs_once(d.node)):
-        return state
+    places = [(d.node, d.file.model, d.call.caller)]
     for hop in r.hops if r is not None else ():
         fd = a.file_of(hop.model)
         node = a.ctx.call_node(hop.call, fd.model) if fd is not None else None
-        if node is not None and (state := runs_once(node)):
+        places.append((node, hop.model, hop.call.caller))
+    for node, model, function in places:
+        state = runs_once(node) if node is not None else None
+        if state and not _cleared_elsewhere(model, function, state):
             return state
     return None
+
+
+def _cleared_elsewhere(model: FileModel, function: str | None, state: str) -> bool:
+    """Does a function other than `function` reset the state (`lcd->powered_on = false` in
+    the power-off path)? Then the early return skips only a repeated power-on, and the wait
+    runs on every cycle."""
+    field = re.split(r"\s*(?:->|\.)\s*", state)[-1]
+    cleared = re.compile(
+        rb"(?:->|\.)\s*" + re.escape(field.encode()) + rb"\s*=\s*(?:0|NULL|false)\b"
+        rb"|\b(?:kfree|kvfree|vfree|devm_kfree)\s*\([^;]*(?:->|\.)\s*"
+        + re.escape(field.encode()) + rb"\s*\)"
+    )
+    footprint.searched(model, cleared)
+    fn = model.functions.get(function or "")
+    for m in cleared.finditer(model.source):
+        if fn is None or not fn.start_byte <= m.start() < fn.end_byte:
+            return True
+    return False
 
 
 _QUIRK = re.compile(r"quirk", re.IGNORECASE)
@@ -685,12 +705,15 @@ def _states_figure(text: str, delay_ms: float) -> bool:
     """Does the comment state the delay's own length as what the device requires?"""
     if not _REQUIRES.search(text):
         return False
+    same = False
     for m in _STATED.finditer(text):
         unit = m.group(2).lower()
         scale = 1.0 if unit.startswith("m") else (1000.0 if unit == "s" else 0.001)
-        if abs(float(m.group(1)) * scale - delay_ms) < 1e-9:
-            return True
-    return False
+        value = float(m.group(1)) * scale
+        if value < delay_ms - 1e-9:
+            return False  # "reset takes < 10 ms, I sleep 20 ms to be sure": a need below it
+        same = same or abs(value - delay_ms) < 1e-9
+    return same
 
 
 def _stated_need(text: str, delay_ms: float) -> float | None:
