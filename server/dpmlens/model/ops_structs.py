@@ -5,7 +5,8 @@ Two uses:
   `struct tb_cm_ops`, `struct sdhci_pci_fixes`, ... runs in the PM phase the table gives for
   that member, because the subsystem's own PM callback calls it (`ops_roles`);
 - indirect calls: `pcie->soc->power_up(pcie)` where every `static const` struct of the file
-  that sets `.power_up` names a function of the file: the call reaches those functions
+  that sets `.power_up` (and every struct it hands out by address, `.data = &soc_a` of a
+  match table, const or not) names a function of the file: the call reaches those functions
   (`pointer_calls`), so the call walker can follow it like a direct call.
 
 Initializers are read from the text, as the dev_pm_ops tables are (tree-sitter misparses many
@@ -174,13 +175,13 @@ _MATCH_DATA = re.compile(
 
 
 def match_data_vars(model: FileModel) -> frozenset[str]:
-    """Names of the file's structs given as match data in its device-id tables."""
+    """Names of the file's structs handed out by address (match data, another struct's member)."""
     cached = model.__dict__.get("_match_data_vars")
     if cached is None:
         footprint.searched(model, _MATCH_DATA)
         cached = frozenset(m.group(1).decode("latin-1") for m in _MATCH_DATA.finditer(model.source))
         model.__dict__["_match_data_vars"] = cached
-    return cached  # type: ignore[no-any-return]
+    return cached
 
 
 def pointer_targets(model: FileModel) -> dict[str, tuple[str, ...]]:

@@ -16,7 +16,8 @@ Path-aware: a constant argument binds the helper's parameter (`foo_set(info, 1)`
 `suspend` = 1 in `foo_set`), and calls in branches that the bound values rule out
 (`if (suspend) ... else full_reset();`) are neither reported nor entered
 (`model.condeval`). Calls through a function pointer that the file's `static const` structs
-set (`pcie->soc->power_up(pcie)`) are followed into each target (`model.ops_structs`).
+(or its structs handed out as match data) set (`pcie->soc->power_up(pcie)`) are followed into
+each target (`model.ops_structs`).
 """
 
 from __future__ import annotations

@@ -73,7 +73,9 @@ def _reaches(
     `suspends` any put/suspend-type call?"""
     if suspends:
         return any(is_suspend_type(r.call.callee) for r in ctx.reach(cb.function))
-    return bool(names) and any(r.call.callee in names for r in ctx.reach(cb.function))
+    if not names:
+        return False
+    return any(r.call.callee in names for r in ctx.reach(cb.function))
 
 
 def active_at_suspend(ctx: Context, cb: Callback, call: CallSite) -> bool:
