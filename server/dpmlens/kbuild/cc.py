@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpmlens.budget import within_limits
+from dpmlens.kbuild.argv_options import OWN_OPTIONS
 from dpmlens.findings import Finding
 from dpmlens.kbuild.flags import parse_flags
 from dpmlens.kbuild.kconfig import Kconfig, from_flags
@@ -25,8 +26,7 @@ class Options:
     compiler: list[str] = field(default_factory=list)
 
 
-_OWN = {"--fail-level": "fail_level", "--rule": "rules", "--ignore": "ignore",
-        "--config": "config"}  # fmt: skip
+_OWN = OWN_OPTIONS
 
 
 def split_options(argv: list[str]) -> Options:
