@@ -228,9 +228,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"dpmlens: wrote {count} findings to {args.write_baseline}", file=sys.stderr)
         return exit_codes.USAGE if run_.usage_errors or rule_errors else exit_codes.OK
     if args.baseline:
-        from dpmlens.baseline import subtract_baseline
+        from dpmlens.baseline import stray_baseline_warning, subtract_baseline
 
         run_.findings, run_.baseline_suppressed = subtract_baseline(args.baseline, run_.findings)
+        stray = stray_baseline_warning(args.baseline, paths)
+        if stray:
+            print(f"dpmlens: warning: {stray}", file=sys.stderr)
 
     report = renderer(args.format)(run_, rules)
     _write(report, args.output)

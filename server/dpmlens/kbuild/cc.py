@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpmlens.budget import within_limits
-from dpmlens.kbuild.argv_options import OWN_OPTIONS
 from dpmlens.findings import Finding
+from dpmlens.kbuild.argv_options import OWN_OPTIONS
 from dpmlens.kbuild.flags import parse_flags
 from dpmlens.kbuild.kconfig import Kconfig, from_flags
 from dpmlens.kbuild.pm_config import keep

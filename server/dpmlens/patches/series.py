@@ -5,8 +5,9 @@ not apply is reported (naming the patch and hunk) and skipped, and the next ones
 on what came before it. A patch already in the tree (`b4 prep --check` runs on the branch that
 holds the series; `git format-patch -1 | dpmlens check --patch -` after a commit) is checked in
 place: its "before" side is the blob its `index` line names, when the repository has it (as
-`git am -3` finds it), else the tree with the patch reverse-applied. For every touched `.c`/`.h` file the engine runs on the text before
-and after the patch, and only what the patch introduces is kept (`introduced`).
+`git am -3` finds it), else the tree with the patch reverse-applied. For every touched
+`.c`/`.h` file the engine runs on the text before and after the patch, and only what the patch
+introduces is kept (`introduced`).
 """
 
 from __future__ import annotations
