@@ -8,8 +8,9 @@ include/linux/pm.h compiles the PM wiring by configuration: without CONFIG_PM_SL
 without CONFIG_PM `SET_RUNTIME_PM_OPS()` is empty, `pm_ptr()` is NULL and no PM callback runs at
 all. So, with a configuration that says so, a finding in a system-sleep phase (or from a rule
 about system sleep only) is dropped without CONFIG_PM_SLEEP, and a finding in any PM phase
-without CONFIG_PM. A configuration that does not name the symbol (no autoconf.h on the line)
-changes nothing.
+without CONFIG_PM. As for `#ifdef`, a configuration is a closed world (kconfig.py): a
+CONFIG_ symbol it does not define is off; a command line with no CONFIG_ macro at all (no
+autoconf.h, no -DCONFIG_...) is no configuration and changes nothing.
 
 The delay rules' jiffies arithmetic uses the configured CONFIG_HZ instead of the rule's default.
 """
