@@ -163,7 +163,8 @@ def test_b4_prep_check_on_a_local_prep_branch(tmp_path: Path) -> None:
 def test_diff_reports_what_the_change_introduces_not_old_findings_it_edits(
         tmp_path: Path) -> None:  # fmt: skip
     repo = _repo(tmp_path, PATCHED)  # the finding is old: committed
-    edited = PATCHED.replace("\tenable_irq_wake(foo->irq);", "\tenable_irq_wake(foo->irq); /* arm */")
+    edited = PATCHED.replace("\tenable_irq_wake(foo->irq);",
+                             "\tenable_irq_wake(foo->irq); /* arm */")
     (repo / DRIVER).write_text(edited)
     r = run_process("check", "--diff", "HEAD", DRIVER, cwd=repo)
     assert r.code == 0, r.out + r.err  # the line changed, the finding did not
