@@ -33,7 +33,7 @@ DEFAULT_KERNEL = "/work/linux/linux-source-6.12"
 DIRS = ("drivers/rtc/", "drivers/input/")
 NO_PM_FILE = "drivers/rtc/lib.c"  # rtc time arithmetic: no PM code
 PM_FILE = "drivers/rtc/rtc-cmos.c"  # dev_pm_ops, suspend/resume, one finding
-BUDGET_MS, BUDGET_MB = 50.0, 25.0  # per-file start-up without PM code (issue 23)
+BUDGET_MS, BUDGET_MB = 50.0, 25.0  # per-file start-up without PM code, CPU (issue 23)
 BIN = Path(sys.executable).parent
 
 
@@ -114,18 +114,26 @@ def make(tree: Path, jobs: int, check: str | None) -> tuple[float, float, int]:
     return wall, cpu, checked
 
 
-def builds(tree: Path, jobs: int) -> list[dict[str, object]]:
+def builds(tree: Path, jobs: int, repeat: int) -> list[dict[str, object]]:
+    """Each build `repeat` times, the checkers' order rotated every round (the machine's other
+    load drifts); the medians."""
+    checkers = [("no checker", None), ("sparse", "sparse"), ("dpmlens cc", "dpmlens cc")]
+    runs: dict[tuple[str, str], list[tuple[float, float, int]]] = {}
+    for round_ in range(repeat):
+        order = checkers[round_ % 3:] + checkers[:round_ % 3]
+        for name, check in order:
+            clean_objects(tree)
+            runs.setdefault(("compile + check", name), []).append(make(tree, jobs, check))
+        for name, check in order:  # objects built: C=2 runs the checker alone
+            if check is not None:
+                runs.setdefault(("check only (objects built)", name), []).append(
+                    make(tree, jobs, check))
     rows = []
-    checkers = (("no checker", None), ("sparse", "sparse"), ("dpmlens cc", "dpmlens cc"))
-    for name, check in checkers:
-        clean_objects(tree)
-        seconds, cpu, checked = make(tree, jobs, check)
-        rows.append({"build": "compile + check", "checker": name, "seconds": seconds,
-                     "cpu_seconds": cpu, "files_checked": checked})  # fmt: skip
-    for name, check in checkers[1:]:  # objects built: C=2 runs the checker alone
-        seconds, cpu, checked = make(tree, jobs, check)
-        rows.append({"build": "check only (objects built)", "checker": name, "seconds": seconds,
-                     "cpu_seconds": cpu, "files_checked": checked})  # fmt: skip
+    for (build, name), samples in sorted(runs.items()):
+        rows.append({"build": build, "checker": name,
+                     "seconds": statistics.median(s[0] for s in samples),
+                     "cpu_seconds": statistics.median(s[1] for s in samples),
+                     "files_checked": samples[0][2], "runs": len(samples)})  # fmt: skip
     return rows
 
 
@@ -134,7 +142,8 @@ def main() -> int:
     ap.add_argument("--kernel", default=os.environ.get("BENCH_KERNEL", DEFAULT_KERNEL))
     ap.add_argument("--tree", help="a configured and prepared tree (default: a copy of --kernel)")
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--runs", type=int, default=15, help="start-up runs per file and checker")
+    ap.add_argument("--repeat", type=int, default=3, help="builds per checker")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if shutil.which("sparse") is None:
@@ -147,7 +156,7 @@ def main() -> int:
             sys.exit(f"no kernel tree at {kernel} (README, Benchmark)")
         tree = prepare_tree(kernel, Path(__file__).resolve().parents[1] / "bench-data" / "kbuild")
     up = startup(tree, args.runs)
-    built = builds(tree, args.jobs)
+    built = builds(tree, args.jobs, args.repeat)
     if args.json:
         print(json.dumps({"startup": up, "builds": built}, indent=2))
         return 0
@@ -155,13 +164,15 @@ def main() -> int:
     for r in up:
         print(f"  {r['file']:<40} {r['checker']:<24} {r['median_ms']:7.1f} ms "
               f"(min {r['min_ms']:.1f}, CPU {r['cpu_ms']:.1f})  {r['max_rss_mb']:5.1f} MB")  # fmt: skip
-    print(f"make -j{args.jobs} C=2 {' '.join(DIRS)}:")
+    print(f"make -j{args.jobs} C=2 {' '.join(DIRS)} (median of {args.repeat}):")
     for r in built:
         print(f"  {r['build']:<28} {r['checker']:<12} {r['seconds']:7.1f} s wall "
               f"{r['cpu_seconds']:7.1f} s CPU ({r['files_checked']} files checked)")  # fmt: skip
+    # The budget is held on CPU time: on this shared machine wall time mostly measures the
+    # other load (the floor, a bare interpreter, is printed beside it in the same run).
     ours = next(r for r in up if r["checker"] == "dpmlens cc")
-    ok = ours["median_ms"] <= BUDGET_MS and ours["max_rss_mb"] <= BUDGET_MB
-    print(f"budget (no PM code): {BUDGET_MS:.0f} ms, {BUDGET_MB:.0f} MB: "
+    ok = float(ours["cpu_ms"]) <= BUDGET_MS and float(ours["max_rss_mb"]) <= BUDGET_MB
+    print(f"budget (no PM code): CPU <= {BUDGET_MS:.0f} ms, max RSS <= {BUDGET_MB:.0f} MB: "
           f"{'met' if ok else 'NOT met'}")  # fmt: skip
     return 0 if ok else 1
 
