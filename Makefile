@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): server/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e 'server[dev]'
+	$(PY) -m pip install -q -e 'server[dev,server,traces]'
 	touch $(STAMP)
 
 node_modules/.installed: package.json

@@ -31,7 +31,16 @@ else:  # the build environment may lack tomli: the few fields needed, read plain
         "description": _field("description"), "requires-python": _field("requires-python"),
         "dependencies": re.findall(r'"([^"]+)"', block),
         "scripts": {"dpmlens": "dpmlens.cli:main"},
+        "optional-dependencies": {
+            name: re.findall(r'^\s*"([^"]+)"', body, re.M)
+            for name, body in re.findall(r"^(\w+) = \[(.*?)^\]",
+                                         TEXT.split("[project.optional-dependencies]")[1].split("\n[")[0],
+                                         re.M | re.S)
+        },
     }  # fmt: skip
+# `pip install .[server,traces]`: the language server and the Perfetto importer (the hook and the
+# Action's check need neither); dev tools are for server/ only.
+EXTRAS = {k: v for k, v in PROJECT.get("optional-dependencies", {}).items() if k != "dev"}
 
 setup(
     name=PROJECT["name"],
@@ -39,6 +48,7 @@ setup(
     description=PROJECT["description"],
     python_requires=PROJECT["requires-python"],
     install_requires=PROJECT["dependencies"],
+    extras_require=EXTRAS,
     entry_points={"console_scripts": [f"{k} = {v}" for k, v in PROJECT["scripts"].items()]},
     packages=[*find_packages("server", include=["dpmlens*"]), "dpmlens.data.rules",
               "dpmlens.data.grammars"],  # fmt: skip

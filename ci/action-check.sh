@@ -2,7 +2,8 @@
 # The check step of action.yml (kept in a file so tests run it as the action does).
 #
 # In:  DPMLENS_BASE (revision to diff against), DPMLENS_PATHS (pathspecs), DPMLENS_FAIL_LEVEL,
-#      DPMLENS_CHANGED_LINES_ONLY ("true"/"false"), DPMLENS_ARGS, DPMLENS (the command,
+#      DPMLENS_INTRODUCED_ONLY ("true", the default, / "false"; DPMLENS_CHANGED_LINES_ONLY=true,
+#      its old name, turns it on too), DPMLENS_ARGS, DPMLENS (the command,
 #      default dpmlens), RUNNER_TEMP, GITHUB_OUTPUT.
 # Out: annotations on stdout (workflow commands); `sarif`, `files` and `status` (dpmlens's exit
 #      code, 0 when nothing reached the fail level) in $GITHUB_OUTPUT. The step itself fails
@@ -16,6 +17,11 @@ base=${DPMLENS_BASE:-}
 if [[ -z "$base" || "$base" =~ ^0+$ ]] || ! git rev-parse -q --verify "$base^{commit}" >/dev/null; then
   echo "::warning title=dpmlens::no base revision to diff against (${base:-none}); checking every C file"
   base=""
+fi
+# Compare with where the branch left its base (as GitHub's pull request diff does), so what
+# the base branch gained since is not taken for the change.
+if [[ -n "$base" ]]; then
+  base=$(git merge-base "$base" HEAD 2>/dev/null || echo "$base")
 fi
 
 # shellcheck disable=SC2206  # pathspecs are space-separated on purpose
@@ -35,7 +41,9 @@ echo "sarif=$out" >> "${GITHUB_OUTPUT:-/dev/null}"
 echo "files=${#files[@]}" >> "${GITHUB_OUTPUT:-/dev/null}"
 # shellcheck disable=SC2206
 extra=(${DPMLENS_ARGS:-})
-if [[ "${DPMLENS_CHANGED_LINES_ONLY:-false}" == "true" && -n "$base" ]]; then
+# Introduced only (the default): `--diff BASE` keeps a finding absent at BASE (rule + function +
+# message) whose lines or call chain the change touches, as `--commits` and the pre-commit hook.
+if [[ ( "${DPMLENS_INTRODUCED_ONLY:-true}" != "false" || "${DPMLENS_CHANGED_LINES_ONLY:-false}" == "true" ) && -n "$base" ]]; then
   extra+=(--diff "$base")
 fi
 if [[ ${#files[@]} -eq 0 ]]; then

@@ -168,7 +168,7 @@ export async function ensureServerEnv(opts: EnsureOptions): Promise<ServerEnv> {
     opts.progress(`Installing dpmlens ${manifest.version} and its dependencies...`);
     await run(
       paths.python,
-      ["-m", "pip", "install", "--progress-bar", "off", path.join(opts.bundleDir, manifest.wheel)],
+      ["-m", "pip", "install", "--progress-bar", "off", `${path.join(opts.bundleDir, manifest.wheel)}[server,traces]`],
       (line) => {
         opts.log(line);
         const collecting = /^\s*Collecting (\S+)/.exec(line);

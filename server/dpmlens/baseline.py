@@ -101,3 +101,21 @@ def subtract_baseline(path: str, findings: list[Finding]) -> tuple[list[Finding]
         else:
             kept.append(f)
     return kept, len(findings) - len(kept)
+
+
+def stray_baseline_warning(path: str, checked: list[str]) -> str | None:
+    """A warning when the baseline has entries but none for a file under the checked paths:
+    a baseline read from the wrong directory (its paths are relative to its own directory)
+    would otherwise suppress nothing, silently."""
+    entries = read_baseline(path)
+    if not entries:
+        return None
+    base = Path(os.path.abspath(path)).parent
+    roots = [os.path.abspath(p) for p in checked]
+    for rule_path in {k[1] for k in entries}:
+        target = os.path.normpath(os.path.join(base, rule_path))
+        if any(target == r or target.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
+            return None
+    example = next(iter(entries))[1]
+    return (f"baseline {path} matches no file under the checked paths (its paths are relative "
+            f"to {base}, e.g. {example}): it suppresses nothing")  # fmt: skip

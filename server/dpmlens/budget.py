@@ -50,18 +50,23 @@ def within_limits(source: bytes, run: Callable[[], T]) -> T:
     ):
         return run()
 
+    stopped = False
+
     def expire(_signum: int, _frame: object) -> None:
-        raise _Expired
+        if not stopped:
+            raise _Expired
 
     old = signal.signal(signal.SIGALRM, expire)
     # Repeating: a raise that lands in a GC callback or a finalizer is swallowed by Python
     # ("Exception ignored in ..."); the next tick raises again, in the code that runs on.
     signal.setitimer(signal.ITIMER_REAL, seconds, _RETRY_SECONDS)
     try:
-        return run()
+        try:
+            return run()
+        finally:  # a tick that lands here, before `stopped`, is caught just below
+            stopped = True
+            signal.setitimer(signal.ITIMER_REAL, 0)
     except _Expired:
-        signal.setitimer(signal.ITIMER_REAL, 0)
         raise Skipped(limits.FILE_SECONDS.exceeded("analysis:")) from None
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)

@@ -7,14 +7,16 @@ to `COMMANDS` (one line).
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from dpmlens import __version__, exit_codes
 from dpmlens.errors import UsageError
+
+if TYPE_CHECKING:
+    import argparse
 
 COMMANDS = (
     "dpmlens.commands.check_cmd",
@@ -24,7 +26,17 @@ COMMANDS = (
     "dpmlens.commands.trace_cmd",
 )
 
+NAMES = ("check", "cc", "rules", "serve", "trace")  # the commands' names, for the hints
+
+# Flags kbuild passes its checker (CHECKFLAGS, c_flags) and gcc's own spellings.
+_COMPILER_FLAG = ("-D", "-U", "-I", "-W", "-f", "-m", "-O", "-g", "-std=", "-include", "-isystem",
+                  "-nostdinc", "-iquote")  # fmt: skip
+
+
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+    import importlib
+
     parser = argparse.ArgumentParser(
         prog="dpmlens",
         description="Review Linux driver power management: static PM rules over kernel C.",
@@ -37,6 +49,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    raw = list(sys.argv[1:] if argv is None else argv)
+    if raw[:1] == ["cc"]:
+        # kbuild calls `dpmlens cc` for every file it compiles: a file without PM code is
+        # answered before the parser, the rules or tree-sitter are loaded (kbuild/quick.py).
+        from dpmlens.kbuild.quick import nothing_to_check
+
+        if nothing_to_check(raw[1:]):
+            return exit_codes.OK
+    elif compiler_line(raw):
+        print("dpmlens: error: this is a compiler command line (kbuild's CHECK?): the kernel "
+              "build's checker is `dpmlens cc`, e.g. make C=1 CHECK=\"dpmlens cc\"",
+              file=sys.stderr)  # fmt: skip
+        return exit_codes.USAGE
     parser = build_parser()
     args = parser.parse_args(argv)  # usage mistakes: argparse prints one line and exits 2
     handler = getattr(args, "handler", None)
@@ -58,6 +83,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return exit_codes.FINDINGS
+
+
+def compiler_line(argv: list[str]) -> bool:
+    """`dpmlens -D__linux__ ... ./include/linux/compiler-version.h ... foo.c`: kbuild's flags
+    given to `dpmlens` itself (CHECK="dpmlens" without `cc`)."""
+    if not argv or argv[0] in NAMES or argv[0] in ("-h", "--help", "--version"):
+        return False
+    return any(a.startswith(_COMPILER_FLAG) for a in argv) or argv[0].endswith((".c", ".h"))
 
 
 def _rule_error() -> type[Exception]:

@@ -3,7 +3,9 @@
 The working tree (committed or not) is compared with REV, so a developer can check their
 uncommitted patch and CI can check a branch against its merge base. A finding is kept when its
 own lines or any step of its call chain touch an added or changed line — a patch that wires a
-helper into a noirq callback is responsible for the call in the unchanged helper.
+helper into a noirq callback is responsible for the call in the unchanged helper — and it was
+not already there at REV (patches/since.py). `HEAD` in a repository without commits yet (a
+pre-commit hook's first commit) is the empty tree: every file is new.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 from dpmlens.errors import UsageError
 from dpmlens.findings import Finding, Span
 
+_EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's id of the empty tree
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
 
@@ -69,12 +72,23 @@ def _all_lines(path: str) -> set[int]:
     return set(range(1, count + 1))
 
 
+def _unborn(top: str) -> bool:
+    """A repository whose current branch has no commit yet."""
+    try:
+        _git(["symbolic-ref", "-q", "HEAD"], top)
+        _git(["log", "-1", "--format=%H"], top)
+    except UsageError:
+        return True
+    return False
+
+
 @dataclass
 class ChangedLines:
     """Changed lines of a revision range, looked up by any path spelling."""
 
     top: str  # repository top, absolute
     lines: dict[str, set[int]]  # absolute path -> changed lines
+    rev: str = "HEAD"  # what the working tree is compared with (a commit, or the empty tree)
 
     @classmethod
     def since(cls, rev: str, near: str) -> ChangedLines:
@@ -84,17 +98,21 @@ class ChangedLines:
             top = _git(["rev-parse", "--show-toplevel"], where).strip()
         except UsageError:
             raise UsageError(f"--diff {rev}: {near} is not inside a git repository") from None
+        base = rev
         try:
             _git(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], top)
         except UsageError:
-            raise UsageError(f"--diff {rev}: unknown git revision") from None
-        text = _git(["diff", "-U0", "--no-color", "--no-ext-diff", "--no-renames", rev, "--"], top)
+            if rev != "HEAD" or not _unborn(top):
+                raise UsageError(f"--diff {rev}: unknown git revision") from None
+            base = _EMPTY_TREE
+        text = _git(["diff", "-U0", "--no-color", "--no-ext-diff", "--no-renames", base, "--"],
+                    top)  # fmt: skip
         relative = parse_diff(text)
         # Files git does not track yet are all new: every line counts as changed.
         untracked = _git(["ls-files", "--others", "--exclude-standard", "-z"], top)
         for name in filter(None, untracked.split("\0")):
             relative[name] = _all_lines(os.path.join(top, name))
-        return cls(top, {os.path.join(top, p): lines for p, lines in relative.items()})
+        return cls(top, {os.path.join(top, p): lines for p, lines in relative.items()}, base)
 
     def _lines_for(self, path: str) -> set[int] | None:
         return self.lines.get(os.path.realpath(path)) or self.lines.get(os.path.abspath(path))

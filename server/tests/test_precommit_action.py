@@ -33,7 +33,8 @@ def _repo(tmp: Path) -> Path:
 
 def test_pre_commit_hook_with_the_real_pre_commit(tmp_path):
     hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
-    assert [h["id"] for h in hooks] == ["dpmlens"] and hooks[0]["types"] == ["c"]
+    assert [h["id"] for h in hooks] == ["dpmlens", "dpmlens-files"]
+    assert hooks[0]["types"] == ["c"] and hooks[0]["entry"] == "dpmlens check --diff HEAD"
     repo = _repo(tmp_path)
     write_driver(repo / "drivers" / "foo.c")
     (repo / "drivers" / "clean.c").write_text(CLEAN)
@@ -71,8 +72,9 @@ def _run_check(repo: Path, tmp: Path, **env: str) -> tuple[subprocess.CompletedP
     runner.mkdir(exist_ok=True)
     step = _action_step("Check the changed C files")
     assert step["run"] == 'bash "$GITHUB_ACTION_PATH/ci/action-check.sh"'
-    assert set(step["env"]) == {"DPMLENS_BASE", "DPMLENS_PATHS", "DPMLENS_CHANGED_LINES_ONLY",
-                                "DPMLENS_FAIL_LEVEL", "DPMLENS_ARGS"}  # fmt: skip
+    assert set(step["env"]) == {"DPMLENS_BASE", "DPMLENS_PATHS", "DPMLENS_INTRODUCED_ONLY",
+                                "DPMLENS_CHANGED_LINES_ONLY", "DPMLENS_FAIL_LEVEL",
+                                "DPMLENS_ARGS"}  # fmt: skip
     full = {**os.environ, "GITHUB_ACTION_PATH": str(REPO), "GITHUB_OUTPUT": str(output),
             "RUNNER_TEMP": str(runner), "DPMLENS": str(BIN / "dpmlens"),
             "XDG_CACHE_HOME": str(tmp / "cache"), **env}  # fmt: skip

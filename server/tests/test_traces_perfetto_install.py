@@ -1,5 +1,6 @@
-"""Perfetto import is part of every install: the server wheel pulls perfetto and protobuf in
-(the editor's managed environment pip-installs that wheel), and a broken import is one line."""
+"""Perfetto import is part of the editor's install: the server wheel's `traces` extra pulls
+perfetto and protobuf in (the editor's managed environment pip-installs the wheel with
+`[server,traces]`), a lint-only install leaves them out, and a broken import is one line."""
 
 from __future__ import annotations
 
@@ -23,16 +24,18 @@ PB2 = "perfetto.protos.perfetto.trace.perfetto_trace_pb2"
 PKG = "perfetto.protos.perfetto.trace"
 
 
-def test_pyproject_makes_perfetto_a_regular_dependency() -> None:
+def test_perfetto_is_the_traces_extra_and_the_editor_installs_it() -> None:
     try:
         import tomllib
     except ImportError:  # Python 3.10
         import tomli as tomllib
     project = tomllib.loads((SERVER / "pyproject.toml").read_text())["project"]
-    deps = project["dependencies"]
-    assert "perfetto==0.59.1" in deps and "protobuf==7.36.2" in deps
-    assert not any(d.startswith(("perfetto", "protobuf")) for d in
-                   project["optional-dependencies"]["dev"])
+    extras = project["optional-dependencies"]
+    assert "perfetto==0.59.1" in extras["traces"] and "protobuf==7.36.2" in extras["traces"]
+    assert not any(d.startswith(("perfetto", "protobuf", "pygls")) for d in
+                   project["dependencies"])
+    env_ts = (SERVER.parent / "extension" / "src" / "serverEnv.ts").read_text()
+    assert "manifest.wheel)}[server,traces]`" in env_ts
 
 
 def _broken(monkeypatch: pytest.MonkeyPatch, exc: Exception) -> None:
@@ -90,9 +93,10 @@ def test_fresh_venv_from_the_server_wheel_reads_a_perfetto_trace(tmp_path: Path)
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     py = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    # what extension/src/serverEnv.ts runs: the wheel alone, dependencies from the index
+    # what extension/src/serverEnv.ts runs: the wheel with its extras, dependencies from the index
     inst = subprocess.run([str(py), "-m", "pip", "install", "-q", "--progress-bar", "off",
-                           str(wheel)], capture_output=True, text=True, timeout=900)
+                           f"{wheel}[server,traces]"], capture_output=True, text=True,
+                          timeout=900)
     assert inst.returncode == 0, inst.stdout + inst.stderr
     run = subprocess.run([str(py), "-c",
                           "from dpmlens.traces.perfetto import _classes; _classes()\n"

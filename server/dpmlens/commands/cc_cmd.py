@@ -45,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from dpmlens.budget import Skipped
     from dpmlens.commands.check_cmd import _load_config, _select_rules, exit_code
     from dpmlens.kbuild.cc import analyze, gcc_lines, readable, sources_and_config, split_options
+    from dpmlens.kbuild.pm_config import with_configured_hz
     from dpmlens.rule_set import load_rule_set
 
     if args.argv in (["--help"], ["-h"]):
@@ -60,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     if not sources:
         raise UsageError("cc: no source file on the command line")
     rules, rule_errors = load_rule_set()
+    rules = with_configured_hz(rules, kconfig)  # CONFIG_HZ of the build, not the rule's default
     for error in rule_errors:
         print(f"dpmlens: error: {error}", file=sys.stderr)
     ns = SimpleNamespace(config=options.config, no_config=options.no_config,

@@ -84,7 +84,10 @@ def register(subparsers: Any) -> None:
         help="lowest severity that makes the exit code 1 (default: warning)",
     )
     p.add_argument(
-        "--diff", metavar="REV", help="only findings on lines changed since git revision REV"
+        "--diff",
+        metavar="REV",
+        help="only what the working tree introduces since git revision REV: findings absent"
+        " at REV whose lines or call chain the change touches (as --commits)",
     )
     p.add_argument(
         "--patch",
@@ -211,8 +214,11 @@ def run(args: argparse.Namespace) -> int:
     )
     if cache is not None:
         cache.save()
-    if changed is not None:
-        run_.findings = [f for f in run_.findings if changed.keep(f)]
+    if changed is not None:  # what the change introduces, as --commits means it
+        from dpmlens.patches.since import introduced_since
+
+        run_.findings, old_side_skipped = introduced_since(changed, run_.findings, config, rules)
+        run_.errors.extend(old_side_skipped)
 
     if args.write_baseline:
         from dpmlens.baseline import write_baseline
@@ -222,9 +228,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"dpmlens: wrote {count} findings to {args.write_baseline}", file=sys.stderr)
         return exit_codes.USAGE if run_.usage_errors or rule_errors else exit_codes.OK
     if args.baseline:
-        from dpmlens.baseline import subtract_baseline
+        from dpmlens.baseline import stray_baseline_warning, subtract_baseline
 
         run_.findings, run_.baseline_suppressed = subtract_baseline(args.baseline, run_.findings)
+        stray = stray_baseline_warning(args.baseline, paths)
+        if stray:
+            print(f"dpmlens: warning: {stray}", file=sys.stderr)
 
     report = renderer(args.format)(run_, rules)
     _write(report, args.output)
@@ -251,7 +260,7 @@ def _run_patches(args: argparse.Namespace, config: Any, rules: list[Any], rule_e
     if args.format == "checkpatch":
         from dpmlens.patches.report import render
 
-        report = render(results)
+        report = render(results, quiet=args.quiet)
     else:
         report = renderer(args.format)(run_, rules)
     _write(report, args.output)

@@ -60,6 +60,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_explain(args: argparse.Namespace) -> int:
+    from dpmlens.report.rule_text import readable_message
     from dpmlens.rules.loader import find_rule
 
     rules, _broken = _rules()
@@ -69,15 +70,12 @@ def run_explain(args: argparse.Namespace) -> int:
         close = difflib.get_close_matches(wanted, [r.id for r in rules], n=1)
         hint = f"; did you mean {close[0]}?" if close else " (see `dpmlens rules list`)"
         raise UsageError(f"unknown rule {wanted!r}{hint}")
-    out = [
-        f"{rule.id}  ({rule.kernel_type}, {rule.severity})",
-        rule.title,
-        "",
-        f"Message: {rule.message}",
-        "",
-        rule.note.strip(),
-        "",
-    ]
+    out = [f"{rule.id}  ({rule.kernel_type}, {rule.severity})", rule.title, ""]
+    message = readable_message(rule.message)
+    if message:
+        out += [f"Message: {message}",
+                "  (<...>: filled in per finding; [...]: a clause only some findings have)", ""]
+    out += [rule.note.strip(), ""]
     if rule.fix:
         out += [f"Fix: {rule.fix.get('title', '')}", ""]
     out += [f"Documentation: {rule.url}", f"Rule file: {rule.path}" if rule.path else ""]

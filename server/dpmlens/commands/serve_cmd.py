@@ -89,8 +89,13 @@ def run(args: argparse.Namespace) -> int:
         level=getattr(logging, args.log_level.upper()),
         format="dpmlens %(levelname)s %(name)s: %(message)s",
     )
-    from dpmlens.lsp.framing import FrameReader
-    from dpmlens.lsp.server import create_server
+    try:
+        from dpmlens.lsp.framing import FrameReader
+        from dpmlens.lsp.server import create_server
+    except ImportError as exc:  # a lint-only install (pre-commit, the Action) lacks pygls
+        raise UsageError(
+            f"serve needs the language-server extra: pip install 'dpmlens[server]' ({exc})"
+        ) from None
 
     server = create_server()
     # Keep the protocol channel for pygls alone: fd 1 becomes a copy of stderr, so a stray

@@ -8,8 +8,10 @@ from typing import Any
 
 from dpmlens.budget import within_limits
 from dpmlens.findings import Finding
+from dpmlens.kbuild.argv_options import OWN_OPTIONS
 from dpmlens.kbuild.flags import parse_flags
 from dpmlens.kbuild.kconfig import Kconfig, from_flags
+from dpmlens.kbuild.pm_config import keep
 from dpmlens.kbuild.select import select
 
 
@@ -25,8 +27,7 @@ class Options:
     compiler: list[str] = field(default_factory=list)
 
 
-_OWN = {"--fail-level": "fail_level", "--rule": "rules", "--ignore": "ignore",
-        "--config": "config"}  # fmt: skip
+_OWN = OWN_OPTIONS
 
 
 def split_options(argv: list[str]) -> Options:
@@ -69,14 +70,19 @@ def analyze(path: str, source: bytes, kconfig: Kconfig | None, config: Any,
         return []
     found = within_limits(  # raises budget.Skipped over a limit
         source, lambda: analyze_model(build_model(path, source), config, None, rules))
-    return _configured(found, config)
+    found = _configured(found, config)
+    if kconfig is not None:  # what CONFIG_PM / CONFIG_PM_SLEEP compile out (pm_config.py)
+        found = [f for f in found if keep(f, kconfig)]
+    return found
 
 
 def gcc_lines(findings: list[Finding]) -> str:
-    """`file:line:col: warning: message [dpmlens-rule]`, and a note per call-chain step."""
+    """`file:line:col: SEVERITY: message [dpmlens-rule]` (error, warning, info or hint, as
+    `dpmlens check` prints them), and a `note:` per call-chain step: `note:` is kept for the
+    chain, so an info finding is never read as part of the warning above it."""
     out = []
     for f in findings:
-        level = {"error": "error", "warning": "warning"}.get(str(f.severity), "note")
+        level = str(f.severity)
         out.append(f"{f.path}:{f.line}:{f.column}: {level}: {f.message} [dpmlens-{f.rule}]")
         for step in f.chain:
             if (step.path, step.span.line) == (f.path, f.line):

@@ -8,14 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# gcc options whose value may be the next argument: skipped together, so the value is never
-# taken for the source file.
-_WITH_VALUE = frozenset({
-    "-o", "-MF", "-MT", "-MQ", "-x", "-isystem", "-iquote", "-idirafter", "-iprefix",
-    "-iwithprefix", "-iwithprefixbefore", "-isysroot", "--sysroot", "-Xpreprocessor",
-    "-Xassembler", "-Xlinker", "-arch", "-aux-info", "-param", "--param", "-G", "-T", "-l",
-    "-L", "-u", "-z", "-e", "-B", "-A", "-imultilib", "-specs",
-})  # fmt: skip
+from dpmlens.kbuild.argv_options import WITH_VALUE
+
+_WITH_VALUE = WITH_VALUE
 
 
 @dataclass

@@ -21,6 +21,8 @@ class Applied:
     added: dict[int, int] = field(default_factory=dict)  # new line -> patch line of its `+`
     # New lines right after a deletion: a removed call can make the code that follows wrong.
     touched: set[int] = field(default_factory=set)
+    # a touched line -> the patch line of the `-` line before it (checkpatch's `#NN`)
+    removed_at: dict[int, int] = field(default_factory=dict)
 
 
 def apply_file(before: bytes | None, diff: FileDiff) -> Applied:
@@ -47,6 +49,7 @@ def apply_file(before: bytes | None, diff: FileDiff) -> Applied:
             if op == b"-":
                 cursor += 1
                 applied.touched.add(len(out) + 1)
+                applied.removed_at.setdefault(len(out) + 1, patch_line)
                 continue
             if op == b"+":
                 out.append(text)
@@ -57,6 +60,7 @@ def apply_file(before: bytes | None, diff: FileDiff) -> Applied:
     out.extend(lines[cursor:])
     applied.text = b"".join(out)
     applied.touched = {n for n in applied.touched if n not in applied.added}
+    applied.removed_at = {n: p for n, p in applied.removed_at.items() if n in applied.touched}
     return applied
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 _MBOX_FROM = re.compile(rb"^From \S+ ", re.M)
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_INDEX = re.compile(rb"^index ([0-9a-f]{4,64})\.\.([0-9a-f]{4,64})")
 _SUBJECT = re.compile(rb"^Subject:[ \t]*(.*(?:\n[ \t]+.*)*)", re.M | re.I)
 
 
@@ -32,6 +33,9 @@ class FileDiff:
     new_path: str | None  # None: a deleted file
     hunks: list[Hunk] = field(default_factory=list)
     binary: bool = False
+    # git's `index OLD..NEW` blob ids (abbreviated; None without an index line, or for a
+    # created file): the text before the patch, when the repository has it (as `git am -3`)
+    old_blob: str | None = None
 
     @property
     def path(self) -> str:
@@ -124,6 +128,10 @@ def parse_diff(text: bytes) -> list[FileDiff]:
             if len(parts) == 2:  # until ---/+++ say otherwise (a mode-only or binary change)
                 current.old_path = _strip_prefix(parts[0])
                 current.new_path = _strip_prefix(b"b/" + parts[1])
+        elif line.startswith(b"index ") and current is not None:
+            m = _INDEX.match(line)
+            if m is not None and m.group(1).strip(b"0"):
+                current.old_blob = m.group(1).decode()
         elif line.startswith(b"new file mode") and current is not None:
             current.old_path = None
         elif line.startswith(b"deleted file mode") and current is not None:
@@ -150,6 +158,17 @@ def parse_diff(text: bytes) -> list[FileDiff]:
             current.hunks.append(hunk)
             remaining_old, remaining_new = old_count, new_count
     return files
+
+
+def reverse(diff: FileDiff) -> FileDiff:
+    """The diff that undoes `diff` (what `git apply -R` applies)."""
+    swap = {b"+": b"-", b"-": b"+", b" ": b" "}
+    hunks = [
+        Hunk(h.new_start, h.new_count, h.old_start, h.old_count, h.header,
+             [(swap[op], text, n) for op, text, n in h.lines])
+        for h in diff.hunks
+    ]  # fmt: skip
+    return FileDiff(diff.new_path, diff.old_path, hunks, diff.binary)
 
 
 def _drop_newline(hunk: Hunk) -> None:

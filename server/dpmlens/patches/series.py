@@ -2,8 +2,12 @@
 
 Each patch applies on the tree as the earlier patches of the series left it; a patch that does
 not apply is reported (naming the patch and hunk) and skipped, and the next ones still apply
-on what came before it. For every touched `.c`/`.h` file the engine runs on the text before
-and after the patch, and only what the patch introduces is kept (`introduced`).
+on what came before it. A patch already in the tree (`b4 prep --check` runs on the branch that
+holds the series; `git format-patch -1 | dpmlens check --patch -` after a commit) is checked in
+place: its "before" side is the blob its `index` line names, when the repository has it (as
+`git am -3` finds it), else the tree with the patch reverse-applied. For every touched
+`.c`/`.h` file the engine runs on the text before and after the patch, and only what the patch
+introduces is kept (`introduced`).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from dpmlens.errors import UsageError
 from dpmlens.findings import Finding
 from dpmlens.patches.apply import Applied, ApplyError, apply_file
 from dpmlens.patches.introduced import introduced
-from dpmlens.patches.parse import Patch
+from dpmlens.patches.parse import FileDiff, Patch, reverse
 from dpmlens.walk import SOURCE_SUFFIXES, InputError
 
 Reader = Callable[[str], "bytes | None"]  # repository-relative path -> text, None if absent
@@ -35,6 +39,7 @@ class PatchResult:
     error: str | None = None  # why it did not apply
     # (path, line) -> (patch line of the `+` line or 0, the new source line)
     quoted: dict[tuple[str, int], tuple[int, str]] = field(default_factory=dict)
+    in_place: bool = False  # the tree already held the patch: checked against its before side
 
 
 def worktree_reader(root: str) -> Reader:
@@ -69,6 +74,7 @@ class Series:
         self.overlay: dict[str, bytes | None] = {}
         self.prefilter = prefilter(config, rules)
         self.skipped: list[InputError] = []  # files over a limit (budget.py)
+        self._top: str | None | bool = False  # the git top of root, looked up once
 
     def read(self, path: str) -> bytes | None:
         return self.overlay[path] if path in self.overlay else self.base(path)
@@ -81,7 +87,14 @@ class Series:
                 if diff.binary or not diff.hunks and diff.old_path == diff.new_path:
                     continue  # a binary or mode-only change: nothing to analyze
                 before = self.read(diff.old_path) if diff.old_path else None
-                applied = apply_file(before, diff)
+                try:
+                    applied = apply_file(before, diff)
+                except ApplyError:
+                    rebuilt = self._before_of_applied(diff, before)
+                    if rebuilt is None:
+                        raise
+                    before, applied = rebuilt
+                    result.in_place = True
                 new[diff.path] = (before, applied)
                 if diff.old_path and diff.old_path != diff.new_path:
                     new[diff.old_path] = (before, Applied(None))
@@ -97,29 +110,78 @@ class Series:
                                path, lines)  # fmt: skip
             source = applied.text.split(b"\n")
             for f in found:
-                text = source[f.span.line - 1] if 0 < f.span.line <= len(source) else b""
-                quoted = text.rstrip(b"\r").decode("utf-8", errors="replace")
-                result.quoted[(path, f.span.line)] = (applied.added.get(f.span.line, 0), quoted)
+                for line in {f.span.line, *(s.span.line for s in f.chain if s.path == path)}:
+                    text = source[line - 1] if 0 < line <= len(source) else b""
+                    quoted = text.rstrip(b"\r").decode("utf-8", errors="replace")
+                    at = applied.added.get(line) or applied.removed_at.get(line, 0)
+                    result.quoted[(path, line)] = (at, quoted)
             result.findings.extend(found)
         return result
 
+    def _before_of_applied(
+        self, diff: FileDiff, current: bytes | None
+    ) -> tuple[bytes | None, Applied] | None:
+        """(before, applied) for a patch the tree already holds, or None when it does not."""
+        if diff.old_blob is not None:
+            blob = self._blob(diff.old_blob)
+            if blob is not None:
+                try:
+                    return blob, apply_file(blob, diff)
+                except ApplyError:
+                    pass
+        try:
+            undone = apply_file(current, reverse(diff))
+            before = undone.text
+            applied = apply_file(before, diff)
+        except ApplyError:
+            return None
+        # a reversed creation is a deletion, which apply_file takes on trust: compare
+        if applied.text != current:
+            return None
+        return before, applied
+
+    def _blob(self, blob_id: str) -> bytes | None:
+        if self._top is False:
+            self._top = git_top(self.root) if os.path.isdir(self.root) else None
+        if not isinstance(self._top, str):
+            return None
+        done = subprocess.run(["git", "cat-file", "blob", blob_id], cwd=self._top,
+                              capture_output=True, check=False)  # fmt: skip
+        return done.stdout if done.returncode == 0 else None
+
     def _analyze(self, path: str, source: bytes | None) -> list[Finding]:
         """Findings of `source` as `path`, spelled repository-relative."""
-        from dpmlens.engine import analyze_model
-        from dpmlens.model.build import build_model
-
-        if not source or b"\0" in source[:8192] or not self.prefilter.matches(source):
-            return []
         on_disk = os.path.join(self.root, path)  # local headers and the tree's Makefile
-        try:
-            found = within_limits(source, lambda: analyze_model(
-                build_model(on_disk, source), self.config, None, self.rules))
-        except RecursionError:
-            return []
-        except Skipped as exc:  # over a limit: named in the run's errors, the series goes on
-            self.skipped.append(InputError(path, f"not analyzed: {exc}"))
-            return []
-        return [_repath(f, on_disk, path) for f in _configured(found, self.config)]
+        found = analyze_text(on_disk, source, self.config, self.rules, self.prefilter,
+                             self.skipped, name=path)  # fmt: skip
+        return [_repath(f, on_disk, path) for f in found]
+
+
+def analyze_text(
+    path: str,
+    source: bytes | None,
+    config: Config,
+    rules: list[Any] | None,
+    prefilter: Any,
+    skipped: list[InputError],
+    name: str | None = None,
+) -> list[Finding]:
+    """The findings of `source` analyzed as the file `path` (its directory gives the local
+    headers), in this process; a file over a limit is added to `skipped` under `name`."""
+    from dpmlens.engine import analyze_model
+    from dpmlens.model.build import build_model
+
+    if not source or b"\0" in source[:8192] or not prefilter.matches(source):
+        return []
+    try:
+        found = within_limits(source, lambda: analyze_model(
+            build_model(path, source), config, None, rules))
+    except RecursionError:
+        return []
+    except Skipped as exc:  # over a limit: named in the run's errors, the run goes on
+        skipped.append(InputError(name or path, f"not analyzed: {exc}"))
+        return []
+    return _configured(found, config)
 
 
 def _repath(f: Finding, old: str, new: str) -> Finding:

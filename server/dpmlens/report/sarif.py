@@ -15,6 +15,7 @@ from dpmlens import __version__, jsonsafe
 from dpmlens.baseline import fingerprint
 from dpmlens.check import CheckRun
 from dpmlens.findings import Finding, Severity, Span
+from dpmlens.report.rule_text import description
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning"}  # info/hint -> note
@@ -71,7 +72,7 @@ def _rule(rule: Any) -> dict[str, Any]:
         "id": rule.id,
         "name": "".join(part.capitalize() for part in rule.kernel_type.split("_")),
         "shortDescription": {"text": rule.title},
-        "fullDescription": {"text": rule.message},
+        "fullDescription": {"text": description(rule.title, getattr(rule, "note", "") or "")},
         "defaultConfiguration": {"level": _level(rule.severity)},
         "properties": {"kernel_type": rule.kernel_type, "tags": ["power-management"]},
     }

@@ -79,6 +79,9 @@ def find_rule(rules: Iterable[Rule], word: str) -> Rule | None:
     return next((r for r in rules if r.id == word or r.kernel_type == upper), None)
 
 
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def read_yaml(path: Path) -> Any:
     """The YAML data of `path`; a read or syntax error is a one-line RuleError naming it."""
     try:
@@ -86,7 +89,9 @@ def read_yaml(path: Path) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise RuleError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     try:
-        return yaml.safe_load(text)
+        # libyaml's parser where PyYAML has it (its wheels do): ~10x the pure-Python one, which
+        # took ~0.3 s of each `dpmlens cc` call on a file with PM code (issue 23)
+        return yaml.load(text, Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""

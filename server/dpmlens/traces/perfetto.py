@@ -40,7 +40,7 @@ def _classes():  # noqa: ANN202 - generated protobuf module
         why = " ".join(str(exc).split()) or type(exc).__name__
         raise PerfettoUnavailable(
             "reading Perfetto traces needs the 'perfetto' and 'protobuf>=6.31' packages "
-            f"(dpmlens depends on them; reinstall: pip install --force-reinstall dpmlens): {why}"
+            f"(the traces extra: pip install 'dpmlens[traces]'): {why}"
         ) from None
     return perfetto_trace_pb2
 
