@@ -95,7 +95,7 @@ def join_traces(findings: list[Finding], captures: list[str]) -> TraceJoin:
             caller=str(site["caller"]),
             requested_ms=site.get("requested_ms"),
             calls=int(site.get("calls", 0)),
-            cycles=max(int(site.get("cycles", 0)), 1) if cycles else int(site.get("cycles", 0)),
+            cycles=max(cycles, 1),  # the capture's: per-cycle costs divide by it
             measured_us=float(site.get("measured_us", 0.0)),
             mean_us=float(site.get("mean_us", 0.0)),
             on_critical_path_calls=int(site.get("on_critical_path_calls", 0)),

@@ -70,7 +70,7 @@ class Measured:
     caller: str
     requested_ms: float | None
     calls: int
-    cycles: int
+    cycles: int  # suspend/resume cycles in the capture
     measured_us: float  # all calls, all cycles
     mean_us: float
     on_critical_path_calls: int

@@ -120,11 +120,11 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument(
         "--traces",
-        nargs="+",
-        action="extend",
+        action="append",
         metavar="CAPTURE",
-        help="suspend/resume captures (sleepgraph, ftrace, dmesg, Perfetto): a delay measured"
-        " on a phase's critical path is a warning, one measured cheap stays low",
+        help="a suspend/resume capture, file or directory (sleepgraph, ftrace, dmesg,"
+        " Perfetto; repeatable): a delay measured on a phase's critical path is a warning,"
+        " one measured cheap stays low",
     )
     p.add_argument(
         "--include-dead",

@@ -109,9 +109,9 @@ def cap_for(rule: str, phase: str | None, facts: DelayFacts) -> Severity | None:
 
 def _when(phase: str | None) -> str:
     info = PHASES.get(phase or "")
-    kind = "hibernation" if info is not None and info.kind == "hibernate" else "system"
-    direction = "suspend" if info is None or info.direction == "down" else "resume"
-    return f"{kind} {direction}"
+    if info is not None and info.kind == "hibernate":
+        return "hibernation"
+    return "system suspend" if info is None or info.direction == "down" else "system resume"
 
 
 def _cost(rule: str, phase: str | None, facts: DelayFacts) -> str:
