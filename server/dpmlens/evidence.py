@@ -132,7 +132,7 @@ def _call_at(f: Finding, texts: dict[str, list[str]]) -> tuple[str, float | None
     return callee, value
 
 
-def _site_for(call: tuple[str, float | None], sites: list[dict[str, Any]]) -> dict | None:
+def _site_for(call: tuple[str, float | None], sites: list[dict[str, Any]]) -> dict[str, Any] | None:
     callee, value = call
     for s in sites:
         if callee not in _PROBE.get(str(s.get("function")), {str(s.get("function"))}):
