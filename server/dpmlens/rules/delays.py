@@ -473,9 +473,11 @@ def _report(
         rule, d.call, path=d.file.model.path, severity=severity, cb=cb, reached=r,
         fixes=fixes, **fields,
     )  # fmt: skip
+    reached = cb is not None  # (no callback reaches it: no callback, runtime or other, to ask)
     facts = severity_policy.DelayFacts(
-        d.call.callee, d.ms, d.file.model.path, _runtime_reach(a, d), _shared_op(a, d, r)
-    )
+        d.call.callee, d.ms, d.file.model.path,
+        _runtime_reach(a, d) if reached else None, _shared_op(a, d, r) if reached else None,
+    )  # fmt: skip
     return severity_policy.cap_delay(found, facts)
 
 
