@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dpmlens.kbuild import dead
+from dpmlens.kbuild import dead, kconfig_deps
 
 LINUX = Path("/work/linux")
 
@@ -117,13 +117,13 @@ def test_index_is_cached_by_mtime(tree: Path, tmp_path_factory: pytest.TempPathF
     cache = tmp_path_factory.mktemp("cache")
     assert dead.load(tree, cache).reason(str(tree / "drivers/foo/ct.c"))
     calls = []
-    real = dead._Reader.read
+    real = kconfig_deps.Reader.read
 
-    def counting(self: dead._Reader) -> dead.KconfigIndex:
+    def counting(self: kconfig_deps.Reader) -> kconfig_deps.KconfigIndex:
         calls.append(1)
         return real(self)
 
-    monkeypatch.setattr(dead._Reader, "read", counting)
+    monkeypatch.setattr(kconfig_deps.Reader, "read", counting)
     assert dead.load(tree, cache).reason(str(tree / "drivers/foo/ct.c")) == "COMPILE_TEST only"
     assert calls == []  # read from the cache
     kconfig = tree / "drivers/foo/Kconfig"
