@@ -63,6 +63,23 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class Measured:
+    """A delay site a capture measured (`dpmlens check --traces`), joined to a finding."""
+
+    function: str  # the delay function the probe saw (msleep, udelay, ...)
+    caller: str
+    requested_ms: float | None
+    calls: int
+    cycles: int  # suspend/resume cycles in the capture
+    measured_us: float  # all calls, all cycles
+    mean_us: float
+    on_critical_path_calls: int
+    on_critical_path_us: float
+    phases: tuple[str, ...] = ()  # the phases of the callbacks it ran in
+    capture: str = ""  # the trace file(s)
+
+
+@dataclass(frozen=True)
 class Finding:
     rule: str
     kernel_type: str
@@ -75,6 +92,8 @@ class Finding:
     chain: tuple[ChainStep, ...] = ()
     fixes: tuple[Fix, ...] = ()
     tags: tuple[str, ...] = field(default=())  # e.g. ("deprecated",)
+    dead: str | None = None  # why no real build enables the driver (kbuild/dead.py)
+    measured: Measured | None = None  # the delay site as a capture measured it
 
     @property
     def line(self) -> int:

@@ -49,7 +49,7 @@ static int foo_suspend(struct device *dev) { return 0; }
 static int foo_resume(struct device *dev)
 {
 \tmsleep(2);
-\tmdelay(20);
+\tmdelay(50);
 \treturn 0;
 }
 """

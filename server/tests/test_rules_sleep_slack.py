@@ -44,7 +44,11 @@ def test_the_fix_never_wakes_later_than_msleep_at_any_hz() -> None:
         assert bound < msleep_worst_ms(m, 250) and bound < msleep_worst_ms(m, 100)
 
 
-def _severity(ms: int) -> str | None:
+def _severity(
+    ms: int, table: str = "DEFINE_RUNTIME_DEV_PM_OPS(r_pm_ops, r_suspend, r_resume, NULL)"
+) -> str | None:
+    """The severity of msleep(ms) in r_resume(), a runtime resume by default (a system resume
+    with `table=DEFINE_SIMPLE_DEV_PM_OPS(...)`)."""
     src = f"""static int r_resume(struct device *dev)
 {{
 	msleep({ms});
@@ -54,7 +58,7 @@ static int r_suspend(struct device *dev)
 {{
 	return 0;
 }}
-static DEFINE_SIMPLE_DEV_PM_OPS(r_pm_ops, r_suspend, r_resume);
+static {table};
 """.encode()
     found = [f for f in analyze_source("r.c", src, Config()) if f.rule == "msleep-under-20ms"]
     return str(found[0].severity) if found else None
@@ -65,6 +69,12 @@ def test_severity_follows_the_excess_at_hz_250() -> None:
     assert [_severity(m) for m in (1, 6, 7, 10, 11, 13, 15, 19)] == [
         "warning", "warning", "hint", "hint", None, "hint", None, None,
     ]  # fmt: skip
+
+
+def test_once_per_system_sleep_the_same_sleeps_are_info() -> None:
+    # rules/tables/severity-policy.yaml: a few ms once per system resume are not worth a patch
+    system = "DEFINE_SIMPLE_DEV_PM_OPS(r_pm_ops, r_suspend, r_resume)"
+    assert [_severity(m, system) for m in (1, 6, 7, 11)] == ["info", "info", "hint", None]
 
 
 def test_bad_msleep_options_are_one_error_naming_the_file() -> None:
@@ -93,9 +103,9 @@ def test_older_kernels_sleep_a_jiffy_more(tmp_path) -> None:
     from dpmlens.engine import analyze_source
     from dpmlens.rules.sleep_slack import extra_jiffies, tree_version
 
-    src = (
+    src = (  # a runtime resume: paid on every runtime transition, so it may warn
         b"static int foo_resume(struct device *dev)\n{\n\tmsleep(10);\n\treturn 0;\n}\n"
-        b"static DEFINE_SIMPLE_DEV_PM_OPS(foo_pm, NULL, foo_resume);\n"
+        b"static DEFINE_RUNTIME_DEV_PM_OPS(foo_pm, NULL, foo_resume, NULL);\n"
     )
     found = {}
     for version, patchlevel in ((6, 1), (6, 12)):
@@ -127,7 +137,7 @@ def test_slack_swamped_by_a_helper_of_another_file_is_a_hint(tmp_path) -> None:
     src = (
         b"static int nic_resume(struct device *dev)\n{\n\tnic_pinit_from_rom(dev);\n"
         b"\tmsleep(2);\n\treturn 0;\n}\n"
-        b"static DEFINE_SIMPLE_DEV_PM_OPS(nic_pm, NULL, nic_resume);\n"
+        b"static DEFINE_RUNTIME_DEV_PM_OPS(nic_pm, NULL, nic_resume, NULL);\n"
     )
     main.write_bytes(src)
 

@@ -10,7 +10,7 @@ static unsigned long old_next_statechange;
 static int old_suspend(struct pci_dev *pdev, pm_message_t state)
 {
 	pci_save_state(pdev);
-	/* expect: msleep-under-20ms(warning) */
+	/* expect: msleep-under-20ms(info) */
 	msleep(5);
 	/* waits for a jiffies deadline: only a jiffies-based sleep is sure to pass it */
 	if (time_before(jiffies, old_next_statechange))

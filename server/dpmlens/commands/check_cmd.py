@@ -121,6 +121,20 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--no-cache", action="store_true", help="analyze every file; do not read or write the cache"
     )
+    p.add_argument(
+        "--traces",
+        action="append",
+        metavar="CAPTURE",
+        help="a suspend/resume capture, file or directory (sleepgraph, ftrace, dmesg,"
+        " Perfetto; repeatable): a delay measured on a phase's critical path is a warning,"
+        " one measured cheap stays low",
+    )
+    p.add_argument(
+        "--include-dead",
+        action="store_true",
+        help="keep the severity of findings in drivers Kconfig never enables (BROKEN,"
+        " COMPILE_TEST only, UNUSED_BOARD_FILES, staging/**/deprecated)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
     p.set_defaults(handler=run)
 
@@ -219,6 +233,7 @@ def run(args: argparse.Namespace) -> int:
 
         run_.findings, old_side_skipped = introduced_since(changed, run_.findings, config, rules)
         run_.errors.extend(old_side_skipped)
+    _evidence(args, run_)
 
     if args.write_baseline:
         from dpmlens.baseline import write_baseline
@@ -241,6 +256,30 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(_summary_line(run_), file=sys.stderr)
     return exit_codes.USAGE if rule_errors else exit_code(run_, args.fail_level)
+
+
+def _evidence(args: argparse.Namespace, run_: Any) -> None:
+    """Facts from outside the files: dead drivers (Kconfig), measured delays (--traces)."""
+    from dpmlens import evidence
+
+    if not args.include_dead:
+        cache_dir = None
+        if not args.no_cache and not os.environ.get("DPMLENS_NO_CACHE"):
+            from dpmlens.result_cache import default_dir
+
+            cache_dir = Path(args.cache_dir or default_dir())
+        run_.findings, _marked = evidence.mark_dead(run_.findings, cache_dir)
+    if args.traces:
+        joined = evidence.join_traces(run_.findings, args.traces)
+        run_.findings = joined.findings
+        for error in joined.errors:
+            print(f"dpmlens: --traces: {error}", file=sys.stderr)
+        if not args.quiet:
+            print(
+                f"dpmlens: --traces: {joined.sites} measured delay sites,"
+                f" {joined.joined} findings joined",
+                file=sys.stderr,
+            )
 
 
 def _run_patches(args: argparse.Namespace, config: Any, rules: list[Any], rule_errors: Any) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Any
 
 from dpmlens import jsonsafe
@@ -43,7 +44,19 @@ def finding_to_json(f: Finding) -> dict[str, Any]:
             {"function": s.function, "path": s.path, **_span(s.span), "note": s.note}
             for s in f.chain
         ],
+        **extra_json(f),
     }
+
+
+def extra_json(f: Finding) -> dict[str, Any]:
+    """`dead` (why no real build enables the driver) and `measured` (the delay site a
+    `--traces` capture measured), present only when known."""
+    out: dict[str, Any] = {}
+    if f.dead:
+        out["dead"] = f.dead
+    if f.measured is not None:
+        out["measured"] = {**asdict(f.measured), "phases": list(f.measured.phases)}
+    return out
 
 
 def summary(run: CheckRun) -> dict[str, Any]:

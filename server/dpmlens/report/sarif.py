@@ -15,6 +15,7 @@ from dpmlens import __version__, jsonsafe
 from dpmlens.baseline import fingerprint
 from dpmlens.check import CheckRun
 from dpmlens.findings import Finding, Severity, Span
+from dpmlens.report.json import extra_json
 from dpmlens.report.rule_text import description
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -96,7 +97,11 @@ def _result(f: Finding, index: dict[str, int], run: CheckRun) -> dict[str, Any]:
         "message": {"text": f.message},
         "locations": [location],
         "partialFingerprints": {"dpmlens/v1": fingerprint(f)},
-        "properties": {"kernel_type": f.kernel_type, **({"phase": f.phase} if f.phase else {})},
+        "properties": {
+            "kernel_type": f.kernel_type,
+            **({"phase": f.phase} if f.phase else {}),
+            **extra_json(f),
+        },
     }
     if f.rule in index:
         result["ruleIndex"] = index[f.rule]

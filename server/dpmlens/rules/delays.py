@@ -24,12 +24,12 @@ from typing import Literal
 import tree_sitter as ts
 
 from dpmlens.findings import Finding, Fix, Severity, TextEdit
-from dpmlens.model import footprint
+from dpmlens.model import footprint, ops_structs
 from dpmlens.model.build import build_model
 from dpmlens.model.consteval import eval_int
 from dpmlens.model.phases import PHASES
 from dpmlens.model.types import CallSite, FileModel
-from dpmlens.rules import cnav
+from dpmlens.rules import cnav, severity_policy
 from dpmlens.rules.context import Callback, Context, Reached
 from dpmlens.rules.delay_paths import (
     ZERO,
@@ -469,11 +469,57 @@ def _report(
     rule: Rule, a: _Analysis, d: Delay, severity: Severity, cb: Callback | None,
     r: Reached | None, fixes: tuple[Fix, ...] = (), **fields: object,
 ) -> Finding:  # fmt: skip
-    """The finding at delay `d`, in its own file, with the chain from `cb` when reached."""
-    return a.ctx.report(
+    """The finding at delay `d`, in its own file, with the chain from `cb` when reached,
+    under the severity policy (phase kind x size, rules/tables/severity-policy.yaml)."""
+    found = a.ctx.report(
         rule, d.call, path=d.file.model.path, severity=severity, cb=cb, reached=r,
         fixes=fixes, **fields,
     )  # fmt: skip
+    reached = cb is not None  # (no callback reaches it: no callback, runtime or other, to ask)
+    facts = severity_policy.DelayFacts(
+        d.call.callee, d.ms, d.file.model.path,
+        _runtime_reach(a, d) if reached else None, _shared_op(a, d, r) if reached else None,
+    )  # fmt: skip
+    return severity_policy.cap_delay(found, facts)
+
+
+def _runtime_reach(a: _Analysis, d: Delay) -> str | None:
+    """The runtime-PM callback whose walk reaches `d` (the cost then repeats), if any."""
+    for cb in a.ctx.callbacks:
+        info = PHASES.get(cb.phase)
+        if info is None or info.kind != "runtime":
+            continue
+        for r in a.walks.get(cb.function, ()):
+            if r.call.start_byte == d.call.start_byte and r.model.path == d.file.model.path:
+                return f"{cb.phase} callback {cb.function}()"
+    return None
+
+
+_PM_MEMBER = re.compile(r"suspend|resume|freeze|thaw|poweroff|restore|prepare|complete|pm",
+                        re.IGNORECASE)  # fmt: skip
+# a subsystem's ops table (fb_ops, net_device_ops, snd_pcm_ops): its other callers are the
+# subsystem's; not match data (`struct foo_pdata .power_up`), which only the driver calls
+_SUBSYSTEM_OPS = re.compile(r"_ops$|_operations$|_funcs$")
+
+
+def _shared_op(a: _Analysis, d: Delay, r: Reached | None) -> str | None:
+    """`foo_set_par()` holding the delay (or a helper on the way) is also `.fb_set_par` of a
+    subsystem's (non-PM) ops struct of the file: the callback reaches a wait that is that
+    op's."""
+    if r is None or not r.hops:
+        return None  # the callback's own wait
+    names = [h.call.callee for h in r.hops] + [d.call.caller or ""]
+    models = [a.ctx.model] + ([] if d.file.model is a.ctx.model else [d.file.model])
+    for model in models:
+        for e in ops_structs.entries(model):
+            if (
+                e.function in names
+                and _SUBSYSTEM_OPS.search(e.struct_type)
+                and e.struct_type != "dev_pm_ops"
+                and not _PM_MEMBER.search(e.member)
+            ):
+                return f"{e.function}() is also struct {e.struct_type} .{e.member}"
+    return None
 
 
 def _call_text(d: Delay) -> str:

@@ -5,6 +5,7 @@ cd server && python -m dpmlens.rules.docgen > ../docs/rules.md
 
 from __future__ import annotations
 
+from dpmlens.rules import severity_policy
 from dpmlens.rules.loader import Rule, load_rules, load_table
 
 _WRITING = """## Writing a rule (no Python needed for the common shape)
@@ -120,6 +121,7 @@ def render() -> str:
         ]
         if r.fix:
             out += ["", f"Fix: {r.fix['title']}"]
+    out += ["", *severity_policy.table_markdown()]
     spec = load_table("spec-delays")
     out += [
         "",

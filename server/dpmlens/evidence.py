@@ -1,0 +1,149 @@
+"""Facts from outside the C file that change what a check run's findings are worth:
+
+- `mark_dead`: the file's driver is one no real build enables (kbuild/dead.py);
+- `join_traces`: the delay site was measured in a suspend/resume capture (`--traces`).
+
+Both decide through `rules/severity_policy.py`; `commands/check_cmd.py` calls them after the
+run (and after the result cache: neither fact is part of a file's own analysis).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dpmlens.findings import Finding, Measured
+from dpmlens.rules import severity_policy
+
+# the rules whose findings sit at a delay call (what a capture's delay probes measure)
+DELAY_RULES = frozenset({"msleep-under-20ms", "busy-wait-in-pm-callback", "delay-beyond-spec"})
+# sleepgraph's udelay probe is __const_udelay, which udelay() and mdelay() both reach
+_PROBE = {"udelay": {"udelay", "mdelay", "ndelay"}, "msleep": {"msleep", "msleep_interruptible"},
+          "usleep_range": {"usleep_range", "usleep_range_state", "fsleep"}}  # fmt: skip
+_TO_MS = {"msleep": 1.0, "msleep_interruptible": 1.0, "mdelay": 1.0, "udelay": 1e-3,
+          "ndelay": 1e-6, "usleep_range": 1e-3, "fsleep": 1e-3}  # fmt: skip
+
+
+def mark_dead(findings: list[Finding], cache_dir: Path | None) -> tuple[list[Finding], int]:
+    """The findings with those in dead drivers lowered and tagged; how many were."""
+    from dpmlens.kbuild import dead
+
+    trees: dict[Path, dead.DeadDrivers] = {}
+    no_tree: set[str] = set()  # directories in no kernel tree
+    out, marked = [], 0
+    for f in findings:
+        full = Path(os.path.abspath(f.path))
+        top = next((t for t in trees if t in full.parents), None)
+        if top is None and str(full.parent) not in no_tree:
+            top = dead.find_top(str(full.parent))
+            if top is None:
+                no_tree.add(str(full.parent))
+            else:
+                trees[top] = dead.load(top, cache_dir)
+        reason = trees[top].reason(str(full)) if top is not None else None
+        if reason is None:
+            out.append(f)
+        else:
+            out.append(severity_policy.dead_driver(f, reason))
+            marked += 1
+    return out, marked
+
+
+@dataclass
+class TraceJoin:
+    findings: list[Finding]
+    sites: int = 0  # measured delay sites in the captures
+    joined: int = 0  # findings given a measurement
+    errors: list[str] = field(default_factory=list)
+
+
+def load_sites(captures: list[str]) -> tuple[list[dict[str, Any]], int, list[str]]:
+    """The captures' measured delay sites (the `delays` of `dpmlens trace report --format
+    json`), their cycle count, and the errors of files that could not be read."""
+    from dpmlens.traces import aggregate, load_traces, phase_stats, report_json
+
+    traces = load_traces(list(captures))
+    doc = report_json(traces, aggregate(traces), phase_stats(traces), None)
+    return list(doc.get("delays") or ()), int(doc.get("cycles") or 0), list(traces.errors)
+
+
+def join_traces(findings: list[Finding], captures: list[str]) -> TraceJoin:
+    """Each delay finding whose call a capture measured (same calling function, the probe's
+    delay family, the same requested value when both are known) gets the measurement."""
+    sites, cycles, errors = load_sites(captures)
+    result = TraceJoin(findings=[], sites=len(sites), errors=errors)
+    by_caller: dict[str, list[dict[str, Any]]] = {}
+    for s in sites:
+        by_caller.setdefault(str(s.get("caller")), []).append(s)
+    name = ", ".join(os.path.basename(c.rstrip("/")) for c in captures)
+    texts: dict[str, list[str]] = {}
+    for f in findings:
+        site = None
+        if f.rule in DELAY_RULES and f.function in by_caller:
+            call = _call_at(f, texts)
+            if call is not None:
+                site = _site_for(call, by_caller[f.function or ""])
+        if site is None:
+            result.findings.append(f)
+            continue
+        m = Measured(
+            function=str(site["function"]),
+            caller=str(site["caller"]),
+            requested_ms=site.get("requested_ms"),
+            calls=int(site.get("calls", 0)),
+            cycles=max(cycles, 1),  # the capture's: per-cycle costs divide by it
+            measured_us=float(site.get("measured_us", 0.0)),
+            mean_us=float(site.get("mean_us", 0.0)),
+            on_critical_path_calls=int(site.get("on_critical_path_calls", 0)),
+            on_critical_path_us=float(site.get("on_critical_path_us", 0.0)),
+            phases=tuple(dict.fromkeys(str(c["phase"]) for c in site.get("callbacks") or ())),
+            capture=name,
+        )
+        result.findings.append(severity_policy.measured(f, m))
+        result.joined += 1
+    return result
+
+
+_CALL = re.compile(r"([A-Za-z_]\w*)\s*\(\s*([^,)]*)")
+
+
+def _call_at(f: Finding, texts: dict[str, list[str]]) -> tuple[str, float | None] | None:
+    """(callee, requested ms when the argument is a number) of the call at the finding."""
+    lines = texts.get(f.path)
+    if lines is None:
+        try:
+            lines = Path(f.path).read_text("utf-8", "replace").split("\n")
+        except OSError:
+            lines = []
+        texts[f.path] = lines
+    if not 0 < f.span.line <= len(lines):
+        return None
+    m = _CALL.match(lines[f.span.line - 1][f.span.column - 1 :])
+    if m is None:
+        return None
+    callee, arg = m.group(1), m.group(2).strip()
+    value = None
+    if re.fullmatch(r"\d+", arg) and callee in _TO_MS:
+        value = int(arg) * _TO_MS[callee]
+    return callee, value
+
+
+def _site_for(call: tuple[str, float | None], sites: list[dict[str, Any]]) -> dict[str, Any] | None:
+    callee, value = call
+    for s in sites:
+        if callee not in _PROBE.get(str(s.get("function")), {str(s.get("function"))}):
+            continue
+        req = s.get("requested_ms")
+        if (
+            value is not None
+            and isinstance(req, (int, float))
+            and not math.isclose(float(req), value, rel_tol=0.01, abs_tol=1e-6)
+            and str(s.get("function")) != "udelay"
+        ):
+            continue  # (the udelay probe sees mdelay(n) as n calls of udelay(1000))
+        return s
+    return None

@@ -1,0 +1,249 @@
+"""Drivers no real build enables, from the tree's Kconfig and Makefiles.
+
+A file is built by the `obj-$(CONFIG_X) += foo.o` lines of its directory's Makefile (through
+composite objects: `foo-objs`/`foo-y`/`foo-$(CONFIG_Y)`), under the conditions of the
+`obj-$(CONFIG_D) += dir/` lines of the parent Makefiles. It is *dead* when every way to build
+it needs a symbol no real configuration can enable:
+
+- one that depends on `BROKEN` (a conjunct of its `depends on`, an enclosing `if` or `menu`,
+  or the `source` line that reads its Kconfig file);
+- one that only `COMPILE_TEST` enables (`depends on COMPILE_TEST # nothing uses this`; an
+  `X || COMPILE_TEST` lives as long as X does);
+- one under `UNUSED_BOARD_FILES` (arm board files kept for nobody, removed later);
+
+or when it lives in `drivers/staging/**/deprecated/`. A symbol that a live symbol `select`s
+is live whatever it depends on. Anything this reader does not understand counts as live: a
+finding is only ever lowered on a fact read from the tree.
+
+Kconfig is read by following `source` lines from the top `Kconfig` (`$(SRCARCH)` stands for
+every `arch/*`): kconfiglib 14.1 (PyPI) stops at 6.x's `modules` keyword. The index is cached
+by the files' sizes and mtimes (`load(top, cache_dir)`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from dpmlens.atomic import write_text_atomic
+from dpmlens.kbuild.kconfig_deps import OFF, Judge, KconfigIndex, Reader
+
+DEPRECATED = "in drivers/staging/**/deprecated"
+_INDEX_VERSION = 1
+
+
+# --- Makefiles ----------------------------------------------------------------------------------
+
+_ASSIGN = re.compile(
+    r"^([A-Za-z0-9_.\-/]+?)-(\$\(CONFIG_([A-Za-z0-9_]+)\)|y|m|objs|obj)\s*[:+?]?=\s*(.*)$"
+)
+
+
+def _makefile_entries(directory: Path) -> list[tuple[str, str | None, list[str]]]:
+    """(variable stem, CONFIG symbol or None, listed names) of each assignment."""
+    for name in ("Makefile", "Kbuild"):
+        path = directory / name
+        try:
+            text = path.read_text("utf-8", "replace")
+            break
+        except OSError:
+            continue
+    else:
+        return []
+    out = []
+    for line in text.replace("\\\n", " ").split("\n"):
+        line = line.split("#", 1)[0].strip()
+        m = _ASSIGN.match(line)
+        if m is None:
+            continue
+        stem, cond, sym, values = m.groups()
+        if stem != "obj" and cond not in ("y", "objs") and sym is None:
+            continue  # foo-m, lib-y, ...: not a build condition we read
+        out.append((stem, sym, values.split()))
+    return out
+
+
+class _Makefiles:
+    def __init__(self, top: Path) -> None:
+        self.top = top
+        self.cache: dict[Path, list[tuple[str, str | None, list[str]]]] = {}
+
+    def entries(self, directory: Path) -> list[tuple[str, str | None, list[str]]]:
+        hit = self.cache.get(directory)
+        if hit is None:
+            hit = self.cache[directory] = _makefile_entries(directory)
+        return hit
+
+    def ways(self, directory: Path, name: str, depth: int = 0) -> list[list[str]] | None:
+        """Each way the Makefile of `directory` builds `name` (an object `foo.o` or a
+        subdirectory `sub/`): the CONFIG symbols it needs; None when it does not name it."""
+        if depth > 6:
+            return None
+        found: list[list[str]] = []
+        named = False
+        for stem, sym, values in self.entries(directory):
+            if name not in values:
+                continue
+            named = True
+            need = [sym] if sym else []
+            if stem == "obj":
+                found.append(need)
+                continue
+            outer = self.ways(directory, stem + ".o", depth + 1)
+            for way in outer if outer is not None else [[]]:
+                found.append(need + way)
+        return found if named else None
+
+
+# --- the verdict --------------------------------------------------------------------------------
+
+
+class DeadDrivers:
+    """`reason(path)`: why no real build compiles the file, or None."""
+
+    def __init__(self, top: Path, index: KconfigIndex) -> None:
+        self.top = top
+        self.judge = Judge(index)
+        self.make = _Makefiles(top)
+        self.memo: dict[str, str | None] = {}
+
+    def reason(self, path: str) -> str | None:
+        full = Path(os.path.abspath(path))
+        try:
+            rel = full.relative_to(self.top)
+        except ValueError:
+            return None
+        parts = rel.parts
+        if (
+            len(parts) > 2
+            and parts[0] == "drivers"
+            and "staging" in parts
+            and any(p == "deprecated" for p in parts[:-1])
+        ):
+            return DEPRECATED
+        key = str(rel)
+        if key in self.memo:
+            return self.memo[key]
+        result = self._reason(full)
+        self.memo[key] = result
+        return result
+
+    def _reason(self, full: Path) -> str | None:
+        if full.suffix != ".c":
+            return None
+        # the file, in its directory or (as `sub/foo.o`) in a parent's Makefile
+        name, directory = full.stem + ".o", full.parent
+        ways = None
+        while ways is None and directory != self.top and self.top in directory.parents:
+            ways = self.make.ways(directory, name)
+            if ways is None:
+                name, directory = f"{directory.name}/{name}", directory.parent
+        if ways is None:
+            return None
+        why = self._dead(ways)
+        if why:
+            return why
+        # the directories above it
+        while directory != self.top and self.top in directory.parents:
+            parent = directory.parent
+            ways = self.make.ways(parent, directory.name + "/")
+            if ways is not None:
+                why = self._dead(ways)
+                if why:
+                    return why
+            directory = parent
+        return None
+
+    def _dead(self, ways: list[list[str]]) -> str | None:
+        """The reason when every way needs a symbol that cannot be on."""
+        reasons: set[str] = set()
+        for way in ways:
+            failed = None
+            for sym in way:
+                ok, why = self.judge.possible_symbol(sym)
+                if not ok:
+                    failed = why or {"BROKEN"}
+                    break
+            if failed is None:
+                return None
+            reasons |= failed
+        if not ways:
+            return None
+        return ", ".join(sorted(OFF[w] for w in reasons if w in OFF)) or None
+
+
+def find_top(path: str) -> Path | None:
+    """The kernel tree `path` is in: the nearest directory above with `Kconfig`, `Makefile`
+    and `scripts/kconfig/`."""
+    cur = Path(os.path.abspath(path))
+    for d in [cur, *cur.parents]:
+        if (
+            (d / "Kconfig").is_file()
+            and (d / "Makefile").is_file()
+            and (d / "scripts" / "kconfig").is_dir()
+        ):
+            return d
+    return None
+
+
+def _fresh(index: KconfigIndex, top: Path) -> bool:
+    for rel, entries in index.files.items():
+        for _r, mtime, size in entries:
+            try:
+                st = (top / rel).stat()
+            except OSError:
+                return False
+            if st.st_mtime != mtime or st.st_size != size:
+                return False
+    return bool(index.files)
+
+
+def _cache_path(cache_dir: Path, top: Path) -> Path:
+    digest = hashlib.sha256(str(top).encode()).hexdigest()[:16]
+    return cache_dir / f"kconfig-{digest}.json"
+
+
+def load(top: Path, cache_dir: Path | None = None) -> DeadDrivers:
+    """The dead-driver facts of the tree at `top`, the Kconfig index read from `cache_dir`
+    when no Kconfig file changed since it was written."""
+    index = None
+    cached = _cache_path(cache_dir, top) if cache_dir is not None else None
+    if cached is not None:
+        try:
+            raw = json.loads(cached.read_text())
+            if raw.get("version") == _INDEX_VERSION:
+                index = KconfigIndex(
+                    defs=raw["defs"],
+                    selects={k: [tuple(x) for x in v] for k, v in raw["selects"].items()},
+                    files={k: [tuple(x) for x in v] for k, v in raw["files"].items()},
+                )
+                if not _fresh(index, top):
+                    index = None
+        except (OSError, ValueError, KeyError, TypeError):
+            index = None
+    if index is None:
+        index = Reader(top).read()
+        if cached is not None:
+            try:
+                cached.parent.mkdir(parents=True, exist_ok=True)
+                write_text_atomic(cached, json.dumps({
+                    "version": _INDEX_VERSION, "defs": index.defs,
+                    "selects": index.selects, "files": index.files,
+                }))  # fmt: skip
+            except OSError:
+                pass  # a cache we cannot write costs time, never the answer
+    return DeadDrivers(top, index)
+
+
+def for_paths(paths: Iterable[str], cache_dir: Path | None = None) -> dict[Path, DeadDrivers]:
+    """The dead-driver facts of each kernel tree the paths are in."""
+    out: dict[Path, DeadDrivers] = {}
+    for p in paths:
+        top = find_top(p)
+        if top is not None and top not in out:
+            out[top] = load(top, cache_dir)
+    return out

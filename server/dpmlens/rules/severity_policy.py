@@ -1,0 +1,238 @@
+"""How serious a latency finding is, from what it costs and where it runs (issue 20).
+
+The table is data: `rules/tables/severity-policy.yaml` (rendered in docs/rules.md). Three
+inputs lower or raise a finding the checker already judged on its own:
+
+- `cap_delay(finding, facts)`: the delay rules' cap by phase kind x size (rules/delays.py
+  calls it once, in `_report`), with the cost stated where the cap lowers the finding;
+- `dead_driver(finding, reason)`: a driver no real build enables (kbuild/dead.py);
+- `measured(finding, measurement)`: a delay site a capture measured (`--traces`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Any
+
+from dpmlens.findings import Finding, Measured, Severity
+from dpmlens.model.phases import PHASES
+from dpmlens.rules.loader import load_table
+from dpmlens.rules.sleep_slack import extra_jiffies, msleep_worst_ms
+
+_HZ = 250  # the HZ the msleep sizes assume (kernel/Kconfig.hz default, as the rule's match.hz)
+DEAD_TAG = "dead-driver"
+MEASURED_TAG = "measured"
+
+
+@dataclass(frozen=True)
+class Row:
+    phase: str
+    min: float
+    severity: Severity
+
+
+@dataclass(frozen=True)
+class Policy:
+    sizes: dict[str, str]  # rule -> what `min` measures
+    rows: dict[str, tuple[Row, ...]]
+    shared_op: Severity
+    latency_rules: frozenset[str]
+    dead_driver: Severity
+    critical_ms: float
+    critical: Severity
+    cheap: Severity
+
+
+@lru_cache(maxsize=1)
+def policy() -> Policy:
+    return _parse(load_table("severity-policy"))
+
+
+def _parse(data: dict[str, Any]) -> Policy:
+    sizes, rows = {}, {}
+    for rule, spec in (data.get("rules") or {}).items():
+        sizes[str(rule)] = str(spec.get("size", "ms"))
+        rows[str(rule)] = tuple(
+            Row(str(r["phase"]), float(r.get("min", 0)), Severity.parse(str(r["severity"])))
+            for r in spec.get("rows") or ()
+        )
+    measured = data.get("measured") or {}
+    return Policy(
+        sizes=sizes,
+        rows=rows,
+        shared_op=Severity.parse(str(data.get("shared_op", "info"))),
+        latency_rules=frozenset(str(r) for r in data.get("latency_rules") or ()),
+        dead_driver=Severity.parse(str(data.get("dead_driver", "hint"))),
+        critical_ms=float(measured.get("critical_ms", 1.0)),
+        critical=Severity.parse(str(measured.get("critical", "warning"))),
+        cheap=Severity.parse(str(measured.get("cheap", "info"))),
+    )
+
+
+@dataclass(frozen=True)
+class DelayFacts:
+    """What the delay checker knows about one reported delay."""
+
+    callee: str  # msleep, mdelay, ...
+    ms: float  # what it asks, in ms
+    path: str  # the file it is in (its kernel version decides msleep's extra jiffy)
+    runtime: str | None = None  # "runtime_resume callback foo_runtime_resume()" reaching it
+    shared_op: str | None = None  # "foo_set_par() is also struct fb_ops .fb_set_par"
+
+
+def phase_kind(phase: str | None, facts: DelayFacts) -> str:
+    if facts.runtime is not None:
+        return "runtime"
+    info = PHASES.get(phase or "")
+    if phase is None:
+        return "none"
+    return info.kind if info is not None else "system"
+
+
+def size(rule: str, facts: DelayFacts) -> float:
+    if policy().sizes.get(rule) == "excess_ms" and facts.callee == "msleep" and facts.ms > 0:
+        ms = int(facts.ms)
+        return msleep_worst_ms(ms, _HZ, extra_jiffies(facts.path)) - ms
+    return facts.ms
+
+
+def cap_for(rule: str, phase: str | None, facts: DelayFacts) -> Severity | None:
+    """The table's cap for the rule's finding, None when no row applies."""
+    kind = phase_kind(phase, facts)
+    amount = size(rule, facts)
+    for row in policy().rows.get(rule, ()):
+        if row.phase == kind and amount >= row.min:
+            return row.severity
+    return None
+
+
+def _when(phase: str | None) -> str:
+    info = PHASES.get(phase or "")
+    if info is not None and info.kind == "hibernate":
+        return "hibernation"
+    return "system suspend" if info is None or info.direction == "down" else "system resume"
+
+
+def _cost(rule: str, phase: str | None, facts: DelayFacts) -> str:
+    if rule == "msleep-under-20ms":
+        return f"at most {size(rule, facts):g} ms more than asked at HZ={_HZ}"
+    if rule == "busy-wait-in-pm-callback":
+        return f"{facts.ms:g} ms of one CPU"
+    return f"{facts.ms:g} ms"
+
+
+def cap_delay(finding: Finding, facts: DelayFacts) -> Finding:
+    """`finding` (of a delay rule) under the table's cap; the cost said where it lowers it,
+    and where a runtime callback, not the finding's phase, is what makes it repeat."""
+    rule, phase = finding.rule, finding.phase
+    severity = finding.severity
+    notes: list[str] = []
+    cap = cap_for(rule, phase, facts)
+    if facts.runtime is not None and not (
+        PHASES.get(phase or "") and PHASES[phase or ""].kind == "runtime"
+    ):
+        notes.append(f"also paid on every runtime transition: the {facts.runtime} reaches it")
+    if cap is not None and severity > cap:
+        severity = cap
+        if phase_kind(phase, facts) in ("system", "hibernate"):
+            notes.append(f"paid once per {_when(phase)}: {_cost(rule, phase, facts)}")
+    if facts.shared_op is not None and severity > policy().shared_op:
+        severity = policy().shared_op
+        notes.append(f"{facts.shared_op}: the wait is that op's, which the callback reaches")
+    if severity == finding.severity and not notes:
+        return finding
+    message = finding.message + "".join(f"; {n}" for n in notes)
+    return replace(finding, severity=severity, message=message)
+
+
+def dead_driver(finding: Finding, reason: str) -> Finding:
+    """A finding in a driver no real build enables: a latency finding becomes a hint, any
+    finding names the reason (message suffix, `dead` field, tag)."""
+    severity = finding.severity
+    if finding.rule in policy().latency_rules:
+        severity = min(severity, policy().dead_driver)
+    return replace(
+        finding,
+        severity=severity,
+        message=f"{finding.message} [dead driver: {reason}]",
+        dead=reason,
+        tags=(*finding.tags, DEAD_TAG),
+    )
+
+
+def measured(finding: Finding, m: Measured) -> Finding:
+    """A finding at a delay site a capture measured: on a phase's critical path and costly,
+    a warning; measured off the path or cheap, capped low. The measurement is stated."""
+    p = policy()
+    per_cycle_ms = m.on_critical_path_us / 1000 / max(m.cycles, 1)
+    if per_cycle_ms >= p.critical_ms:
+        severity = max(finding.severity, p.critical)
+        where = (
+            f"measured {per_cycle_ms:.3g} ms per cycle on the critical path of"
+            f" {', '.join(m.phases) or 'the phase'} ({m.calls} call{'s' if m.calls != 1 else ''}"
+            f" in {m.cycles} cycle{'s' if m.cycles != 1 else ''})"
+        )
+    else:
+        severity = min(finding.severity, p.cheap)
+        total = m.measured_us / 1000 / max(m.cycles, 1)
+        where = f"measured {total:.3g} ms per cycle, {per_cycle_ms:.3g} ms on a critical path"
+    tags = finding.tags if MEASURED_TAG in finding.tags else (*finding.tags, MEASURED_TAG)
+    return replace(
+        finding, severity=severity, message=f"{finding.message}; {where}", measured=m, tags=tags
+    )
+
+
+_SIZE_TEXT = {
+    "excess_ms": "oversleep at HZ=250",
+    "ms": "delay",
+}
+_KIND_TEXT = {
+    "runtime": "runtime PM: every I/O, stream start",
+    "system": "system sleep: once per cycle",
+    "hibernate": "hibernation only",
+    "none": "no callback of the file",
+}
+
+
+def table_markdown() -> list[str]:
+    """The policy as docs/rules.md shows it (rules/docgen.py)."""
+    p = policy()
+    out = [
+        "## Severity policy of the latency rules (rules/tables/severity-policy.yaml)",
+        "",
+        "The checkers first judge a delay on its own (a polling loop's wait, slack swamped by",
+        "longer waits, a tuned workaround: hints); this table then caps the severity by who",
+        "pays the cost and how large it is. First matching row wins; where it lowers a finding",
+        "the message states the cost (`paid once per system resume: 20 ms of one CPU`).",
+        "",
+        "| rule | phase kind | size | highest severity |",
+        "|---|---|---|---|",
+    ]
+    for rule, rows in p.rows.items():
+        size_text = _SIZE_TEXT.get(p.sizes.get(rule, "ms"), p.sizes.get(rule, "ms"))
+        for row in rows:
+            bound = f">= {row.min:g} ms" if row.min else "any"
+            out.append(
+                f"| {rule} | {_KIND_TEXT.get(row.phase, row.phase)} | {bound} ({size_text})"
+                f" | {row.severity} |"
+            )
+    latency = ", ".join(f"`{r}`" for r in sorted(p.latency_rules))
+    out += [
+        "",
+        f"- **Shared op**: a delay in a function that a non-PM ops struct of the file also"
+        f" names (`.fb_set_par = foo_set_par`), reached from a callback: at most"
+        f" **{p.shared_op}**.",
+        f"- **Dead drivers** (`dpmlens check`, Kconfig and Makefiles of the tree; see"
+        f" `kbuild/dead.py`): every symbol that builds the file depends on `BROKEN`, is"
+        f" `COMPILE_TEST`-only or sits under `UNUSED_BOARD_FILES`, or the file is in"
+        f" `drivers/staging/**/deprecated`: latency findings ({latency}) become"
+        f" **{p.dead_driver}**, the others keep their severity; all name the reason"
+        f" (`[dead driver: ...]`, JSON `dead`). `--include-dead` turns this off.",
+        f"- **Measured** (`dpmlens check --traces CAPTURE`): a delay site measured on a"
+        f" phase's critical path for at least {p.critical_ms:g} ms per cycle becomes"
+        f" **{p.critical}**, with the measured cost in the message; one measured off the"
+        f" critical path or cheaper is capped at **{p.cheap}**. JSON and SARIF carry a"
+        f" `measured` object.",
+    ]
+    return out

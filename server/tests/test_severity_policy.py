@@ -1,0 +1,65 @@
+"""rules/tables/severity-policy.yaml: the table the delay rules' severities follow."""
+
+from __future__ import annotations
+
+from dpmlens.findings import Finding, Measured, Severity, Span
+from dpmlens.rules import severity_policy as sp
+from dpmlens.rules.loader import load_rules
+
+KINDS = {"runtime", "system", "hibernate", "none"}
+
+
+def test_the_table_names_real_rules_and_kinds() -> None:
+    p = sp.policy()
+    ids = {r.id for r in load_rules()}
+    assert set(p.rows) <= ids and p.latency_rules <= ids
+    for rule, rows in p.rows.items():
+        assert rows and {r.phase for r in rows} <= KINDS, rule
+        # every kind has a row that applies from size 0: no delay falls through the table
+        assert {r.phase for r in rows if r.min == 0} == KINDS, rule
+
+
+def _finding(rule: str, phase: str | None, severity: Severity = Severity.WARNING) -> Finding:
+    return Finding(rule, "T", severity, "x.c", Span(1, 1, 1, 2), "msg", phase=phase)
+
+
+def test_caps_by_phase_kind_and_size() -> None:
+    busy = sp.DelayFacts("mdelay", 20, "x.c")
+    long_busy = sp.DelayFacts("mdelay", 60, "x.c")
+    assert sp.cap_delay(_finding("busy-wait-in-pm-callback", "resume"), busy).severity == (
+        Severity.INFO
+    )
+    assert sp.cap_delay(_finding("busy-wait-in-pm-callback", "resume"), long_busy).severity == (
+        Severity.WARNING
+    )
+    assert sp.cap_delay(_finding("busy-wait-in-pm-callback", "freeze"), busy).severity == (
+        Severity.HINT
+    )
+    runtime = sp.DelayFacts("mdelay", 20, "x.c", runtime="runtime_resume callback f()")
+    f = sp.cap_delay(_finding("busy-wait-in-pm-callback", "resume"), runtime)
+    assert f.severity == Severity.WARNING and "runtime_resume callback f()" in f.message
+    # a cap never raises: a checker's hint stays a hint
+    hint = _finding("msleep-under-20ms", "runtime_resume", Severity.HINT)
+    assert sp.cap_delay(hint, sp.DelayFacts("msleep", 1, "x.c")) == hint
+
+
+def test_the_lowered_message_states_the_cost() -> None:
+    f = sp.cap_delay(_finding("msleep-under-20ms", "suspend"), sp.DelayFacts("msleep", 1, "x.c"))
+    assert f.severity == Severity.INFO
+    assert f.message.endswith(
+        "paid once per system suspend: at most 7 ms more than asked at HZ=250"
+    )
+
+
+def _measured(on_path_us: float) -> Measured:
+    return Measured("msleep", "f", 50.0, 1, 1, 54599.0, 54599.0, int(on_path_us > 0),
+                    on_path_us, ("suspend",), "cap")  # fmt: skip
+
+
+def test_measured_on_the_critical_path_warns_and_cheap_is_capped() -> None:
+    hint = _finding("delay-beyond-spec", "suspend", Severity.HINT)
+    hot = sp.measured(hint, _measured(54599.0))
+    assert hot.severity == Severity.WARNING and hot.measured is not None
+    assert "measured 54.6 ms per cycle on the critical path of suspend" in hot.message
+    cold = sp.measured(_finding("busy-wait-in-pm-callback", "suspend"), _measured(0.0))
+    assert cold.severity == Severity.INFO and "0 ms on a critical path" in cold.message
