@@ -43,12 +43,13 @@ def mark_dead(findings: list[Finding], cache_dir: Path | None) -> tuple[list[Fin
             if top is None:
                 no_tree.add(str(full.parent))
             else:
-                trees[top] = dead.load(top, cache_dir)
+                trees[top] = dead.load(top, cache_dir, severity_policy.policy().legacy_symbols)
         reason = trees[top].reason(str(full)) if top is not None else None
         if reason is None:
             out.append(f)
         else:
-            out.append(severity_policy.dead_driver(f, reason))
+            legacy = reason.startswith(dead.LEGACY_PREFIX)
+            out.append(severity_policy.dead_driver(f, reason, legacy))
             marked += 1
     return out, marked
 

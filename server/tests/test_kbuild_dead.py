@@ -28,7 +28,8 @@ TREE = {
     "Makefile": "obj-y += drivers/\n",
     "scripts/kconfig/.keep": "",
     "Kconfig": 'mainmenu "test"\n\nconfig BROKEN\n\tbool\n\nconfig COMPILE_TEST\n\tbool "ct"\n'
-    'config PCI\n\tbool "pci"\n\nsource "drivers/Kconfig"\n',
+    'config PCI\n\tbool "pci"\n\nconfig PCMCIA\n\tbool "pcmcia"\n\n'
+    'source "drivers/Kconfig"\n',
     "drivers/Kconfig": 'menu "Drivers"\nsource "drivers/foo/Kconfig"\n\n'
     'menu "Old"\n\tdepends on BROKEN\nsource "drivers/old/Kconfig"\nendmenu\n'
     'config BAR\n\tbool "bar"\n\tdepends on PCI && BROKEN\nendmenu\n',
@@ -57,6 +58,14 @@ config FOO_CHILD
 	tristate "child of a broken one"
 	depends on FOO_BROKEN && PCI
 
+config FOO_CARD
+	tristate "a 16-bit PC card only"
+	depends on PCMCIA && PCI
+
+config FOO_EITHER
+	tristate "a PC card or a PCI board"
+	depends on PCMCIA || PCI
+
 if BROKEN
 config FOO_IF
 	tristate "under if BROKEN"
@@ -74,6 +83,8 @@ obj-$(CONFIG_FOO_CHILD) += comp.o
 comp-objs := part.o \\
 	other.o
 obj-$(CONFIG_FOO_IF) += sub/inner.o
+obj-$(CONFIG_FOO_CARD) += card.o
+obj-$(CONFIG_FOO_EITHER) += either.o
 """,
     "drivers/bar/Makefile": "obj-y += x.o\n",
     "drivers/old/Makefile": "obj-$(CONFIG_OLD_THING) += thing.o\n",
@@ -105,6 +116,24 @@ def tree(tmp_path: Path) -> Path:
 def test_synthetic_tree(tree: Path, rel: str, reason: str | None) -> None:
     facts = dead.load(tree)
     assert facts.reason(str(tree / rel)) == reason
+
+
+LEGACY = {"PCMCIA": "a PCMCIA card"}
+
+
+@pytest.mark.parametrize(
+    "rel, reason",
+    [
+        ("drivers/foo/card.c", dead.LEGACY_PREFIX + "a PCMCIA card"),
+        ("drivers/foo/either.c", None),  # a PCI board builds it too
+        ("drivers/foo/ct.c", "COMPILE_TEST only"),  # dead stays dead
+        ("drivers/foo/live.c", None),
+    ],
+)
+def test_legacy_buses(tree: Path, rel: str, reason: str | None) -> None:
+    assert dead.load(tree, legacy=LEGACY).reason(str(tree / rel)) == reason
+    if reason and reason.startswith(dead.LEGACY_PREFIX):
+        assert dead.load(tree).reason(str(tree / rel)) is None  # only when asked
 
 
 def test_find_top(tree: Path) -> None:
@@ -166,3 +195,20 @@ def _real(version: str) -> Path:
 def test_real_trees(version: str, rel: str, reason: str | None) -> None:
     top = _real(version)
     assert dead.load(top).reason(str(top / rel)) == reason
+
+
+@pytest.mark.parametrize(
+    "version, rel, legacy",
+    [
+        ("6.12", "drivers/net/ethernet/smsc/smc91c92_cs.c", True),  # depends on PCMCIA
+        ("6.1", "drivers/net/ethernet/smsc/smc91c92_cs.c", True),
+        ("6.12", "drivers/net/ethernet/smsc/smc91x.c", False),
+        ("6.12", "drivers/video/fbdev/aty/atyfb_base.c", False),  # PCI; only a branch is PMAC
+    ],
+)
+def test_real_trees_legacy(version: str, rel: str, legacy: bool) -> None:
+    from dpmlens.rules.severity_policy import policy
+
+    top = _real(version)
+    reason = dead.load(top, legacy=policy().legacy_symbols).reason(str(top / rel))
+    assert (reason is not None and reason.startswith(dead.LEGACY_PREFIX)) == legacy, reason

@@ -26,13 +26,14 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from dpmlens.atomic import write_text_atomic
 from dpmlens.kbuild.kconfig_deps import OFF, Judge, KconfigIndex, Reader
 
 DEPRECATED = "in drivers/staging/**/deprecated"
+LEGACY_PREFIX = "legacy hardware: "  # a driver only buses/platforms nobody can test build
 _INDEX_VERSION = 1
 
 
@@ -105,9 +106,12 @@ class _Makefiles:
 class DeadDrivers:
     """`reason(path)`: why no real build compiles the file, or None."""
 
-    def __init__(self, top: Path, index: KconfigIndex) -> None:
+    def __init__(
+        self, top: Path, index: KconfigIndex, legacy: Mapping[str, str] | None = None
+    ) -> None:
         self.top = top
-        self.judge = Judge(index)
+        self.legacy = dict(legacy or {})
+        self.judge = Judge(index, frozenset(self.legacy))
         self.make = _Makefiles(top)
         self.memo: dict[str, str | None] = {}
 
@@ -173,7 +177,11 @@ class DeadDrivers:
             reasons |= failed
         if not ways:
             return None
-        return ", ".join(sorted(OFF[w] for w in reasons if w in OFF)) or None
+        if reasons <= set(OFF):
+            return ", ".join(sorted(OFF[w] for w in reasons)) or None
+        # some way needs only a legacy bus: built, but for hardware nobody can test
+        names = sorted(self.legacy[w] for w in reasons if w in self.legacy)
+        return LEGACY_PREFIX + ", ".join(names)
 
 
 def find_top(path: str) -> Path | None:
@@ -207,7 +215,9 @@ def _cache_path(cache_dir: Path, top: Path) -> Path:
     return cache_dir / f"kconfig-{digest}.json"
 
 
-def load(top: Path, cache_dir: Path | None = None) -> DeadDrivers:
+def load(
+    top: Path, cache_dir: Path | None = None, legacy: Mapping[str, str] | None = None
+) -> DeadDrivers:
     """The dead-driver facts of the tree at `top`, the Kconfig index read from `cache_dir`
     when no Kconfig file changed since it was written."""
     index = None
@@ -236,7 +246,7 @@ def load(top: Path, cache_dir: Path | None = None) -> DeadDrivers:
                 }))  # fmt: skip
             except OSError:
                 pass  # a cache we cannot write costs time, never the answer
-    return DeadDrivers(top, index)
+    return DeadDrivers(top, index, legacy)
 
 
 def for_paths(paths: Iterable[str], cache_dir: Path | None = None) -> dict[Path, DeadDrivers]:

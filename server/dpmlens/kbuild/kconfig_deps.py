@@ -250,8 +250,12 @@ class _Expr:
 
 
 class Judge:
-    def __init__(self, index: KconfigIndex) -> None:
+    """`legacy`: further atoms to count as off (buses of hardware nobody can test), which a
+    verdict names apart from OFF's."""
+
+    def __init__(self, index: KconfigIndex, legacy: frozenset[str] = frozenset()) -> None:
         self.index = index
+        self.legacy = legacy
         self.memo: dict[str, tuple[bool, set[str]]] = {}
         self.busy: set[str] = set()
 
@@ -259,7 +263,7 @@ class Judge:
         return _Expr(self, expr).parse()
 
     def possible_symbol(self, sym: str) -> tuple[bool, set[str]]:
-        if sym in OFF:
+        if sym in OFF or sym in self.legacy:
             return False, {sym}
         hit = self.memo.get(sym)
         if hit is not None:

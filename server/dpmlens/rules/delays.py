@@ -479,8 +479,39 @@ def _report(
     facts = severity_policy.DelayFacts(
         d.call.callee, d.ms, d.file.model.path,
         _runtime_reach(a, d) if reached else None, _shared_op(a, d, r) if reached else None,
+        _ifdef_configs(a, d, r),
     )  # fmt: skip
     return severity_policy.cap_delay(found, facts)
+
+
+_IFDEF = re.compile(r"#\s*ifdef\s+CONFIG_(\w+)\s*$")
+_IF_DEFINED = re.compile(
+    r"#\s*if\s+(?:defined|IS_ENABLED|IS_BUILTIN)\s*\(?\s*CONFIG_(\w+)\s*\)?\s*$"
+)
+
+
+def _ifdef_configs(a: _Analysis, d: Delay, r: Reached | None) -> tuple[str, ...]:
+    """The CONFIG_ symbols whose `#ifdef` (not its `#else`) encloses the delay or a helper
+    call on the way to it: the delay is only compiled when they are set."""
+    nodes = [d.node] if d.node is not None else []
+    for hop in r.hops if r is not None else ():
+        fd = a.file_of(hop.model)
+        node = a.ctx.call_node(hop.call, fd.model) if fd is not None else None
+        if node is not None:
+            nodes.append(node)
+    out: list[str] = []
+    for cur in nodes:
+        parent = cur.parent
+        while parent is not None:
+            if parent.type in ("preproc_ifdef", "preproc_if"):
+                alt = parent.child_by_field_name("alternative")
+                if alt is None or alt.id != cur.id:
+                    head = (parent.text or b"").split(b"\n", 1)[0].decode("latin-1").strip()
+                    m = _IFDEF.match(head) or _IF_DEFINED.match(head)
+                    if m:
+                        out.append(m.group(1))
+            cur, parent = parent, parent.parent
+    return tuple(dict.fromkeys(out))
 
 
 def _runtime_reach(a: _Analysis, d: Delay) -> str | None:

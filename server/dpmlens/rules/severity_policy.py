@@ -22,6 +22,7 @@ from dpmlens.rules.sleep_slack import extra_jiffies, msleep_worst_ms
 
 _HZ = 250  # the HZ the msleep sizes assume (kernel/Kconfig.hz default, as the rule's match.hz)
 DEAD_TAG = "dead-driver"
+LEGACY_TAG = "legacy-hardware"
 MEASURED_TAG = "measured"
 
 
@@ -39,6 +40,8 @@ class Policy:
     shared_op: Severity
     latency_rules: frozenset[str]
     dead_driver: Severity
+    legacy: Severity  # cap of latency findings on hardware nobody can test
+    legacy_symbols: dict[str, str]  # Kconfig symbol -> the hardware it names
     critical_ms: float
     critical: Severity
     cheap: Severity
@@ -58,12 +61,15 @@ def _parse(data: dict[str, Any]) -> Policy:
             for r in spec.get("rows") or ()
         )
     measured = data.get("measured") or {}
+    legacy = data.get("legacy_hardware") or {}
     return Policy(
         sizes=sizes,
         rows=rows,
         shared_op=Severity.parse(str(data.get("shared_op", "info"))),
         latency_rules=frozenset(str(r) for r in data.get("latency_rules") or ()),
         dead_driver=Severity.parse(str(data.get("dead_driver", "hint"))),
+        legacy=Severity.parse(str(legacy.get("severity", "info"))),
+        legacy_symbols={str(k): str(v) for k, v in (legacy.get("symbols") or {}).items()},
         critical_ms=float(measured.get("critical_ms", 1.0)),
         critical=Severity.parse(str(measured.get("critical", "warning"))),
         cheap=Severity.parse(str(measured.get("cheap", "info"))),
@@ -79,6 +85,7 @@ class DelayFacts:
     path: str  # the file it is in (its kernel version decides msleep's extra jiffy)
     runtime: str | None = None  # "runtime_resume callback foo_runtime_resume()" reaching it
     shared_op: str | None = None  # "foo_set_par() is also struct fb_ops .fb_set_par"
+    configs: tuple[str, ...] = ()  # CONFIG_ symbols an #ifdef around the delay's path needs
 
 
 def phase_kind(phase: str | None, facts: DelayFacts) -> str:
@@ -137,6 +144,13 @@ def cap_delay(finding: Finding, facts: DelayFacts) -> Finding:
         severity = cap
         if phase_kind(phase, facts) in ("system", "hibernate"):
             notes.append(f"paid once per {_when(phase)}: {_cost(rule, phase, facts)}")
+    legacy = next((c for c in facts.configs if c in policy().legacy_symbols), None)
+    if legacy is not None and severity > policy().legacy:
+        severity = policy().legacy
+        notes.append(
+            f"compiled only for {policy().legacy_symbols[legacy]} (#ifdef CONFIG_{legacy}):"
+            " hardware few can test"
+        )
     if facts.shared_op is not None and severity > policy().shared_op:
         severity = policy().shared_op
         notes.append(f"{facts.shared_op}: the wait is that op's, which the callback reaches")
@@ -146,18 +160,19 @@ def cap_delay(finding: Finding, facts: DelayFacts) -> Finding:
     return replace(finding, severity=severity, message=message)
 
 
-def dead_driver(finding: Finding, reason: str) -> Finding:
-    """A finding in a driver no real build enables: a latency finding becomes a hint, any
-    finding names the reason (message suffix, `dead` field, tag)."""
+def dead_driver(finding: Finding, reason: str, legacy: bool = False) -> Finding:
+    """A finding in a driver no real build enables (`legacy`: one only built for hardware
+    nobody can test): a latency finding becomes a hint (info), any finding names the reason
+    (message suffix, `dead` field, tag)."""
     severity = finding.severity
     if finding.rule in policy().latency_rules:
-        severity = min(severity, policy().dead_driver)
+        severity = min(severity, policy().legacy if legacy else policy().dead_driver)
     return replace(
         finding,
         severity=severity,
-        message=f"{finding.message} [dead driver: {reason}]",
+        message=f"{finding.message} [{reason if legacy else 'dead driver: ' + reason}]",
         dead=reason,
-        tags=(*finding.tags, DEAD_TAG),
+        tags=(*finding.tags, LEGACY_TAG if legacy else DEAD_TAG),
     )
 
 
@@ -218,6 +233,7 @@ def table_markdown() -> list[str]:
                 f" | {row.severity} |"
             )
     latency = ", ".join(f"`{r}`" for r in sorted(p.latency_rules))
+    legacy = ", ".join(f"`{k}` ({v})" for k, v in sorted(p.legacy_symbols.items()))
     out += [
         "",
         f"- **Shared op**: a delay in a function that a non-PM ops struct of the file also"
@@ -229,6 +245,10 @@ def table_markdown() -> list[str]:
         f" `drivers/staging/**/deprecated`: latency findings ({latency}) become"
         f" **{p.dead_driver}**, the others keep their severity; all name the reason"
         f" (`[dead driver: ...]`, JSON `dead`). `--include-dead` turns this off.",
+        f"- **Legacy hardware** (hardware nobody can test: {legacy}): a driver that only"
+        f" these buses or platforms build (Kconfig), or a delay compiled only under"
+        f" `#ifdef CONFIG_<one of them>`: latency findings at most **{p.legacy}**, the"
+        f" others keep their severity and name it (`[legacy hardware: ...]`, JSON `dead`).",
         f"- **Measured** (`dpmlens check --traces CAPTURE`): a delay site measured on a"
         f" phase's critical path for at least {p.critical_ms:g} ms per cycle becomes"
         f" **{p.critical}**, with the measured cost in the message; one measured off the"
