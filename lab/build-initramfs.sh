@@ -1,7 +1,7 @@
 #!/bin/sh
 # Build a busybox-static initramfs for one unpacked Debian kernel: busybox, lab/guest-init.sh
 # as /init, and the modules of the lab's emulated devices (dependencies first, decompressed,
-# loaded in order by /init).  Usage: build-initramfs.sh KVER OUT.cpio.gz
+# loaded in order by /init).  Usage: [EXTRA_MODS=ext4] build-initramfs.sh KVER OUT.cpio.gz
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 CACHE=${LAB_CACHE:-$here/cache}
@@ -12,7 +12,7 @@ BUSYBOX=${BUSYBOX:-/bin/busybox}
 file -L "$BUSYBOX" | grep -q "statically linked" || { echo "build-initramfs.sh: $BUSYBOX is not static (apt-get install busybox-static)" >&2; exit 1; }
 # The drivers of the fixed device set (lab/qemu-devices.txt), in load order.
 MODS="virtio_pci virtio_net virtio_rng virtio_balloon e1000 uhci_hcd xhci_pci usbhid hid_generic
-usb_storage sd_mod ahci ata_piix snd_hda_intel snd_hda_codec_generic button"
+usb_storage sd_mod ahci ata_piix snd_hda_intel snd_hda_codec_generic button ${EXTRA_MODS:-}"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/bin" "$tmp/lib/modules" "$tmp/proc" "$tmp/sys" "$tmp/dev" "$tmp/out" "$tmp/etc"
 cp "$BUSYBOX" "$tmp/bin/busybox"

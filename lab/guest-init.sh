@@ -20,6 +20,12 @@ for m in $(cat /etc/modules); do insmod /lib/modules/$m 2>/dev/null; done
 ip link set lo up 2>/dev/null
 sleep 3   # USB enumeration and the disks settle
 
+ata_disk() { for b in /sys/block/sd*; do readlink -f "$b" | grep -q /ata && echo "/dev/${b##*/}"; done; }
+if [ "$(arg sleepgraph 0)" = 1 ]; then   # lab/run_lab.py --sleepgraph: a bookworm root on the ahci disk
+  mkdir -p /newroot && mount -t ext4 "$(ata_disk)" /newroot && exec switch_root /newroot /lab-sleepgraph.sh
+  say "no root for sleepgraph"; poweroff -f
+fi
+
 echo 1 > /sys/power/pm_print_times
 echo 1 > /sys/power/pm_debug_messages   # "PM: resume of devices complete after N msecs"
 echo "$ASYNC" > /sys/power/pm_async
@@ -35,6 +41,8 @@ fi
 echo global > $T/trace_clock
 echo 16384 > $T/buffer_size_kb
 echo > $T/trace
+# tp_printk prints the same events into the kernel log: start both records at the same point
+grep -q tp_printk /proc/cmdline && dmesg -C
 for e in power/device_pm_callback_start power/device_pm_callback_end power/suspend_resume rpm; do
   echo 1 > $T/events/$e/enable
 done
@@ -46,9 +54,17 @@ if [ "$KPROBES" = 1 ]; then
       "usleep_range_state usleep_range_state min=%di:s32 max=%si:s32" \
       "schedule_timeout schedule_timeout timeout=%di:s32" "udelay __const_udelay loops=%di:s32"; do
     set -- $spec; name=$1 func=$2; shift 2
+    # maxactive 64: many threads sleep in msleep at once during USB resume, and a return
+    # probe with too few instances drops the _ret events.
     if echo "p:${name}_cal $func $*" >> $T/kprobe_events 2>/dev/null; then
-      echo "r:${name}_ret $func \$retval" >> $T/kprobe_events
-      PROBES="$PROBES $name"
+      # 6.12 (BTF) refuses $retval on a function returning void: then the _ret has no arg1.
+      if echo "r64:${name}_ret $func \$retval" >> $T/kprobe_events 2>/dev/null ||
+         echo "r64:${name}_ret $func" >> $T/kprobe_events 2>/dev/null ||
+         echo "r:${name}_ret $func" >> $T/kprobe_events 2>/dev/null; then
+        PROBES="$PROBES $name"
+      else
+        echo "-:${name}_cal" >> $T/kprobe_events
+      fi
     fi
   done
 fi
@@ -77,11 +93,11 @@ say "collecting"
   echo "mem_sleep: $(cat /sys/power/mem_sleep)"
   for q in /sys/bus/usb/devices/*/*-port*/quirks; do echo "quirks: $q $(cat $q)"; done
   grep -H . $T/per_cpu/cpu*/stats 2>/dev/null | grep -E "overrun|dropped"
+  sed 's/^/kprobe_events: /' $T/kprobe_events; sed 's/^/tracing_error_log: /' $T/error_log; sed 's/^/kprobe_profile: /' $T/kprobe_profile
 } > /out/meta.txt
 dmesg > /out/dmesg.txt
 cat $T/trace > /out/ftrace.txt
-disk=""
-for b in /sys/block/sd*; do readlink -f "$b" | grep -q /ata && disk=/dev/${b##*/}; done
+disk=$(ata_disk)
 if [ -n "$disk" ]; then
   tar -cf "$disk" -C /out . && sync && say "saved $disk"
 else

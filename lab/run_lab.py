@@ -53,16 +53,25 @@ class RunFailed(Exception):
     pass
 
 
-def kernel(series: str) -> tuple[str, Path, Path]:
+def kernel(series: str, sleepgraph: bool = False) -> tuple[str, Path, Path]:
     """Fetch (cached) and return KVER, vmlinuz and an initramfs for this guest-init."""
     kver = subprocess.run([str(HERE / "fetch-kernel.sh"), series], check=True,
                           capture_output=True, text=True).stdout.strip()
     vmlinuz = CACHE / kver / "boot" / f"vmlinuz-{kver}"
     stamp = max(int((HERE / f).stat().st_mtime) for f in ("guest-init.sh", "build-initramfs.sh"))
-    initrd = CACHE / f"initramfs-{kver}-{stamp}.cpio.gz"
+    kind = "-ext4" if sleepgraph else ""
+    initrd = CACHE / f"initramfs-{kver}{kind}-{stamp}.cpio.gz"
     if not initrd.exists():
-        subprocess.run([str(HERE / "build-initramfs.sh"), kver, str(initrd)], check=True)
+        env = dict(os.environ, EXTRA_MODS="crc32c_generic crc16 mbcache jbd2 ext4" if sleepgraph else "")
+        subprocess.run([str(HERE / "build-initramfs.sh"), kver, str(initrd)], check=True, env=env)
     return kver, vmlinuz, initrd
+
+
+def sleepgraph_root() -> Path:
+    img = CACHE / "sleepgraph-root.img"
+    if not img.exists():
+        subprocess.run([str(HERE / "build-sleepgraph-root.sh"), str(img)], check=True)
+    return img
 
 
 class Qmp:
@@ -94,12 +103,16 @@ def boot(args: argparse.Namespace, vmlinuz: Path, initrd: Path, work: Path) -> N
     for img, size in ((usb, 16), (out, 64)):
         with open(img, "wb") as f:
             f.truncate(size << 20)
+    if args.sleepgraph:  # the ahci disk is the bookworm root sleepgraph runs in
+        subprocess.run(["cp", "--sparse=always", str(sleepgraph_root()), str(out)], check=True)
     append = ["console=ttyS0,115200", "loglevel=4", "panic=1", "tsc=reliable",
               "log_buf_len=16M", f"lab.mode={args.mode}", f"lab.cycles={args.cycles}",
               f"lab.async={args.pm_async}", f"lab.rpm={int(args.rpm)}",
               f"lab.kprobes={int(not args.no_kprobes)}", f"lab.idle={args.idle}"]
     if args.quirks:
         append.append(f"lab.quirks={args.quirks}")
+    if args.sleepgraph:
+        append.append("lab.sleepgraph=1")
     if args.tp_printk:
         append += [f"trace_event={TP_EVENTS}", "tp_printk"]
     qmp_path = str(work / "qmp.sock")
@@ -108,7 +121,7 @@ def boot(args: argparse.Namespace, vmlinuz: Path, initrd: Path, work: Path) -> N
            "-qmp", f"unix:{qmp_path},server=on,wait=off",
            "-kernel", str(vmlinuz), "-initrd", str(initrd), "-append", " ".join(append)]
     cmd += [a.format(usb=usb, out=out) for a in DEVICES]
-    console = open(work / "console.log", "w")
+    console = open(work / "console.log", "w")  # noqa: SIM115 - closed by the finally below
     proc = subprocess.Popen(["nice", "-n", str(args.nice)] + cmd, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
                             errors="replace")
@@ -168,6 +181,13 @@ def boot(args: argparse.Namespace, vmlinuz: Path, initrd: Path, work: Path) -> N
         console.close()
     if not state["saved"]:
         raise RunFailed("the guest stopped before saving its captures (panic or fault)")
+    if args.sleepgraph:
+        (work / "files").mkdir()
+        subprocess.run(["debugfs", "-R", f"rdump /out {work / 'files'}", str(out)], check=True,
+                       capture_output=True)
+        for f in (work / "files" / "out").iterdir():
+            f.rename(work / "files" / f.name)
+        return
     with tarfile.open(out) as tar:
         tar.extractall(work / "files", filter="data")
 
@@ -182,6 +202,9 @@ def main() -> int:
     p.add_argument("--rpm", action="store_true", help="power/control=auto, autosuspend 100 ms")
     p.add_argument("--tp-printk", action="store_true", help="also print the events into dmesg")
     p.add_argument("--no-kprobes", action="store_true")
+    p.add_argument("--sleepgraph", action="store_true",
+                   help="run pm-graph's sleepgraph.py -m mem -rtcwake 5 -dev -multi CYCLES 0 "
+                        "in a debootstrapped bookworm root instead")
     p.add_argument("--idle", type=int, default=2, help="seconds between cycles")
     p.add_argument("--retries", type=int, default=3)
     p.add_argument("--wake-after", type=float, default=6.0, help="freeze: press after S s")
@@ -192,7 +215,7 @@ def main() -> int:
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args()
     try:
-        kver, vmlinuz, initrd = kernel(args.kernel)
+        kver, vmlinuz, initrd = kernel(args.kernel, args.sleepgraph)
     except subprocess.CalledProcessError as e:
         print(f"run_lab: could not fetch/build the {args.kernel} kernel: {e}", file=sys.stderr)
         return 1
@@ -201,12 +224,17 @@ def main() -> int:
         try:
             boot(args, vmlinuz, initrd, work)
             files = work / "files"
-            dmesg = (files / "dmesg.txt").read_text(errors="replace")
-            done = dmesg.count("PM: resume of devices complete after")
+            if args.sleepgraph:
+                dmesg = "".join(p.read_text(errors="replace") for p in files.rglob("*_dmesg.txt"))
+                done = len(list(files.rglob("*_ftrace.txt")))
+            else:
+                dmesg = (files / "dmesg.txt").read_text(errors="replace")
+                done = dmesg.count("PM: resume of devices complete after")
             if done < args.cycles:
                 raise RunFailed(f"{done} of {args.cycles} cycles resumed")
             shutil.copy(work / "console.log", files / "console.log")
             with open(files / "meta.txt", "a") as f:
+                f.write(f"kernel: {kver}\n" if args.sleepgraph else "")
                 f.write(f"host_attempt: {attempt}\nhost_uptime: {os.popen('uptime').read().strip()}\n")
             tmp = args.out.with_name(args.out.name + ".tmp")
             shutil.rmtree(tmp, ignore_errors=True)
