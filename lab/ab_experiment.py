@@ -107,12 +107,17 @@ def path_devices(critical: list[dict], phase: str) -> dict[str, float]:
     devices that carry >= 5% of the phase on at least half the cycles."""
     runs = [c for c in critical if c["phase"] == phase]
     seen: dict[str, int] = {}
+    shares = []
     for run in runs:
         wall = run.get("predicted_us") or run.get("wall_us") or 1.0
+        shares.append(sum(s["duration_us"] for s in run["chain"]) / wall)
         for dev in {f"{s['driver'] or '-'} {s['device']}" for s in run["chain"]
                     if s["duration_us"] >= 0.05 * wall}:
             seen[dev] = seen.get(dev, 0) + 1
-    return {d: n / len(runs) for d, n in sorted(seen.items()) if runs and n / len(runs) >= 0.5}
+    out = {d: n / len(runs) for d, n in sorted(seen.items()) if runs and n / len(runs) >= 0.5}
+    if shares:  # how much of the phase the path's callbacks explain (the rest: waits)
+        out["(callbacks' share of the phase)"] = statistics.median(shares)
+    return out
 
 
 def main() -> int:

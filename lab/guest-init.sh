@@ -40,9 +40,7 @@ fi
 
 echo global > $T/trace_clock
 echo 16384 > $T/buffer_size_kb
-echo > $T/trace
-# tp_printk prints the same events into the kernel log: start both records at the same point
-grep -q tp_printk /proc/cmdline && dmesg -C
+echo 0 > $T/tracing_on
 for e in power/device_pm_callback_start power/device_pm_callback_end power/suspend_resume rpm; do
   echo 1 > $T/events/$e/enable
 done
@@ -69,6 +67,10 @@ if [ "$KPROBES" = 1 ]; then
   done
 fi
 say "kprobes:$PROBES"
+# tp_printk prints the same events into the kernel log: both records start (and stop, below)
+# at the same point, with no device activity in between
+echo > $T/trace
+grep -q tp_printk /proc/cmdline && dmesg -c > /dev/null   # busybox has no -C
 echo 1 > $T/tracing_on
 sleep "$IDLE"
 
@@ -85,7 +87,7 @@ while [ $i -le "$N" ]; do
   i=$((i + 1))
 done
 
-echo 0 > $T/tracing_on
+echo 0 > $T/tracing_on; dmesg > /out/dmesg.txt
 say "collecting"
 {
   echo "kernel: $(uname -r)"; echo "cmdline: $(cat /proc/cmdline)"; echo "mode: $MODE"
@@ -95,7 +97,6 @@ say "collecting"
   grep -H . $T/per_cpu/cpu*/stats 2>/dev/null | grep -E "overrun|dropped"
   sed 's/^/kprobe_events: /' $T/kprobe_events; sed 's/^/tracing_error_log: /' $T/error_log; sed 's/^/kprobe_profile: /' $T/kprobe_profile
 } > /out/meta.txt
-dmesg > /out/dmesg.txt
 cat $T/trace > /out/ftrace.txt
 disk=$(ata_disk)
 if [ -n "$disk" ]; then

@@ -38,8 +38,8 @@ capture k612-tp     --kernel 6.12 --mode mem    --cycles 1 --no-kprobes --tp-pri
   capture_sleepgraph k612-sleepgraph 6.12
 }
 # The fixtures: gzip -n (no name or time in the header) keeps them byte-stable.
-for d in "$OUT"/k61-* "$OUT"/k612-*; do
-  name=$(basename "$d"); mkdir -p "$FIX/$name"
+for name in k61-mem k612-mem k61-freeze k612-freeze k61-tp k612-tp; do
+  d=$OUT/$name; mkdir -p "$FIX/$name"
   for f in dmesg ftrace; do gzip -9nc "$d/$f.txt" > "$FIX/$name/$f.txt.gz"; done
   cp "$d/meta.txt" "$d/command.txt" "$FIX/$name/"
 done

@@ -14,6 +14,7 @@ ksys_sync, freeze_processes, ...) have no dpmlens callback: counted apart.
 from __future__ import annotations
 
 import argparse
+import gzip
 import html
 import json
 import re
@@ -31,9 +32,16 @@ PHASES = {"suspend_prepare": "prepare", "suspend": "suspend", "suspend_late": "s
           "resume_early": "resume_early", "resume": "resume", "resume_complete": "complete"}
 
 
+def _text(path: Path) -> str:
+    if path.suffix == ".gz":
+        with gzip.open(path, "rt", errors="replace") as f:
+            return f.read()
+    return path.read_text(errors="replace")
+
+
 def sleepgraph_boxes(page: Path) -> list[dict]:
     out = []
-    for m in BOX.finditer(page.read_text(errors="replace")):
+    for m in BOX.finditer(_text(page)):
         t = TITLE.match(html.unescape(m.group("title")))
         if not t or t.group("phase") not in PHASES:
             continue
@@ -50,12 +58,12 @@ def sleepgraph_boxes(page: Path) -> list[dict]:
 
 
 def compare(folder: Path) -> dict:
-    tests = sorted(p.parent for p in folder.rglob("*_ftrace.txt"))
+    tests = sorted({p.parent for p in folder.rglob("*_ftrace.txt*")})
     total = agree = kfunc = 0
     misses: list[dict] = []
     for test in tests:
-        (page,) = [p for p in test.glob("*.html")]
-        (ftrace,) = list(test.glob("*_ftrace.txt"))
+        (page,) = list(test.glob("*.html*"))
+        (ftrace,) = list(test.glob("*_ftrace.txt*"))
         ours: dict[tuple[str, str], list[float]] = defaultdict(list)
         for s in load_traces([ftrace]).samples():
             ours[(s.phase, s.device)].append(s.duration_us)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -71,7 +72,10 @@ def test_the_captures_are_two_real_kernels_with_their_commands() -> None:
 def test_callbacks_agree_with_pm_print_times_of_the_same_cycle(run: str) -> None:
     dmesg, ftrace = _files(run)
     dm, ft = load_traces([dmesg]), load_traces([ftrace])
-    assert dm.errors == [] and ft.errors == [] and ft.skipped_lines == 0
+    assert dm.errors == [] and ft.errors == []
+    # the guest turns the delay kprobes off right after resume: a thread still inside
+    # schedule_timeout() then has a call without its return
+    assert set(ft.files[0].skip_reasons) <= {"delay kprobe call without its return"}
     assert dm.cycles == ft.cycles >= 2
     d, f = _callbacks(dm), _callbacks(ft)  # pm_print_times does not time prepare/complete
     assert d.keys() == f.keys()
@@ -202,8 +206,36 @@ def test_tp_printk_dmesg_gives_what_ftrace_of_the_same_run_gives(
     # the guest cleared the kernel log and the trace buffer at the same point (after boot)
     assert d.keys() == f.keys()
     assert {k: len(v) for k, v in d.items()} == {k: len(v) for k, v in f.items()}
-    for k in d:
-        for a, b in zip(d[k], f[k], strict=True):
-            assert a == pytest.approx(b, abs=2.0), k  # dmesg prints the same events' times
+    # dmesg stamps an event when printk stores it, ftrace when the event is recorded: the
+    # same up to the vCPU being descheduled in between (the host is loaded), so nearly all
+    pairs = [(a, b) for k in d for a, b in zip(d[k], f[k], strict=True)]
+    close = [abs(a - b) <= max(0.02 * b, 100) for a, b in pairs]
+    assert sum(close) >= 0.99 * len(pairs)
     fr = _rpm_counts(capsys, ftrace)
     assert fr and _rpm_counts(capsys, dmesg) == fr
+
+
+SLEEPGRAPH_RUNS = ["k61-sleepgraph", "k612-sleepgraph"]
+
+
+@pytest.mark.parametrize("run", SLEEPGRAPH_RUNS)
+def test_sleepgraph_in_the_guest_agrees_on_every_callback(run: str) -> None:
+    """pm-graph's sleepgraph -dev, run inside the guest: its HTML timeline's device boxes
+    against dpmlens on the same test's ftrace (lab/sleepgraph_compare.py)."""
+    folder = LAB / run
+    if not folder.is_dir():
+        pytest.skip(f"{folder} not captured (make captures without LAB_NO_SLEEPGRAPH)")
+    sys.path.insert(0, str(REPO / "lab"))
+    try:
+        from sleepgraph_compare import compare
+    finally:
+        sys.path.remove(str(REPO / "lab"))
+    r = compare(folder)
+    assert r["tests"] == 1 and r["sleepgraph_durations"] >= 500
+    callbacks = r["sleepgraph_durations"] - r["kernel_functions"]
+    assert r["agree"] == callbacks, [m for m in r["misses"] if not m["kernel_function"]][:5]
+    # what sleepgraph has and dpmlens does not: the kernel functions its -dev kprobes time
+    # inside phases (ksys_sync, freeze_processes, async_synchronize_full, ...) and kernel
+    # threads; dpmlens keeps its kernel steps without a phase
+    names = {m["device"] for m in r["misses"]}
+    assert {"ksys_sync", "freeze_processes"} <= names
