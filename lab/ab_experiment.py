@@ -181,8 +181,8 @@ def main() -> int:
         if target:
             row["critical_path_measured"] = path_devices(report(args, target).get("critical_path") or [], "resume")
         result["experiments"].append(row)
-    write(args.out.with_suffix(".json"), json.dumps(result, indent=1) + "\n")
-    write(args.out.with_suffix(".md"), markdown(result))
+    write(args.out.with_name(args.out.name + ".json"), json.dumps(result, indent=1) + "\n")
+    write(args.out.with_name(args.out.name + ".md"), markdown(result))
     print(markdown(result))
     return 0
 
