@@ -70,7 +70,7 @@ captures:
 	lab/make-captures.sh
 
 # The A/B experiments (pm_async, USB fast enumeration) and the what-if checked against them:
-# 16 S3 cycles per configuration per kernel, ~25 min; tables in build/lab/ab-*.md.
+# 16 S3 cycles per configuration per kernel, 12-15 min each; tables in build/lab/ab-*.md.
 LAB_CYCLES ?= 16
 lab-ab: $(STAMP)
 	$(PYTHON) lab/ab_experiment.py --kernel 6.1 --cycles $(LAB_CYCLES) --out build/lab/ab-6.1

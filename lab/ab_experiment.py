@@ -150,6 +150,10 @@ def main() -> int:
                                          for n in CONFIGS for f in files(args, n, "meta")
                                          for line in Path(f).read_text().splitlines()
                                          if line.startswith("host_uptime")}),
+                    # under load the HDA codec probe can time out at boot ("Cannot probe
+                    # codecs"): that boot lacks the codec, whose suspend is ~0.6 s on 6.12
+                    "boots_with_hda_codec": {n: f"{sum('Cannot probe codecs' not in Path(f).read_text(errors='replace') for f in files(args, n, 'dmesg'))} of {len(files(args, n, 'dmesg'))}"
+                                             for n in CONFIGS},
                     "runs": {}, "noise": {}, "experiments": []}
     for name in CONFIGS:
         result["runs"][name] = {ph: median_ci(measured[name][ph]) for ph in PHASES}
@@ -196,6 +200,8 @@ def fmt(m: dict) -> str:
 def markdown(r: dict) -> str:
     out = [f"### Kernel {r['kernel']}: A/B under qemu (ms, median [95% CI], n = {r['cycles_per_run']})", "",
            f"Host load averages during the runs: {'; '.join(r['host_load'])}", "",
+           "Boots whose HDA codec probed (the others lack it): "
+           + ", ".join(f"{n} {v}" for n, v in r["boots_with_hda_codec"].items()), "",
            "| phase | A1 | A2 | noise A1/A2 | pm_async=0 | fast enum |", "|---|---|---|---|---|---|"]
     for ph in PHASES:
         runs = r["runs"]
