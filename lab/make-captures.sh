@@ -59,12 +59,15 @@ done
   echo "each folder: \`dmesg.txt.gz\` (pm_print_times, pm_debug_messages), \`ftrace.txt.gz\` (power:*,"
   echo "rpm:*, and in the mem runs sleepgraph-style delay kprobes), \`meta.txt\` (kernel, command"
   echo "line, USB port quirks, kprobes, ring-buffer stats, host load). Regenerate with"
-  echo "\`make captures\` (FORCE=1 to redo); nothing here is edited by hand."
+  echo "\`make captures\` (FORCE=1 to redo); nothing here is edited by hand. \`ab/\` holds the"
+  echo "summaries of the A/B experiments (\`make lab-ab\`; the raw captures, ~4 MB gzip'ed per"
+  echo "kernel, are not checked in)."
   echo
   echo "| folder | kernel | command |"
   echo "|---|---|---|"
   for d in "$FIX"/*/; do
     name=$(basename "$d")
+    [ -f "$d/command.txt" ] || continue
     k=$(sed -n 's/^kernel: //p' "$d/meta.txt" | head -1)
     echo "| \`$name\` | $k | \`$(cat "$d/command.txt")\` |"
   done
