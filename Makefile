@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-python test-node lint fuzz bench bench-profile bench-traces bench-lsp e2e package clean
+.PHONY: demo test test-python test-node lint fuzz bench bench-profile bench-traces bench-lsp e2e package clean captures lab-ab
 
 $(STAMP): server/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +60,21 @@ FUZZ_MINUTES  ?= 5
 FUZZ_EXAMPLES ?= 300
 fuzz: $(STAMP)
 	cd server && nice ../$(PY) tests/fuzz_driver.py --minutes $(FUZZ_MINUTES) --examples $(FUZZ_EXAMPLES)
+
+# The capture lab (lab/README.md, docs/traces.md "Capture lab"): Debian's 6.1 and 6.12 kernels
+# (apt-get download, cached in lab/cache/) booted under qemu (TCG), suspend/resume cycles
+# captured into build/lab/, the checked-in fixtures test-fixtures/lab/*.gz re-made from them.
+# Idempotent: a capture already in build/lab/ is kept (FORCE=1 redoes all). Never run by CI
+# (booting qemu without KVM takes minutes); the tests only read the checked-in files.
+captures:
+	lab/make-captures.sh
+
+# The A/B experiments (pm_async, USB fast enumeration) and the what-if checked against them:
+# 16 S3 cycles per configuration per kernel, 12-15 min each; tables in build/lab/ab-*.md.
+LAB_CYCLES ?= 16
+lab-ab: $(STAMP)
+	$(PYTHON) lab/ab_experiment.py --kernel 6.1 --cycles $(LAB_CYCLES) --out build/lab/ab-6.1
+	$(PYTHON) lab/ab_experiment.py --kernel 6.12 --cycles $(LAB_CYCLES) --out build/lab/ab-6.12
 
 # VS Code extension: dpmlens-<version>.vsix = esbuild bundle + the server wheel (rules/ and
 # grammars/ inside as dpmlens/data/), built by `npm run package` (prepackage bundles the server).
