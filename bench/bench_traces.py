@@ -242,10 +242,10 @@ print(json.dumps({"wall": wall, "cpu": cpu, "samples": ts.sample_count, "cycles"
 ANALYSIS = r"""
 import json, sys, time
 from dpmlens.traces import load_traces
-from dpmlens.traces.critical import critical_path
-from dpmlens.traces.delays import measured_delays
-from dpmlens.traces.timeline import build_timeline
-from dpmlens.traces.whatif import Changes, matcher, what_if
+from dpmlens.traces.analysis.critical import critical_path
+from dpmlens.traces.analysis.delays import measured_delays
+from dpmlens.traces.model.timeline import build_timeline
+from dpmlens.traces.analysis.whatif import Changes, matcher, what_if
 ts = load_traces(sys.argv[1:])
 out = {}
 c0 = time.process_time(); runs = build_timeline(ts); delays = measured_delays(ts, runs)

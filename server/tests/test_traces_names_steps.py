@@ -11,9 +11,9 @@ from traces_helpers import FIXTURES
 from traces_helpers import shared_traces as shared
 
 from dpmlens.traces import load_traces
-from dpmlens.traces.names import candidates, spaced_driver_names, split
-from dpmlens.traces.steps import accounts, step_rows, step_summary
-from dpmlens.traces.traceset import resolve_names
+from dpmlens.traces.analysis.steps import accounts, step_rows, step_summary
+from dpmlens.traces.model.names import candidates, spaced_driver_names, split
+from dpmlens.traces.model.traceset import resolve_names
 
 TIMELINE = FIXTURES / "timeline"
 LINE = "bash-100 [000] .... {ts:.6f}: {text}\n"
@@ -74,7 +74,7 @@ def test_candidates_and_single_space() -> None:
 def test_table_cites_the_kernel_source() -> None:
     names = spaced_driver_names()
     assert {"i8042 kbd", "i8042 aux", "int3400 thermal", "Generic PHY"} <= names
-    text = (Path(__file__).parents[1] / "dpmlens" / "traces" /
+    text = (Path(__file__).parents[1] / "dpmlens" / "traces" / "model" /
             "spaced-driver-names.yaml").read_text()
     assert '"i8042 kbd": "linux-6.12 drivers/input/serio/i8042-acpipnpio.h:1578' in text
 

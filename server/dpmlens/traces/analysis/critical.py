@@ -1,0 +1,263 @@
+"""The critical path of each phase: the chain of callbacks (and waits) that set its wall time.
+
+Walk back from the callback that ends last. What a callback waited for is the latest-ending
+of the things it can wait for that ended before it started (drivers/base/power/main.c):
+  - its parent, on resume (dpm_wait_for_superior: a device resumes after its parent);
+  - its children, on suspend (dpm_wait_for_subordinate: a device suspends after them);
+  - with device links (--links, traces.links): its suppliers on resume, its consumers on
+    suspend (the same two functions wait for them);
+  - the previous callback of its own thread (the synchronous PM thread runs the list in order;
+    an async worker runs one work item after another);
+  - for an async callback, the synchronous thread's callback before it: on suspend the loop
+    queues async work as it reaches the device (async_schedule_dev in dpm_suspend()); on
+    resume all async work is queued upfront and waits for the parent, so only a device whose
+    parent has no callback in the phase may have waited for the loop (to reach the parent);
+  - for a callback of the synchronous thread that started more than IDLE after the previous
+    one, the latest async callback that ended in between: the loop waits in dpm_wait() for
+    async devices, also for ones without a callback of their own in the phase (an audio codec
+    under its async controller), which the trace cannot show;
+  - else the phase start.
+The wait between the two is the step's `wait_us`; the phase end waits for the last callback
+(the async barrier, async_synchronize_full, then the end marker): `tail_us`. Device links
+are not in any trace: they are used when given (PhaseRun.links).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
+from dpmlens.traces.model.timeline import Interval, PhaseRun
+
+EPS = 2e-6  # s: timestamps of different CPUs; an end this much after a start still counts
+# The synchronous loop waited for an async device only if it sat idle this long after its
+# previous callback (back-to-back synchronous callbacks are 1-5 us apart on the captures).
+IDLE = 20e-6
+
+# preference when two candidates end at the same time
+_RANK = {"parent": 0, "child": 0, "supplier": 0, "consumer": 0, "sync thread": 1,
+         "thread": 2, "dispatched": 3, "async wait": 4}
+
+
+@dataclass(frozen=True)
+class Link:
+    interval: Interval
+    wait_us: float  # from what it waited for (or the phase start) to its start
+    link: str  # "phase start", "parent", "child", "supplier", "consumer", "sync thread",
+    # "thread", "dispatched", "async wait"
+
+
+@dataclass(frozen=True)
+class CriticalPath:
+    run: PhaseRun
+    chain: tuple[Link, ...]  # in time order
+    tail_us: float  # the last callback's end -> the phase end
+
+    @property
+    def callbacks_us(self) -> float:
+        return round(sum(x.interval.duration_us for x in self.chain), 3)
+
+    @property
+    def waits_us(self) -> float:
+        return round(sum(x.wait_us for x in self.chain) + self.tail_us, 3)
+
+    @property
+    def accounted_us(self) -> float:
+        return round(self.callbacks_us + self.waits_us, 3)
+
+    @property
+    def error_pct(self) -> float:
+        wall = self.run.wall_us
+        return 0.0 if wall <= 0 else round(abs(self.accounted_us - wall) / wall * 100, 3)
+
+
+class PhaseGraph:
+    """The dependency candidates of one phase run by interval index (the position by start:
+    a predecessor comes before; same-microsecond callbacks are common, so time alone cannot
+    order them), for the walk and the replay."""
+
+    def __init__(self, run: PhaseRun) -> None:
+        self.run = run
+        ivs = run.intervals
+        n = len(ivs)
+        self.starts = [iv.start for iv in ivs]
+        self.ends = ends = [iv.end for iv in ivs]
+        keys = [iv.group.key for iv in ivs]
+        self.devices = [k[1] for k in keys]
+        self.parents = [k[2] for k in keys]
+        self.threads = threads = [iv.thread for iv in ivs]
+        self.sync_thread = sync = run.sync_thread
+        self.up = run.direction == "up"
+        self.by_device: dict[str, int] = {}
+        self.children: dict[str, list[int]] = defaultdict(list)
+        self.prev = prev = [-1] * n
+        last_on: dict[int, int] = {}
+        for i in range(n):
+            self.by_device[self.devices[i]] = i
+            self.children[self.parents[i]].append(i)
+            t = threads[i]
+            prev[i] = last_on.get(t, -1)
+            last_on[t] = i
+        # the synchronous thread runs one callback after another: its ends are in order
+        self.sync_idx = [i for i in range(n) if threads[i] == sync] if sync >= 0 else []
+        self.sync_ends = [ends[i] for i in self.sync_idx]
+        self.async_idx = sorted((i for i in range(n) if threads[i] != sync),
+                                key=ends.__getitem__)
+        self.async_ends = [ends[i] for i in self.async_idx]
+        links = run.links
+        # on resume a consumer waits for its suppliers; on suspend a supplier for its consumers
+        if links is None:
+            self.linked: dict[str, set[str]] = {}
+        else:
+            self.linked = links.suppliers if self.up else links.consumers
+        self.link_name = "supplier" if self.up else "consumer"
+
+    def deps(self, i: int) -> list[tuple[int, str]]:
+        """What callback `i` may have waited for and that had ended when it started."""
+        s = self.starts[i] + EPS
+        ends = self.ends
+        sync = self.sync_thread
+        on_sync = self.threads[i] == sync
+        out: list[tuple[int, str]] = []
+        p = self.prev[i]
+        if p >= 0 and ends[p] <= s:
+            out.append((p, "sync thread" if on_sync else "thread"))
+        if self.up:
+            j = self.by_device.get(self.parents[i])
+            if j is not None and j < i and ends[j] <= s:
+                out.append((j, "parent"))
+        else:
+            for j in self.children.get(self.devices[i], ()):
+                if j < i and ends[j] <= s:
+                    out.append((j, "child"))
+        for dev in self.linked.get(self.devices[i], ()):
+            j = self.by_device.get(dev)
+            if j is not None and j < i and ends[j] <= s:
+                out.append((j, self.link_name))
+        if not on_sync:
+            idx, arr = self.sync_idx, self.sync_ends
+            link, after = "dispatched", -math.inf
+            if self.up and self.parents[i] in self.by_device:
+                idx = []  # queued upfront: it waited for its parent, not for the loop
+        else:
+            idx, arr = self.async_idx, self.async_ends
+            link = "async wait"
+            after = ends[p] if p >= 0 else -math.inf  # it ended after the previous one
+            if p >= 0 and self.starts[i] - ends[p] <= IDLE:
+                idx = []  # the loop went straight on: it waited for nothing else
+        if idx:
+            k = bisect.bisect_right(arr, s) - 1
+            while k >= 0 and idx[k] >= i:
+                k -= 1
+            if k >= 0 and arr[k] > after:
+                out.append((idx[k], link))
+        return out
+
+    def all_deps(self) -> list[list[tuple[int, str]]]:
+        """`[deps(i) for i in ...]`, the same logic inlined (the what-if replay of 100 cycles
+        builds this for every callback; tests/test_traces_critical.py checks they agree)."""
+        starts, ends, threads, prev = self.starts, self.ends, self.threads, self.prev
+        parents, devices, by_device = self.parents, self.devices, self.by_device
+        children = self.children
+        sync, up = self.sync_thread, self.up
+        linked, link_name = self.linked, self.link_name
+        sync_idx, sync_ends = self.sync_idx, self.sync_ends
+        async_idx, async_ends = self.async_idx, self.async_ends
+        bisect_right = bisect.bisect_right
+        inf = math.inf
+        out: list[list[tuple[int, str]]] = []
+        for i in range(len(starts)):
+            s = starts[i] + EPS
+            on_sync = threads[i] == sync
+            d: list[tuple[int, str]] = []
+            p = prev[i]
+            if p >= 0 and ends[p] <= s:
+                d.append((p, "sync thread" if on_sync else "thread"))
+            if up:
+                j = by_device.get(parents[i])
+                if j is not None and j < i and ends[j] <= s:
+                    d.append((j, "parent"))
+            else:
+                for j in children.get(devices[i], ()):
+                    if j < i and ends[j] <= s:
+                        d.append((j, "child"))
+            if linked:
+                for dev in linked.get(devices[i], ()):
+                    j = by_device.get(dev)
+                    if j is not None and j < i and ends[j] <= s:
+                        d.append((j, link_name))
+            if on_sync:
+                idx, arr, link = async_idx, async_ends, "async wait"
+                after = ends[p] if p >= 0 else -inf
+                if p >= 0 and starts[i] - ends[p] <= IDLE:
+                    idx = ()
+            else:
+                idx, arr, link, after = sync_idx, sync_ends, "dispatched", -inf
+                if up and parents[i] in by_device:
+                    idx = ()
+            if idx:
+                k = bisect_right(arr, s) - 1
+                while k >= 0 and idx[k] >= i:
+                    k -= 1
+                if k >= 0 and arr[k] > after:
+                    d.append((idx[k], link))
+            out.append(d)
+        return out
+
+    def predecessor(self, i: int) -> tuple[int, str]:
+        """The latest-ending of `deps(i)` (-1, "phase start" when none)."""
+        best, best_link = -1, "phase start"
+        ends = self.ends
+        for j, link in self.deps(i):
+            if best < 0 or ends[j] > ends[best] + 1e-9 or (
+                    abs(ends[j] - ends[best]) <= 1e-9 and _RANK[link] < _RANK[best_link]):
+                best, best_link = j, link
+        return best, best_link
+
+
+def critical_path(run: PhaseRun, graph: PhaseGraph | None = None) -> CriticalPath:
+    graph = graph or PhaseGraph(run)
+    ivs = run.intervals
+    k = max(range(len(ivs)), key=lambda i: (ivs[i].end, ivs[i].start))
+    last = ivs[k]
+    chain: list[Link] = []
+    seen: set[int] = set()
+    while k >= 0 and k not in seen:
+        seen.add(k)
+        c = ivs[k]
+        j, link = graph.predecessor(k)
+        origin = run.start if j < 0 else ivs[j].end
+        chain.append(Link(c, round(max(0.0, c.start - origin) * 1e6, 3), link))
+        k = j
+    chain.reverse()
+    tail = round(max(0.0, run.end - last.end) * 1e6, 3)
+    return CriticalPath(run, tuple(chain), tail)
+
+
+@dataclass(frozen=True)
+class DeviceOnPath:
+    driver: str
+    device: str
+    phase: str
+    on_path: int  # phase runs where it is on the critical path
+    runs: int  # phase runs where it has a callback
+    contribution_us: float  # its callback time on the path, summed over those runs
+
+
+def across_cycles(paths: list[CriticalPath]) -> list[DeviceOnPath]:
+    """How often each (driver, device, phase) is on the critical path, and the time it adds."""
+    on: dict[tuple[str, str, str], list[float]] = defaultdict(lambda: [0, 0.0])
+    runs: dict[tuple[str, str, str], int] = defaultdict(int)
+    for p in paths:
+        for iv in p.run.intervals:
+            runs[(iv.driver, iv.device, iv.phase)] += 1
+        for x in p.chain:
+            k = (x.interval.driver, x.interval.device, x.interval.phase)
+            on[k][0] += 1
+            on[k][1] += x.interval.duration_us
+    out = [DeviceOnPath(k[0], k[1], k[2], int(v[0]), runs[k], round(v[1], 3))
+           for k, v in on.items()]
+    out.sort(key=lambda d: (-d.contribution_us, d.driver, d.device))
+    return out
