@@ -275,6 +275,9 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
                 if phase is None:
                     coll.skip("phase line with unknown phase words")
                     continue
+                if len(m.group("ms")) > _MAX_DIGITS:
+                    coll.skip("impossible number in a phase line")
+                    continue
                 cycle = cycles.observe(phase)
                 for p in unphased:
                     done.append((p, phase, cycle))

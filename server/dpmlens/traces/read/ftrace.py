@@ -41,7 +41,7 @@ _EVENT = re.compile(rb": (?:device_pm_callback_(?:start|end): |suspend_resume: +
                     + rb")_(?:cal|ret): |rpm_(?:suspend|resume|idle|usage|return_int|status): "
                     + rb"|funcgraph_(?:entry|exit): )")
 _STAMP = re.compile(rb"# (?:suspend|freeze|standby|mem|disk|hibernate)-\d{6}-\d{6} ")
-_FW = re.compile(rb"# fwsuspend (\d+) fwresume (\d+)")
+_FW = re.compile(rb"# fwsuspend (\d{1,15}) fwresume (\d{1,15})")
 _ARG = re.compile(rb"\b(time|min|timeout)=(-?\d+)")
 _ARG_MS = {b"time": 1.0, b"min": 1e-3}  # msleep(time) in ms, usleep_range(min, max) in us
 _TS_BOUND = 1e15  # seconds; also false for nan, so a nan timestamp is skipped too

@@ -49,11 +49,12 @@ _LINE = re.compile(
 # trace-cmd report: "funcgraph_entry:        7.076 us   |  __math_state_restore();"
 _TC_PAYLOAD = re.compile(rb" *(?:[+!#*@$] )? *(?:(\d+(?:\.\d+)?) us)? *\|  ( *)(.*?)\r?")
 _STAMP = re.compile(rb"# (?:suspend|freeze|standby|mem|disk|hibernate)-\d{6}-\d{6} ")
-_FW = re.compile(rb"# fwsuspend (\d+) fwresume (\d+)")
+_FW = re.compile(rb"# fwsuspend (\d{1,15}) fwresume (\d{1,15})")
 _PROLOGUE = re.compile(rb"\n *(?:\d+\.\d+ \| +)?\d+\) .*\|  ")
 _PARENT = b", parent: "
 _ERR = b", err="
 _TS_BOUND = 1e15
+_DUR_BOUND = 1e6  # seconds: a delay of 11 days is no measurement
 
 
 def looks_like(head: bytes) -> bool:
@@ -335,11 +336,17 @@ class GraphReader:
             self._delay(func, caller, ts, ts + float(dur) / 1e6, tid)
 
     def _untimed(self, dur: bytes | None) -> None:
+        d = float(dur) if dur is not None else 0.0
+        if not d < _DUR_BOUND * 1e6:
+            self.coll.skip("impossible duration")
+            return
         self.untimed += 1
-        if dur is not None:
-            self.untimed_us += float(dur)
+        self.untimed_us += d
 
     def _delay(self, func: str, caller: str, t0: float, t1: float, tid: int) -> None:
+        if not -_DUR_BOUND < t1 - t0 < _DUR_BOUND:  # inf, nan, 400 digits of "us": no delay
+            self.coll.skip("impossible duration")
+            return
         key = (func, caller)
         fc = self.site_ids.get(key)
         if fc is None:  # names are numbered at a site's first delay, the function first

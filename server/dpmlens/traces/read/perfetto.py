@@ -22,6 +22,7 @@ from dpmlens.model.phases import PM_EVENT_VERBS
 from dpmlens.traces.model.sample import Collector
 from dpmlens.traces.read import rpm_events
 from dpmlens.traces.read.events import Assembler
+from dpmlens.traces.read.rpm_events import text
 
 NAME = "perfetto"
 SUFFIXES = (".perfetto-trace", ".pftrace", ".pb", ".perfetto")
@@ -208,15 +209,17 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
             kind = ev.WhichOneof("event")
             if kind == "device_pm_callback_start":
                 e = ev.device_pm_callback_start
-                ok = cpu.add(ev.timestamp, 1, ref((e.driver, e.device, e.parent, e.pm_ops)),
+                ok = cpu.add(ev.timestamp, 1,
+                             ref((text(e.driver), text(e.device), text(e.parent), text(e.pm_ops))),
                              e.event, ev.pid)  # fmt: skip
             elif kind == "device_pm_callback_end":
                 e = ev.device_pm_callback_end
-                ok = cpu.add(ev.timestamp, 2, ref((e.driver, e.device)), e.error, ev.pid)
+                ok = cpu.add(ev.timestamp, 2, ref((text(e.driver), text(e.device))), e.error,
+                             ev.pid)
             elif kind == "suspend_resume":
                 e = ev.suspend_resume
-                ok = cpu.add(ev.timestamp, 0, ref((e.action,)), e.val * 2 + (1 if e.start else 0),
-                             ev.pid)  # fmt: skip
+                ok = cpu.add(ev.timestamp, 0, ref((text(e.action),)),
+                             e.val * 2 + (1 if e.start else 0), ev.pid)  # fmt: skip
             elif kind == "rpm_status":
                 rpm.typed_status(ev.timestamp, ev.pid, ev.rpm_status)
                 continue

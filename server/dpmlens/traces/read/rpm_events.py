@@ -430,6 +430,16 @@ def _task(prefix: bytes) -> str:
 
 # -- Perfetto ------------------------------------------------------------------------------
 
+def text(value: Any) -> str:
+    """A Perfetto string field as str. protobuf hands a proto2 `string` holding invalid UTF-8
+    back as bytes: decoded with replacement, as the text importers do."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", "replace")
+    return str(value)
+
+
 class PerfettoHook:
     """Perfetto: rpm_status is a typed FtraceEvent (field 489); the other rpm events have no
     proto of their own and arrive as GenericFtraceEvent (field 327: event_name + fields) or,
@@ -443,16 +453,17 @@ class PerfettoHook:
         self.seen_ids: set[int] = set()
 
     def typed_status(self, ts: int, pid: int, e: Any) -> None:
-        self._add(ts, pid, "rpm_status", {"name": e.name, "status": int(e.status)})
+        self._add(ts, pid, "rpm_status", {"name": text(e.name), "status": int(e.status)})
 
     def generic(self, ts: int, pid: int, g: Any) -> None:
-        name = g.event_name
+        name = text(g.event_name)
         if name not in EVENTS:
             return
         vals: dict[str, Any] = {}
         for f in g.field:
             which = f.WhichOneof("value")
-            vals[f.name] = getattr(f, which) if which else None
+            v = getattr(f, which) if which else None
+            vals[text(f.name)] = text(v) if isinstance(v, (bytes, bytearray)) else v
         self._add(ts, pid, name, vals)
 
     def descriptors_of(self, bundle: Any) -> None:
@@ -572,4 +583,4 @@ def _varint(buf: bytes, pos: int) -> tuple[int, int]:
     return result, len(buf)
 
 
-__all__ = ["LineFormat", "PerfettoHook", "TextHook", "compile_format", "default_formats"]
+__all__ = ["LineFormat", "PerfettoHook", "TextHook", "compile_format", "default_formats", "text"]
