@@ -217,7 +217,7 @@ def test_report_json_and_table(capsys: pytest.CaptureFixture[str]) -> None:
 
     assert main(["trace", "report", str(TIMELINE), "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["version"] == 4
+    assert data["version"] == 5
     assert data["steps"][0] == {"cycle": 0, "name": "suspend_enter", "val": 3,
                                 "start_us": 0.0, "duration_us": 6030.0, "depth": 0}
     (acc,) = data["accounting"]

@@ -230,7 +230,7 @@ def test_no_rpm_events_no_section(capsys: pytest.CaptureFixture[str]) -> None:
     out = run_cli(capsys, "trace", "report", str(FIXTURES / "ftrace_basic.txt"), "--format",
                   "json")
     data = json.loads(out.out)
-    assert data["version"] == 4 and data["runtime_pm"] is None
+    assert data["version"] == 5 and data["runtime_pm"] is None
     text = run_cli(capsys, "trace", "report", str(FIXTURES / "ftrace_basic.txt")).out
     assert "Runtime PM" not in text
 

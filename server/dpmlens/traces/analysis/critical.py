@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import bisect
 import math
+import operator
 from collections import defaultdict
 from dataclasses import dataclass
 
 from dpmlens.traces.model.timeline import Interval, PhaseRun
 
+_GROUP = operator.attrgetter("group")
 EPS = 2e-6  # s: timestamps of different CPUs; an end this much after a start still counts
 # The synchronous loop waited for an async device only if it sat idle this long after its
 # previous callback (back-to-back synchronous callbacks are 1-5 us apart on the captures).
@@ -41,7 +43,7 @@ _RANK = {"parent": 0, "child": 0, "supplier": 0, "consumer": 0, "sync thread": 1
          "thread": 2, "dispatched": 3, "async wait": 4}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per step of every cycle's path: keep it small
 class Link:
     interval: Interval
     wait_us: float  # from what it waited for (or the phase start) to its start
@@ -82,28 +84,31 @@ class PhaseGraph:
         self.run = run
         ivs = run.intervals
         n = len(ivs)
+        # built with zip/map/dict (C loops): a report builds one per phase run of every cycle
         self.starts = [iv.start for iv in ivs]
         self.ends = ends = [iv.end for iv in ivs]
         keys = [iv.group.key for iv in ivs]
-        self.devices = [k[1] for k in keys]
-        self.parents = [k[2] for k in keys]
+        self.devices = devices = [k[1] for k in keys]
+        self.parents = parents = [k[2] for k in keys]
         self.threads = threads = [iv.thread for iv in ivs]
         self.sync_thread = sync = run.sync_thread
         self.up = run.direction == "up"
-        self.by_device: dict[str, int] = {}
+        self.by_device: dict[str, int] = dict(zip(devices, range(n), strict=True))
+        # children matter on suspend only (a device suspends after them)
         self.children: dict[str, list[int]] = defaultdict(list)
+        if not self.up:
+            for i, parent in enumerate(parents):
+                self.children[parent].append(i)
         self.prev = prev = [-1] * n
         last_on: dict[int, int] = {}
-        for i in range(n):
-            self.by_device[self.devices[i]] = i
-            self.children[self.parents[i]].append(i)
-            t = threads[i]
-            prev[i] = last_on.get(t, -1)
+        get = last_on.get
+        for i, t in enumerate(threads):
+            prev[i] = get(t, -1)
             last_on[t] = i
         # the synchronous thread runs one callback after another: its ends are in order
-        self.sync_idx = [i for i in range(n) if threads[i] == sync] if sync >= 0 else []
+        self.sync_idx = [i for i, t in enumerate(threads) if t == sync] if sync >= 0 else []
         self.sync_ends = [ends[i] for i in self.sync_idx]
-        self.async_idx = sorted((i for i in range(n) if threads[i] != sync),
+        self.async_idx = sorted((i for i, t in enumerate(threads) if t != sync),
                                 key=ends.__getitem__)
         self.async_ends = [ends[i] for i in self.async_idx]
         links = run.links
@@ -220,7 +225,7 @@ class PhaseGraph:
 def critical_path(run: PhaseRun, graph: PhaseGraph | None = None) -> CriticalPath:
     graph = graph or PhaseGraph(run)
     ivs = run.intervals
-    k = max(range(len(ivs)), key=lambda i: (ivs[i].end, ivs[i].start))
+    k = max(zip(graph.ends, graph.starts, range(len(ivs))))[2]  # the last end (then start)
     last = ivs[k]
     chain: list[Link] = []
     seen: set[int] = set()
@@ -251,12 +256,17 @@ def across_cycles(paths: list[CriticalPath]) -> list[DeviceOnPath]:
     on: dict[tuple[str, str, str], list[float]] = defaultdict(lambda: [0, 0.0])
     runs: dict[tuple[str, str, str], int] = defaultdict(int)
     for p in paths:
-        for iv in p.run.intervals:
-            runs[(iv.driver, iv.device, iv.phase)] += 1
+        # the groups of a run (one per driver, device, parent, phase, layer), counted once
+        # per (driver, device, phase): a set of groups, not a walk over every interval's key
+        keys = {(g.key[0], g.key[1], g.key[3]) for g in set(map(_GROUP, p.run.intervals))}
+        for k3 in keys:
+            runs[k3] += 1
         for x in p.chain:
-            k = (x.interval.driver, x.interval.device, x.interval.phase)
-            on[k][0] += 1
-            on[k][1] += x.interval.duration_us
+            iv = x.interval
+            gk = iv.group.key
+            acc = on[(gk[0], gk[1], gk[3])]
+            acc[0] += 1
+            acc[1] += round(iv.group.durations[iv.index], 3)  # Interval.duration_us
     out = [DeviceOnPath(k[0], k[1], k[2], int(v[0]), runs[k], round(v[1], 3))
            for k, v in on.items()]
     out.sort(key=lambda d: (-d.contribution_us, d.driver, d.device))

@@ -41,8 +41,9 @@ def phase_json(p: PhaseStats) -> dict[str, Any]:
 
 # docs/traces.md "JSON": 2 added steps, accounting, name_splits, critical_path,
 # critical_devices, delays (and timeline with --timeline); 3 added runtime_pm;
-# 4 added device_links
-JSON_VERSION = 4
+# 4 added device_links; 5: critical_path holds the median cycle's path per phase (every
+# cycle's in critical_path_per_cycle with --per-cycle)
+JSON_VERSION = 5
 
 
 def steps_json(traces: TraceSet) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -62,10 +63,13 @@ def steps_json(traces: TraceSet) -> tuple[list[dict[str, Any]], list[dict[str, A
 def report_json(traces: TraceSet, stats: list[CallbackStats], phases: list[PhaseStats],
                 mapped: MappedReport | None, top: int | None = None,
                 timeline: bool = False, static: Any = None,
-                runtime: dict[str, Any] | None = None) -> dict[str, Any]:
+                runtime: dict[str, Any] | None = None,
+                per_cycle: bool = False) -> dict[str, Any]:
     """`static(sites)`: fills DelaySite.static from a source tree (traces.delay_sites);
     `runtime`: the runtime PM section (traces.rpm_output.runtime_json), null without rpm_*
-    events."""
+    events. The critical path is summarized across cycles (the median cycle's path per
+    phase, how often each device is on the path); `per_cycle` adds every cycle's path, as
+    `timeline` adds every cycle's intervals: both grow with the number of cycles."""
     from dpmlens.traces.analysis.critical import across_cycles
     from dpmlens.traces.analysis.delays import delay_sites, measured_delays
     from dpmlens.traces.model.timeline import build_timeline, timeline_json
@@ -74,6 +78,7 @@ def report_json(traces: TraceSet, stats: list[CallbackStats], phases: list[Phase
         delays_json,
         devices_json,
         path_json,
+        representative,
     )
     from dpmlens.traces.report.links_output import links_json
 
@@ -84,6 +89,9 @@ def report_json(traces: TraceSet, stats: list[CallbackStats], phases: list[Phase
     sites = delay_sites(measured_delays(traces, runs), paths)
     if static is not None:
         static(sites)
+    runs_of: dict[str, int] = {}
+    for p in paths:
+        runs_of[p.run.phase] = runs_of.get(p.run.phase, 0) + 1
     out = {
         "version": JSON_VERSION,
         "cycles": traces.cycles,
@@ -96,12 +104,15 @@ def report_json(traces: TraceSet, stats: list[CallbackStats], phases: list[Phase
         "name_splits": [{"raw": raw, "driver": d, "device": v, "how": how}
                         for raw, how in sorted(traces.name_splits.items())
                         for d, v, _ in [split_from(traces, raw)]],
-        "critical_path": [path_json(traces, p, mapped) for p in paths],
+        "critical_path": [{**path_json(traces, p, mapped), "runs": runs_of.get(p.run.phase, 0)}
+                          for p in representative(paths)],
         "critical_devices": devices_json(across_cycles(paths)),
         "delays": delays_json(sites, traces.cycles),
         "runtime_pm": runtime,
         "device_links": links_json(traces.device_links, runs),
     }
+    if per_cycle:
+        out["critical_path_per_cycle"] = [path_json(traces, p, mapped) for p in paths]
     if timeline:
         out["timeline"] = timeline_json(traces, runs)
     return out
