@@ -225,7 +225,8 @@ class PhaseGraph:
 def critical_path(run: PhaseRun, graph: PhaseGraph | None = None) -> CriticalPath:
     graph = graph or PhaseGraph(run)
     ivs = run.intervals
-    k = max(zip(graph.ends, graph.starts, range(len(ivs))))[2]  # the last end (then start)
+    # the last end (then start; the first of equals)
+    k = -max(zip(graph.ends, graph.starts, range(0, -len(ivs), -1), strict=True))[2]
     last = ivs[k]
     chain: list[Link] = []
     seen: set[int] = set()

@@ -113,6 +113,7 @@ class SampleStore:
         self.phase_times: list[PhaseTime] = []
         self.threads: list[str] = []  # "task-pid" as the trace prints it
         self._thread_ids: dict[str, int] = {}
+        self._pid_threads: dict[str, int] = {}  # pid -> thread (task_thread)
         self.steps: list[Step] = []
         self.firmware: list[Firmware] = []
         self.delays = DelayColumns()
@@ -125,6 +126,21 @@ class SampleStore:
         if i is None:
             i = self._thread_ids[name] = len(self.threads)
             self.threads.append(name)
+        return i
+
+    def task_thread(self, task: str) -> int:
+        """The thread of an ftrace task field "comm-pid": one per pid, whatever comm a line
+        shows. A thread that slept on one CPU and woke on another is the same; ftrace prints
+        "<...>" for the comm when its comm cache lost the pid, and the function_graph tracer
+        cuts comms short. pid 0 is each CPU's idle task: kept apart by name."""
+        comm, sep, pid = task.rpartition("-")
+        if not sep or not pid.isdigit() or int(pid) == 0:
+            return self.thread_id(task)
+        i = self._pid_threads.get(pid)
+        if i is None:
+            i = self._pid_threads[pid] = self.thread_id(task)
+        elif comm != "<...>" and self.threads[i].startswith("<...>-"):
+            self.threads[i] = task  # the name a later line gives
         return i
 
     def samples(self) -> Iterator[CallbackSample]:

@@ -15,16 +15,28 @@ when the log says it, else by comparing the reported durations with the printk t
 
 Phases: `PM: <stage> <verb> of devices complete after N msecs` closes a phase (callbacks are
 printed before it); cycles: `PM: suspend entry` / sleepgraph stamps / the phase order.
+
+Tracepoints printed into the log (`trace_event=power:*,rpm:* tp_printk` on the kernel command
+line: kernel/trace/trace.c output_printk) are the ftrace events without the task/CPU columns:
+  [   12.345678] device_pm_callback_start: usb 1-1, parent: usb1, type [resume]
+  [   12.345679] rpm_return_int: rpm_idle+0x27f/0x350:0000:00:01.0 ret=0
+They are read by traces.read.ftrace, as one more ftrace text: the same callbacks, phases
+(suspend_resume markers) and runtime PM calls as the ftrace of the same run. When the log has
+such callback events, its pm_print_times lines (the same callbacks, fewer) are not counted
+again. No thread is printed (unless CONFIG_PRINTK_CALLER adds `[T123]`): runtime PM calls
+then pair by device, and delay kprobes are left out (they pair by thread).
 """
 
 from __future__ import annotations
 
+import io
 import re
 from typing import BinaryIO
 
 from dpmlens import inputs
 from dpmlens.model.phases import member_for_dmesg_phase, member_for_stage
 from dpmlens.traces.model.sample import Collector, CycleTracker
+from dpmlens.traces.read import ftrace
 
 NAME = "dmesg"
 _NAN = float("nan")
@@ -41,6 +53,12 @@ _TS = re.compile(r"^\[\s*(\d+\.\d+)\]")
 # a duration or error of more digits is no real measurement (10**15 usecs is 31 years)
 _MAX_DIGITS = 15
 _CALLER = re.compile(r"^ ?\[ *[TC]\d+\]")
+_TASK_ID = re.compile(r"\] ?\[ *T(\d+)\]")  # CONFIG_PRINTK_CALLER: the printing thread
+# tp_printk: "<event>: <payload>" as the ftrace text prints it after the task columns
+_TP_EVENT = re.compile(r"(?:device_pm_callback_(?:start|end)|suspend_resume|"
+                       r"rpm_(?:suspend|resume|idle|usage|return_int|status)): ")
+_TP_DELAY = re.compile(r"\w+_(?:cal|ret): ")
+_NO_THREAD = "(tp_printk: no thread)"
 
 # --- messages ------------------------------------------------------------------------------
 _SYM = r"(?P<sym>[\w.$]+)(?P<off>\+0x[0-9a-f]+/0x[0-9a-f]+)?(?: \[(?P<mod>[\w-]+)\])?"
@@ -179,6 +197,9 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
     raw_heads: dict[tuple[str, str], str] = {}  # split at the first space, had more spaces
     version: tuple[int, int] | None = None
     lines = 0
+    tp: list[bytes] = []  # tp_printk events as ftrace text lines
+    tp_callbacks = tp_rpm = tp_threads = False
+    walls: list[tuple[int, str, float]] = []  # phase lines, committed unless tp mode
 
     def flush_unphased() -> None:
         # The log ended, or a new cycle began, before the phase line: use the callback symbol,
@@ -210,11 +231,25 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
                 g = [x for x in vm.groups() if x is not None]
                 version = (int(g[0]), int(g[1]))
         if _CYCLE_START.search(text):
+            tp.append(b"# suspend-000000-000000 (a new cycle in the kernel log)\n")
             flush_unphased()
             cycles.boundary()
             last_phase = None
             continue
         ts, msg = strip_prefix(text)
+        if msg[:1] in "dsr" and _TP_EVENT.match(msg) or _TP_DELAY.match(msg):
+            caller = _TASK_ID.search(text, 0, 64)
+            if caller is None and msg[:1] not in "dsr":
+                continue  # a delay kprobe without its thread cannot pair
+            if ts != ts:
+                coll.skip("tracepoint line without a timestamp")
+                continue
+            task = f"T{caller.group(1)}-{caller.group(1)}" if caller else _NO_THREAD
+            tp.append(f"{task} [000] ..... {ts:.6f}: {msg}\n".encode())
+            tp_callbacks |= msg[0] in "ds" and not msg.startswith("device_pm_callback_end")
+            tp_threads |= caller is not None
+            tp_rpm |= msg[0] == "r"
+            continue
         if "calling" in msg:
             m = _OLD_START.match(msg)
             if m:
@@ -283,13 +318,24 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
                     done.append((p, phase, cycle))
                 unphased.clear()
                 wall = int(m.group("ms")) * 1000 + int((m.group("frac") + "000")[:3])
-                coll.phase_time(cycle, phase, float(wall))
+                walls.append((cycle, phase, float(wall)))
                 last_phase = phase
                 continue
         m = _DEVPRINTK.match(msg)
         if m and not m.group("drv").endswith(":"):
             dev_driver.setdefault(m.group("dev"), m.group("drv"))
     flush_unphased()
+    if tp_callbacks or tp_rpm:
+        ftrace.parse(io.BytesIO(b"".join(tp)), coll, threads_known=tp_threads)
+        if tp_callbacks:
+            n_print = len(done)
+            coll.report.notes.append(
+                "callbacks from the tracepoint lines printed by tp_printk"
+                + (f"; its {n_print} pm_print_times callbacks not counted again" if n_print
+                   else ""))
+            return
+    for cycle, phase, wall in walls:
+        coll.phase_time(cycle, phase, wall)
     coll.report.incomplete += len(starts)
 
     factor = _units_factor(done, version, coll)

@@ -60,9 +60,11 @@ def looks_like(head: bytes) -> bool:
     )
 
 
-def parse(stream: BinaryIO, coll: Collector) -> None:
+def parse(stream: BinaryIO, coll: Collector, threads_known: bool = True) -> None:
+    """`threads_known=False`: the task column is made up (tracepoints printed into the kernel
+    log by tp_printk, traces.read.dmesg): runtime PM calls pair by device."""
     asm = Assembler(coll)
-    rpm = rpm_events.TextHook(coll)  # runtime PM events, in the blocks _scan saw them in
+    rpm = rpm_events.TextHook(coll, threads_known)  # runtime PM events, in the blocks _scan saw
     graph: ftrace_graph.GraphReader | None = None  # the function_graph tracer's files
     tc_graph = ftrace_graph.GraphReader(asm, coll)  # trace-cmd's funcgraph_entry/exit events
     carry = b""
@@ -178,7 +180,7 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
     in_delay = asm.in_delay
     delays = coll.store.delays
     ecache = asm.end_fields
-    thread_id = coll.store.thread_id
+    task_thread = coll.store.task_thread
     rpm = False
     # Indices into `buf` instead of slicing a payload per line: this loop runs once per PM
     # event and is what the 50 MB/s budget is spent on.
@@ -226,7 +228,7 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
             try:
                 tid = tcache[tb]
             except KeyError:
-                tid = tcache[tb] = thread_id(_task(tb))
+                tid = tcache[tb] = task_thread(_task(tb))
             begin(ts, hit[0], hit[1][0], hit[1][1], tid)
         elif d:  # device_pm_callback_end
             pl = buf[e:le]
@@ -259,14 +261,14 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
             try:
                 tid = tcache[tb]
             except KeyError:
-                tid = tcache[tb] = thread_id(_task(tb))
+                tid = tcache[tb] = task_thread(_task(tb))
             graph.entry(tid, buf[p + 1 : s], buf[e:le])
         elif buf[e - 3] in _CAL_RET_END:  # <delay>_cal: / <delay>_ret:
             tb = buf[rfind(b"\n", 0, p) + 1 : p]
             try:
                 tid = tcache[tb]
             except KeyError:
-                tid = tcache[tb] = thread_id(_task(tb))
+                tid = tcache[tb] = task_thread(_task(tb))
             pl = buf[s + 2 : le]
             probe = pcache.get(pl)
             if probe is None:
@@ -275,6 +277,11 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
                     coll.skip("malformed delay kprobe line")
                     continue
             if probe[0]:  # the call: (True, func id, requested ms)
+                lost = open_delays.pop((tid, probe[1]), None)
+                if lost is not None:  # its return is not in the capture: drop the call,
+                    coll.skip("delay kprobe call without its return")  # not the thread
+                    if not lost[2]:
+                        in_delay.discard(tid)
                 # a delay inside another of the same thread (schedule_timeout in msleep)
                 nested = tid in in_delay
                 open_delays[(tid, probe[1])] = (ts, probe[2], nested)
@@ -300,7 +307,7 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
             try:
                 tid = tcache[tb]
             except KeyError:
-                tid = tcache[tb] = thread_id(_task(tb))
+                tid = tcache[tb] = task_thread(_task(tb))
             asm.marker(ts, payload[:lb].decode("ascii", "replace"), val,
                        payload.endswith(b"begin"), tid)
     coll.counted(n_samples, max_cycle)

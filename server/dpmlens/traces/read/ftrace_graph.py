@@ -181,8 +181,9 @@ class GraphReader:
         key = line[v[1]]
         tid = self.threads.get(key)
         if tid is None:
-            name = key.strip() if v[6] else b"CPU " + key
-            tid = self.threads[key] = self.coll.store.thread_id(name.decode("utf-8", "replace"))
+            name = (key.strip() if v[6] else b"CPU " + key).decode("utf-8", "replace")
+            store = self.coll.store
+            tid = self.threads[key] = store.task_thread(name) if v[6] else store.thread_id(name)
         opens = self.opens.get(tid)
         if opens is None:
             opens = self.opens[tid] = {}
@@ -231,9 +232,10 @@ class GraphReader:
             self.coll.skip("malformed function_graph line")
 
     def _thread(self, proc: bytes | None, cpu: bytes) -> int:
-        name = proc.strip() if proc else b"CPU " + cpu
-        tid = self.threads[proc or cpu] = self.coll.store.thread_id(
-            name.decode("utf-8", "replace"))
+        name = (proc.strip() if proc else b"CPU " + cpu).decode("utf-8", "replace")
+        store = self.coll.store
+        tid = self.threads[proc or cpu] = (store.task_thread(name) if proc
+                                           else store.thread_id(name))
         return tid
 
     def _time(self, t: bytes | None) -> float | None:

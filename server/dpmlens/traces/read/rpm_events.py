@@ -174,8 +174,12 @@ class Pairing:
     """Turns a time-ordered stream of rpm events of one file into RpmLog rows. Devices are
     RpmLog.dev_id() numbers; `func` of a return is the call kind its ip names, -1 unknown."""
 
-    def __init__(self, coll: Collector) -> None:
+    def __init__(self, coll: Collector, threads_known: bool = True) -> None:
         self.coll = coll
+        # False (tp_printk in the kernel log: every event on one made-up thread): a return
+        # closes its device's innermost call and leaves the calls above it open (other
+        # threads' calls interleave); only a call on top of the stack credits nested time
+        self.threads_known = threads_known
         log = self.log = rpm_log(coll.store)
         self.file = coll.file_id
         self.stacks: dict[int, list[int]] = {}
@@ -220,6 +224,11 @@ class Pairing:
                 i = stack[k]
                 if log.dev[i] == d and (func < 0 or log.kinds[i] == func) \
                         and ts >= log.start[i]:
+                    if not self.threads_known and k < len(stack) - 1:
+                        del stack[k]
+                        log.end[i] = ts
+                        log.ret[i] = ret
+                        return
                     log.unreturned += len(stack) - 1 - k  # opened inside it, never returned
                     del stack[k:]
                     log.end[i] = ts
@@ -288,8 +297,9 @@ def _fields(parsed: dict[str, Any], ev: str, log: RpmLog) -> tuple | None:
 class TextHook:
     """ftrace text: fed the blocks the ftrace reader scans (whole lines up to `limit`)."""
 
-    def __init__(self, coll: Collector) -> None:
+    def __init__(self, coll: Collector, threads_known: bool = True) -> None:
         self.coll = coll
+        self.threads_known = threads_known
         self.pairing: Pairing | None = None
         self.formats: dict[str, LineFormat] | None = None
         self.cache: dict[bytes, tuple | None] = {}  # "rpm_x: payload" -> _fields()
@@ -311,7 +321,7 @@ class TextHook:
         if not seen:
             return
         if self.pairing is None:
-            self.pairing = Pairing(self.coll)
+            self.pairing = Pairing(self.coll, self.threads_known)
             self.formats = default_formats()
             first, self.first = self.first, None
             if first is not None and first[0] is not buf and b"print fmt: " in first[0]:
@@ -346,7 +356,7 @@ class TextHook:
         assert pairing is not None
         log = pairing.log
         find, rfind = buf.find, buf.rfind
-        thread_id = coll.store.thread_id
+        task_thread = coll.store.task_thread
         ret, stacks, fid, nan = pairing.ret, pairing.stacks, pairing.file, math.nan
         # Pairing.call and .status inlined: this loop runs once per event (the budget is
         # 50 MB/s of rpm_* lines)
@@ -392,7 +402,7 @@ class TextHook:
             tb = buf[rfind(b"\n", 0, p) + 1 : p]
             tid = tasks.get(tb)
             if tid is None:
-                tid = tasks[tb] = thread_id(_task(tb))
+                tid = tasks[tb] = task_thread(_task(tb))
             if code == 4:
                 ret(ts, hit[1], hit[2], hit[3], tid)
                 continue
