@@ -219,7 +219,10 @@ def test_report_json_and_table(capsys: pytest.CaptureFixture[str]) -> None:
     data = json.loads(capsys.readouterr().out)
     assert data["version"] == 5
     assert data["steps"][0] == {"cycle": 0, "name": "suspend_enter", "val": 3,
-                                "start_us": 0.0, "duration_us": 6030.0, "depth": 0}
+                                "start_us": 0.0, "duration_us": 6030.0, "depth": 0,
+                                "phase": "prepare"}
+    by_name = {s["name"]: s["phase"] for s in data["steps"]}
+    assert by_name["machine_suspend"] == ""  # between the device phases
     (acc,) = data["accounting"]
     assert acc == {"cycle": 0, "span_us": 188000.0, "devices_us": 104500.0,
                    "steps_us": 41730.0, "gaps_us": 39770.0, "firmware_us": 32000.0,

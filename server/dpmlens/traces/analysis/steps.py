@@ -52,6 +52,7 @@ class StepRow:
 
     step: Step
     depth: int
+    phase: str = ""  # the device phase it ran in (step_phase)
 
     @property
     def duration_us(self) -> float:
@@ -91,18 +92,38 @@ def phase_windows(traces: TraceSet) -> dict[int, list[tuple[str, float, float]]]
     return out
 
 
+def step_phase(step: Step, windows: list[tuple[str, float, float]]) -> str:
+    """The phase whose window holds the step's start (async_synchronize_full at the end of
+    dpm_resume, cpufreq_suspend at the start of dpm_suspend); before the cycle's first phase,
+    that phase (sync and freeze come before dpm_prepare); after its last, the last (thaw);
+    between two phases "" (the machine's own steps: syscore, CPU_OFF, machine_suspend)."""
+    if not windows:
+        return ""
+    for phase, s, e in windows:
+        if s <= step.start <= e:
+            return phase
+    if step.start < windows[0][1]:
+        return windows[0][0]
+    if step.start > max(e for _, _, e in windows):
+        return windows[-1][0]
+    return ""
+
+
 def step_rows(traces: TraceSet) -> list[StepRow]:
-    """Every step in time order with its depth (a step inside another of its cycle: 1, ...)."""
+    """Every step in time order with its depth (a step inside another of its cycle: 1, ...)
+    and its phase."""
     out: list[StepRow] = []
+    windows = phase_windows(traces)
     by_cycle: dict[int, list[Step]] = defaultdict(list)
     for st in traces.store.steps:
         by_cycle[st.cycle].append(st)
     for cycle in sorted(by_cycle):
         open_ends: list[float] = []
+        win = windows.get(cycle, [])
         for st in sorted(by_cycle[cycle], key=lambda x: (x.start, -x.end)):
             while open_ends and open_ends[-1] <= st.start:
                 open_ends.pop()
-            out.append(StepRow(st, len(open_ends)))
+            out.append(StepRow(st, len(open_ends), step_phase(st, win)))
             open_ends.append(st.end)
     return out
 

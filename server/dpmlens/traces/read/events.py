@@ -54,6 +54,9 @@ class Assembler:
         self.probe_fields: dict[bytes, tuple | None] = {}
         self.open_delays: dict[tuple[int, int], tuple[float, float, bool]] = {}
         self.in_delay: set[int] = set()
+        # sleepgraph's -dev kprobes on kernel functions (ksys_sync, freeze_processes, ...):
+        # (thread, func id) -> the call's time; a call outside callbacks becomes a step
+        self.open_kfuncs: dict[tuple[int, int], float] = {}
         self.open_on_thread: dict[int, bytes | str | tuple[str, str]] = {}
         self.delay_acc: dict[bytes | str | tuple[str, str], dict[tuple, list]] = {}
         self.outside_acc: dict[tuple, list] = {}
@@ -200,6 +203,15 @@ class Assembler:
         if opened is None or ts < opened[0]:
             return
         self.coll.step(opened[2], action, val, opened[0], ts, opened[1])
+
+    def kfunc(self, name: str, t0: float, ts: float, thread: int) -> None:
+        """A kernel function timed by a kprobe pair (sleepgraph -dev): a step of its cycle,
+        unless it ran inside a device callback of the thread (then it is the callback's)."""
+        head = self.open_on_thread.get(thread)
+        p = self._pending.get(head) if head is not None else None
+        if p is not None and p[4] == thread and p[0] <= t0:
+            return
+        self.coll.step(self.cycles.cycle, name, 0, t0, ts, thread)
 
     def firmware(self, suspend_us: float, resume_us: float) -> None:
         self.coll.firmware(self.cycles.cycle, suspend_us, resume_us)

@@ -34,12 +34,27 @@ HEAD = 64 << 10  # where a function_graph capture shows what it is
 # "msleep_ret: (hub_port_reset+0x3ab/0x6c0 [usbcore] <- msleep) arg1=0x0".
 DELAY_PROBES = ("msleep", "msleep_interruptible", "usleep_range", "usleep_range_state",
                 "udelay", "mdelay", "ssleep", "fsleep", "schedule_timeout")
+# sleepgraph's kprobes on kernel functions of the suspend path (its `tracefuncs`, and the
+# -dev ones pm-graph adds on current kernels): timed as kernel steps of their phase.
+KERNEL_FUNCS = ("sys_sync", "ksys_sync", "pm_prepare_console", "pm_restore_console",
+                "pm_notifier_call_chain", "pm_notifier_call_chain_robust",
+                "__pm_notifier_call_chain", "freeze_processes", "freeze_kernel_threads",
+                "thaw_processes", "thaw_kernel_threads", "pm_restrict_gfp_mask",
+                "pm_restore_gfp_mask", "suspend_console", "resume_console",
+                "async_synchronize_full", "cpufreq_suspend", "cpufreq_resume",
+                "acpi_suspend_begin", "acpi_pm_prepare", "acpi_pm_finish", "acpi_pm_end",
+                "syscore_suspend", "syscore_resume", "arch_enable_nonboot_cpus_end",
+                "acpi_hibernation_begin", "acpi_s2idle_begin", "acpi_s2idle_prepare",
+                "acpi_s2idle_prepare_late", "acpi_s2idle_wake", "acpi_s2idle_restore",
+                "acpi_s2idle_restore_early", "acpi_s2idle_end", "acpi_s2idle_sync")
 # rpm_* (runtime PM) lines only mark their block for traces.rpm_events: finding them in this
 # one scan is what keeps traces without them at their old speed.
 _EVENT = re.compile(rb": (?:device_pm_callback_(?:start|end): |suspend_resume: +|(?:"
                     + b"|".join(sorted((p.encode() for p in DELAY_PROBES), key=len, reverse=True))
                     + rb")_(?:cal|ret): |rpm_(?:suspend|resume|idle|usage|return_int|status): "
-                    + rb"|funcgraph_(?:entry|exit): )")
+                    + rb"|funcgraph_(?:entry|exit): |(?:" + b"|".join(
+                        p.encode() for p in sorted(KERNEL_FUNCS, key=len, reverse=True))
+                    + rb")_(?:cal|ret): )")
 _STAMP = re.compile(rb"# (?:suspend|freeze|standby|mem|disk|hibernate)-\d{6}-\d{6} ")
 _FW = re.compile(rb"# fwsuspend (\d{1,15}) fwresume (\d{1,15})")
 _ARG = re.compile(rb"\b(time|min|timeout)=(-?\d+)")
@@ -177,6 +192,8 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
     tcache = asm.thread_cache
     pcache = asm.probe_fields
     open_delays = asm.open_delays
+    open_kfuncs = asm.open_kfuncs
+    kfunc_ids = _kfunc_ids(coll.store.delays)
     in_delay = asm.in_delay
     delays = coll.store.delays
     ecache = asm.end_fields
@@ -256,7 +273,7 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
             n_samples += 1
             if cycle > max_cycle:
                 max_cycle = cycle
-        elif c == _F:  # funcgraph_entry: / funcgraph_exit: (trace-cmd report of function_graph)
+        elif c == _F and buf.startswith(b"funcgraph_", s + 2):  # trace-cmd report of the graph
             tb = buf[rfind(b"\n", 0, p) + 1 : p]
             try:
                 tid = tcache[tb]
@@ -276,6 +293,14 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
                 if probe is None:
                     coll.skip("malformed delay kprobe line")
                     continue
+            if probe[1] in kfunc_ids:  # a kernel function (sleepgraph -dev): a step
+                if probe[0]:
+                    open_kfuncs[(tid, probe[1])] = ts
+                else:
+                    t0 = open_kfuncs.pop((tid, probe[1]), None)
+                    if t0 is not None and ts >= t0:
+                        asm.kfunc(delays.names[probe[1]], t0, ts, tid)
+                continue
             if probe[0]:  # the call: (True, func id, requested ms)
                 lost = open_delays.pop((tid, probe[1]), None)
                 if lost is not None:  # its return is not in the capture: drop the call,
@@ -314,6 +339,10 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
     for _, fw in stamps[si:]:
         _header(asm, fw)
     return rpm
+
+
+def _kfunc_ids(delays: DelayColumns) -> frozenset[int]:
+    return frozenset(delays.name_id(f) for f in KERNEL_FUNCS)
 
 
 def _task(prefix: bytes) -> str:

@@ -52,7 +52,7 @@ def steps_json(traces: TraceSet) -> tuple[list[dict[str, Any]], list[dict[str, A
     starts = {a.cycle: a.start for a in acc}
     steps = [{"cycle": r.step.cycle, "name": r.step.name, "val": r.step.val,
               "start_us": round((r.step.start - starts.get(r.step.cycle, r.step.start)) * 1e6, 3),
-              "duration_us": r.duration_us, "depth": r.depth}
+              "duration_us": r.duration_us, "depth": r.depth, "phase": r.phase}
              for r in step_rows(traces)]
     accounting = [{"cycle": a.cycle, "span_us": a.span_us, "devices_us": a.devices_us,
                    "steps_us": a.steps_us, "gaps_us": a.gaps_us, "firmware_us": a.firmware_us,
