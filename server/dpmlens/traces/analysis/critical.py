@@ -85,8 +85,9 @@ class PhaseGraph:
         ivs = run.intervals
         n = len(ivs)
         # built with zip/map/dict (C loops): a report builds one per phase run of every cycle
-        self.starts = [iv.start for iv in ivs]
-        self.ends = ends = [iv.end for iv in ivs]
+        self.starts = starts = [iv.start for iv in ivs]
+        self.ends = ends = [s + iv.group.durations[iv.index] / 1e6  # Interval.end, inlined
+                            for s, iv in zip(starts, ivs, strict=True)]
         keys = [iv.group.key for iv in ivs]
         self.devices = devices = [k[1] for k in keys]
         self.parents = parents = [k[2] for k in keys]
@@ -252,11 +253,17 @@ class DeviceOnPath:
     contribution_us: float  # its callback time on the path, summed over those runs
 
 
-def across_cycles(paths: list[CriticalPath]) -> list[DeviceOnPath]:
-    """How often each (driver, device, phase) is on the critical path, and the time it adds."""
-    on: dict[tuple[str, str, str], list[float]] = defaultdict(lambda: [0, 0.0])
-    runs: dict[tuple[str, str, str], int] = defaultdict(int)
-    for p in paths:
+class PathTally:
+    """Folds critical paths one at a time into how often each (driver, device, phase) is on
+    the path and the time it adds, so that a report over many cycles need not keep every
+    cycle's path."""
+
+    def __init__(self) -> None:
+        self.on: dict[tuple[str, str, str], list[float]] = defaultdict(lambda: [0, 0.0])
+        self.runs: dict[tuple[str, str, str], int] = defaultdict(int)
+
+    def add(self, p: CriticalPath) -> None:
+        on, runs = self.on, self.runs
         # the groups of a run (one per driver, device, parent, phase, layer), counted once
         # per (driver, device, phase): a set of groups, not a walk over every interval's key
         keys = {(g.key[0], g.key[1], g.key[3]) for g in set(map(_GROUP, p.run.intervals))}
@@ -268,7 +275,58 @@ def across_cycles(paths: list[CriticalPath]) -> list[DeviceOnPath]:
             acc = on[(gk[0], gk[1], gk[3])]
             acc[0] += 1
             acc[1] += round(iv.group.durations[iv.index], 3)  # Interval.duration_us
-    out = [DeviceOnPath(k[0], k[1], k[2], int(v[0]), runs[k], round(v[1], 3))
-           for k, v in on.items()]
-    out.sort(key=lambda d: (-d.contribution_us, d.driver, d.device))
+
+    def devices(self) -> list[DeviceOnPath]:
+        out = [DeviceOnPath(k[0], k[1], k[2], int(v[0]), self.runs[k], round(v[1], 3))
+               for k, v in self.on.items()]
+        out.sort(key=lambda d: (-d.contribution_us, d.driver, d.device))
+        return out
+
+
+def across_cycles(paths: list[CriticalPath]) -> list[DeviceOnPath]:
+    """How often each (driver, device, phase) is on the critical path, and the time it adds."""
+    tally = PathTally()
+    for p in paths:
+        tally.add(p)
+    return tally.devices()
+
+
+def median_runs(runs: list[PhaseRun]) -> set[int]:
+    """id() of each phase's run whose wall time is the median of its cycles (the lower one
+    for an even count; the first of equal ones in `runs` order)."""
+    by_phase: dict[str, list[PhaseRun]] = {}
+    for r in runs:
+        by_phase.setdefault(r.phase, []).append(r)
+    out = set()
+    for lst in by_phase.values():
+        lst.sort(key=lambda r: r.wall_us)
+        out.add(id(lst[(len(lst) - 1) // 2]))
     return out
+
+
+@dataclass
+class PathSummary:
+    """Every run's critical path folded (PathTally), keeping only the median runs' paths and
+    which of the `watched` intervals (id()) were on a path."""
+
+    median: list[CriticalPath]  # in `runs` order
+    devices: list[DeviceOnPath]
+    runs_of: dict[str, int]  # phase -> runs summarized
+    on_path: set[int]
+
+
+def summarize_paths(runs: list[PhaseRun], watched: set[int] | None = None) -> PathSummary:
+    keep = median_runs(runs)
+    tally = PathTally()
+    median: list[CriticalPath] = []
+    runs_of: dict[str, int] = defaultdict(int)
+    on_path: set[int] = set()
+    for r in runs:
+        p = critical_path(r)
+        tally.add(p)
+        runs_of[r.phase] += 1
+        if id(r) in keep:
+            median.append(p)
+        if watched:
+            on_path.update(i for i in map(id, (x.interval for x in p.chain)) if i in watched)
+    return PathSummary(median, tally.devices(), dict(runs_of), on_path)

@@ -100,9 +100,13 @@ def measured_delays(traces: TraceSet, runs: list[PhaseRun]) -> list[MeasuredDela
     return out
 
 
-def delay_sites(delays: list[MeasuredDelay], paths: list[CriticalPath]) -> list[DelaySite]:
-    """Per (caller, function, requested value), largest measured total first."""
-    on_path = {id(x.interval) for p in paths for x in p.chain}
+def delay_sites(delays: list[MeasuredDelay], paths: list[CriticalPath],
+                on_path: set[int] | None = None) -> list[DelaySite]:
+    """Per (caller, function, requested value), largest measured total first. `on_path`:
+    id() of the intervals on a critical path, when the paths were not kept
+    (critical.summarize_paths)."""
+    if on_path is None:
+        on_path = {id(x.interval) for p in paths for x in p.chain}
     sites: dict[tuple[str, str, float], DelaySite] = {}
     for d in delays:
         req = d.requested_ms if d.requested_ms == d.requested_ms else -1.0

@@ -23,14 +23,18 @@ if TYPE_CHECKING:
 class Interval:
     """One callback run: [start, end] seconds on the trace clock."""
 
-    __slots__ = ("start", "end", "thread", "group", "index")
+    __slots__ = ("start", "thread", "group", "index")
 
-    def __init__(self, start: float, end: float, thread: int, group: Group, index: int) -> None:
+    def __init__(self, start: float, thread: int, group: Group, index: int) -> None:
         self.start = start
-        self.end = end
         self.thread = thread
         self.group = group
         self.index = index  # sample index within the group
+
+    @property
+    def end(self) -> float:
+        # from the sample's duration, not stored: a timeline of 100 cycles has ~500,000
+        return self.start + self.group.durations[self.index] / 1e6
 
     @property
     def driver(self) -> str:
@@ -94,16 +98,18 @@ def build_timeline(traces: TraceSet) -> list[PhaseRun]:
             lst = buckets.get((cycles[i], phase))
             if lst is None:
                 lst = buckets[(cycles[i], phase)] = []
-            lst.append(Interval(s, s + durs[i] / 1e6, threads[i], g, i))
+            lst.append(Interval(s, threads[i], g, i))
     markers: dict[tuple[int, str], tuple[float, float, int]] = {}
     for pt in traces.phase_times:
         if pt.measured and pt.start == pt.start:
             markers[(pt.cycle, pt.phase)] = (pt.start, pt.start + pt.wall_us / 1e6, pt.thread)
     runs = []
     for (cycle, phase), ivs in buckets.items():
-        ivs.sort(key=lambda iv: (iv.start, iv.end))
+        ends = [iv.start + iv.group.durations[iv.index] / 1e6 for iv in ivs]  # Interval.end
+        order = sorted(range(len(ivs)), key=lambda k: (ivs[k].start, ends[k]))
+        ivs[:] = [ivs[k] for k in order]
         m = markers.get((cycle, phase))
-        last = max(iv.end for iv in ivs)
+        last = max(ends)
         if m is not None:  # (a callback outside its markers would be clock skew: widen)
             start, end, sync, measured = min(m[0], ivs[0].start), max(m[1], last), m[2], True
         else:

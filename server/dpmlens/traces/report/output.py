@@ -8,7 +8,7 @@ import io
 from typing import Any
 
 from dpmlens import jsonsafe
-from dpmlens.traces.analysis.aggregate import CallbackStats, PhaseStats
+from dpmlens.traces.analysis.aggregate import CallbackStats, PhaseStats, _order
 from dpmlens.traces.analysis.steps import accounts, step_rows, step_summary
 from dpmlens.traces.model.durations import format_us
 from dpmlens.traces.model.traceset import TraceSet
@@ -70,7 +70,7 @@ def report_json(traces: TraceSet, stats: list[CallbackStats], phases: list[Phase
     events. The critical path is summarized across cycles (the median cycle's path per
     phase, how often each device is on the path); `per_cycle` adds every cycle's path, as
     `timeline` adds every cycle's intervals: both grow with the number of cycles."""
-    from dpmlens.traces.analysis.critical import across_cycles
+    from dpmlens.traces.analysis.critical import across_cycles, summarize_paths
     from dpmlens.traces.analysis.delays import delay_sites, measured_delays
     from dpmlens.traces.model.timeline import build_timeline, timeline_json
     from dpmlens.traces.report.critical_output import (
@@ -85,13 +85,21 @@ def report_json(traces: TraceSet, stats: list[CallbackStats], phases: list[Phase
     shown = stats if top is None else stats[:top]
     steps, accounting = steps_json(traces)
     runs = build_timeline(traces)
-    paths = all_paths(traces, runs)
-    sites = delay_sites(measured_delays(traces, runs), paths)
+    delays = measured_delays(traces, runs)
+    if per_cycle:
+        paths = all_paths(traces, runs)
+        median, devices = representative(paths), across_cycles(paths)
+        sites = delay_sites(delays, paths)
+        runs_of: dict[str, int] = {}
+        for p in paths:
+            runs_of[p.run.phase] = runs_of.get(p.run.phase, 0) + 1
+    else:  # each cycle's path folded as it is found: memory does not grow with the cycles
+        summary = summarize_paths(runs, {id(d.interval) for d in delays if d.interval})
+        median, devices, runs_of = summary.median, summary.devices, summary.runs_of
+        median.sort(key=lambda p: (_order(p.run.phase), p.run.start))
+        sites = delay_sites(delays, [], summary.on_path)
     if static is not None:
         static(sites)
-    runs_of: dict[str, int] = {}
-    for p in paths:
-        runs_of[p.run.phase] = runs_of.get(p.run.phase, 0) + 1
     out = {
         "version": JSON_VERSION,
         "cycles": traces.cycles,
@@ -105,8 +113,8 @@ def report_json(traces: TraceSet, stats: list[CallbackStats], phases: list[Phase
                         for raw, how in sorted(traces.name_splits.items())
                         for d, v, _ in [split_from(traces, raw)]],
         "critical_path": [{**path_json(traces, p, mapped), "runs": runs_of.get(p.run.phase, 0)}
-                          for p in representative(paths)],
-        "critical_devices": devices_json(across_cycles(paths)),
+                          for p in median],
+        "critical_devices": devices_json(devices),
         "delays": delays_json(sites, traces.cycles),
         "runtime_pm": runtime,
         "device_links": links_json(traces.device_links, runs),
