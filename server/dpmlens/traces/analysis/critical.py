@@ -30,6 +30,7 @@ import operator
 from collections import defaultdict
 from dataclasses import dataclass
 
+from dpmlens.traces.model.sample import Group
 from dpmlens.traces.model.timeline import Interval, PhaseRun
 
 _GROUP = operator.attrgetter("group")
@@ -214,9 +215,14 @@ class PhaseGraph:
 
     def predecessor(self, i: int) -> tuple[int, str]:
         """The latest-ending of `deps(i)` (-1, "phase start" when none)."""
+        deps = self.deps(i)
+        if not deps:
+            return -1, "phase start"
+        if len(deps) == 1:
+            return deps[0]
         best, best_link = -1, "phase start"
         ends = self.ends
-        for j, link in self.deps(i):
+        for j, link in deps:
             if best < 0 or ends[j] > ends[best] + 1e-9 or (
                     abs(ends[j] - ends[best]) <= 1e-9 and _RANK[link] < _RANK[best_link]):
                 best, best_link = j, link
@@ -227,19 +233,20 @@ def critical_path(run: PhaseRun, graph: PhaseGraph | None = None) -> CriticalPat
     graph = graph or PhaseGraph(run)
     ivs = run.intervals
     # the last end (then start; the first of equals)
-    k = -max(zip(graph.ends, graph.starts, range(0, -len(ivs), -1), strict=True))[2]
-    last = ivs[k]
+    starts, ends = graph.starts, graph.ends
+    k = -max(zip(ends, starts, range(0, -len(ivs), -1), strict=True))[2]
+    last_end = ends[k]
     chain: list[Link] = []
     seen: set[int] = set()
+    predecessor = graph.predecessor
     while k >= 0 and k not in seen:
         seen.add(k)
-        c = ivs[k]
-        j, link = graph.predecessor(k)
-        origin = run.start if j < 0 else ivs[j].end
-        chain.append(Link(c, round(max(0.0, c.start - origin) * 1e6, 3), link))
+        j, link = predecessor(k)
+        origin = run.start if j < 0 else ends[j]
+        chain.append(Link(ivs[k], round(max(0.0, starts[k] - origin) * 1e6, 3), link))
         k = j
     chain.reverse()
-    tail = round(max(0.0, run.end - last.end) * 1e6, 3)
+    tail = round(max(0.0, run.end - last_end) * 1e6, 3)
     return CriticalPath(run, tuple(chain), tail)
 
 
@@ -259,26 +266,39 @@ class PathTally:
     cycle's path."""
 
     def __init__(self) -> None:
-        self.on: dict[tuple[str, str, str], list[float]] = defaultdict(lambda: [0, 0.0])
+        self.on: dict[Group, list[float]] = {}  # by group first (no key tuple per step)
         self.runs: dict[tuple[str, str, str], int] = defaultdict(int)
+        self._k3: dict[Group, tuple[str, str, str]] = {}
+
+    def _key(self, g: Group) -> tuple[str, str, str]:
+        k = self._k3.get(g)
+        if k is None:
+            k = self._k3[g] = (g.key[0], g.key[1], g.key[3])
+        return k
 
     def add(self, p: CriticalPath) -> None:
-        on, runs = self.on, self.runs
+        on, runs, key = self.on, self.runs, self._key
         # the groups of a run (one per driver, device, parent, phase, layer), counted once
-        # per (driver, device, phase): a set of groups, not a walk over every interval's key
-        keys = {(g.key[0], g.key[1], g.key[3]) for g in set(map(_GROUP, p.run.intervals))}
-        for k3 in keys:
+        # per (driver, device, phase)
+        for k3 in {key(g) for g in set(map(_GROUP, p.run.intervals))}:
             runs[k3] += 1
         for x in p.chain:
             iv = x.interval
-            gk = iv.group.key
-            acc = on[(gk[0], gk[1], gk[3])]
+            g = iv.group
+            acc = on.get(g)
+            if acc is None:
+                acc = on[g] = [0, 0.0]
             acc[0] += 1
-            acc[1] += round(iv.group.durations[iv.index], 3)  # Interval.duration_us
+            acc[1] += round(g.durations[iv.index], 3)  # Interval.duration_us
 
     def devices(self) -> list[DeviceOnPath]:
+        by_key: dict[tuple[str, str, str], list[float]] = defaultdict(lambda: [0, 0.0])
+        for g, (n, us) in self.on.items():
+            acc = by_key[self._key(g)]
+            acc[0] += n
+            acc[1] += us
         out = [DeviceOnPath(k[0], k[1], k[2], int(v[0]), self.runs[k], round(v[1], 3))
-               for k, v in self.on.items()]
+               for k, v in by_key.items()]
         out.sort(key=lambda d: (-d.contribution_us, d.driver, d.device))
         return out
 
@@ -328,5 +348,7 @@ def summarize_paths(runs: list[PhaseRun], watched: set[int] | None = None) -> Pa
         if id(r) in keep:
             median.append(p)
         if watched:
-            on_path.update(i for i in map(id, (x.interval for x in p.chain)) if i in watched)
+            for x in p.chain:
+                if id(x.interval) in watched:
+                    on_path.add(id(x.interval))
     return PathSummary(median, tally.devices(), dict(runs_of), on_path)
