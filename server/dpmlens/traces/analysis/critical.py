@@ -29,6 +29,7 @@ import math
 import operator
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from dpmlens.traces.model.sample import Group
 from dpmlens.traces.model.timeline import Interval, PhaseRun
@@ -44,8 +45,7 @@ _RANK = {"parent": 0, "child": 0, "supplier": 0, "consumer": 0, "sync thread": 1
          "thread": 2, "dispatched": 3, "async wait": 4}
 
 
-@dataclass(frozen=True, slots=True)  # one per step of every cycle's path: keep it small
-class Link:
+class Link(NamedTuple):  # one per step of every cycle's path: small and quick to make
     interval: Interval
     wait_us: float  # from what it waited for (or the phase start) to its start
     link: str  # "phase start", "parent", "child", "supplier", "consumer", "sync thread",
