@@ -112,3 +112,18 @@ def test_real_dev_capture_kernel_functions_become_steps() -> None:
             ("syscore_suspend", "")} <= by
     sync = next(r for r in rows if r.step.name == "sys_sync")
     assert sync.depth == 2 and 3000 < sync.duration_us < 3200  # inside sync_filesystems
+
+
+def test_every_probe_name_and_no_other_is_found_by_the_scan() -> None:
+    """The probe names are one prefix tree in the scan's regex (a flat alternation doubled
+    its cost): each name, as a call and a return, and nothing that only starts like one."""
+    from dpmlens.traces.read import ftrace
+
+    for name in ftrace.DELAY_PROBES + ftrace.KERNEL_FUNCS:
+        for kind in ("cal", "ret"):
+            event = f": {name}_{kind}: ".encode()
+            m = ftrace._EVENT.search(b"bash-1 [000] ..... 1.000000" + event + b"(x)")
+            assert m is not None and m.group(0) == event, name
+    for other in ("msleepy_cal", "acpi_os_stall_cal", "pm_notifier_call_chain_robustly_ret",
+                  "usleep_range_stat_cal", "ksys_syncs_ret"):
+        assert ftrace._EVENT.search(f"bash-1 [000] 1.0: {other}: (x)".encode()) is None, other

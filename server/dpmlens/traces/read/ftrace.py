@@ -47,14 +47,35 @@ KERNEL_FUNCS = ("sys_sync", "ksys_sync", "pm_prepare_console", "pm_restore_conso
                 "acpi_hibernation_begin", "acpi_s2idle_begin", "acpi_s2idle_prepare",
                 "acpi_s2idle_prepare_late", "acpi_s2idle_wake", "acpi_s2idle_restore",
                 "acpi_s2idle_restore_early", "acpi_s2idle_end", "acpi_s2idle_sync")
+
+
+def _trie(words: tuple[str, ...]) -> str:
+    """An alternation of `words` as a prefix tree: re tries the alternatives of a flat
+    `a|b|c` one by one at every ": " of the file, a tree only as far as a prefix goes (the 43
+    probe names cost ~10% of the scan instead of doubling it)."""
+    tree: dict[str, dict] = {}
+    for w in words:
+        node = tree
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, dict]) -> str:
+        alts = [re.escape(ch) + emit(node[ch]) for ch in sorted(k for k in node if k)]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 and "" not in node else "(?:" + "|".join(alts) + ")"
+        return body + ("?" if "" in node else "")
+
+    return emit(tree)
+
+
 # rpm_* (runtime PM) lines only mark their block for traces.rpm_events: finding them in this
 # one scan is what keeps traces without them at their old speed.
-_EVENT = re.compile(rb": (?:device_pm_callback_(?:start|end): |suspend_resume: +|(?:"
-                    + b"|".join(sorted((p.encode() for p in DELAY_PROBES), key=len, reverse=True))
-                    + rb")_(?:cal|ret): |rpm_(?:suspend|resume|idle|usage|return_int|status): "
-                    + rb"|funcgraph_(?:entry|exit): |(?:" + b"|".join(
-                        p.encode() for p in sorted(KERNEL_FUNCS, key=len, reverse=True))
-                    + rb")_(?:cal|ret): )")
+_EVENT = re.compile(rb": (?:device_pm_callback_(?:start|end): |suspend_resume: +|"
+                    + _trie(DELAY_PROBES + KERNEL_FUNCS).encode()
+                    + rb"_(?:cal|ret): |rpm_(?:suspend|resume|idle|usage|return_int|status): "
+                    + rb"|funcgraph_(?:entry|exit): )")
 _STAMP = re.compile(rb"# (?:suspend|freeze|standby|mem|disk|hibernate)-\d{6}-\d{6} ")
 _FW = re.compile(rb"# fwsuspend (\d{1,15}) fwresume (\d{1,15})")
 _ARG = re.compile(rb"\b(time|min|timeout)=(-?\d+)")
