@@ -44,7 +44,7 @@ ts = load_traces(sys.argv[1:])
 load = time.process_time() - c0
 rpm, stats = None, 0.0
 try:
-    from dpmlens.traces.rpm_stats import runtime_stats
+    from dpmlens.traces.analysis.rpm_stats import runtime_stats
 except ImportError:  # the tree before runtime PM support
     runtime_stats = None
 if runtime_stats is not None:

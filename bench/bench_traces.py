@@ -12,7 +12,9 @@ fresh child process, which reports wall time, CPU time and its peak RSS (ru_maxr
                                  [--no-perfetto] [--graph [--graph-extra N]] [--analysis]
 
 --analysis also times, on the first file, the timeline, the critical paths and the what-if
-replay (no change, --async all) in a fresh child process.
+replay (no change, --async all) in a fresh child process. `trace report --format json` is
+timed on the first file as a user runs it (CPU time, peak RSS, JSON size; and the JSON size
+with --per-cycle).
 
 Data goes to bench-data/traces/ (gitignored) and is reused when the parameters match.
 """
@@ -108,8 +110,15 @@ def write_ftrace(path: Path, cycles: int, ndev: int, noise: int) -> None:
                 verb = "suspend" if val == 2 else "resume"
                 buf.append(f"{task}device_pm_callback_start: {drv} {dev}, parent: {parent}, "
                            f"{info}[{verb}]\n")
-                for k in range(noise):  # what sleepgraph's kprobes add inside a callback
-                    if k % 2 == 0:
+                # what sleepgraph's kprobes add inside a callback: one device in eight
+                # sleeps (whole msleep call/return pairs), the other lines are kprobes that
+                # dpmlens does not read
+                sleeps = dev.endswith(".0")
+                for k in range(noise):
+                    if not sleeps or k >= noise - noise % 2:
+                        buf.append(f"{task}acpi_os_stall_cal: (acpi_os_stall+0x0/0x30) "
+                                   "arg1=0xa\n")
+                    elif k % 2 == 0:
                         buf.append(f"{task}msleep_cal: (msleep+0x0/0x40) time=10\n")
                     else:
                         buf.append(f"{task}msleep_ret: (rtl8169_suspend+0x5c/0x90 [r8169] <- "
@@ -242,10 +251,10 @@ print(json.dumps({"wall": wall, "cpu": cpu, "samples": ts.sample_count, "cycles"
 ANALYSIS = r"""
 import json, sys, time
 from dpmlens.traces import load_traces
-from dpmlens.traces.critical import critical_path
-from dpmlens.traces.delays import measured_delays
-from dpmlens.traces.timeline import build_timeline
-from dpmlens.traces.whatif import Changes, matcher, what_if
+from dpmlens.traces.analysis.critical import critical_path
+from dpmlens.traces.analysis.delays import measured_delays
+from dpmlens.traces.model.timeline import build_timeline
+from dpmlens.traces.analysis.whatif import Changes, matcher, what_if
 ts = load_traces(sys.argv[1:])
 out = {}
 c0 = time.process_time(); runs = build_timeline(ts); delays = measured_delays(ts, runs)
@@ -257,6 +266,18 @@ for name, ch in (("replay, no change", Changes()),
 out["intervals"] = sum(len(r.intervals) for r in runs)
 print(json.dumps(out))
 """
+
+# `dpmlens trace report --format json` as a user runs it (load, analysis, JSON written).
+REPORT = r"""
+import json, os, resource, sys, time
+t0 = time.perf_counter(); c0 = time.process_time()
+from dpmlens.cli import main
+rc = main(["trace", "report", "--format", "json", "-o", sys.argv[2], *sys.argv[3:], sys.argv[1]])
+wall = time.perf_counter() - t0; cpu = time.process_time() - c0
+print(json.dumps({"rc": rc, "wall": wall, "cpu": cpu, "json_mb": os.path.getsize(sys.argv[2]) / 1e6,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+BUDGET_REPORT_MB_S = 60.0
 
 BASELINE = r"""
 import json, resource
@@ -307,14 +328,14 @@ def main() -> int:
     files: list[Path] = []
 
     ft = args.out / f"bench_{key}_n{args.noise}_ftrace.txt"
-    _ensure(ft, f"{key} {args.noise}",
+    _ensure(ft, f"{key} {args.noise} paired",
             lambda: write_ftrace(ft, args.cycles, args.devices, args.noise))
     files.append(ft)
     if args.big_gb > 0:
         per_noise = ft.stat().st_size / max(args.noise + 3, 1)  # rough bytes per noise unit
         noise = max(args.noise, int(args.big_gb * 1e9 / per_noise) - 3)
         big = args.out / f"bench_{key}_n{noise}_ftrace.txt"
-        _ensure(big, f"{key} {noise}", lambda: write_ftrace(big, args.cycles, args.devices, noise))
+        _ensure(big, f"{key} {noise} paired", lambda: write_ftrace(big, args.cycles, args.devices, noise))
         files.append(big)
     if args.graph:
         fg = args.out / f"bench_{key}_fgraph_ftrace.txt"
@@ -349,6 +370,22 @@ def main() -> int:
             ok &= m["mb_s_cpu"] >= BUDGET_MB_S and m["rss_mb"] < BUDGET_RSS_MB
     print(f"budgets (ftrace text): >= {BUDGET_MB_S:.0f} MB/s on one core (CPU time), "
           f"peak RSS < {BUDGET_RSS_MB:.0f} MB: {'met' if ok else 'NOT met'}")
+    size = ft.stat().st_size / 1e6
+    out_json = args.out / "report.json"
+    for extra in ([], ["--per-cycle"]):
+        r = subprocess.run([sys.executable, "-c", REPORT, str(ft), str(out_json), *extra],
+                           capture_output=True, text=True, check=True)
+        m = json.loads(r.stdout.strip().splitlines()[-1])
+        mb_s = size / m["cpu"]
+        print(f"trace report --format json {' '.join(extra) or '(default)':<12} {ft.name}: "
+              f"{m['cpu']:.2f} s CPU, {mb_s:.1f} MB/s, peak RSS {m['rss_mb']:.0f} MB, "
+              f"JSON {m['json_mb']:.1f} MB")
+        if not extra:
+            met = mb_s >= BUDGET_REPORT_MB_S and m["rss_mb"] <= BUDGET_RSS_MB
+            ok &= met
+            print(f"budgets (report json): >= {BUDGET_REPORT_MB_S:.0f} MB/s on one core, peak "
+                  f"RSS <= {BUDGET_RSS_MB:.0f} MB: {'met' if met else 'NOT met'}")
+    out_json.unlink(missing_ok=True)
     if args.analysis:
         r = subprocess.run([sys.executable, "-c", ANALYSIS, str(ft)], capture_output=True,
                            text=True, check=True)

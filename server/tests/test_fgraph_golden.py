@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from fgraph_corpus import GOLDEN, corpus, load_dump, real_captures
 
-from dpmlens.traces import ftrace as ftrace_mod
+from dpmlens.traces.read import ftrace as ftrace_mod
 
 GOLDEN_DATA = json.loads(GOLDEN.read_text())
 CORPUS = corpus()
@@ -49,7 +49,7 @@ def test_block_boundaries(chunk: int, tmp_path: Path, monkeypatch: pytest.Monkey
 
 def test_caches_cleared_midway(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # a file of ever new line shapes empties the reader's caches (flat memory): same result
-    from dpmlens.traces import ftrace_graph
+    from dpmlens.traces.read import ftrace_graph
 
     monkeypatch.setattr(ftrace_graph, "_MAX_SHAPES", 3)
     monkeypatch.setattr(ftrace_mod, "CHUNK", 4096)

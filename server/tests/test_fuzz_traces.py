@@ -18,9 +18,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpmlens.jsonsafe import dumps
-from dpmlens.traces.aggregate import aggregate, phase_stats
-from dpmlens.traces.output import report_json
-from dpmlens.traces.traceset import load_traces
+from dpmlens.traces.analysis.aggregate import aggregate, phase_stats
+from dpmlens.traces.read.load import load_traces
+from dpmlens.traces.report.output import report_json
 
 FULL = os.environ.get("DPMLENS_FUZZ_PROFILE") == "fuzz"
 CORPUS = [p for p in trace_corpus() if FULL or p.stat().st_size < 300 << 10]

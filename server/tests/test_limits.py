@@ -17,7 +17,7 @@ from traces_helpers import FIXTURES
 
 from dpmlens import limits
 from dpmlens.nesting import max_depth
-from dpmlens.traces.traceset import load_traces
+from dpmlens.traces.read.load import load_traces
 
 BASIC = FIXTURES / "ftrace_basic.txt"
 DEEP = ("static int foo_suspend(struct device *d)\n" + "{" * 50_000 + "msleep(5);"

@@ -108,7 +108,7 @@ def test_delay_lens_title_counts_per_cycle_and_saving() -> None:
 def test_one_duration_format_for_cli_and_editor() -> None:
     import json
 
-    from dpmlens.traces.durations import format_us
+    from dpmlens.traces.model.durations import format_us
 
     table = json.loads((FIXTURES.parent / "durations.json").read_text())["cases"]
     assert len(table) > 5

@@ -14,7 +14,7 @@ from traces_helpers import write_links_capture
 
 from dpmlens.config_file import read_config, trace_links
 from dpmlens.errors import ConfigError
-from dpmlens.traces.links import links_for_editor, project_links
+from dpmlens.traces.model.links import links_for_editor, project_links
 
 # The capture: traces_helpers.LINKS_CAPTURE (critical path p -> c; with the link s -> c,
 # s -> c).

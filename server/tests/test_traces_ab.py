@@ -13,9 +13,9 @@ import pytest
 from pm_sim import Sim, laptop
 
 from dpmlens.traces import load_traces
-from dpmlens.traces.delays import measured_delays
-from dpmlens.traces.timeline import build_timeline
-from dpmlens.traces.whatif import Changes, matcher, what_if
+from dpmlens.traces.analysis.delays import measured_delays
+from dpmlens.traces.analysis.whatif import Changes, matcher, what_if
+from dpmlens.traces.model.timeline import build_timeline
 
 CYCLES = 10
 

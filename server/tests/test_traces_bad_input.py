@@ -9,7 +9,7 @@ from pathlib import Path
 from traces_helpers import FIXTURES
 
 from dpmlens.traces import load_traces
-from dpmlens.traces.detect import NO_TRACES
+from dpmlens.traces.read.detect import NO_TRACES
 
 
 def _one_error(path: Path) -> str:

@@ -31,11 +31,11 @@ def test_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     data = json.loads(out)
     # version 1's keys first and unchanged; version 2 added the kernel steps, 3 runtime_pm,
-    # 4 device_links
+    # 4 device_links, 5 the critical path summarized across cycles (every cycle with --per-cycle)
     assert list(data) == ["version", "cycles", "callbacks", "phases", "skipped_lines",
                           "steps", "accounting", "name_splits", "critical_path",
                           "critical_devices", "delays", "runtime_pm", "device_links"]
-    assert (data["version"], data["cycles"], data["skipped_lines"]) == (4, 2, 1)
+    assert (data["version"], data["cycles"], data["skipped_lines"]) == (5, 2, 1)
     assert data["runtime_pm"] is None  # no rpm_* events in this capture
     assert data["device_links"] is None  # no --links
     assert len(data["callbacks"]) == 8
@@ -133,3 +133,29 @@ def test_diff_csv(capsys: pytest.CaptureFixture[str]) -> None:
     assert (phase["n_before"], phase["n_after"], phase["median_before_us"],
             phase["median_after_us"]) == ("2", "1", "14900.0", "19900.0")
     assert phase["verdict"].startswith("too few cycles")
+
+
+def test_json_critical_path_summarized_unless_per_cycle(capsys: pytest.CaptureFixture[str]) -> None:
+    """Default: per phase the path of its median cycle (by wall time, the lower of two) and
+    how many runs it summarizes; --per-cycle adds every cycle's path; the per-device counts
+    across cycles are the same either way."""
+    code, out, _ = _run(["trace", "report", BASIC, "--format", "json"], capsys)
+    assert code == 0
+    short = json.loads(out)
+    code, out, _ = _run(["trace", "report", BASIC, "--format", "json", "--per-cycle"], capsys)
+    assert code == 0
+    full = json.loads(out)
+    assert "critical_path_per_cycle" not in short
+    every = full["critical_path_per_cycle"]
+    assert len({(p["cycle"], p["phase"]) for p in every}) == len(every)
+    assert len(every) > len(short["critical_path"])
+    phases = [p["phase"] for p in short["critical_path"]]
+    assert len(phases) == len(set(phases)) == len({p["phase"] for p in every})
+    for p in short["critical_path"]:
+        runs = sorted((q for q in every if q["phase"] == p["phase"]),
+                      key=lambda q: q["wall_us"])
+        assert p["runs"] == len(runs)
+        median = runs[(len(runs) - 1) // 2]
+        assert {k: v for k, v in p.items() if k != "runs"} == median
+    assert short["critical_devices"] == full["critical_devices"]
+    assert full["critical_path"] == short["critical_path"]

@@ -9,8 +9,8 @@ import pytest
 from traces_helpers import FIXTURES, shared_traces
 
 from dpmlens.traces import load_traces
-from dpmlens.traces.critical import EPS, across_cycles, critical_path
-from dpmlens.traces.timeline import build_timeline
+from dpmlens.traces.analysis.critical import EPS, across_cycles, critical_path
+from dpmlens.traces.model.timeline import build_timeline
 
 CAPTURE = FIXTURES / "timeline" / "test_mem_ftrace.txt"
 
@@ -167,7 +167,7 @@ def test_real_captures_critical_path_accounts_for_every_phase() -> None:
 
 
 def test_all_deps_is_deps_inlined() -> None:
-    from dpmlens.traces.critical import PhaseGraph
+    from dpmlens.traces.analysis.critical import PhaseGraph
 
     t = load_traces([shared_traces(), CAPTURE])
     for r in build_timeline(t):

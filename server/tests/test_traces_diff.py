@@ -10,7 +10,7 @@ import pytest
 
 from dpmlens.cli import main
 from dpmlens.traces import compare, load_traces, mann_whitney_u
-from dpmlens.traces.aggregate import mean_sd, percentile
+from dpmlens.traces.analysis.aggregate import mean_sd, percentile
 
 
 def test_percentile_linear_interpolation() -> None:

@@ -8,7 +8,7 @@ import pytest
 from traces_helpers import FIXTURES, by_key
 
 from dpmlens.traces import load_traces
-from dpmlens.traces.dmesg import strip_prefix
+from dpmlens.traces.read.dmesg import strip_prefix
 
 
 @pytest.mark.parametrize(

@@ -17,9 +17,9 @@ from dpmlens.commands.check_cmd import _summary_line
 from dpmlens.durations import format_us, signed_us
 from dpmlens.lsp.diagnostics import analysed_message
 from dpmlens.lsp.workspace_index import index_summary
-from dpmlens.traces import durations as trace_durations
-from dpmlens.traces.output import human_us
-from dpmlens.traces.timeline_page import PAGE
+from dpmlens.traces.model import durations as trace_durations
+from dpmlens.traces.report.output import human_us
+from dpmlens.traces.report.timeline_page import PAGE
 
 US = 2_410_000.0
 CASES = [2_410_000.0, -2_410_000.0, 1_000_000.0, 999_999.0, 5_500.0, 1_000.0, 999.0, 42.0,
@@ -47,7 +47,7 @@ def test_check_summary_and_server_logs() -> None:
 
 
 def test_whatif_async_lag_assumption() -> None:
-    from dpmlens.traces.whatif import Nodes, _to_async
+    from dpmlens.traces.analysis.whatif import Nodes, _to_async
 
     nodes = Nodes([SimpleNamespace(device="d", driver="x")], [10.0], [0.0], [[]], [0], [0.0],
                   0.0)

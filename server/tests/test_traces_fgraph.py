@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 from traces_helpers import FIXTURES
 
-from dpmlens.traces import ftrace as ftrace_mod
-from dpmlens.traces import ftrace_graph, load_traces
-from dpmlens.traces.critical import critical_path
-from dpmlens.traces.delays import delay_sites, measured_delays
-from dpmlens.traces.timeline import build_timeline
-from dpmlens.traces.whatif import Changes, what_if
+from dpmlens.traces import load_traces
+from dpmlens.traces.analysis.critical import critical_path
+from dpmlens.traces.analysis.delays import delay_sites, measured_delays
+from dpmlens.traces.analysis.whatif import Changes, what_if
+from dpmlens.traces.model.timeline import build_timeline
+from dpmlens.traces.read import ftrace as ftrace_mod
+from dpmlens.traces.read import ftrace_graph
 
 CAPTURE = FIXTURES / "sleepgraph_fgraph_ftrace.txt"
 EXPECTED = [  # func, caller, measured us, device: in start order
@@ -228,7 +229,7 @@ def test_trace_cmd_report_of_a_function_graph_recording(tmp_path: Path) -> None:
 
 
 def test_graph_delays_join_the_source_and_spec_minimums() -> None:
-    from dpmlens.traces.delay_sites import join_sites, spec_minimums
+    from dpmlens.traces.source.delay_sites import join_sites, spec_minimums
 
     _, runs, delays = _load()
     sites = delay_sites(delays, [critical_path(r) for r in runs])

@@ -9,7 +9,7 @@ import pytest
 from traces_helpers import FIXTURES, by_key
 
 from dpmlens.traces import aggregate, load_traces, phase_stats
-from dpmlens.traces import ftrace as ftrace_mod
+from dpmlens.traces.read import ftrace as ftrace_mod
 
 BASIC = FIXTURES / "ftrace_basic.txt"
 

@@ -10,11 +10,11 @@ from traces_helpers import shared_traces, write_links_capture
 
 from dpmlens.cli import main
 from dpmlens.traces import load_traces
-from dpmlens.traces.critical import PhaseGraph, critical_path
-from dpmlens.traces.delays import measured_delays
-from dpmlens.traces.links import parse_links
-from dpmlens.traces.timeline import build_timeline
-from dpmlens.traces.whatif import Changes, what_if
+from dpmlens.traces.analysis.critical import PhaseGraph, critical_path
+from dpmlens.traces.analysis.delays import measured_delays
+from dpmlens.traces.analysis.whatif import Changes, what_if
+from dpmlens.traces.model.links import parse_links
+from dpmlens.traces.model.timeline import build_timeline
 
 
 def test_parse_every_form() -> None:
@@ -91,7 +91,7 @@ def test_consumer_is_a_predecessor_on_suspend(tmp_path: Path) -> None:
 
 
 def test_whatif_keeps_the_link_when_the_consumer_moves(tmp_path: Path) -> None:
-    from dpmlens.traces.whatif import matcher
+    from dpmlens.traces.analysis.whatif import matcher
 
     t = load_traces([_capture(tmp_path)])
     t.device_links = parse_links("dev-s dev-c")

@@ -8,7 +8,7 @@ import pytest
 from traces_helpers import FIXTURES
 
 from dpmlens.traces import aggregate, build_index, load_traces, map_to_source
-from dpmlens.traces.mapping import module_names
+from dpmlens.traces.source.mapping import module_names
 
 SRC = FIXTURES / "src"
 KERNEL = Path("/work/linux/linux-source-6.12")

@@ -11,9 +11,9 @@ from traces_helpers import FIXTURES
 from traces_helpers import shared_traces as shared
 
 from dpmlens.traces import load_traces
-from dpmlens.traces.names import candidates, spaced_driver_names, split
-from dpmlens.traces.steps import accounts, step_rows, step_summary
-from dpmlens.traces.traceset import resolve_names
+from dpmlens.traces.analysis.steps import accounts, step_rows, step_summary
+from dpmlens.traces.model.names import candidates, spaced_driver_names, split
+from dpmlens.traces.model.traceset import resolve_names
 
 TIMELINE = FIXTURES / "timeline"
 LINE = "bash-100 [000] .... {ts:.6f}: {text}\n"
@@ -74,7 +74,7 @@ def test_candidates_and_single_space() -> None:
 def test_table_cites_the_kernel_source() -> None:
     names = spaced_driver_names()
     assert {"i8042 kbd", "i8042 aux", "int3400 thermal", "Generic PHY"} <= names
-    text = (Path(__file__).parents[1] / "dpmlens" / "traces" /
+    text = (Path(__file__).parents[1] / "dpmlens" / "traces" / "model" /
             "spaced-driver-names.yaml").read_text()
     assert '"i8042 kbd": "linux-6.12 drivers/input/serio/i8042-acpipnpio.h:1578' in text
 
@@ -217,9 +217,12 @@ def test_report_json_and_table(capsys: pytest.CaptureFixture[str]) -> None:
 
     assert main(["trace", "report", str(TIMELINE), "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["version"] == 4
+    assert data["version"] == 5
     assert data["steps"][0] == {"cycle": 0, "name": "suspend_enter", "val": 3,
-                                "start_us": 0.0, "duration_us": 6030.0, "depth": 0}
+                                "start_us": 0.0, "duration_us": 6030.0, "depth": 0,
+                                "phase": "prepare"}
+    by_name = {s["name"]: s["phase"] for s in data["steps"]}
+    assert by_name["machine_suspend"] == ""  # between the device phases
     (acc,) = data["accounting"]
     assert acc == {"cycle": 0, "span_us": 188000.0, "devices_us": 104500.0,
                    "steps_us": 41730.0, "gaps_us": 39770.0, "firmware_us": 32000.0,

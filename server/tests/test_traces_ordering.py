@@ -11,9 +11,9 @@ from traces_helpers import shared_traces
 from dpmlens.cli import main
 from dpmlens.model.phases import PHASES
 from dpmlens.traces import load_traces
-from dpmlens.traces.delays import measured_delays
-from dpmlens.traces.timeline import build_timeline
-from dpmlens.traces.whatif import Changes, build_nodes, what_if
+from dpmlens.traces.analysis.delays import measured_delays
+from dpmlens.traces.analysis.whatif import Changes, build_nodes, what_if
+from dpmlens.traces.model.timeline import build_timeline
 
 # An async tree in suspend and resume. Suspend: the synchronous loop runs a (10 ms) and b
 # (10 ms), then reaches the async leaf 2-1 and dispatches it (50 us later it starts, 30 ms),

@@ -99,7 +99,7 @@ def test_fresh_venv_from_the_server_wheel_reads_a_perfetto_trace(tmp_path: Path)
                           timeout=900)
     assert inst.returncode == 0, inst.stdout + inst.stderr
     run = subprocess.run([str(py), "-c",
-                          "from dpmlens.traces.perfetto import _classes; _classes()\n"
+                          "from dpmlens.traces.read.perfetto import _classes; _classes()\n"
                           "from dpmlens.traces import load_traces\n"
                           f"t = load_traces([{str(BASIC)!r}])\n"
                           "print(t.files[0].format, t.files[0].error, t.sample_count)"],

@@ -15,8 +15,9 @@ from cli_helpers import run_cli
 from traces_helpers import FIXTURES
 
 from dpmlens.traces import load_traces
-from dpmlens.traces.rpm_events import compile_format, default_formats, errno_name
-from dpmlens.traces.rpm_stats import runtime_stats
+from dpmlens.traces.analysis.rpm_stats import runtime_stats
+from dpmlens.traces.model.rpm_log import errno_name
+from dpmlens.traces.read.rpm_events import compile_format, default_formats
 
 NEW = FIXTURES / "rpm_6.12_trace_cmd.txt"  # trace-cmd report, kernel 6.12: with rpm_status
 OLD = FIXTURES / "rpm_6.1_trace.txt"  # raw trace, kernel 6.1: no rpm_status
@@ -229,7 +230,7 @@ def test_no_rpm_events_no_section(capsys: pytest.CaptureFixture[str]) -> None:
     out = run_cli(capsys, "trace", "report", str(FIXTURES / "ftrace_basic.txt"), "--format",
                   "json")
     data = json.loads(out.out)
-    assert data["version"] == 4 and data["runtime_pm"] is None
+    assert data["version"] == 5 and data["runtime_pm"] is None
     text = run_cli(capsys, "trace", "report", str(FIXTURES / "ftrace_basic.txt")).out
     assert "Runtime PM" not in text
 
@@ -365,7 +366,7 @@ def test_perfetto_rpm_numbers_out_of_range_do_not_break(tmp_path: Path) -> None:
 
 def test_format_block_in_an_earlier_block_than_the_events(tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from dpmlens.traces import ftrace
+    from dpmlens.traces.read import ftrace
 
     monkeypatch.setattr(ftrace, "CHUNK", 256)  # the format, the filler and the events apart
     fmt = ('name: rpm_resume\nID: 1\nformat:\n\nprint fmt: "%s usage=%d flags=%x", '

@@ -11,11 +11,11 @@ import pytest
 from traces_helpers import FIXTURES, shared_traces
 
 from dpmlens.traces import load_traces
-from dpmlens.traces.critical import critical_path
-from dpmlens.traces.delay_sites import join_sites, spec_minimums
-from dpmlens.traces.delays import delay_sites, measured_delays
-from dpmlens.traces.timeline import build_timeline
-from dpmlens.traces.whatif import Changes, build_nodes, matcher, replay, what_if
+from dpmlens.traces.analysis.critical import critical_path
+from dpmlens.traces.analysis.delays import delay_sites, measured_delays
+from dpmlens.traces.analysis.whatif import Changes, build_nodes, matcher, replay, what_if
+from dpmlens.traces.model.timeline import build_timeline
+from dpmlens.traces.source.delay_sites import join_sites, spec_minimums
 
 CAPTURE = FIXTURES / "timeline" / "test_mem_ftrace.txt"
 SRC = FIXTURES / "timeline_src"

@@ -63,6 +63,10 @@ def register(subparsers: Any) -> None:
     rep.add_argument("--links", metavar="FILE", help=_LINKS_HELP)
     rep.add_argument("--timeline", action="store_true",
                      help="json: add every callback interval per cycle and phase")
+    rep.add_argument("--per-cycle", action="store_true",
+                     help="json: add every cycle's critical path (by default the path of "
+                     "each phase's median cycle and, per device, how often it is on the "
+                     "path across cycles)")
     rep.set_defaults(handler=run_report)
     dif = sub.add_parser(
         "diff",
@@ -112,7 +116,14 @@ def register(subparsers: Any) -> None:
 
 
 def _load(paths: list[str]):  # noqa: ANN202 - TraceSet
+    import gc
+
     from dpmlens.traces import load_traces
+
+    # A one-shot command: the samples, timeline intervals and critical-path steps (10^6
+    # objects on 100 cycles) live until it exits and hold no reference cycles, so the cyclic
+    # collector would only rescan them again and again (a third of the analysis time).
+    gc.disable()
 
     traces = load_traces(paths)
     if traces.sample_count == 0 and not traces.phase_times and traces.store.rpm is None:
@@ -125,7 +136,7 @@ def _load(paths: list[str]):  # noqa: ANN202 - TraceSet
 
 def run_report(args: argparse.Namespace) -> int:
     from dpmlens.traces import aggregate, build_index, map_to_source, phase_stats
-    from dpmlens.traces.output import dumps, report_csv, report_json, report_text
+    from dpmlens.traces.report.output import dumps, report_csv, report_json, report_text
 
     if args.top is not None and args.top < 1:
         raise UsageError("--top must be at least 1")
@@ -133,7 +144,7 @@ def run_report(args: argparse.Namespace) -> int:
     _links(traces, args.links, args.source)
     stats = aggregate(traces)
     phases = phase_stats(traces)
-    from dpmlens.traces.rpm_stats import runtime_stats
+    from dpmlens.traces.analysis.rpm_stats import runtime_stats
 
     rpm = runtime_stats(traces)  # None without rpm_* events: no runtime section
     rpm_map = rpm_links = None
@@ -143,8 +154,8 @@ def run_report(args: argparse.Namespace) -> int:
 
         if not Path(args.source).exists():
             raise UsageError(f"--source {args.source}: no such file or directory")
-        from dpmlens.traces.names import candidates
-        from dpmlens.traces.traceset import resolve_names
+        from dpmlens.traces.model.names import candidates
+        from dpmlens.traces.model.traceset import resolve_names
 
         # a head with spaces may name any of its prefixes as the driver: look for all of them
         wanted = {s.driver for s in stats} | {
@@ -157,24 +168,25 @@ def run_report(args: argparse.Namespace) -> int:
             stats = aggregate(traces)
         mapped = map_to_source(stats, index)
         if rpm is not None:
-            from dpmlens.traces.rpm_source import map_runtime, rule_links
+            from dpmlens.traces.source.rpm_source import map_runtime, rule_links
 
             rpm_map, rpm_links = map_runtime(rpm, index), rule_links(rpm, index)
         for e in index.errors:
             print(f"dpmlens: warning: {e}", file=sys.stderr)
     static = None
     if args.source:
-        from dpmlens.traces.delay_sites import join_sites
+        from dpmlens.traces.source.delay_sites import join_sites
 
         def static(sites: Any) -> None:
             join_sites(sites, args.source)
 
-    from dpmlens.traces.rpm_output import runtime_json, runtime_text
+    from dpmlens.traces.report.rpm_output import runtime_json, runtime_text
 
     if args.format == "json":
         text = dumps(report_json(traces, stats, phases, mapped, args.top,
                                  timeline=args.timeline, static=static,
-                                 runtime=runtime_json(rpm, rpm_map, rpm_links)))
+                                 runtime=runtime_json(rpm, rpm_map, rpm_links),
+                                 per_cycle=args.per_cycle))
     elif args.format == "csv":
         text = report_csv(stats, mapped, args.top)
     elif args.format == "html":
@@ -216,7 +228,7 @@ def _links(traces: Any, path: str | None, source: str | None = None) -> None:
         if links_path is None:
             return
         option, path = f"{found}: [traces] links", str(links_path)
-    from dpmlens.traces.links import load_links
+    from dpmlens.traces.model.links import load_links
 
     try:
         traces.device_links = load_links(path)
@@ -228,7 +240,7 @@ def _links(traces: Any, path: str | None, source: str | None = None) -> None:
 
 
 def _html(traces: Any, mapped: Any, paths: list[str]) -> str:
-    from dpmlens.traces.html import timeline_page
+    from dpmlens.traces.report.html import timeline_page
 
     try:
         return timeline_page(traces, mapped, paths)
@@ -238,14 +250,15 @@ def _html(traces: Any, mapped: Any, paths: list[str]) -> str:
 
 def run_diff(args: argparse.Namespace) -> int:
     from dpmlens.traces import compare
-    from dpmlens.traces.output import dumps, human_us
+    from dpmlens.traces.report.output import dumps, human_us
+    from dpmlens.traces.report.table import table
 
     before = _load(args.before)
     after = _load(args.after)
     rows = compare(before, after, alpha=args.alpha)
     phases = [r for r in rows if r.kind == "phase"]
     callbacks = [r for r in rows if r.kind == "callback"][: args.top]
-    from dpmlens.traces.rpm_diff import compare_runtime
+    from dpmlens.traces.analysis.rpm_diff import compare_runtime
 
     runtime = compare_runtime(before, after, alpha=args.alpha)  # None: no rpm_* events
     rt_rows = runtime[0][: args.top] if runtime else []
@@ -294,12 +307,11 @@ def run_diff(args: argparse.Namespace) -> int:
         f"before: {before.cycles} cycle(s), {before.sample_count} samples; "
         f"after: {after.cycles} cycle(s), {after.sample_count} samples"
     ]
-    from dpmlens.traces.output import _table
 
     rows_t = [["phase", "n", "median before", "median after", "change", "p", "verdict"]]
     for r in phases:
         rows_t.append([r.phase, f"{r.n_before}/{r.n_after}"] + fmt(r))
-    out += ["", "Phases (wall time per cycle):", _table(rows_t, {1, 2, 3, 4, 5})]
+    out += ["", "Phases (wall time per cycle):", table(rows_t, {1, 2, 3, 4, 5})]
     rows_c = [
         [
             "driver",
@@ -315,7 +327,7 @@ def run_diff(args: argparse.Namespace) -> int:
     ]
     for r in callbacks:
         rows_c.append([r.driver or "-", r.device, r.phase, f"{r.n_before}/{r.n_after}"] + fmt(r))
-    out += ["", "Callbacks (largest change first):", _table(rows_c, {3, 4, 5, 6, 7})]
+    out += ["", "Callbacks (largest change first):", table(rows_c, {3, 4, 5, 6, 7})]
     if runtime is not None:
         rows_r = [["device", "driver", "transition", "n", "median before", "median after",
                    "change", "p", "verdict"]]
@@ -323,7 +335,7 @@ def run_diff(args: argparse.Namespace) -> int:
             rows_r.append([r.device, r.driver or "?", r.phase, f"{r.n_before}/{r.n_after}"]
                           + fmt(r))
         out += ["", "Runtime PM transitions (event to rpm_return_int, largest change first):",
-                _table(rows_r, {3, 4, 5, 6, 7})]
+                table(rows_r, {3, 4, 5, 6, 7})]
 
         def share(v: float | None) -> str:
             return "-" if v is None else f"{100 * v:.0f}%"
@@ -335,17 +347,17 @@ def run_diff(args: argparse.Namespace) -> int:
                            f"{d['resumes_before']} -> {d['resumes_after']}",
                            f"{share(d['short_share_before'])} -> {share(d['short_share_after'])}",
                            f"{eb} -> {ea}"])
-        out += ["", "Runtime PM use per device (before -> after):", _table(rows_d, set())]
+        out += ["", "Runtime PM use per device (before -> after):", table(rows_d, set())]
     sys.stdout.write("\n".join(out) + "\n")
     return exit_codes.OK
 
 
 def run_whatif(args: argparse.Namespace) -> int:
-    from dpmlens.traces.delays import measured_delays
-    from dpmlens.traces.output import dumps
-    from dpmlens.traces.timeline import build_timeline
-    from dpmlens.traces.whatif import Changes, matcher, what_if
-    from dpmlens.traces.whatif_output import whatif_json, whatif_text
+    from dpmlens.traces.analysis.delays import measured_delays
+    from dpmlens.traces.analysis.whatif import Changes, matcher, what_if
+    from dpmlens.traces.model.timeline import build_timeline
+    from dpmlens.traces.report.output import dumps
+    from dpmlens.traces.report.whatif_output import whatif_json, whatif_text
 
     delays: dict[str, float] = {}
     for item in args.delay:
@@ -373,8 +385,8 @@ def run_whatif(args: argparse.Namespace) -> int:
     if args.ordering != "legacy":
         words.append(f"--ordering {args.ordering}")
     if args.spec_minimums:
-        from dpmlens.traces.delay_sites import join_sites, spec_minimums
-        from dpmlens.traces.delays import delay_sites
+        from dpmlens.traces.analysis.delays import delay_sites
+        from dpmlens.traces.source.delay_sites import join_sites, spec_minimums
 
         sites = delay_sites(measured, [])
         join_sites(sites, args.source)

@@ -20,7 +20,7 @@ from dpmlens.lsp.diagnostics import Diagnostics
 from dpmlens.lsp.documents import Document
 from dpmlens.lsp.trace_loader import Traces
 from dpmlens.model.phases import AFTER_ALL_PHASES, PHASES
-from dpmlens.traces.durations import format_us
+from dpmlens.traces.model.durations import format_us
 
 
 def _order(phase: str) -> int:

@@ -15,7 +15,7 @@ from typing import NamedTuple
 from dpmlens.config import Config
 from dpmlens.lsp.trace_mapping import MeasuredSite
 from dpmlens.model.types import FileModel
-from dpmlens.traces.durations import format_us
+from dpmlens.traces.model.durations import format_us
 
 
 class DelayLens(NamedTuple):
@@ -35,7 +35,7 @@ def delay_lenses(sites: list[MeasuredSite], model: FileModel) -> list[DelayLens]
         return []
     from dpmlens.rules.context import Context
     from dpmlens.rules.delays import analysis
-    from dpmlens.traces.delay_sites import match_in_file
+    from dpmlens.traces.source.delay_sites import match_in_file
 
     ctx = Context(model, Config())
     try:

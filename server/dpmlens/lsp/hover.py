@@ -20,7 +20,7 @@ from dpmlens.model.callgraph import pm_callbacks
 from dpmlens.model.phases import AFTER_ALL_PHASES, PHASES, Phase
 from dpmlens.model.types import FileModel
 from dpmlens.model.walker import Walker
-from dpmlens.traces.durations import format_us
+from dpmlens.traces.model.durations import format_us
 
 _KIND = {"system": "system sleep", "hibernate": "hibernation", "runtime": "runtime PM"}
 _IDENT_TYPES = ("identifier", "field_identifier", "type_identifier")

@@ -103,7 +103,7 @@ def effective_drivers(model: FileModel) -> tuple[DriverStruct, ...]:
     directory's Makefile (carl9170's usb.c registers "carl9170", not "usb"). Resolved here,
     where the source is at hand, because the summaries do not keep it.
     """
-    from dpmlens.traces.mapping import effective_name, file_modname, module_names
+    from dpmlens.traces.source.mapping import effective_name, file_modname, module_names
 
     if not model.drivers:
         return ()

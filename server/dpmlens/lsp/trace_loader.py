@@ -91,7 +91,7 @@ class Traces(LanguageFeature):
                    token: types.ProgressToken | None = None) -> dict[str, Any]:
         """Parse `paths` in a thread, map them, install; a cancelled request changes nothing."""
         from dpmlens.lsp.trace_mapping import parse_traces
-        from dpmlens.traces.links import project_links
+        from dpmlens.traces.model.links import project_links
 
         server = self.server
         traces = self.state

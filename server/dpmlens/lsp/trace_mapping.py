@@ -13,18 +13,29 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpmlens.model.types import FileModel
-from dpmlens.traces.aggregate import CallbackStats, PhaseStats, _order, aggregate, phase_stats
-from dpmlens.traces.critical import CriticalPath, DeviceOnPath, across_cycles, critical_path
-from dpmlens.traces.delays import DelaySite, MeasuredDelay, delay_sites, measured_delays
-from dpmlens.traces.links import DeviceLinks
-from dpmlens.traces.mapping import SourceIndex, map_to_source
-from dpmlens.traces.output import callback_json, phase_json
-from dpmlens.traces.rpm_output import runtime_rows
-from dpmlens.traces.rpm_source import map_runtime
-from dpmlens.traces.rpm_stats import RpmReport, runtime_stats
-from dpmlens.traces.timeline import PhaseRun, build_timeline
-from dpmlens.traces.traceset import load_traces
-from dpmlens.traces.whatif import Changes, what_if
+from dpmlens.traces.analysis.aggregate import (
+    CallbackStats,
+    PhaseStats,
+    _order,
+    aggregate,
+    phase_stats,
+)
+from dpmlens.traces.analysis.critical import (
+    CriticalPath,
+    DeviceOnPath,
+    across_cycles,
+    critical_path,
+)
+from dpmlens.traces.analysis.delays import DelaySite, MeasuredDelay, delay_sites, measured_delays
+from dpmlens.traces.analysis.rpm_stats import RpmReport, runtime_stats
+from dpmlens.traces.analysis.whatif import Changes, what_if
+from dpmlens.traces.model.links import DeviceLinks
+from dpmlens.traces.model.timeline import PhaseRun, build_timeline
+from dpmlens.traces.read.load import load_traces
+from dpmlens.traces.report.output import callback_json, phase_json
+from dpmlens.traces.report.rpm_output import runtime_rows
+from dpmlens.traces.source.mapping import SourceIndex, map_to_source
+from dpmlens.traces.source.rpm_source import map_runtime
 
 
 @dataclass(frozen=True)
@@ -201,7 +212,7 @@ def timeline_html(paths: list[str], models: list[FileModel]) -> str:
     """The HTML timeline of `trace report --format html` for the loaded captures, with bars
     linked to the workspace's callbacks. Reads the captures again (the loaded state keeps
     statistics, not every interval). ValueError when they have no callback timestamps."""
-    from dpmlens.traces.html import timeline_page
+    from dpmlens.traces.report.html import timeline_page
 
     ts = load_traces(list(paths))
     index = SourceIndex(root="workspace")

@@ -62,7 +62,7 @@ class TraceState:
         self._delay_lenses = {}
 
     def status(self) -> dict[str, Any]:
-        from dpmlens.traces.output import trace_status
+        from dpmlens.traces.report.output import trace_status
 
         return dict(self.result.status) if self.result is not None else trace_status(None, None)
 

@@ -9,12 +9,13 @@ Entry points (see docs/traces.md):
   compare(before, after) -> [DiffRow]     medians and Mann-Whitney U
 """
 
-from dpmlens.traces.aggregate import CallbackStats, PhaseStats, aggregate, phase_stats
-from dpmlens.traces.diff import DiffRow, compare, mann_whitney_u
-from dpmlens.traces.mapping import MappedReport, SourceIndex, build_index, map_to_source
-from dpmlens.traces.output import callback_json, report_json, trace_status
-from dpmlens.traces.sample import CallbackSample, FileReport, PhaseTime
-from dpmlens.traces.traceset import TraceSet, load_traces
+from dpmlens.traces.analysis.aggregate import CallbackStats, PhaseStats, aggregate, phase_stats
+from dpmlens.traces.analysis.diff import DiffRow, compare, mann_whitney_u
+from dpmlens.traces.model.sample import CallbackSample, FileReport, PhaseTime
+from dpmlens.traces.model.traceset import TraceSet
+from dpmlens.traces.read.load import load_traces
+from dpmlens.traces.report.output import callback_json, report_json, trace_status
+from dpmlens.traces.source.mapping import MappedReport, SourceIndex, build_index, map_to_source
 
 __all__ = [
     "CallbackSample", "CallbackStats", "DiffRow", "FileReport", "MappedReport", "PhaseStats",

@@ -1,0 +1,140 @@
+"""Measured delays (sleepgraph's kprobes on msleep, usleep_range, udelay, ...) attributed to
+the callback they ran in and grouped per delay site (calling function, delay function,
+requested value).
+
+The importer sums the calls per callback run and site as it reads them (a delay belongs to
+the callback open on its thread; one inside another delay of the same thread, schedule_timeout
+under msleep, is not counted again): a MeasuredDelay is such a sum, or one per cycle, thread
+and site outside callbacks. A site is on the critical path when a call of it ran inside a
+callback of a phase's chain.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from dpmlens.traces.analysis.critical import CriticalPath
+from dpmlens.traces.model.timeline import Interval, PhaseRun
+from dpmlens.traces.model.traceset import TraceSet
+
+
+@dataclass(frozen=True)
+class MeasuredDelay:
+    """The calls of one delay site in one callback run (or outside callbacks, per cycle and
+    thread)."""
+
+    func: str  # msleep, usleep_range, udelay, ...
+    caller: str  # the function that called it (from the _ret probe)
+    cycle: int
+    thread: int
+    start: float  # the first call's start, seconds on the trace clock
+    end: float  # the last call's end
+    requested_ms: float  # the argument (msleep time=, usleep_range min=), nan if unknown
+    interval: Interval | None  # the callback it ran in, None outside callbacks
+    calls: int = 1
+    total_us: float = 0.0
+
+    @property
+    def measured_us(self) -> float:
+        return round(self.total_us, 3)
+
+    @property
+    def mean_us(self) -> float:
+        return self.total_us / self.calls
+
+
+@dataclass
+class DelaySite:
+    func: str
+    caller: str
+    requested_ms: float
+    rows: list[MeasuredDelay] = field(default_factory=list)
+    on_path: int = 0  # calls inside a callback of a critical path
+    on_path_us: float = 0.0
+    static: dict | None = None  # the delay site in the source (traces.delay_sites)
+
+    @property
+    def calls(self) -> int:
+        return sum(d.calls for d in self.rows)
+
+    @property
+    def total_us(self) -> float:
+        return round(math.fsum(d.total_us for d in self.rows), 3)
+
+    @property
+    def mean_us(self) -> float:
+        return round(self.total_us / self.calls, 3)
+
+    def cycles(self) -> int:
+        return len({d.cycle for d in self.rows})
+
+    def callbacks(self) -> Counter[tuple[str, str, str]]:
+        out: Counter[tuple[str, str, str]] = Counter()
+        for d in self.rows:
+            if d.interval is not None:
+                out[(d.interval.driver, d.interval.device, d.interval.phase)] += d.calls
+        return out
+
+
+def measured_delays(traces: TraceSet, runs: list[PhaseRun]) -> list[MeasuredDelay]:
+    cols = traces.store.delays
+    if not len(cols):
+        return []
+    owners = {id(g) for g in cols.owners if g is not None}
+    by_sample: dict[tuple[int, int], Interval] = {}
+    for r in runs:
+        for iv in r.intervals:
+            if id(iv.group) in owners:
+                by_sample[(id(iv.group), iv.index)] = iv
+    names = cols.names
+    out = []
+    for i in range(len(cols)):
+        g = cols.owners[i]
+        iv = by_sample.get((id(g), cols.samples[i])) if g is not None else None
+        out.append(MeasuredDelay(names[cols.funcs[i]], names[cols.callers[i]], cols.cycles[i],
+                                 cols.threads[i], cols.firsts[i], cols.lasts[i],
+                                 cols.requested[i], iv, cols.calls[i], cols.totals[i]))
+    out.sort(key=lambda d: d.start)
+    return out
+
+
+def delay_sites(delays: list[MeasuredDelay], paths: list[CriticalPath],
+                on_path: set[int] | None = None) -> list[DelaySite]:
+    """Per (caller, function, requested value), largest measured total first. `on_path`:
+    id() of the intervals on a critical path, when the paths were not kept
+    (critical.summarize_paths)."""
+    if on_path is None:
+        on_path = {id(x.interval) for p in paths for x in p.chain}
+    sites: dict[tuple[str, str, float], DelaySite] = {}
+    for d in delays:
+        req = d.requested_ms if d.requested_ms == d.requested_ms else -1.0
+        site = sites.get((d.caller, d.func, req))
+        if site is None:
+            site = sites[(d.caller, d.func, req)] = DelaySite(d.func, d.caller, d.requested_ms)
+        site.rows.append(d)
+        if d.interval is not None and id(d.interval) in on_path:
+            site.on_path += d.calls
+            site.on_path_us += d.total_us
+    out = list(sites.values())
+    out.sort(key=lambda s: (-s.total_us, s.caller, s.func))
+    return out
+
+
+def by_interval(delays: list[MeasuredDelay]) -> dict[int, list[MeasuredDelay]]:
+    out: dict[int, list[MeasuredDelay]] = defaultdict(list)
+    for d in delays:
+        if d.interval is not None:
+            out[id(d.interval)].append(d)
+    return out
+
+
+def call_text(d: MeasuredDelay | DelaySite) -> str:
+    """msleep(40), usleep_range(10000, ...), udelay(?)."""
+    req = d.requested_ms
+    if req != req:
+        return f"{d.func}(?)"
+    if d.func.startswith("usleep"):
+        return f"{d.func}({req * 1000:g}, ...)"
+    return f"{d.func}({req:g})"

@@ -1,0 +1,371 @@
+"""Replay each phase's dependency graph with changed durations (`dpmlens trace whatif`).
+
+Every callback of a phase run starts when the last of its dependencies (traces.critical:
+parent on resume, children on suspend, the previous callback of its thread, the synchronous
+loop that dispatched it, the async callback a synchronous one waited for) has ended, plus the
+lag measured after the one it did wait for (one lag per callback: a dependency that ended
+earlier would have been followed by the same scheduling lag); a callback with no dependency
+starts at its measured offset from the phase start. The phase ends the measured tail after
+its last callback. With nothing changed this reproduces every measured callback start and
+phase wall time. An async worker keeps running its work items one after another as in the
+capture (a pessimistic choice: the kernel may start another worker instead).
+
+Changes:
+  delays     a measured delay call (traces.delays) of FUNCTION (its caller) runs MS instead of
+             what it requested; the overhead measured beyond the request is kept
+  async      a callback of the synchronous thread runs on a worker: it no longer waits for the
+             previous synchronous callback, it is dispatched by it (plus the start-up lag
+             measured for async callbacks in the capture), and the synchronous thread goes on
+  sync       an async callback runs on the synchronous thread, in its measured start order
+  ordering   "6.16": the async ordering of Linux 6.16 (traces/ordering.py); "legacy" (the
+             default) replays the capture's own
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from dpmlens.model.phases import PHASES
+from dpmlens.traces.analysis.critical import _RANK as _RANK_OF
+from dpmlens.traces.analysis.critical import PhaseGraph
+from dpmlens.traces.analysis.delays import MeasuredDelay
+from dpmlens.traces.analysis.nodes import Nodes
+from dpmlens.traces.model.durations import format_us
+from dpmlens.traces.model.timeline import Interval, PhaseRun
+
+
+@dataclass
+class Changes:
+    delays: dict[str, float] = field(default_factory=dict)  # caller function -> ms
+    make_async: Callable[[Interval], bool] | None = None
+    make_sync: Callable[[Interval], bool] | None = None
+    # per delay site (caller, func, requested ms) -> new ms (--spec-minimums)
+    site_ms: dict[tuple[str, str, float], float] = field(default_factory=dict)
+    ordering: str = "legacy"  # or "6.16" (traces.ordering)
+
+    def empty(self) -> bool:
+        return not (self.delays or self.site_ms or self.make_async or self.make_sync
+                    or self.ordering != "legacy")
+
+
+# when the capture has no dispatched async callback to measure the start-up lag from
+DEFAULT_ASYNC_LAG_US = 50.0
+
+
+@dataclass
+class Replay:
+    run: PhaseRun
+    measured_us: float
+    predicted_us: float
+    # (interval, start us, duration us, link); None: nothing changed in this run, the chain
+    # is the measured critical path (traces.critical)
+    chain: list[tuple[Interval, float, float, str]] | None
+    saved_in_callbacks_us: float  # duration removed from callbacks (before overlap)
+
+    def path(self) -> list[tuple[Interval, float, float, str]]:
+        if self.chain is None:
+            from dpmlens.traces.analysis.critical import critical_path
+
+            p = critical_path(self.run)
+            self.chain = [(x.interval, round((x.interval.start - self.run.start) * 1e6, 3),
+                           x.interval.duration_us, x.link) for x in p.chain]
+        return self.chain
+
+
+def build_nodes(run: PhaseRun, graph: PhaseGraph | None = None) -> Nodes:
+    """The measured dependency graph of a phase run, in start order (deps point backwards)."""
+    graph = graph or PhaseGraph(run)
+    t0 = run.start
+    starts, ends = graph.starts, graph.ends
+    all_deps = graph.all_deps()
+    lags = []
+    for s, deps in zip(starts, all_deps, strict=True):
+        lag = 0.0
+        if deps:
+            latest = max([ends[j] for j, _ in deps])
+            lag = (s - latest) * 1e6
+            if lag < 0.0:
+                lag = 0.0
+        lags.append(lag)
+    release = [(s - t0) * 1e6 if s > t0 else 0.0 for s in starts]
+    durs = [iv.group.durations[iv.index] for iv in run.intervals]
+    return Nodes(run.intervals, durs, release, all_deps, list(graph.threads), lags, max(ends))
+
+
+def replay(run: PhaseRun, nodes: Nodes) -> Replay:
+    """Start times from the dependencies, in order; the phase wall time and its new chain."""
+    n = len(nodes)
+    start = [0.0] * n
+    end = [0.0] * n
+    why = [-1] * n
+    dur, release, all_deps, lag, extra = (nodes.dur, nodes.release, nodes.deps, nodes.lag,
+                                          nodes.extra)
+    k, k_end = 0, -math.inf
+    inf = -math.inf
+    wlink = [0] * n  # which of its deps it waited for
+    for i in range(n):
+        deps = all_deps[i]
+        if not deps:
+            t = release[i]
+        elif extra and i in extra:
+            own = extra[i]
+            best, arg, w = inf, -1, 0
+            for x, (d, _) in enumerate(deps):
+                t = end[d] + own.get(d, lag[i])
+                if t > best:
+                    best, arg, w = t, d, x
+            t = best
+            why[i] = arg
+            wlink[i] = w
+        elif len(deps) == 1:
+            arg = deps[0][0]
+            t = end[arg] + lag[i]
+            why[i] = arg
+            wlink[i] = 0
+        else:
+            best, arg, w = inf, -1, 0
+            for x, (d, _) in enumerate(deps):
+                e = end[d]
+                if e > best:
+                    best, arg, w = e, d, x
+            t = best + lag[i]
+            why[i] = arg
+            wlink[i] = w
+        start[i] = t
+        e = end[i] = t + dur[i]
+        if e >= k_end:
+            k, k_end = i, e
+    tail = max(0.0, (run.end - nodes.last_end) * 1e6)
+    predicted = k_end + tail
+    chain: list[tuple[Interval, float, float, str]] = []
+    seen = set()
+    while k >= 0 and k not in seen:
+        seen.add(k)
+        d = why[k]
+        link = all_deps[k][wlink[k]][1] if d >= 0 else "phase start"
+        chain.append((nodes.ivs[k], start[k], dur[k], link))
+        k = d
+    chain.reverse()
+    return Replay(run, run.wall_us, round(predicted, 3), chain,
+                  round(nodes.measured_us - math.fsum(dur), 3))
+
+
+def apply_changes(run: PhaseRun, nodes: Nodes, changes: Changes,
+                  delays_in: dict[int, list[MeasuredDelay]], async_lag_us: float,
+                  assumptions: set[str]) -> Nodes:
+    """The durations and dependencies the changes imply (in place: build_nodes made the
+    nodes for this replay)."""
+    if changes.empty():
+        return nodes
+    sync = run.sync_thread
+    for i, iv in enumerate(nodes.ivs):
+        for d in delays_in.get(id(iv), ()):
+            new_ms = changes.delays.get(d.caller)
+            if new_ms is None and changes.site_ms:
+                req = d.requested_ms if d.requested_ms == d.requested_ms else -1.0
+                new_ms = changes.site_ms.get((d.caller, d.func, req))
+            if new_ms is None:
+                continue
+            # per call (the importer summed the calls of the site in this callback run)
+            measured = d.mean_us
+            if d.requested_ms == d.requested_ms:
+                # keep what the call took beyond its request (timer slack, jiffies rounding)
+                new = max(new_ms * 1000.0, measured - (d.requested_ms - new_ms) * 1000.0)
+            else:
+                new = new_ms * 1000.0
+                assumptions.add(f"{d.func} from {d.caller}: the request is not in the "
+                                f"trace; the measured time is replaced by {new_ms:g} ms")
+            saved = d.calls * max(0.0, measured - new)
+            nodes.dur[i] = max(0.0, nodes.dur[i] - saved)
+    # prepare and complete never run async (drivers/base/power/main.c dpm_prepare/complete)
+    may_async = PHASES[run.phase].may_run_async if run.phase in PHASES else False
+    if changes.make_async is not None and sync >= 0 and may_async:
+        _to_async(nodes, sync, changes.make_async, async_lag_us, assumptions)
+    if changes.make_sync is not None and sync >= 0 and may_async:
+        _to_sync(nodes, sync, changes.make_sync, assumptions)
+    if changes.ordering == "6.16" and sync >= 0 and may_async:
+        # after the moves: a callback moved to async is ordered like the other async ones
+        from dpmlens.traces.analysis.ordering import order_616
+
+        order_616(run, nodes, sync, async_lag_us, assumptions)
+    return nodes
+
+
+def _to_async(nodes: Nodes, sync: int, pick: Callable[[Interval], bool], lag_us: float,
+              assumptions: set[str]) -> None:
+    prev_sync = -1  # the last synchronous node that stays synchronous
+    moved: dict[int, int] = {}  # moved node -> the sync node before it
+    for i, iv in enumerate(nodes.ivs):
+        if nodes.thread[i] != sync:
+            continue
+        if not pick(iv):
+            prev_sync = i
+            continue
+        moved[i] = prev_sync
+        nodes.thread[i] = -2 - i  # a worker of its own
+        deps = [(d, lk) for d, lk in nodes.deps[i] if lk not in ("sync thread", "async wait")]
+        if not deps:
+            nodes.lag[i] = lag_us  # it waited for the synchronous loop only
+        if prev_sync >= 0:
+            deps.append((prev_sync, "dispatched"))
+            nodes.extra[i] = {prev_sync: lag_us}
+        elif not deps:
+            nodes.release[i] = min(nodes.release[i], lag_us)
+        nodes.deps[i] = deps
+    if not moved:
+        return
+    # who waited for a moved callback because the synchronous loop ran it (the next
+    # synchronous callback, async ones it dispatched) now waits for the synchronous callback
+    # before it, with the lag measured after the moved one
+    for i in range(len(nodes)):
+        if i in moved or not nodes.deps[i]:
+            continue
+        deps = []
+        for d, lk in nodes.deps[i]:
+            if d in moved and lk in ("sync thread", "dispatched"):
+                if moved[d] < 0:
+                    continue
+                d = moved[d]
+            deps.append((d, lk))
+        if not deps:  # it waited for moved callbacks only
+            nodes.release[i] = min(nodes.release[i], nodes.lag[i])
+        nodes.deps[i] = deps
+    assumptions.add(f"moved to async: dispatched {format_us(lag_us)} after the "
+                    "synchronous callback before them (" + (
+                        "assumed: the capture has no dispatched async callback to measure it"
+                        if lag_us == DEFAULT_ASYNC_LAG_US else
+                        "the median start-up lag of the capture's async callbacks") + ")")
+
+
+def _to_sync(nodes: Nodes, sync: int, pick: Callable[[Interval], bool],
+             assumptions: set[str]) -> None:
+    last_sync = -1
+    moved: set[int] = set()
+    for i, iv in enumerate(nodes.ivs):
+        if nodes.thread[i] == sync:
+            if last_sync >= 0 and not any(d == last_sync for d, _ in nodes.deps[i]):
+                nodes.deps[i] = [*nodes.deps[i], (last_sync, "sync thread")]
+            last_sync = i
+            continue
+        if not pick(iv):
+            continue
+        moved.add(i)
+        nodes.thread[i] = sync
+        deps = [(d, lk) for d, lk in nodes.deps[i]
+                if lk in ("parent", "child", "supplier", "consumer")]
+        nodes.lag[i] = 0.0
+        if last_sync >= 0:
+            deps.append((last_sync, "sync thread"))
+        nodes.deps[i] = deps
+        last_sync = i
+    if not moved:
+        return
+    # the worker that ran a moved callback no longer runs it
+    for i in range(len(nodes)):
+        if i not in moved:
+            nodes.deps[i] = [(d, lk) for d, lk in nodes.deps[i]
+                             if not (lk == "thread" and d in moved)]
+    assumptions.add("moved to the synchronous thread: run in their measured start order, "
+                    "each right after the synchronous callback before them")
+
+
+def async_start_lag_us(runs: list[PhaseRun],
+                       nodes_of: dict[int, Nodes] | None = None) -> float:
+    """Median lag from the synchronous callback that dispatched an async one to its start,
+    over the async callbacks whose last dependency was that dispatch."""
+    lags = []
+    for r in runs:
+        nodes = (nodes_of or {}).get(id(r)) or build_nodes(r)
+        ends = [iv.end for iv in nodes.ivs]
+        for i, deps in enumerate(nodes.deps):
+            if nodes.thread[i] == r.sync_thread or not deps:
+                continue
+            last = max(deps, key=lambda d: (ends[d[0]], -_RANK_OF.get(d[1], 9)))
+            if last[1] == "dispatched":
+                lags.append(nodes.lag[i])
+    if not lags:
+        return DEFAULT_ASYNC_LAG_US
+    lags.sort()
+    return lags[len(lags) // 2]
+
+
+def matcher(names: list[str]) -> Callable[[Interval], bool] | None:
+    """--async/--sync DEVICE|DRIVER|all."""
+    if not names:
+        return None
+    if "all" in names:
+        return lambda iv: True
+    wanted = set(names)
+    return lambda iv: iv.device in wanted or iv.driver in wanted
+
+
+@dataclass
+class WhatIf:
+    replays: list[Replay]
+    assumptions: list[str]
+    not_replayed: list[str]  # changes that found nothing to change, delays outside callbacks
+
+    def per_phase(self) -> list[tuple[str, int, float, float]]:
+        """(phase, runs, measured mean us, predicted mean us) in the order of a cycle."""
+        from dpmlens.traces.analysis.aggregate import _order
+
+        agg: dict[str, list[float]] = {}
+        for r in self.replays:
+            a = agg.setdefault(r.run.phase, [0, 0.0, 0.0])
+            a[0] += 1
+            a[1] += r.measured_us
+            a[2] += r.predicted_us
+        return [(ph, int(a[0]), round(a[1] / a[0], 3), round(a[2] / a[0], 3))
+                for ph, a in sorted(agg.items(), key=lambda kv: _order(kv[0]))]
+
+
+def what_if(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes) -> WhatIf:
+    from dpmlens.traces.analysis.delays import by_interval
+
+    assumptions: set[str] = set()
+    delays_in = by_interval(delays)
+    replays = []
+    moves = changes.make_async is not None or changes.make_sync is not None
+    changed = {id(d.interval) for d in delays if d.interval is not None and (
+        d.caller in changes.delays or (d.caller, d.func, d.requested_ms
+                                       if d.requested_ms == d.requested_ms else -1.0)
+        in changes.site_ms)}
+    nodes_of: dict[int, Nodes] = {}
+    for r in runs:
+        # prepare and complete never run async: a move cannot touch them
+        may_async = r.phase in PHASES and PHASES[r.phase].may_run_async
+        movable = moves and may_async and any(
+            (changes.make_async and changes.make_async(iv))
+            or (changes.make_sync and changes.make_sync(iv)) for iv in r.intervals)
+        reordered = changes.ordering != "legacy" and may_async
+        touched = movable or reordered or any(id(iv) in changed for iv in r.intervals)
+        if touched or changes.empty():
+            # (an untouched run would replay to itself; the no-change replay is the check)
+            nodes_of[id(r)] = build_nodes(r)
+    lag = (async_start_lag_us(runs, nodes_of)
+           if changes.make_async is not None or changes.ordering != "legacy" else 0.0)
+    for r in runs:
+        nodes = nodes_of.get(id(r))
+        if nodes is None:
+            replays.append(Replay(r, r.wall_us, r.wall_us, None, 0.0))
+            continue
+        replays.append(replay(r, apply_changes(r, nodes, changes, delays_in, lag, assumptions)))
+    missing = []
+    callers = {d.caller for d in delays}
+    for fn in changes.delays:
+        if fn not in callers:
+            missing.append(f"--delay {fn}: no measured delay is called from {fn}")
+    outside = {(d.caller, d.func) for d in delays if d.interval is None
+               and (d.caller in changes.delays or changes.site_ms)}
+    for caller, func in sorted(outside):
+        missing.append(f"{func} from {caller} ran outside PM callbacks (another thread): "
+                       "not replayed")
+    if changes.ordering != "legacy":
+        from dpmlens.traces.analysis.ordering import blocked_workers_note
+
+        note = blocked_workers_note(runs)
+        if note:
+            assumptions.add(note)
+    return WhatIf(replays, sorted(assumptions), missing)

@@ -1,0 +1,149 @@
+"""Each cycle's callback intervals, per phase: who ran when, on which thread.
+
+The samples keep start, duration and thread per callback (sample.Group); this groups them by
+(cycle, phase) with the phase's window (its dpm_* markers, else the span of its callbacks)
+and the synchronous PM thread (the one that emitted the markers; without markers the busiest
+thread that is not a kworker).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from dpmlens.model.phases import PHASES
+from dpmlens.traces.model.sample import Group
+from dpmlens.traces.model.traceset import TraceSet
+
+if TYPE_CHECKING:
+    from dpmlens.traces.model.links import DeviceLinks
+
+
+class Interval:
+    """One callback run: [start, end] seconds on the trace clock."""
+
+    __slots__ = ("start", "thread", "group", "index")
+
+    def __init__(self, start: float, thread: int, group: Group, index: int) -> None:
+        self.start = start
+        self.thread = thread
+        self.group = group
+        self.index = index  # sample index within the group
+
+    @property
+    def end(self) -> float:
+        # from the sample's duration, not stored: a timeline of 100 cycles has ~500,000
+        return self.start + self.group.durations[self.index] / 1e6
+
+    @property
+    def driver(self) -> str:
+        return self.group.key[0]
+
+    @property
+    def device(self) -> str:
+        return self.group.key[1]
+
+    @property
+    def parent(self) -> str:
+        return self.group.key[2]
+
+    @property
+    def phase(self) -> str:
+        return self.group.key[3]
+
+    @property
+    def layer(self) -> str:
+        return self.group.key[4]
+
+    @property
+    def duration_us(self) -> float:
+        return round(self.group.durations[self.index], 3)
+
+    def __repr__(self) -> str:
+        return f"Interval({self.driver} {self.device} {self.start:.6f}-{self.end:.6f})"
+
+
+@dataclass
+class PhaseRun:
+    cycle: int
+    phase: str
+    start: float  # the window: markers when measured, else the callbacks' span
+    end: float
+    measured: bool
+    sync_thread: int  # -1 unknown
+    intervals: list[Interval] = field(default_factory=list)  # by start
+    links: DeviceLinks | None = None  # --links, for the critical path
+
+    @property
+    def wall_us(self) -> float:
+        return round((self.end - self.start) * 1e6, 3)
+
+    @property
+    def direction(self) -> str:
+        p = PHASES.get(self.phase)
+        return p.direction if p else "down"
+
+
+def build_timeline(traces: TraceSet) -> list[PhaseRun]:
+    """Every (cycle, phase) with timestamped callbacks, in time order."""
+    buckets: dict[tuple[int, str], list[Interval]] = {}
+    for g in traces.groups.values():
+        phase = g.key[3]
+        durs, starts, cycles, threads = g.durations, g.starts, g.cycles, g.threads
+        for i in range(len(durs)):
+            s = starts[i]
+            if s != s:  # no timestamp (some dmesg forms)
+                continue
+            lst = buckets.get((cycles[i], phase))
+            if lst is None:
+                lst = buckets[(cycles[i], phase)] = []
+            lst.append(Interval(s, threads[i], g, i))
+    markers: dict[tuple[int, str], tuple[float, float, int]] = {}
+    for pt in traces.phase_times:
+        if pt.measured and pt.start == pt.start:
+            markers[(pt.cycle, pt.phase)] = (pt.start, pt.start + pt.wall_us / 1e6, pt.thread)
+    runs = []
+    for (cycle, phase), ivs in buckets.items():
+        ends = [iv.start + iv.group.durations[iv.index] / 1e6 for iv in ivs]  # Interval.end
+        order = sorted(range(len(ivs)), key=lambda k: (ivs[k].start, ends[k]))
+        ivs[:] = [ivs[k] for k in order]
+        m = markers.get((cycle, phase))
+        last = max(ends)
+        if m is not None:  # (a callback outside its markers would be clock skew: widen)
+            start, end, sync, measured = min(m[0], ivs[0].start), max(m[1], last), m[2], True
+        else:
+            start, end, sync, measured = ivs[0].start, last, -1, False
+        if sync < 0:
+            sync = _busiest_thread(traces, ivs)
+        runs.append(PhaseRun(cycle, phase, start, end, measured, sync, ivs,
+                             traces.device_links))
+    runs.sort(key=lambda r: r.start)
+    return runs
+
+
+def _busiest_thread(traces: TraceSet, ivs: list[Interval]) -> int:
+    counts = Counter(iv.thread for iv in ivs if iv.thread >= 0)
+    names = traces.store.threads
+    for tid, _ in counts.most_common():
+        if not names[tid].startswith("kworker/"):
+            return tid
+    return counts.most_common(1)[0][0] if counts else -1
+
+
+def timeline_json(traces: TraceSet, runs: list[PhaseRun]) -> list[dict]:
+    names = traces.store.threads
+    out = []
+    for r in runs:
+        out.append({
+            "cycle": r.cycle, "phase": r.phase, "start_s": round(r.start, 6),
+            "wall_us": r.wall_us, "measured": r.measured,
+            "sync_thread": names[r.sync_thread] if r.sync_thread >= 0 else None,
+            "callbacks": [{
+                "start_us": round((iv.start - r.start) * 1e6, 3),
+                "end_us": round((iv.end - r.start) * 1e6, 3),
+                "thread": names[iv.thread] if iv.thread >= 0 else None,
+                "device": iv.device, "driver": iv.driver, "parent": iv.parent,
+                "layer": iv.layer} for iv in r.intervals],
+        })
+    return out

@@ -1,0 +1,401 @@
+"""ftrace text: /sys/kernel/tracing/trace, `trace-cmd report`, sleepgraph `*_ftrace.txt`.
+
+Only three events matter, wherever they sit in a line:
+  <task>-<pid> [cpu] <flags> <timestamp>: device_pm_callback_start: ...
+The flags column differs (none in trace-cmd, 4 chars, 5 on PREEMPT_RT), so the parser
+anchors on ": <event>: " and takes the timestamp as the word just before it. Everything else
+(other kprobe lines, `#` headers, other events) is never looked at per line: a
+regex with a literal prefix scans each multi-megabyte block in C, which is what makes the
+50 MB/s budget reachable in Python. Files of the function_graph tracer are read by
+traces.ftrace_graph instead (decided on the first 64 KiB); trace-cmd's funcgraph_entry/exit
+events are handed to it from this scan.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Iterator
+from typing import BinaryIO
+
+from dpmlens import inputs, limits
+from dpmlens.traces.model.sample import Collector, DelayColumns
+from dpmlens.traces.read import ftrace_graph, rpm_events
+from dpmlens.traces.read.events import Assembler
+
+NAME = "ftrace"
+CHUNK = 4 << 20
+HEAD = 64 << 10  # where a function_graph capture shows what it is
+
+# trace-cmd report pads short event names ("suspend_resume:       dpm_suspend[2] begin"); the
+# callback events are never padded, and their payload may start with a space (empty driver).
+# sleepgraph's kprobes on the delay functions (its dev_tracefuncs; `udelay` probes
+# __const_udelay): "msleep_cal: (msleep+0x0/0x40) time=10" then, on the same thread,
+# "msleep_ret: (hub_port_reset+0x3ab/0x6c0 [usbcore] <- msleep) arg1=0x0".
+DELAY_PROBES = ("msleep", "msleep_interruptible", "usleep_range", "usleep_range_state",
+                "udelay", "mdelay", "ssleep", "fsleep", "schedule_timeout")
+# sleepgraph's kprobes on kernel functions of the suspend path (its `tracefuncs`, and the
+# -dev ones pm-graph adds on current kernels): timed as kernel steps of their phase.
+KERNEL_FUNCS = ("sys_sync", "ksys_sync", "pm_prepare_console", "pm_restore_console",
+                "pm_notifier_call_chain", "pm_notifier_call_chain_robust",
+                "__pm_notifier_call_chain", "freeze_processes", "freeze_kernel_threads",
+                "thaw_processes", "thaw_kernel_threads", "pm_restrict_gfp_mask",
+                "pm_restore_gfp_mask", "suspend_console", "resume_console",
+                "async_synchronize_full", "cpufreq_suspend", "cpufreq_resume",
+                "acpi_suspend_begin", "acpi_pm_prepare", "acpi_pm_finish", "acpi_pm_end",
+                "syscore_suspend", "syscore_resume", "arch_enable_nonboot_cpus_end",
+                "acpi_hibernation_begin", "acpi_s2idle_begin", "acpi_s2idle_prepare",
+                "acpi_s2idle_prepare_late", "acpi_s2idle_wake", "acpi_s2idle_restore",
+                "acpi_s2idle_restore_early", "acpi_s2idle_end", "acpi_s2idle_sync")
+
+
+def _trie(words: tuple[str, ...]) -> str:
+    """An alternation of `words` as a prefix tree: re tries the alternatives of a flat
+    `a|b|c` one by one at every ": " of the file, a tree only as far as a prefix goes (the 43
+    probe names cost ~10% of the scan instead of doubling it)."""
+    tree: dict[str, dict] = {}
+    for w in words:
+        node = tree
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, dict]) -> str:
+        alts = [re.escape(ch) + emit(node[ch]) for ch in sorted(k for k in node if k)]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 and "" not in node else "(?:" + "|".join(alts) + ")"
+        return body + ("?" if "" in node else "")
+
+    return emit(tree)
+
+
+# rpm_* (runtime PM) lines only mark their block for traces.rpm_events: finding them in this
+# one scan is what keeps traces without them at their old speed.
+_EVENT = re.compile(rb": (?:device_pm_callback_(?:start|end): |suspend_resume: +|"
+                    + _trie(DELAY_PROBES + KERNEL_FUNCS).encode()
+                    + rb"_(?:cal|ret): |rpm_(?:suspend|resume|idle|usage|return_int|status): "
+                    + rb"|funcgraph_(?:entry|exit): )")
+_STAMP = re.compile(rb"# (?:suspend|freeze|standby|mem|disk|hibernate)-\d{6}-\d{6} ")
+_FW = re.compile(rb"# fwsuspend (\d{1,15}) fwresume (\d{1,15})")
+_ARG = re.compile(rb"\b(time|min|timeout)=(-?\d+)")
+_ARG_MS = {b"time": 1.0, b"min": 1e-3}  # msleep(time) in ms, usleep_range(min, max) in us
+_TS_BOUND = 1e15  # seconds; also false for nan, so a nan timestamp is skipped too
+_PARENT = b", parent: "
+_ERR = b", err="
+_S, _D, _CR, _RB, _R, _F = ord("s"), ord("d"), ord("\r"), ord("]"), ord("r"), ord("f")
+_CAL_RET_END = (ord("l"), ord("t"))  # "..._cal: " / "..._ret: " (suspend_resume ends "e: ")
+
+
+def looks_like(head: bytes) -> bool:
+    return (
+        b"# tracer:" in head
+        or _EVENT.search(head) is not None
+        or (b"cpus=" in head[:64] and b"[0" in head)
+        or ftrace_graph.looks_like(head)
+    )
+
+
+def parse(stream: BinaryIO, coll: Collector, threads_known: bool = True) -> None:
+    """`threads_known=False`: the task column is made up (tracepoints printed into the kernel
+    log by tp_printk, traces.read.dmesg): runtime PM calls pair by device."""
+    asm = Assembler(coll)
+    rpm = rpm_events.TextHook(coll, threads_known)  # runtime PM events, in the blocks _scan saw
+    graph: ftrace_graph.GraphReader | None = None  # the function_graph tracer's files
+    tc_graph = ftrace_graph.GraphReader(asm, coll)  # trace-cmd's funcgraph_entry/exit events
+    carry = b""
+    undecided = HEAD  # bytes left in which a function_graph header or line would show
+    max_line = int(limits.LINE_BYTES.value)  # a longer "line" is binary garbage: dropped
+    for block in _blocks(stream):
+        buf = carry + block if carry else block
+        cut = buf.rfind(b"\n")
+        if cut < 0:
+            carry = buf
+            if len(carry) > max_line:
+                coll.skip(inputs.too_long_line())
+                carry = b""
+            continue
+        carry = buf[cut + 1 :]
+        if undecided > 0:
+            undecided -= cut
+            if ftrace_graph.looks_like(buf[:HEAD]):
+                graph, undecided = ftrace_graph.GraphReader(asm, coll), 0
+        if graph is not None:
+            graph.scan(buf, cut + 1)
+            continue
+        seen = _scan(buf, cut + 1, asm, coll, tc_graph)
+        if seen or not rpm.first_done:
+            rpm.feed(buf, cut + 1, seen)
+    if carry:
+        # The last line has no newline: the file was probably cut mid-line. A cut start or
+        # end line fails to parse and is counted as skipped; a whole one still counts.
+        if undecided > 0 and ftrace_graph.looks_like(carry[:HEAD]):
+            graph = ftrace_graph.GraphReader(asm, coll)
+        if graph is not None:
+            graph.scan(carry + b"\n", len(carry) + 1)
+        else:
+            seen = _scan(carry + b"\n", len(carry) + 1, asm, coll, tc_graph)
+            if seen or not rpm.first_done:
+                rpm.feed(carry + b"\n", len(carry) + 1, seen)
+    if graph is not None:
+        graph.finish()
+    asm.finish()
+    rpm.finish()
+    if asm.events == 0 and not coll.report.skipped_lines and not rpm.events:
+        coll.report.notes.append("no power:device_pm_callback_* or suspend_resume events")
+
+
+def _blocks(stream: BinaryIO) -> Iterator[bytes]:
+    """CHUNK-sized blocks. A truncated .gz raises at its end: the blocks decoded before that
+    are still yielded (read1 hands out what each step decompressed), then the error."""
+    read1 = getattr(stream, "read1", None) or stream.read
+    while True:
+        parts: list[bytes] = []
+        size = 0
+        failure: BaseException | None = None
+        try:
+            while size < CHUNK:
+                piece = read1(CHUNK - size)
+                if not piece:
+                    break
+                parts.append(piece)
+                size += len(piece)
+        except (EOFError, OSError, zlib.error, inputs.LimitExceeded) as exc:
+            failure = exc
+        if parts:
+            yield b"".join(parts)
+        if failure is not None:
+            raise failure
+        if size < CHUNK:
+            return
+
+
+def _headers(buf: bytes, limit: int) -> list[tuple[int, tuple[float, float] | None]]:
+    """sleepgraph header lines by position: a stamp (None) or its firmware times in us; a
+    `^`-anchored regex would try every byte."""
+    out: list[tuple[int, tuple[float, float] | None]] = []
+    pos = 0
+    if not buf.startswith(b"# "):
+        pos = buf.find(b"\n# ", 0, limit) + 1
+        if pos == 0:
+            return out
+    while True:
+        if _STAMP.match(buf, pos):
+            out.append((pos, None))
+        else:
+            fw = _FW.match(buf, pos)
+            if fw is not None:
+                out.append((pos, (int(fw.group(1)) / 1e3, int(fw.group(2)) / 1e3)))
+        nxt = buf.find(b"\n# ", pos, limit)
+        if nxt < 0:
+            return out
+        pos = nxt + 1
+
+
+def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
+          graph: ftrace_graph.GraphReader) -> bool:
+    """Read the block's PM events; True when it holds rpm_* events (read elsewhere)."""
+    # sleepgraph writes one "# suspend-MMDDYY-HHMMSS host mode kernel" stamp per test; with
+    # several tests in one file each stamp starts a new cycle. Stamps are rare: collect them
+    # first and interleave by position.
+    stamps = _headers(buf, limit)
+    si = 0
+    next_stamp = stamps[0][0] if stamps else limit + 1
+    rfind = buf.rfind
+    find = buf.find
+    begin = asm.begin
+    end_popped = asm.end_popped
+    pending_pop = asm.pending.pop
+    open_members = asm.open_members
+    delay_acc = asm.delay_acc
+    cycle_base, file_id = coll.cycle_base, coll.file_id
+    n_samples, max_cycle = 0, -1
+    tcache = asm.thread_cache
+    pcache = asm.probe_fields
+    open_delays = asm.open_delays
+    open_kfuncs = asm.open_kfuncs
+    kfunc_ids = _kfunc_ids(coll.store.delays)
+    in_delay = asm.in_delay
+    delays = coll.store.delays
+    ecache = asm.end_fields
+    task_thread = coll.store.task_thread
+    rpm = False
+    # Indices into `buf` instead of slicing a payload per line: this loop runs once per PM
+    # event and is what the 50 MB/s budget is spent on.
+    for m in _EVENT.finditer(buf, 0, limit):
+        s, e = m.span()
+        c = buf[s + 2]
+        if c == _R:  # rpm_*: traces.rpm_events reads the block
+            rpm = True
+            continue
+        while s > next_stamp:
+            _header(asm, stamps[si][1])
+            si += 1
+            next_stamp = stamps[si][0] if si < len(stamps) else limit + 1
+        le = find(b"\n", e)
+        if buf[le - 1] == _CR:
+            le -= 1
+        p = rfind(b" ", 0, s)
+        try:
+            ts = float(buf[p + 1 : s])
+        except ValueError:
+            coll.skip("no timestamp before the event name")
+            continue
+        if not -_TS_BOUND < ts < _TS_BOUND:  # nan, inf, 1e999: an impossible number
+            coll.skip("impossible timestamp")
+            continue
+        d = c == _D  # "device_pm_callback_..." (no delay probe starts with "d")
+        if d and buf[s + 21] == _S:  # device_pm_callback_start
+            # the same payload recurs every cycle: split and look it up once per stage
+            pl = buf[e:le]
+            hit = asm.stage_cache.get(pl)
+            if hit is None:
+                j = pl.find(_PARENT)
+                k = pl.find(b", ", j + 10)
+                if j < 0 or k < 0 or not pl.endswith(b"]"):
+                    coll.skip("malformed device_pm_callback_start")
+                    continue
+                head = pl[:j]
+                hit = asm.stage_cache[pl] = (head, asm.lookup(head, pl[j + 10 : k], pl[k + 2 :]))
+            if hit[1] is False:
+                coll.skip("callback start with an unknown verb or stage")
+                continue
+            # the task ("kworker/u8:3-193", the suspending shell): the thread the callback
+            # ran on, for the timeline and the critical path
+            tb = buf[rfind(b"\n", 0, p) + 1 : p]
+            try:
+                tid = tcache[tb]
+            except KeyError:
+                tid = tcache[tb] = task_thread(_task(tb))
+            begin(ts, hit[0], hit[1][0], hit[1][1], tid)
+        elif d:  # device_pm_callback_end
+            pl = buf[e:le]
+            he = ecache.get(pl)
+            if he is None:
+                j = pl.rfind(_ERR)
+                try:
+                    he = ecache[pl] = (pl[:j], int(pl[j + 6 :]))
+                except ValueError:
+                    j = -1
+                if j < 0:
+                    coll.skip("malformed device_pm_callback_end")
+                    continue
+            p = pending_pop(he[0], None)
+            if p is None or he[1] or delay_acc or p[2] not in open_members or ts < p[0]:
+                end_popped(p, ts, he[0], he[1])
+                continue
+            # the common case of Assembler.end_popped, inlined (the 50 MB/s budget)
+            t0, group, _, cycle, thread = p
+            group.threads.append(thread)
+            group.durations.append((ts - t0) * 1e6)
+            group.starts.append(t0)
+            group.cycles.append(cycle_base + cycle)
+            group.files.append(file_id)
+            n_samples += 1
+            if cycle > max_cycle:
+                max_cycle = cycle
+        elif c == _F and buf.startswith(b"funcgraph_", s + 2):  # trace-cmd report of the graph
+            tb = buf[rfind(b"\n", 0, p) + 1 : p]
+            try:
+                tid = tcache[tb]
+            except KeyError:
+                tid = tcache[tb] = task_thread(_task(tb))
+            graph.entry(tid, buf[p + 1 : s], buf[e:le])
+        elif buf[e - 3] in _CAL_RET_END:  # <delay>_cal: / <delay>_ret:
+            tb = buf[rfind(b"\n", 0, p) + 1 : p]
+            try:
+                tid = tcache[tb]
+            except KeyError:
+                tid = tcache[tb] = task_thread(_task(tb))
+            pl = buf[s + 2 : le]
+            probe = pcache.get(pl)
+            if probe is None:
+                probe = pcache[pl] = _probe(pl, delays)
+                if probe is None:
+                    coll.skip("malformed delay kprobe line")
+                    continue
+            if probe[1] in kfunc_ids:  # a kernel function (sleepgraph -dev): a step
+                if probe[0]:
+                    open_kfuncs[(tid, probe[1])] = ts
+                else:
+                    t0 = open_kfuncs.pop((tid, probe[1]), None)
+                    if t0 is not None and ts >= t0:
+                        asm.kfunc(delays.names[probe[1]], t0, ts, tid)
+                continue
+            if probe[0]:  # the call: (True, func id, requested ms)
+                lost = open_delays.pop((tid, probe[1]), None)
+                if lost is not None:  # its return is not in the capture: drop the call,
+                    coll.skip("delay kprobe call without its return")  # not the thread
+                    if not lost[2]:
+                        in_delay.discard(tid)
+                # a delay inside another of the same thread (schedule_timeout in msleep)
+                nested = tid in in_delay
+                open_delays[(tid, probe[1])] = (ts, probe[2], nested)
+                if not nested:
+                    in_delay.add(tid)
+                continue
+            opened = open_delays.pop((tid, probe[1]), None)  # the return: (False, func, caller)
+            if opened is None or opened[2]:
+                continue
+            in_delay.discard(tid)
+            if ts >= opened[0]:
+                asm.delay(opened[0], ts, tid, probe[1], probe[2], opened[1])
+        else:  # suspend_resume: action[val] begin|end
+            payload = buf[e:le]
+            lb = payload.find(b"[")
+            rb = payload.find(b"] ", lb)
+            try:
+                val = int(payload[lb + 1 : rb])
+            except ValueError:
+                coll.skip("malformed suspend_resume event")
+                continue
+            tb = buf[rfind(b"\n", 0, p) + 1 : p]
+            try:
+                tid = tcache[tb]
+            except KeyError:
+                tid = tcache[tb] = task_thread(_task(tb))
+            asm.marker(ts, payload[:lb].decode("ascii", "replace"), val,
+                       payload.endswith(b"begin"), tid)
+    coll.counted(n_samples, max_cycle)
+    for _, fw in stamps[si:]:
+        _header(asm, fw)
+    return rpm
+
+
+def _kfunc_ids(delays: DelayColumns) -> frozenset[int]:
+    return frozenset(delays.name_id(f) for f in KERNEL_FUNCS)
+
+
+def _task(prefix: bytes) -> str:
+    """"  kworker/u8:3-193   [002] d..1." (the line before its timestamp) -> the task."""
+    cut = prefix.rfind(b" [")
+    return (prefix[:cut] if cut >= 0 else prefix).strip().decode("utf-8", "replace")
+
+
+def _header(asm: Assembler, fw: tuple[float, float] | None) -> None:
+    if fw is None:
+        asm.boundary()
+    else:
+        asm.firmware(*fw)
+
+
+def _probe(payload: bytes, delays: DelayColumns) -> tuple | None:
+    """A delay kprobe line from its event name on: the call ("msleep_cal: (msleep+0x0/0x40)
+    time=10") -> (True, func id, requested ms or nan); the return ("msleep_ret:
+    (hub_port_reset+0x3ab/0x6c0 [usbcore] <- msleep) arg1=0x0") -> (False, func id, caller
+    id). Function and caller are DelayColumns.names indices."""
+    colon = payload.find(b": ")
+    if colon < 5:
+        return None
+    func = delays.name_id(payload[: colon - 4].decode("ascii", "replace"))
+    if payload[colon - 3 : colon] == b"cal":
+        m = _ARG.search(payload, colon)
+        req = float("nan")
+        if m is not None and m.group(1) in _ARG_MS:
+            req = int(m.group(2)) * _ARG_MS[m.group(1)]
+        return True, func, req
+    p = payload.find(b"(", colon) + 1
+    q = payload.find(b"+", p)
+    if p <= 0 or q < 0:
+        return None
+    return False, func, delays.name_id(payload[p:q].decode("ascii", "replace"))
