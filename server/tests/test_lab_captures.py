@@ -19,16 +19,10 @@ from traces_helpers import REPO
 
 from dpmlens.traces import load_traces
 
-try:  # traces/ by stage (issue 21 part 6); the flat layout before it
-    from dpmlens.traces.analysis.critical import critical_path
-    from dpmlens.traces.analysis.delays import measured_delays
-    from dpmlens.traces.analysis.whatif import Changes, what_if
-    from dpmlens.traces.model.timeline import build_timeline
-except ImportError:
-    from dpmlens.traces.critical import critical_path  # type: ignore[no-redef]
-    from dpmlens.traces.delays import measured_delays  # type: ignore[no-redef]
-    from dpmlens.traces.timeline import build_timeline  # type: ignore[no-redef]
-    from dpmlens.traces.whatif import Changes, what_if  # type: ignore[no-redef]
+from dpmlens.traces.analysis.critical import critical_path
+from dpmlens.traces.analysis.delays import measured_delays
+from dpmlens.traces.analysis.whatif import Changes, what_if
+from dpmlens.traces.model.timeline import build_timeline
 
 LAB = REPO / "test-fixtures" / "lab"
 # suspend/resume with pm_print_times dmesg and ftrace (power, rpm, delay kprobes) of one run
@@ -173,10 +167,8 @@ def test_usb_reset_sleeps_are_measured_inside_their_callbacks(run: str) -> None:
     runs = build_timeline(t)
     rows = [d for d in measured_delays(t, runs)
             if d.func == "msleep" and d.caller == "hub_port_reset"]
-    if sum(d.calls for d in rows) != pairs and moved:
-        pytest.skip(f"needs traces branch: kprobe _cal/_ret paired by thread across CPUs "
-                    f"({moved} of {pairs} hub_port_reset msleeps returned on another CPU; "
-                    f"{sum(d.calls for d in rows)} measured)")
+    if run == "k61-mem":  # the capture this test is for: some resets woke on another CPU
+        assert moved
     assert sum(d.calls for d in rows) == pairs
     # each inside the resume callback of a USB device, not "outside callbacks"
     assert all(d.interval is not None and d.interval.driver == "usb" for d in rows)
@@ -199,10 +191,7 @@ def test_tp_printk_dmesg_gives_what_ftrace_of_the_same_run_gives(
     assert raw.count("device_pm_callback_start:") >= 500 and raw.count("rpm_suspend:") >= 10
     dm, ft = load_traces([dmesg]), load_traces([ftrace])
     d, f = _callbacks(dm, skip=()), _callbacks(ft, skip=())
-    if Counter(s.phase for s in dm.samples())["prepare"] == 0 or not _rpm_counts(capsys, dmesg):
-        pytest.skip("needs traces branch: power:* and rpm:* tp_printk events read from dmesg "
-                    f"({sum(map(len, d.values()))} callbacks from dmesg, "
-                    f"{sum(map(len, f.values()))} from ftrace)")
+    assert Counter(s.phase for s in dm.samples())["prepare"] > 0
     # the guest cleared the kernel log and the trace buffer at the same point (after boot)
     assert d.keys() == f.keys()
     assert {k: len(v) for k, v in d.items()} == {k: len(v) for k, v in f.items()}
