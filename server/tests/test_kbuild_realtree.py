@@ -74,8 +74,10 @@ def test_check_dpmlens_without_cc_gets_a_hint(tree: Path) -> None:
 
 
 def _cc(tree: Path, kconfig_h: Path, *files: str) -> str:
+    # DPMLENS_ALL_COSTS: also the small costs the severity policy leaves out (bu21029's msleep)
+    env = {**os.environ, "DPMLENS_ALL_COSTS": "1"}
     done = subprocess.run([str(BIN / "dpmlens"), "cc", f"-I{tree}/include", "-include",
-                           str(kconfig_h), "-D__KERNEL__", "-O2", *files], cwd=tree,
+                           str(kconfig_h), "-D__KERNEL__", "-O2", *files], cwd=tree, env=env,
                           capture_output=True, text=True, timeout=300, check=True)  # fmt: skip
     return done.stderr
 

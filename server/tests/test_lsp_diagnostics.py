@@ -34,8 +34,9 @@ async def test_open_publishes_findings_with_chain(client: LanguageClient):
     assert d.range == types.Range(start=types.Position(line=line, character=1),
                                   end=types.Position(line=line, character=10))
     assert d.source == "dpmlens"
-    # msleep(5) once per system suspend: info, the cost stated (rules/tables/severity-policy.yaml)
-    assert d.severity == types.DiagnosticSeverity.Information
+    # msleep(5) once per system suspend: quiet (rules/tables/severity-policy.yaml): CI leaves it
+    # out, the editor shows it as a hint with the cost stated
+    assert d.severity == types.DiagnosticSeverity.Hint
     assert "paid once per system suspend" in d.message
     assert d.code_description is not None
     assert d.code_description.href.startswith("https://docs.kernel.org/")

@@ -40,7 +40,8 @@ static int foo_resume(struct device *dev)
 }
 """
     [(severity, message)] = _busy(src)
-    assert severity == Severity.INFO and message.endswith("use foo_msleep()")
+    # 20 ms once per system resume: quiet (a hint left out of CI output), still named right
+    assert severity == Severity.HINT and "use foo_msleep()" in message
 
 
 def test_a_function_that_sleeps_and_spins_different_times_is_no_helper() -> None:

@@ -1,7 +1,8 @@
 """Run every rule over the C fixtures in test-fixtures/rules and check the markers.
 
 `/* expect: rule-id */` (optionally `rule-id(severity)`, several separated by commas) says the
-next code line must have a finding of that rule; `/* ok: rule-id */` says it must not. Any
+next code line must have a finding of that rule (`rule-id(quiet)`: a hint the severity policy
+leaves out of CI output unless --all-costs); `/* ok: rule-id */` says it must not. Any
 finding on a line without an expect marker for its rule fails the test, and every rule needs
 at least one expect and one ok case.
 """
@@ -18,6 +19,7 @@ from dpmlens.engine import analyze_source
 from dpmlens.findings import Severity
 from dpmlens.rules.fixes import apply_edits
 from dpmlens.rules.loader import load_rules
+from dpmlens.rules.severity_policy import is_quiet
 from dpmlens.syntax.parser import parse
 
 FIXTURES = Path(__file__).resolve().parents[2] / "test-fixtures" / "rules"
@@ -62,8 +64,10 @@ def test_fixture(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         hits = [f for f in findings if f.rule == rule and f.line == line]
         if kind == "expect" and not hits:
             problems.append(f"{path.name}:{line}: expected {rule}, got nothing")
-        if kind == "expect" and hits and sev and hits[0].severity != Severity.parse(sev):
-            problems.append(f"{path.name}:{line}: {rule} is {hits[0].severity}, expected {sev}")
+        if kind == "expect" and hits and sev:
+            got = "quiet" if is_quiet(hits[0]) else str(hits[0].severity)
+            if got != (sev if sev == "quiet" else str(Severity.parse(sev))):
+                problems.append(f"{path.name}:{line}: {rule} is {got}, expected {sev}")
         if kind == "ok" and hits:
             problems.append(f"{path.name}:{line}: unexpected {rule}: {hits[0].message}")
     expected = {(rule, line) for kind, rule, _s, line in markers if kind == "expect"}

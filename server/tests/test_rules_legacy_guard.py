@@ -1,5 +1,5 @@
 """A long busy-wait compiled only for hardware nobody can test (`#ifdef CONFIG_PPC_PMAC`, the
-policy's legacy_hardware symbols) is capped at info and says why; the same wait in the
+policy's legacy_hardware symbols) is quiet (a hint CI leaves out) and says why; the same wait in the
 `#else`, or under an ordinary option, stays a warning (issue 20: the judges rejected
 PowerMac-only branches as untestable)."""
 
@@ -35,10 +35,10 @@ def _busy(guard: bytes, where: str = "if") -> list[tuple[Severity, str]]:
             if f.rule == "busy-wait-in-pm-callback" and "mdelay(200)" in f.message]  # fmt: skip
 
 
-def test_a_powermac_only_wait_is_info() -> None:
+def test_a_powermac_only_wait_is_quiet() -> None:
     for guard in (b"#ifdef CONFIG_PPC_PMAC", b"#if defined(CONFIG_PPC_PMAC)"):
         [(severity, message)] = _busy(guard)
-        assert severity == Severity.INFO, message
+        assert severity == Severity.HINT, message  # quiet: CI leaves it out
         assert "compiled only for PowerMac (#ifdef CONFIG_PPC_PMAC)" in message
 
 

@@ -26,26 +26,28 @@ def _finding(rule: str, phase: str | None, severity: Severity = Severity.WARNING
 def test_caps_by_phase_kind_and_size() -> None:
     busy = sp.DelayFacts("mdelay", 20, "x.c")
     long_busy = sp.DelayFacts("mdelay", 60, "x.c")
-    assert sp.cap_delay(_finding("busy-wait-in-pm-callback", "resume"), busy).severity == (
-        Severity.INFO
-    )
+    small = sp.cap_delay(_finding("busy-wait-in-pm-callback", "resume"), busy)
+    assert small.severity == Severity.HINT and sp.is_quiet(small)  # left out of CI output
     assert sp.cap_delay(_finding("busy-wait-in-pm-callback", "resume"), long_busy).severity == (
         Severity.WARNING
     )
     assert sp.cap_delay(_finding("busy-wait-in-pm-callback", "freeze"), busy).severity == (
         Severity.HINT
     )
+    assert not sp.is_quiet(
+        sp.cap_delay(_finding("busy-wait-in-pm-callback", "resume"), long_busy)
+    )
     runtime = sp.DelayFacts("mdelay", 20, "x.c", runtime="runtime_resume callback f()")
     f = sp.cap_delay(_finding("busy-wait-in-pm-callback", "resume"), runtime)
     assert f.severity == Severity.WARNING and "runtime_resume callback f()" in f.message
     # a cap never raises: a checker's hint stays a hint
     hint = _finding("msleep-under-20ms", "runtime_resume", Severity.HINT)
-    assert sp.cap_delay(hint, sp.DelayFacts("msleep", 1, "x.c")) == hint
+    assert sp.cap_delay(hint, sp.DelayFacts("msleep", 1, "x.c")).severity == Severity.HINT
 
 
 def test_the_lowered_message_states_the_cost() -> None:
     f = sp.cap_delay(_finding("msleep-under-20ms", "suspend"), sp.DelayFacts("msleep", 1, "x.c"))
-    assert f.severity == Severity.INFO
+    assert f.severity == Severity.HINT and sp.is_quiet(f)
     assert f.message.endswith(
         "paid once per system suspend: at most 7 ms more than asked at HZ=250"
     )
@@ -63,3 +65,20 @@ def test_measured_on_the_critical_path_warns_and_cheap_is_capped() -> None:
     assert "measured 54.6 ms per cycle on the critical path of suspend" in hot.message
     cold = sp.measured(_finding("busy-wait-in-pm-callback", "suspend"), _measured(0.0))
     assert cold.severity == Severity.INFO and "0 ms on a critical path" in cold.message
+
+
+def test_error_paths_and_quiet_rules_are_quiet() -> None:
+    err = sp.DelayFacts("msleep", 10, "x.c", runtime="runtime_resume callback f()",
+                        error_path="returns -EBUSY")  # fmt: skip
+    f = sp.cap_delay(_finding("msleep-under-20ms", "resume"), err)
+    assert sp.is_quiet(f) and f.message.endswith("only on an error path (returns -EBUSY)")
+    assert sp.is_quiet(_finding("async-suspend-not-enabled", None, Severity.HINT))
+    assert not sp.is_quiet(_finding("get-sync-without-put-on-error", None))
+
+
+def test_a_measured_critical_cost_is_never_quiet() -> None:
+    small = sp.DelayFacts("msleep", 1, "x.c")
+    quiet = sp.cap_delay(_finding("msleep-under-20ms", "suspend"), small)
+    assert sp.is_quiet(quiet)
+    raised = sp.measured(quiet, _measured(54599.0))
+    assert raised.severity == Severity.WARNING and not sp.is_quiet(raised)

@@ -156,12 +156,12 @@ static int dmac_prepare_flag(struct device *dev)
 }
 
 static const struct dev_pm_ops dmac4_pm_ops = {
-	/* expect: asymmetric-pm-callbacks(hint) */
+	/* expect: asymmetric-pm-callbacks(quiet) */
 	.prepare = dmac_prepare_arm,
 };
 
 static const struct dev_pm_ops dmac5_pm_ops = {
-	/* expect: asymmetric-pm-callbacks(hint) */
+	/* expect: asymmetric-pm-callbacks(quiet) */
 	.prepare = dmac_prepare_flag,
 };
 

@@ -104,7 +104,7 @@ static int pll_suspend_late(struct device *dev)
 static void pll_settle_step(struct pll *pll)
 {
 	writel(4, pll->regs);
-	/* expect: busy-wait-in-pm-callback(hint) */
+	/* expect: busy-wait-in-pm-callback(quiet) */
 	mdelay(10);
 }
 
@@ -131,7 +131,7 @@ static int pll_suspend_noirq(struct device *dev)
 	/* ok: busy-wait-in-pm-callback */
 	mdelay(2);
 	while (readl(pll->regs) & 1)
-		/* expect: busy-wait-in-pm-callback(hint) */
+		/* expect: busy-wait-in-pm-callback(quiet) */
 		mdelay(10);
 	/* expect: busy-wait-in-pm-callback */
 	udelay(12000);
@@ -199,7 +199,7 @@ static int nic_resume(struct device *dev)
 	struct pll *pll = dev_get_drvdata(dev);
 
 	if (test_and_clear_bit(0, &pll->reset_flags))
-		/* expect: busy-wait-in-pm-callback(info), delay-beyond-spec(hint) */
+		/* expect: busy-wait-in-pm-callback(info), delay-beyond-spec(quiet) */
 		mdelay(100);
 	return 0;
 }

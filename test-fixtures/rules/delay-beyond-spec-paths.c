@@ -18,7 +18,7 @@ struct baz {
 static void baz_power_up(struct baz *baz)
 {
 	writel(1, baz->regs);
-	/* expect: delay-beyond-spec(hint) */
+	/* expect: delay-beyond-spec(quiet) */
 	msleep(40);
 }
 
@@ -28,19 +28,19 @@ static int baz_resume(struct device *dev)
 	int ret, i;
 
 	if (baz->fast)
-		/* expect: delay-beyond-spec(hint) */
+		/* expect: delay-beyond-spec(quiet) */
 		msleep(100);
 	else
-		/* expect: delay-beyond-spec(hint) */
+		/* expect: delay-beyond-spec(quiet) */
 		msleep(200);
 
 	switch (baz->model) {
 	case 1:
-		/* expect: delay-beyond-spec(hint) */
+		/* expect: delay-beyond-spec(quiet) */
 		msleep(50);
 		break;
 	default:
-		/* expect: delay-beyond-spec(hint) */
+		/* expect: delay-beyond-spec(quiet) */
 		msleep(80);
 		break;
 	}
@@ -62,14 +62,14 @@ static int baz_resume(struct device *dev)
 
 	/* A device variant's normal way out is no error path. */
 	if (baz->model == 7) {
-		/* expect: delay-beyond-spec(hint) */
+		/* expect: delay-beyond-spec(quiet) */
 		msleep(250);
 		return 0;
 	}
 
 	/* Only one chip revision pays this margin: a hint (a cost some devices pay). */
 	if (baz->model == 3)
-		/* expect: delay-beyond-spec(hint) */
+		/* expect: delay-beyond-spec(quiet) */
 		msleep(40); /* plenty of margin */
 
 	/* A quirk's wait is the remedy the rule recommends, whatever its comment says. */
@@ -79,7 +79,7 @@ static int baz_resume(struct device *dev)
 
 	/* A plain conditional wait is reported and named as such. */
 	if (ret == 2)
-		/* expect: delay-beyond-spec(hint) */
+		/* expect: delay-beyond-spec(quiet) */
 		msleep(60);
 
 	for (i = 0; i < 3; i++)

@@ -63,7 +63,7 @@ static void foo_pcie_slot_power(struct foo_pcie *pcie, bool slot)
 	msleep(100);
 	gpiod_set_value(pcie->reset_gpio, 0);
 	/* let the link come up after PERST */
-	/* expect: delay-beyond-spec(hint) */
+	/* expect: delay-beyond-spec(quiet) */
 	msleep(200);
 }
 
@@ -76,11 +76,11 @@ static int foo_pcie_resume_noirq(struct device *dev)
 	/* T_PVPERL */
 	/* ok: delay-beyond-spec */
 	msleep(pcie->data->perst_delay_ms);
-	/* expect: delay-beyond-spec(hint) */
+	/* expect: delay-beyond-spec(quiet) */
 	msleep(pcie->data->link_delay_ms);
-	/* expect: delay-beyond-spec(hint) */
+	/* expect: delay-beyond-spec(quiet) */
 	msleep(pcie->data->phy_delay_ms);
-	/* expect: delay-beyond-spec(hint) */
+	/* expect: delay-beyond-spec(quiet) */
 	msleep(pcie->phy_delay_ms);
 	return 0;
 }

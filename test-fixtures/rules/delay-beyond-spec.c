@@ -26,7 +26,7 @@ static int hub_port_reset(struct hub *hub)
 	if (hub->quirks & USB_QUIRK_HUB_SLOW_RESET)
 		reset_recovery_time += 100;
 
-	/* expect: delay-beyond-spec(info) */
+	/* expect: delay-beyond-spec(quiet) */
 	msleep(reset_recovery_time);
 	return 0;
 }
@@ -34,7 +34,7 @@ static int hub_port_reset(struct hub *hub)
 static int hub_port_resume(struct hub *hub)
 {
 	/* drive resume for USB_RESUME_TIMEOUT msec; the padding is documented in usb.h */
-	/* expect: delay-beyond-spec(hint) */
+	/* expect: delay-beyond-spec(quiet) */
 	msleep(USB_RESUME_TIMEOUT);
 
 	/* TRSMRCY = 10 msec */
@@ -48,14 +48,14 @@ static int ctl_resume(struct device *dev)
 	struct hub *hub = dev_get_drvdata(dev);
 
 	/* power rails need to settle, just in case */
-	/* expect: delay-beyond-spec(info) */
+	/* expect: delay-beyond-spec(quiet) */
 	msleep(10 + 40);
 
 	/* let the PHY settle: a physical need, not an admission of padding */
-	/* expect: delay-beyond-spec(hint) */
+	/* expect: delay-beyond-spec(quiet) */
 	msleep(30);
 
-	/* expect: delay-beyond-spec(hint) */
+	/* expect: delay-beyond-spec(quiet) */
 	msleep(PHY_POWER_ON_MS);
 	writel(1, hub->regs);
 	/* ok: delay-beyond-spec */
@@ -92,7 +92,7 @@ module_pci_driver(ctl_driver);
 static int mon_resume(struct device *dev)
 {
 	/* the monitor needs 100 ms to leave sleep; add 10 ms extra as margin */
-	/* expect: delay-beyond-spec(info) */
+	/* expect: delay-beyond-spec(quiet) */
 	msleep(110);
 	return 0;
 }

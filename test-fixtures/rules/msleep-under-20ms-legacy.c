@@ -10,7 +10,7 @@ static unsigned long old_next_statechange;
 static int old_suspend(struct pci_dev *pdev, pm_message_t state)
 {
 	pci_save_state(pdev);
-	/* expect: msleep-under-20ms(info) */
+	/* expect: msleep-under-20ms(quiet) */
 	msleep(5);
 	/* waits for a jiffies deadline: only a jiffies-based sleep is sure to pass it */
 	if (time_before(jiffies, old_next_statechange))
@@ -22,7 +22,7 @@ static int old_suspend(struct pci_dev *pdev, pm_message_t state)
 static int old_resume(struct pci_dev *pdev)
 {
 	pci_restore_state(pdev);
-	/* expect: delay-beyond-spec(hint) */
+	/* expect: delay-beyond-spec(quiet) */
 	ssleep(OLD_RESET_SETTLE_S);
 	return 0;
 }
@@ -33,10 +33,10 @@ static int old_resume(struct pci_dev *pdev)
 static void old_port_connect(struct pci_dev *pdev)
 {
 	/* debounce: TATTDB is 100 ms */
-	/* expect: delay-beyond-spec(hint) */
+	/* expect: delay-beyond-spec(quiet) */
 	msleep(200);
 	/* TATTDB, doubled to be on the safe side */
-	/* expect: delay-beyond-spec(info) */
+	/* expect: delay-beyond-spec(quiet) */
 	msleep(200);
 }
 

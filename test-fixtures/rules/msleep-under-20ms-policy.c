@@ -14,7 +14,7 @@ struct codec {
 static void codec_power_up(struct codec *c)
 {
 	writel(1, c->regs);
-	/* expect: msleep-under-20ms(warning) */
+	/* expect: msleep-under-20ms(quiet) */
 	msleep(1);
 	writel(3, c->regs);
 }
@@ -39,7 +39,7 @@ static int codec_resume(struct device *dev)
 
 	codec_power_up(c);
 	writel(7, c->regs);
-	/* expect: msleep-under-20ms(info) */
+	/* expect: msleep-under-20ms(quiet) */
 	msleep(2);
 	return 0;
 }

@@ -18,11 +18,11 @@ static void panel_power_on(struct panel *p)
 
 	writel(1, p->regs);
 	/* 7 ms: up to 12 ms at HZ=250 (under 2x: a hint) */
-	/* expect: msleep-under-20ms(hint) */
+	/* expect: msleep-under-20ms(quiet) */
 	msleep(wait);
 	writel(3, p->regs);
 	/* 10 ms: up to 16 ms at HZ=250 */
-	/* expect: msleep-under-20ms(hint) */
+	/* expect: msleep-under-20ms(quiet) */
 	msleep(PANEL_T4_MS);
 	/* 15 ms: up to 20 ms at HZ=250, a third more than asked */
 	/* ok: msleep-under-20ms */
@@ -35,7 +35,7 @@ static void panel_power_on(struct panel *p)
 static void panel_reset(struct panel *p, unsigned int hold_ms)
 {
 	writel(0, p->regs);
-	/* expect: msleep-under-20ms(hint) */
+	/* expect: msleep-under-20ms(quiet) */
 	msleep(hold_ms);
 	writel(1, p->regs);
 }
@@ -47,12 +47,12 @@ static int panel_resume(struct device *dev)
 	panel_reset(p, PANEL_T3_MS);
 
 	/* 8 ms at worst, next to 80 ms of other fixed waits: the rounding does not matter */
-	/* expect: msleep-under-20ms(hint) */
+	/* expect: msleep-under-20ms(quiet) */
 	msleep(1);
 	panel_power_on(p);
 	/* ok: msleep-under-20ms */
 	usleep_range(5000, 6000);
-	/* expect: delay-beyond-spec(hint) */
+	/* expect: delay-beyond-spec(quiet) */
 	msleep(20);
 	return 0;
 }
@@ -63,7 +63,7 @@ static int panel_suspend(struct device *dev)
 	int tries = 100;
 
 	while (readl(p->regs) & 1 && --tries)
-		/* expect: msleep-under-20ms(hint) */
+		/* expect: msleep-under-20ms(quiet) */
 		msleep(1);
 	/* ok: msleep-under-20ms */
 	fsleep(1000);
@@ -107,11 +107,11 @@ static int panel2_resume(struct device *dev)
 {
 	struct panel2 *p = dev_get_drvdata(dev);
 
-	/* expect: msleep-under-20ms(hint) */
+	/* expect: msleep-under-20ms(quiet) */
 	msleep(p->desc->enable_ms);
 	/* one variant waits 50 ms: not a short sleep */
 	/* ok: msleep-under-20ms */
-	/* expect: delay-beyond-spec(hint) */
+	/* expect: delay-beyond-spec(quiet) */
 	msleep(p->desc->settle_ms);
 	/* ok: msleep-under-20ms */
 	msleep(p->prepare_ms);
@@ -145,7 +145,7 @@ static int led_resume(struct device *dev)
 	struct panel *p = dev_get_drvdata(dev);
 
 	writel(1, p->regs);
-	/* expect: msleep-under-20ms(info) */
+	/* expect: msleep-under-20ms(quiet) */
 	msleep(2);
 	writel(0, p->regs);
 	return 0;
@@ -180,7 +180,7 @@ static int tuned_resume(struct device *dev)
 
 	writel(1, p->regs);
 	/* Without this msleep the controller keeps generating interrupts */
-	/* expect: msleep-under-20ms(hint) */
+	/* expect: msleep-under-20ms(quiet) */
 	msleep(2);
 	return 0;
 }

@@ -83,5 +83,9 @@ def run(args: argparse.Namespace) -> int:
                 raise
             print(f"dpmlens: skipped: {path}: internal error: {type(exc).__name__}: {exc}",
                   file=sys.stderr)  # fmt: skip
+    if not os.environ.get("DPMLENS_ALL_COSTS"):  # kbuild passes no options of ours
+        from dpmlens.rules.severity_policy import is_quiet
+
+        findings = [f for f in findings if not is_quiet(f)]  # costs too small to act on
     sys.stderr.write(gcc_lines(findings))
     return exit_code(SimpleNamespace(usage_errors=[], findings=findings), options.fail_level)

@@ -135,6 +135,12 @@ def register(subparsers: Any) -> None:
         help="keep the severity of findings in drivers Kconfig never enables (BROKEN,"
         " COMPILE_TEST only, UNUSED_BOARD_FILES, staging/**/deprecated)",
     )
+    p.add_argument(
+        "--all-costs",
+        action="store_true",
+        help="also list the latency costs the severity policy deems too small to act on (once"
+        " per system sleep, error paths, dead or legacy drivers; as hints)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
     p.set_defaults(handler=run)
 
@@ -280,6 +286,12 @@ def _evidence(args: argparse.Namespace, run_: Any) -> None:
                 f" {joined.joined} findings joined",
                 file=sys.stderr,
             )
+    if not args.all_costs:
+        from dpmlens.rules.severity_policy import is_quiet
+
+        kept = [f for f in run_.findings if not is_quiet(f)]
+        run_.quiet_hidden = len(run_.findings) - len(kept)
+        run_.findings = kept
 
 
 def _run_patches(args: argparse.Namespace, config: Any, rules: list[Any], rule_errors: Any) -> int:
@@ -350,6 +362,8 @@ def _summary_line(run_: Any) -> str:
     extra = ""
     if run_.baseline_suppressed:
         extra += f", {run_.baseline_suppressed} in baseline"
+    if run_.quiet_hidden:
+        extra += f", {run_.quiet_hidden} small costs hidden (--all-costs)"
     if run_.errors:
         extra += f", {_plural(len(run_.errors), 'file')} skipped"
     return (

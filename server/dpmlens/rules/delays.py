@@ -479,9 +479,53 @@ def _report(
     facts = severity_policy.DelayFacts(
         d.call.callee, d.ms, d.file.model.path,
         _runtime_reach(a, d) if reached else None, _shared_op(a, d, r) if reached else None,
-        _ifdef_configs(a, d, r),
+        _ifdef_configs(a, d, r), _error_path(a, d, r),
     )  # fmt: skip
     return severity_policy.cap_delay(found, facts)
+
+
+_ERRNO = re.compile(r"^\(?-\s*E[A-Z0-9]+\)?$")
+_LOOPS = ("for_statement", "while_statement", "do_statement")
+_FLOW = ("if_statement", "switch_statement", "goto_statement", "break_statement",
+         "continue_statement", "labeled_statement", *_LOOPS)  # fmt: skip
+
+
+def _error_path(a: _Analysis, d: Delay, r: Reached | None) -> str | None:
+    """`returns -EBUSY` when the delay (or a helper call on its way) is followed in its block
+    by a `return -E...` with only plain statements between: it runs only when something
+    failed (a poll that timed out), not on every suspend or resume."""
+    nodes = [d.node] if d.node is not None else []
+    for hop in r.hops if r is not None else ():
+        fd = a.file_of(hop.model)
+        node = a.ctx.call_node(hop.call, fd.model) if fd is not None else None
+        if node is not None:
+            nodes.append(node)
+    for node in nodes:
+        why = _errno_return_after(node)
+        if why:
+            return why
+    return None
+
+
+def _errno_return_after(node: ts.Node) -> str | None:
+    cur = node
+    while cur.parent is not None and cur.type != "function_definition":
+        parent = cur.parent
+        if parent.type in _LOOPS:
+            return None  # after the body the loop goes round again
+        if parent.type == "compound_statement":
+            for sib in parent.named_children:
+                if sib.start_byte <= cur.start_byte or sib.type == "comment":
+                    continue
+                if sib.type == "return_statement":
+                    value = (sib.text or b"").decode("latin-1")[len("return"):].strip(" ;\t\n")
+                    return f"returns {value}" if _ERRNO.match(value) else None
+                if sib.type in _FLOW:
+                    return None  # control flow between: not a fact read simply
+        if parent.type == "function_definition":
+            return None
+        cur = parent
+    return None
 
 
 _IFDEF = re.compile(r"#\s*ifdef\s+CONFIG_(\w+)\s*$")

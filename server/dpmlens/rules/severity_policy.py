@@ -7,6 +7,10 @@ inputs lower or raise a finding the checker already judged on its own:
   calls it once, in `_report`), with the cost stated where the cap lowers the finding;
 - `dead_driver(finding, reason)`: a driver no real build enables (kbuild/dead.py);
 - `measured(finding, measurement)`: a delay site a capture measured (`--traces`).
+
+A row's severity may be `quiet`: the finding is a hint tagged QUIET_TAG, which CI faces leave
+out unless asked (`dpmlens check --all-costs`): a true cost that is not worth a patch is
+noise in a review (issue 20's blind round: such hints and infos were rejected as not useful).
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ _HZ = 250  # the HZ the msleep sizes assume (kernel/Kconfig.hz default, as the r
 DEAD_TAG = "dead-driver"
 LEGACY_TAG = "legacy-hardware"
 MEASURED_TAG = "measured"
+QUIET_TAG = "quiet"  # below what a review acts on: listed only with --all-costs
+QUIET = "quiet"
 
 
 @dataclass(frozen=True)
@@ -31,6 +37,8 @@ class Row:
     phase: str
     min: float
     severity: Severity
+    quiet: bool = False  # `severity: quiet`: a hint left out unless asked
+    quiet_hints: bool = False  # the checker's own hints (no spec known, an inventory) quiet
 
 
 @dataclass(frozen=True)
@@ -38,9 +46,13 @@ class Policy:
     sizes: dict[str, str]  # rule -> what `min` measures
     rows: dict[str, tuple[Row, ...]]
     shared_op: Severity
+    shared_op_quiet: bool
     latency_rules: frozenset[str]
     dead_driver: Severity
+    dead_quiet: bool
     legacy: Severity  # cap of latency findings on hardware nobody can test
+    legacy_quiet: bool
+    quiet_rules: frozenset[str]  # rules whose hints are quiet
     legacy_symbols: dict[str, str]  # Kconfig symbol -> the hardware it names
     critical_ms: float
     critical: Severity
@@ -52,12 +64,34 @@ def policy() -> Policy:
     return _parse(load_table("severity-policy"))
 
 
+def _severity(value: object) -> tuple[Severity, bool]:
+    """A table severity: a Severity, or `quiet` (a hint left out unless asked)."""
+    if str(value) == QUIET:
+        return Severity.HINT, True
+    return Severity.parse(str(value)), False
+
+
+def is_quiet(finding: Finding) -> bool:
+    """Left out of CI output unless asked: a cost the policy deems not worth a review."""
+    return QUIET_TAG in finding.tags or (
+        finding.rule in policy().quiet_rules and finding.severity <= Severity.HINT
+    )
+
+
+def _quiet(finding: Finding) -> Finding:
+    if QUIET_TAG in finding.tags:
+        return finding
+    return replace(finding, severity=min(finding.severity, Severity.HINT),
+                   tags=(*finding.tags, QUIET_TAG))  # fmt: skip
+
+
 def _parse(data: dict[str, Any]) -> Policy:
     sizes, rows = {}, {}
     for rule, spec in (data.get("rules") or {}).items():
         sizes[str(rule)] = str(spec.get("size", "ms"))
         rows[str(rule)] = tuple(
-            Row(str(r["phase"]), float(r.get("min", 0)), Severity.parse(str(r["severity"])))
+            Row(str(r["phase"]), float(r.get("min", 0)), *_severity(r["severity"]),
+                bool(r.get("quiet_hints", False)))
             for r in spec.get("rows") or ()
         )
     measured = data.get("measured") or {}
@@ -65,10 +99,14 @@ def _parse(data: dict[str, Any]) -> Policy:
     return Policy(
         sizes=sizes,
         rows=rows,
-        shared_op=Severity.parse(str(data.get("shared_op", "info"))),
+        shared_op=_severity(data.get("shared_op", "info"))[0],
+        shared_op_quiet=_severity(data.get("shared_op", "info"))[1],
         latency_rules=frozenset(str(r) for r in data.get("latency_rules") or ()),
-        dead_driver=Severity.parse(str(data.get("dead_driver", "hint"))),
-        legacy=Severity.parse(str(legacy.get("severity", "info"))),
+        dead_driver=_severity(data.get("dead_driver", "hint"))[0],
+        dead_quiet=_severity(data.get("dead_driver", "hint"))[1],
+        legacy=_severity(legacy.get("severity", "info"))[0],
+        legacy_quiet=_severity(legacy.get("severity", "info"))[1],
+        quiet_rules=frozenset(str(r) for r in data.get("quiet_rules") or ()),
         legacy_symbols={str(k): str(v) for k, v in (legacy.get("symbols") or {}).items()},
         critical_ms=float(measured.get("critical_ms", 1.0)),
         critical=Severity.parse(str(measured.get("critical", "warning"))),
@@ -86,6 +124,7 @@ class DelayFacts:
     runtime: str | None = None  # "runtime_resume callback foo_runtime_resume()" reaching it
     shared_op: str | None = None  # "foo_set_par() is also struct fb_ops .fb_set_par"
     configs: tuple[str, ...] = ()  # CONFIG_ symbols an #ifdef around the delay's path needs
+    error_path: str | None = None  # "returns -EBUSY": the delay runs only on a failure
 
 
 def phase_kind(phase: str | None, facts: DelayFacts) -> str:
@@ -106,11 +145,17 @@ def size(rule: str, facts: DelayFacts) -> float:
 
 def cap_for(rule: str, phase: str | None, facts: DelayFacts) -> Severity | None:
     """The table's cap for the rule's finding, None when no row applies."""
+    row = row_for(rule, phase, facts)
+    return row.severity if row is not None else None
+
+
+def row_for(rule: str, phase: str | None, facts: DelayFacts) -> Row | None:
+    """The table's row for the rule's finding, None when none applies."""
     kind = phase_kind(phase, facts)
     amount = size(rule, facts)
     for row in policy().rows.get(rule, ()):
         if row.phase == kind and amount >= row.min:
-            return row.severity
+            return row
     return None
 
 
@@ -135,7 +180,11 @@ def cap_delay(finding: Finding, facts: DelayFacts) -> Finding:
     rule, phase = finding.rule, finding.phase
     severity = finding.severity
     notes: list[str] = []
-    cap = cap_for(rule, phase, facts)
+    row = row_for(rule, phase, facts)
+    cap = row.severity if row is not None else None
+    quiet = row is not None and (
+        row.quiet or (row.quiet_hints and finding.severity <= Severity.HINT)
+    )
     if facts.runtime is not None and not (
         PHASES.get(phase or "") and PHASES[phase or ""].kind == "runtime"
     ):
@@ -147,17 +196,23 @@ def cap_delay(finding: Finding, facts: DelayFacts) -> Finding:
     legacy = next((c for c in facts.configs if c in policy().legacy_symbols), None)
     if legacy is not None and severity > policy().legacy:
         severity = policy().legacy
+        quiet = quiet or policy().legacy_quiet
         notes.append(
             f"compiled only for {policy().legacy_symbols[legacy]} (#ifdef CONFIG_{legacy}):"
             " hardware few can test"
         )
+    if facts.error_path is not None:
+        severity, quiet = min(severity, Severity.HINT), True
+        notes.append(f"only on an error path ({facts.error_path})")
     if facts.shared_op is not None and severity > policy().shared_op:
         severity = policy().shared_op
+        quiet = quiet or policy().shared_op_quiet
         notes.append(f"{facts.shared_op}: the wait is that op's, which the callback reaches")
-    if severity == finding.severity and not notes:
+    if severity == finding.severity and not notes and not quiet:
         return finding
     message = finding.message + "".join(f"; {n}" for n in notes)
-    return replace(finding, severity=severity, message=message)
+    found = replace(finding, severity=severity, message=message)
+    return _quiet(found) if quiet else found
 
 
 def dead_driver(finding: Finding, reason: str, legacy: bool = False) -> Finding:
@@ -165,15 +220,18 @@ def dead_driver(finding: Finding, reason: str, legacy: bool = False) -> Finding:
     nobody can test): a latency finding becomes a hint (info), any finding names the reason
     (message suffix, `dead` field, tag)."""
     severity = finding.severity
-    if finding.rule in policy().latency_rules:
-        severity = min(severity, policy().legacy if legacy else policy().dead_driver)
-    return replace(
+    p = policy()
+    latency = finding.rule in p.latency_rules
+    if latency:
+        severity = min(severity, p.legacy if legacy else p.dead_driver)
+    found = replace(
         finding,
         severity=severity,
         message=f"{finding.message} [{reason if legacy else 'dead driver: ' + reason}]",
         dead=reason,
         tags=(*finding.tags, LEGACY_TAG if legacy else DEAD_TAG),
     )
+    return _quiet(found) if latency and (p.legacy_quiet if legacy else p.dead_quiet) else found
 
 
 def measured(finding: Finding, m: Measured) -> Finding:
@@ -183,6 +241,8 @@ def measured(finding: Finding, m: Measured) -> Finding:
     per_cycle_ms = m.on_critical_path_us / 1000 / max(m.cycles, 1)
     if per_cycle_ms >= p.critical_ms:
         severity = max(finding.severity, p.critical)
+        # measured on a critical path: worth a review whatever the table says
+        finding = replace(finding, tags=tuple(t for t in finding.tags if t != QUIET_TAG))
         where = (
             f"measured {per_cycle_ms:.3g} ms per cycle on the critical path of"
             f" {', '.join(m.phases) or 'the phase'} ({m.calls} call{'s' if m.calls != 1 else ''}"
@@ -228,9 +288,12 @@ def table_markdown() -> list[str]:
         size_text = _SIZE_TEXT.get(p.sizes.get(rule, "ms"), p.sizes.get(rule, "ms"))
         for row in rows:
             bound = f">= {row.min:g} ms" if row.min else "any"
+            shown = "quiet (hint, only with `--all-costs`)" if row.quiet else str(row.severity)
+            if row.quiet_hints:
+                shown += " (its own hints: quiet)"
             out.append(
                 f"| {rule} | {_KIND_TEXT.get(row.phase, row.phase)} | {bound} ({size_text})"
-                f" | {row.severity} |"
+                f" | {shown} |"
             )
     latency = ", ".join(f"`{r}`" for r in sorted(p.latency_rules))
     legacy = ", ".join(f"`{k}` ({v})" for k, v in sorted(p.legacy_symbols.items()))
@@ -238,17 +301,27 @@ def table_markdown() -> list[str]:
         "",
         f"- **Shared op**: a delay in a function that a non-PM ops struct of the file also"
         f" names (`.fb_set_par = foo_set_par`), reached from a callback: at most"
-        f" **{p.shared_op}**.",
+        f" **{'quiet' if p.shared_op_quiet else p.shared_op}**.",
         f"- **Dead drivers** (`dpmlens check`, Kconfig and Makefiles of the tree; see"
         f" `kbuild/dead.py`): every symbol that builds the file depends on `BROKEN`, is"
         f" `COMPILE_TEST`-only or sits under `UNUSED_BOARD_FILES`, or the file is in"
         f" `drivers/staging/**/deprecated`: latency findings ({latency}) become"
-        f" **{p.dead_driver}**, the others keep their severity; all name the reason"
+        f" **{'quiet' if p.dead_quiet else p.dead_driver}**, the others keep their severity;"
+        f" all name the reason"
         f" (`[dead driver: ...]`, JSON `dead`). `--include-dead` turns this off.",
         f"- **Legacy hardware** (hardware nobody can test: {legacy}): a driver that only"
         f" these buses or platforms build (Kconfig), or a delay compiled only under"
-        f" `#ifdef CONFIG_<one of them>`: latency findings at most **{p.legacy}**, the"
+        f" `#ifdef CONFIG_<one of them>`: latency findings at most"
+        f" **{'quiet' if p.legacy_quiet else p.legacy}**, the"
         f" others keep their severity and name it (`[legacy hardware: ...]`, JSON `dead`).",
+        "- **Error paths**: a delay followed, in its block, by a `return -E...` (a poll"
+        " that timed out, a failed step) runs only when something failed: **quiet**.",
+        f"- **Quiet rules** ({', '.join(f'`{r}`' for r in sorted(p.quiet_rules)) or 'none'}):"
+        f" their hints are quiet (warnings stay).",
+        "- **Quiet** findings are hints that `dpmlens check`, `dpmlens cc` and the Action"
+        " leave out unless `--all-costs`; the"
+        " editor shows them as hints. A measured cost on a critical path (`--traces`) is"
+        " never quiet.",
         f"- **Measured** (`dpmlens check --traces CAPTURE`): a delay site measured on a"
         f" phase's critical path for at least {p.critical_ms:g} ms per cycle becomes"
         f" **{p.critical}**, with the measured cost in the message; one measured off the"
