@@ -19,6 +19,7 @@ from dpmlens.errors import UsageError
 COMMANDS = (
     "dpmlens.commands.check_cmd",
     "dpmlens.commands.cc_cmd",
+    "dpmlens.commands.fleet_cmd",
     "dpmlens.commands.rules_cmd",
     "dpmlens.commands.serve_cmd",
     "dpmlens.commands.trace_cmd",
