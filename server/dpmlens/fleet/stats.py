@@ -1,7 +1,10 @@
 """Query stage: per-group figures over the store, all in SQL (DuckDB does the work).
 
 Percentiles are linear interpolation between closest ranks (Hyndman-Fan type 7: position
-(n-1)q of the sorted values): DuckDB's `quantile_cont`, Spark's `percentile`, numpy's default.
+(n-1)q of the sorted values): DuckDB's `quantile_cont`, Spark's `percentile`, numpy's default,
+rounded to 0.001 us. Durations are whole microseconds and q has two decimals, so the exact
+value has at most two decimals: the rounding removes only the last-bit differences of the
+engines' interpolation formulas (lo + (hi-lo)f vs (1-f)lo + f hi), never a real digit.
 Durations are microseconds; a group is a kernel, host or machine (`--by`).
 """
 
@@ -63,7 +66,8 @@ def callback_stats(con: duckdb.DuckDBPyConnection, scope: Scope) -> list[dict[st
       FROM (
         SELECT {col}, driver, device, phase, count(*) AS n,
                count(DISTINCT (capture_id, cycle)) AS cycles,
-               quantile_cont(duration_us, [0.5, 0.95, 0.99]) AS q,
+               list_transform(quantile_cont(duration_us, [0.5, 0.95, 0.99]),
+                              lambda x: round(x, 3)) AS q,
                avg(duration_us) AS mean_us,
                count(*) FILTER (WHERE error <> 0) AS failures,
                count(*) FILTER (WHERE on_critical_path) AS on_path,
