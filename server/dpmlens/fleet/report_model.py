@@ -39,7 +39,8 @@ def build(con: duckdb.DuckDBPyConnection, scope: stats.Scope, settings: dict[str
         "percentile": "linear interpolation between closest ranks, position (n-1)q "
                       "(Hyndman-Fan type 7; DuckDB quantile_cont, Spark percentile)",
         "settings": settings,
-        "health": stats.health(con, scope, settings),
+        "health": sorted(stats.health(con, scope, settings),
+                         key=lambda h: groups.index(h["grp"]) if h["grp"] in groups else 0),
         "regressions": {
             "pairs": [list(p) for p in reg.pairs],
             "tested": reg.tested,
