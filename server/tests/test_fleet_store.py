@@ -249,3 +249,17 @@ def test_two_ingests_at_once_both_land(tmp_path: Path) -> None:
     assert [p.returncode for p in procs] == [0, 0], errs
     rows = _sql(store, "SELECT capture_id, count(*) AS n FROM captures GROUP BY ALL")
     assert len(rows) == 6 and all(r["n"] == 1 for r in rows)  # both landed, no duplicates
+
+
+def test_source_mapping_with_source(tmp_path: Path) -> None:
+    tree = Path("/work/linux/linux-source-6.12/drivers/gpu/drm/i915")
+    if not tree.is_dir():
+        pytest.skip(f"kernel tree not found at {tree} (CI has no kernel trees)")
+    store = tmp_path / "store"
+    r = dpmlens("fleet", "ingest", "--store", str(store), "--source", str(tree),
+                str(shared_traces() / "pm-graph-3.15/skynet_mem_ftrace.txt"))
+    assert r.returncode == 0, r.stderr
+    rows = _sql(store, "SELECT phase, function, file, line FROM source_map "
+                       "WHERE driver = 'i915' AND phase = 'resume'")
+    assert rows and rows[0]["function"] == "i915_pm_resume"
+    assert rows[0]["file"].endswith("i915_driver.c") and rows[0]["line"] > 0

@@ -123,6 +123,11 @@ class Store:
                 fd = _try_lock(d / ".owner")
                 if fd is None:
                     continue  # a live ingest
+                workers = _try_lock(d / ".workers")
+                if workers is None:  # its owner died, a worker still writes: next time
+                    os.close(fd)
+                    continue
+                os.close(workers)
                 try:
                     if (d / JOURNAL).is_file():
                         self._rename_all(d)
@@ -153,42 +158,15 @@ class Staging:
         self.dir.mkdir(parents=True)
         self._owner = _try_lock(self.dir / ".owner")  # held until commit/abort
         self.batches = 0
-        self.ids: set[str] = set()  # capture ids written so far
-        self.con = duckdb.connect()
-        self.con.execute("SET threads = 1")
-        self.con.execute("SET preserve_insertion_order = false")
+        self.ids: set[str] = set()  # capture ids written so far (by this process or workers)
+        self.dates: dict[str, str] = {}  # their capture dates
+        self.con = staging_connection()
 
     def write(self, tables: dict[str, dict[str, list[Any]]], dates: dict[str, str]) -> None:
-        """Write one batch of rows: one Parquet file per (table, capture date)."""
-        batch = self.batches
-        self.batches += 1
-        con = self.con
+        """Write one batch of rows from this process."""
         self.ids.update(dates)
-        ids = np.array(list(dates), dtype=object)
-        day = np.array([dates[i] for i in ids], dtype=object)
-        con.register("dates", {"capture_id": ids, "d": day})
-        for table, cols in tables.items():
-            n = len(next(iter(cols.values())))
-            if n == 0:
-                continue
-            con.register("batch", {c: _array(v, t) for (c, t), v in
-                                   zip(TABLES[table], cols.values(), strict=True)})
-            select = ", ".join(f"CAST(b.{c} AS {t}) AS {c}" for c, t in TABLES[table])
-            if table == "rejects":
-                date = "CAST(CAST(b.rejected_at AS DATE) AS VARCHAR)"
-                src = "batch b"
-            else:
-                date = "dt.d"
-                src = "batch b JOIN dates dt USING (capture_id)"
-            order = f" ORDER BY {SORT[table]}" if table in SORT else ""
-            out = self.dir / table
-            con.execute(
-                f"COPY (SELECT {select}, {date} AS {PARTITION} FROM {src}{order}) "
-                f"TO {_quote(str(out))} (FORMAT parquet, COMPRESSION zstd, "
-                f"PARTITION_BY ({PARTITION}), OVERWRITE_OR_IGNORE, "
-                f"FILENAME_PATTERN '{self.id}-{batch}-{{i}}')")
-            con.unregister("batch")
-        con.unregister("dates")
+        write_batch(self.con, self.dir, f"{self.id}-{self.batches}", tables, dates)
+        self.batches += 1
 
     def staged(self) -> list[str]:
         return sorted(str(p.relative_to(self.dir)) for p in self.dir.glob("*/*/*.parquet"))
@@ -243,6 +221,52 @@ class Staging:
         if self._owner is not None:
             os.close(self._owner)
             self._owner = None
+
+
+def writer_lock(staging_dir: Path) -> int | None:
+    """A worker writing into a staging folder holds this shared lock, so a dead ingest's
+    folder is not removed while one of its workers still writes (recover() needs it free)."""
+    fd = os.open(staging_dir / ".workers", os.O_CREAT | os.O_RDWR, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    return fd
+
+
+def staging_connection() -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect()
+    con.execute("SET threads = 1")
+    con.execute("SET preserve_insertion_order = false")
+    return con
+
+
+def write_batch(con: duckdb.DuckDBPyConnection, staging_dir: Path, name: str,
+                tables: dict[str, dict[str, list[Any]]], dates: dict[str, str]) -> None:
+    """Write one batch of rows into a staging folder: one Parquet file per (table, capture
+    date), named `<name>-<n>.parquet`; `dates` maps capture ids to their date partition."""
+    ids = np.array(list(dates), dtype=object)
+    day = np.array([dates[i] for i in ids], dtype=object)
+    con.register("dates", {"capture_id": ids, "d": day})
+    for table, cols in tables.items():
+        n = len(next(iter(cols.values())))
+        if n == 0:
+            continue
+        con.register("batch", {c: _array(v, t) for (c, t), v in
+                               zip(TABLES[table], cols.values(), strict=True)})
+        select = ", ".join(f"CAST(b.{c} AS {t}) AS {c}" for c, t in TABLES[table])
+        if table == "rejects":
+            date = "CAST(CAST(b.rejected_at AS DATE) AS VARCHAR)"
+            src = "batch b"
+        else:
+            date = "dt.d"
+            src = "batch b JOIN dates dt USING (capture_id)"
+        order = f" ORDER BY {SORT[table]}" if table in SORT else ""
+        out = staging_dir / table
+        con.execute(
+            f"COPY (SELECT {select}, {date} AS {PARTITION} FROM {src}{order}) "
+            f"TO {_quote(str(out))} (FORMAT parquet, COMPRESSION zstd, "
+            f"PARTITION_BY ({PARTITION}), OVERWRITE_OR_IGNORE, "
+            f"FILENAME_PATTERN '{name}-{{i}}')")
+        con.unregister("batch")
+    con.unregister("dates")
 
 
 def _array(values: list[Any], sql_type: str) -> np.ndarray:
