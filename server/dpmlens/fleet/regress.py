@@ -183,7 +183,7 @@ def _bh(rows: list[tuple[Any, float]]) -> list[tuple[Any, float, float]]:
 def _ci(a: np.ndarray, b: np.ndarray, cfg: Settings,
         rng: np.random.Generator) -> tuple[float, float]:
     def diff(x: np.ndarray, y: np.ndarray, axis: int) -> np.ndarray:
-        return np.median(y, axis=axis) - np.median(x, axis=axis)
+        return np.asarray(np.median(y, axis=axis) - np.median(x, axis=axis))
 
     r = st.bootstrap((a, b), diff, n_resamples=cfg.bootstrap, method="percentile",
                      vectorized=True, random_state=rng, confidence_level=0.95)

@@ -59,7 +59,8 @@ def build(con: duckdb.DuckDBPyConnection, scope: stats.Scope, settings: dict[str
     for r in doc["drivers"]:
         del r["device"]
     doc["elapsed_seconds"] = round(time.perf_counter() - t0, 3)
-    return _clean(doc)
+    clean: dict[str, Any] = _clean(doc)
+    return clean
 
 
 def _change(c: regress.Change) -> dict[str, Any]:

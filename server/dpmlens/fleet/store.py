@@ -114,7 +114,7 @@ class Store:
 
     def recover(self) -> list[str]:
         """Finish or remove the staging folders of dead ingests; what was done, per folder."""
-        done = []
+        done: list[str] = []
         base = self.root / STAGING
         if not base.is_dir():
             return done
