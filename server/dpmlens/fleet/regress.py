@@ -23,7 +23,7 @@ import numpy as np
 import ruptures
 from scipy import stats as st
 
-from dpmlens.fleet.stats import BY, Scope
+from dpmlens.fleet.stats import BY, Scope, callback_stats
 
 SAMPLE = 1500  # runs per side for the tests
 MIN_RUNS = 20
@@ -75,7 +75,9 @@ def pairs_for(groups: list[str], baseline: str | None) -> list[tuple[str, str]]:
 
 
 def find(con: duckdb.DuckDBPyConnection, scope: Scope, groups: list[str],
-         baseline: str | None = None, settings: Settings | None = None) -> Result:
+         baseline: str | None = None, settings: Settings | None = None,
+         per_device: list[dict[str, Any]] | None = None) -> Result:
+    """`per_device`: stats.callback_stats rows when the caller has them (saves a pass)."""
     cfg = settings or Settings()
     pairs = pairs_for(groups, baseline)
     res = Result(pairs)
@@ -83,7 +85,8 @@ def find(con: duckdb.DuckDBPyConnection, scope: Scope, groups: list[str],
         return res
     col = BY[scope.by]
     where, params = scope.where()
-    summary = _summary(con, col, where, params)
+    summary = _summary(per_device if per_device is not None
+                       else callback_stats(con, scope))
     samples = _samples(con, col, where, params, groups)
     rng = np.random.default_rng(cfg.seed)
     for a, b in pairs:
@@ -139,17 +142,14 @@ def _change(kind: str, unit: tuple[str, str, str], a: str, b: str, sa: dict[str,
                   sa["failures"] / sa["n"], sb["failures"] / sb["n"], p, q)
 
 
-def _summary(con: duckdb.DuckDBPyConnection, col: str, where: str,
-             params: list[Any]) -> dict[tuple[str, str, str], dict[str, dict[str, Any]]]:
-    rows = con.execute(f"""
-        SELECT coalesce({col}, ''), driver, device, phase, count(*),
-               count(DISTINCT (capture_id, cycle)), median(duration_us),
-               count(*) FILTER (WHERE error <> 0)
-        FROM callbacks WHERE {where} GROUP BY ALL""", params).fetchall()
+def _summary(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str, dict[str, Any]]]:
     out: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
-    for g, drv, dev, ph, n, cyc, med, fails in rows:
-        out[(drv, dev, ph)][g] = {"n": n, "cycles": cyc, "median": float(med),
-                                  "failures": fails}
+    for r in rows:
+        if r["device"] == "*":
+            continue
+        out[(r["driver"], r["device"], r["phase"])][r["grp"]] = {
+            "n": r["n"], "cycles": r["cycles"] or r["n"], "median": float(r["p50_us"]),
+            "failures": r["failures"]}
     return out
 
 

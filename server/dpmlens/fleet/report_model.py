@@ -28,7 +28,7 @@ def build(con: duckdb.DuckDBPyConnection, scope: stats.Scope, settings: dict[str
                          f"(have: {', '.join(groups) or 'none'})")
     rows = stats.callback_stats(con, scope)
     cfg = regress.Settings(alpha=settings["alpha"], min_effect_ms=settings["min_effect_ms"])
-    reg = regress.find(con, scope, groups, baseline, cfg)
+    reg = regress.find(con, scope, groups, baseline, cfg, per_device=rows)
     doc: dict[str, Any] = {
         "version": VERSION,
         "store": store,

@@ -55,17 +55,20 @@ def groups(con: duckdb.DuckDBPyConnection, scope: Scope) -> list[str]:
 
 
 def callback_stats(con: duckdb.DuckDBPyConnection, scope: Scope) -> list[dict[str, Any]]:
-    """Per (group, driver, phase) and per (group, driver, device, phase)."""
+    """Per (group, driver, phase) and per (group, driver, device, phase). `cycles`: the
+    group's cycles (from `captures`), so `n / cycles` is runs per cycle of the group."""
     col = BY[scope.by]
     where, params = scope.where()
+    cwhere, cparams = Scope(scope.by, scope.since).where()
     sql = f"""
-      SELECT coalesce({col}, '') AS grp, driver, coalesce(device, '*') AS device, phase,
-             n, cycles, q[1] AS p50_us, q[2] AS p95_us, q[3] AS p99_us, mean_us, failures,
+      WITH g AS (SELECT coalesce({col}, '') AS grp, count(*) AS cycles FROM captures
+                 WHERE {cwhere} GROUP BY ALL)
+      SELECT s.grp, driver, coalesce(device, '*') AS device, phase,
+             n, g.cycles, q[1] AS p50_us, q[2] AS p95_us, q[3] AS p99_us, mean_us, failures,
              failures / n AS failure_rate, on_path / n AS critical_share,
              path_us / n AS critical_us_per_run
       FROM (
-        SELECT {col}, driver, device, phase, count(*) AS n,
-               count(DISTINCT (capture_id, cycle)) AS cycles,
+        SELECT coalesce({col}, '') AS grp, driver, device, phase, count(*) AS n,
                list_transform(quantile_cont(duration_us, [0.5, 0.95, 0.99]),
                               lambda x: round(x, 3)) AS q,
                avg(duration_us) AS mean_us,
@@ -73,10 +76,10 @@ def callback_stats(con: duckdb.DuckDBPyConnection, scope: Scope) -> list[dict[st
                count(*) FILTER (WHERE on_critical_path) AS on_path,
                coalesce(sum(duration_us) FILTER (WHERE on_critical_path), 0) AS path_us
         FROM callbacks WHERE {where}
-        GROUP BY GROUPING SETS (({col}, driver, phase), ({col}, driver, device, phase))
-      )
-      ORDER BY driver, phase, device, grp"""
-    return _dicts(con.execute(sql, params))
+        GROUP BY GROUPING SETS ((grp, driver, phase), (grp, driver, device, phase))
+      ) s LEFT JOIN g USING (grp)
+      ORDER BY driver, phase, device, s.grp"""
+    return _dicts(con.execute(sql, cparams + params))
 
 
 def device_counts(con: duckdb.DuckDBPyConnection, scope: Scope) -> list[dict[str, Any]]:
