@@ -1,10 +1,11 @@
 """Query stage: regressions between two groups (kernels, hosts, machines), per callback.
 
 For every (driver, device, phase) with enough runs on both sides:
-  - durations: Mann-Whitney U (two-sided) on up to SAMPLE runs per side (cycles picked by a
-    hash of their id, so the same cycles every time), Benjamini-Hochberg over all callbacks of
-    the pair, a bootstrap 95% CI of the change of the median; reported when q < alpha, the
-    CI excludes 0 and the change of the median is at least `min_effect_ms`;
+  - durations: Mann-Whitney U (two-sided) on a sample of runs (the cycles whose id hashes
+    below one rate, ~SAMPLE cycles in the smallest group: the same cycles every time),
+    Benjamini-Hochberg over all callbacks of the pair, a bootstrap 95% CI of the change of
+    the median; reported when q < alpha, the CI excludes 0 and the change of the median is
+    at least `min_effect_ms`;
   - failures: Fisher's exact test on failing/passing runs for callbacks that failed at all
     (others cannot reach significance), with its own Benjamini-Hochberg family.
 Medians and counts come from all runs (SQL); only the tests use the sample.
@@ -25,7 +26,7 @@ from scipy import stats as st
 
 from dpmlens.fleet.stats import BY, Scope, callback_stats
 
-SAMPLE = 1500  # runs per side for the tests
+SAMPLE = 1500  # cycles sampled in the smallest group for the tests
 MIN_RUNS = 20
 
 
@@ -155,22 +156,21 @@ def _summary(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str,
 
 def _samples(con: duckdb.DuckDBPyConnection, col: str, where: str, params: list[Any],
              groups: list[str]) -> dict[tuple[str, str, str, str], np.ndarray]:
-    """Up to SAMPLE runs per (group, callback): the cycles whose hash ranks lowest, chosen
-    per group from `captures` (small), then their callbacks (one pass over the big table)."""
-    rate = con.execute(f"""
-        SELECT coalesce({col}, ''), count(*) FROM captures GROUP BY ALL""").fetchall()
-    keep = {g: min(1.0, SAMPLE * 1.2 / max(n, 1)) for g, n in rate}
-    con.register("keep_rate", {"g": np.array(list(keep), dtype=object),
-                               "r": np.array(list(keep.values()), dtype=np.float64)})
+    """Runs of the cycles whose hash falls below one rate, chosen so the smallest group
+    gives about SAMPLE cycles (larger groups give proportionally more): the same cycles for
+    every callback and every run, one filter in the scan, no join."""
+    sizes = [r[1] for r in con.execute(
+        f"SELECT coalesce({col}, ''), count(*) FROM captures GROUP BY ALL").fetchall()]
+    rate = min(1.0, SAMPLE * 1.2 / max(min(sizes, default=1), 1))
+    cut = int(rate * 1_000_000)
     rows = con.execute(f"""
-        SELECT coalesce(c.{col}, '') AS g, c.driver, c.device, c.phase,
-               list(c.duration_us ORDER BY hash(c.capture_id, c.cycle))[1:{SAMPLE}]
-        FROM callbacks c JOIN keep_rate k ON coalesce(c.{col}, '') = k.g
-        WHERE {where.replace('capture_date', 'c.capture_date').replace('driver =', 'c.driver =')}
-          AND (hash(c.capture_id, c.cycle) % 1000000) < k.r * 1000000
+        SELECT coalesce({col}, ''), driver, device, phase, list(duration_us)
+        FROM callbacks
+        WHERE {where} AND hash(capture_id, cycle) % 1000000 < {cut}
         GROUP BY ALL""", params).fetchall()
-    con.unregister("keep_rate")
-    return {(g, drv, dev, ph): np.asarray(v, dtype=np.float64) for g, drv, dev, ph, v in rows}
+    # sorted: list() gathers in thread order, and the bootstrap resamples by position
+    return {(g, drv, dev, ph): np.sort(np.asarray(v, dtype=np.float64))
+            for g, drv, dev, ph, v in rows}
 
 
 def _bh(rows: list[tuple[Any, float]]) -> list[tuple[Any, float, float]]:

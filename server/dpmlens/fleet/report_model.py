@@ -47,7 +47,7 @@ def build(con: duckdb.DuckDBPyConnection, scope: stats.Scope, settings: dict[str
             "tested_failures": reg.tested_failures,
             "alpha": cfg.alpha,
             "min_effect_ms": cfg.min_effect_ms,
-            "sample_per_side": regress.SAMPLE,
+            "sample_cycles": regress.SAMPLE,
             "changes": [_change(c) for c in reg.changes],
         },
         "drivers": [r for r in rows if r["device"] == "*"],

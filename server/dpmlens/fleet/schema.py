@@ -73,10 +73,12 @@ TABLES: dict[str, list[tuple[str, str]]] = {
     ],
 }
 
-# Rows of these tables are sorted before writing: neighbours share values, Parquet's
-# dictionary/RLE and zstd then store ~1,500 callbacks of a cycle in a few KB.
+# Rows of these tables are sorted before writing: neighbours share values, so Parquet's
+# dictionary/RLE and zstd store them in little space. Callbacks are sorted by callback first:
+# a row group then holds few drivers, and its min/max statistics let a query for one driver
+# skip the others' row groups.
 SORT = {
-    "callbacks": "capture_id, cycle, start_us",
+    "callbacks": "driver, device, phase, capture_id, cycle",
     "phases": "capture_id, cycle, start_us",
     "kernel_steps": "capture_id, cycle, start_us",
     "delays": "capture_id, cycle, start_us",
