@@ -112,7 +112,7 @@ def big_store(rows: int, per_cycle: int = 1500) -> Path:
     30 ms slower in resume from 6.10 on: the regression the report must find."""
     import duckdb
 
-    store = OUT / f"big-{rows}"
+    store = OUT / f"big-{rows}-v2"  # v2: callbacks sorted by driver in each file
     if (store / "dpmlens-store.json").is_file():
         return store
     shutil.rmtree(store, ignore_errors=True)
@@ -163,7 +163,7 @@ def big_store(rows: int, per_cycle: int = 1500) -> Path:
                  (d % 25 = 0) AS on_critical_path, c.capture_date
           FROM (SELECT * FROM cyc WHERE cyc >= {part} AND cyc < {hi}) c,
                range({per_cycle}) r(d)
-          ORDER BY c.cyc, d) TO '{tmp}/callbacks' (FORMAT parquet, COMPRESSION zstd,
+          ORDER BY driver, device, phase, c.capture_id) TO '{tmp}/callbacks' (FORMAT parquet, COMPRESSION zstd,
           PARTITION_BY (capture_date), OVERWRITE_OR_IGNORE,
           FILENAME_PATTERN 'bench-{part}-{{i}}')""")
         print(f"  big store: {hi * per_cycle:,} rows", file=sys.stderr, flush=True)
@@ -183,29 +183,34 @@ def report_bench(store: Path) -> dict:
     code = f"""
 import json, time, resource
 from dpmlens.fleet.store import Store
+cpu = time.process_time  # all threads of the process (DuckDB's too)
 from dpmlens.fleet import stats, regress, report_model, thresholds
 con = Store({str(store)!r}).connect(threads=2)
 out = {{}}
 t = time.perf_counter(); n = con.execute("SELECT count(*) FROM callbacks").fetchone()[0]
 out["rows"] = n; out["count_s"] = round(time.perf_counter() - t, 2)
 sc = stats.Scope("kernel")
-t = time.perf_counter()
+t, c = time.perf_counter(), cpu()
 g = stats.groups(con, sc)
 rows = stats.callback_stats(con, sc)
-r = regress.find(con, sc, g)
+out["percentiles_s"] = round(time.perf_counter() - t, 2)
+r = regress.find(con, sc, g, per_device=rows)
 out["all_drivers_s"] = round(time.perf_counter() - t, 2)
+out["all_drivers_cpu_s"] = round(cpu() - c, 2)
 out["stats_rows"] = len(rows); out["tested"] = r.tested
 out["found"] = sorted({{(c.kind, c.driver, c.device, c.phase, c.changed_from) for c in r.changes}})
 one = stats.Scope("kernel", driver="drv7")
-t = time.perf_counter()
+t, c = time.perf_counter(), cpu()
 rows1 = stats.callback_stats(con, one)
-r1 = regress.find(con, one, g)
+r1 = regress.find(con, one, g, per_device=rows1)
 out["one_driver_s"] = round(time.perf_counter() - t, 2)
+out["one_driver_cpu_s"] = round(cpu() - c, 2)
 out["one_found"] = len(r1.changes)
 settings, _ = thresholds.load(None, "/")
-t = time.perf_counter()
+t, c = time.perf_counter(), cpu()
 doc = report_model.build(con, sc, settings, "big")
 out["full_report_s"] = round(time.perf_counter() - t, 2)
+out["full_report_cpu_s"] = round(cpu() - c, 2)
 out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 print(json.dumps(out))
 """

@@ -209,8 +209,10 @@ def _change_points(res: Result, samples: dict[tuple[str, str, str, str], np.ndar
         if c.kind.startswith("fails"):
             continue  # failures are rare events: the pair that found it says where
         bkp = ruptures.Binseg(model="l2", min_size=MIN_RUNS).fit(signal).predict(n_bkps=1)[0]
-        if 0 < bkp < len(owner):
-            c.changed_from = owner[bkp]
+        # a change can only happen between groups: the group boundary nearest the break
+        bounds = [i for i in range(1, len(owner)) if owner[i] != owner[i - 1]]
+        if bounds and 0 < bkp < len(owner):
+            c.changed_from = owner[min(bounds, key=lambda i: abs(i - bkp))]
     for c in res.changes:
         if c.changed_from is None:
             c.changed_from = c.after
