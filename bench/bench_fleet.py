@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import shutil
 import subprocess
 import sys
@@ -63,25 +62,26 @@ def ingest_bench(n: int) -> dict:
         synthetic.generate(tpl, fleet, caps)
     store = OUT / f"store-{n}"
     shutil.rmtree(store, ignore_errors=True)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "dpmlens.cli", "fleet", "ingest", "-q", "-j", "2",
-                        "--store", str(store), str(caps)], capture_output=True, text=True,
-                       cwd=REPO / "server")
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if r.returncode != 0:
-        raise SystemExit(r.stderr)
-    cycles = int(r.stderr.split(" cycles,")[0].rsplit(" ", 1)[-1])
-    callbacks = int(r.stderr.split(" callbacks stored")[0].rsplit(" ", 1)[-1])
+    code = f"""
+import json, time
+from dpmlens.fleet.ingest import ingest
+from dpmlens.fleet.store import Store
+t = time.perf_counter()
+s = ingest(Store({str(store)!r}), [{str(caps)!r}], {{}}, jobs=2)
+w = time.perf_counter() - t
+print(json.dumps({{"captures": s.captures, "cycles": s.cycles, "callbacks": s.callbacks,
+                  "rejects": len(s.rejects), "wall_s": round(w, 2), "cpu_s": round(s.cpu_s, 2),
+                  "peak_rss_mb": round(s.peak_rss_mb, 1)}}))
+"""
+    out = child(code)
     size = sum(p.stat().st_size for p in store.rglob("*") if p.is_file())
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"captures": n, "cycles": cycles, "callbacks": callbacks, "wall_s": round(wall, 2),
-            "cpu_s": round(cpu, 2), "cycles_per_s": round(cycles / wall, 1),
-            "cycles_per_cpu_s": round(cycles / cpu, 1),
-            "peak_rss_mb": round(after.ru_maxrss / 1024, 1),
-            "store_bytes": size, "bytes_per_cycle": round(size / cycles),
-            "callbacks_per_cycle": round(callbacks / cycles)}
+    cb_size = sum(p.stat().st_size for p in (store / "callbacks").rglob("*.parquet"))
+    out.update({"cycles_per_s": round(out["cycles"] / out["wall_s"], 1),
+                "cycles_per_cpu_s": round(out["cycles"] / out["cpu_s"], 1),
+                "store_bytes": size, "bytes_per_cycle": round(size / out["cycles"]),
+                "callback_bytes_per_cycle": round(cb_size / out["cycles"]),
+                "callbacks_per_cycle": round(out["callbacks"] / out["cycles"])})
+    return out
 
 
 def reader_floor(n: int) -> dict:
@@ -90,14 +90,17 @@ def reader_floor(n: int) -> dict:
 import json, time, resource
 from pathlib import Path
 from dpmlens.traces import load_traces
+c = time.process_time()
 files = sorted(Path({str(caps)!r}).rglob('*_ftrace.txt'))
 t = time.perf_counter()
 for f in files:
     load_traces([str(f)])
 w = time.perf_counter() - t
 u = resource.getrusage(resource.RUSAGE_SELF)
-print(json.dumps({{"files": len(files), "wall_s": round(w, 2),
-                  "per_capture_ms": round(w / len(files) * 1000, 1)}}))
+cpu = time.process_time() - c
+print(json.dumps({{"files": len(files), "wall_s": round(w, 2), "cpu_s": round(cpu, 2),
+                  "per_capture_cpu_ms": round(cpu / len(files) * 1000, 1),
+                  "captures_per_cpu_s": round(len(files) / cpu, 1)}}))
 """
     return child(code)
 

@@ -75,6 +75,7 @@ class Store:
         """A DuckDB connection with one view per table over its Parquet files."""
         self.check()
         con = duckdb.connect()
+        con.execute("SET enable_progress_bar = false")  # it would write into our stdout
         if threads:
             con.execute(f"SET threads = {int(threads)}")
         for table, cols in TABLES.items():
