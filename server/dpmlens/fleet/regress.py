@@ -26,7 +26,7 @@ from scipy import stats as st
 
 from dpmlens.fleet.stats import BY, Scope, callback_stats
 
-SAMPLE = 1500  # cycles sampled in the smallest group for the tests
+SAMPLE = 1000  # cycles sampled in the smallest group for the tests
 MIN_RUNS = 20
 
 

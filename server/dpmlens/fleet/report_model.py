@@ -52,7 +52,6 @@ def build(con: duckdb.DuckDBPyConnection, scope: stats.Scope, settings: dict[str
         },
         "drivers": [r for r in rows if r["device"] == "*"],
         "devices": [r for r in rows if r["device"] != "*"],
-        "device_counts": stats.device_counts(con, scope),
         "worst_devices": stats.worst_devices(con, scope),
         "issues": stats.issues(con, scope),
     }

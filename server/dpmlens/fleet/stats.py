@@ -86,25 +86,6 @@ def _stats(con: duckdb.DuckDBPyConnection, scope: Scope, device: str) -> list[di
     return _dicts(con.execute(sql, cparams + params))
 
 
-def device_counts(con: duckdb.DuckDBPyConnection, scope: Scope) -> list[dict[str, Any]]:
-    """Per (group, number of devices with a callback in the cycle): suspend/resume walls."""
-    col = BY[scope.by]
-    where, params = scope.where("c")
-    where = where.replace("c.driver = ?", "TRUE")
-    if scope.driver:
-        params = params[:-1]
-    sql = f"""
-      WITH d AS (SELECT capture_id, cycle, count(DISTINCT device) AS devices
-                 FROM callbacks GROUP BY ALL)
-      SELECT coalesce(c.{col}, '') AS grp, d.devices, count(*) AS cycles,
-             quantile_cont(c.suspend_us, 0.5) AS suspend_p50_us,
-             quantile_cont(c.resume_us, 0.5) AS resume_p50_us,
-             quantile_cont(c.resume_us, 0.95) AS resume_p95_us
-      FROM captures c JOIN d USING (capture_id, cycle) WHERE {where}
-      GROUP BY ALL ORDER BY grp, devices"""
-    return _dicts(con.execute(sql, params))
-
-
 def worst_devices(con: duckdb.DuckDBPyConnection, scope: Scope,
                   top: int = 5) -> list[dict[str, Any]]:
     """pm-graph's "worst device", per phase and group: how many cycles each device was the
@@ -113,11 +94,13 @@ def worst_devices(con: duckdb.DuckDBPyConnection, scope: Scope,
     where, params = scope.where()
     sql = f"""
       WITH w AS (
-        SELECT {col} AS grp, phase, arg_max(driver || ' ' || device, duration_us) AS dev
+        SELECT {col} AS grp, phase, arg_max(driver, duration_us) AS drv,
+               arg_max(device, duration_us) AS dev
         FROM callbacks WHERE {where} GROUP BY capture_id, cycle, {col}, phase),
-      c AS (SELECT grp, phase, dev, count(*) AS cycles,
-                   row_number() OVER (PARTITION BY grp, phase ORDER BY count(*) DESC, dev) AS r
-            FROM w GROUP BY grp, phase, dev)
+      c AS (SELECT grp, phase, drv || ' ' || dev AS dev, count(*) AS cycles,
+                   row_number() OVER (PARTITION BY grp, phase ORDER BY count(*) DESC,
+                                      drv || ' ' || dev) AS r
+            FROM w GROUP BY grp, phase, drv, dev)
       SELECT coalesce(grp, '') AS grp, phase, dev AS device, cycles FROM c WHERE r <= {int(top)}
       ORDER BY phase, grp, cycles DESC"""
     return _dicts(con.execute(sql, params))

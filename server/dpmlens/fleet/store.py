@@ -20,6 +20,7 @@ import fcntl
 import json
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from dpmlens.errors import UsageError
 from dpmlens.fleet.schema import PARTITION, SORT, STORE_FORMAT, TABLES
 
 MARKER = "dpmlens-store.json"
+MEMORY_LIMIT = os.environ.get("DPMLENS_FLEET_MEMORY", "3GB")
 STAGING = ".staging"
 JOURNAL = "journal.json"
 
@@ -76,6 +78,9 @@ class Store:
         self.check()
         con = duckdb.connect()
         con.execute("SET enable_progress_bar = false")  # it would write into our stdout
+        # a shared machine: spill to disk rather than take 80% of the RAM (DuckDB's default)
+        con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+        con.execute(f"SET temp_directory = {_quote(tempfile.gettempdir() + '/dpmlens-duckdb')}")
         if threads:
             con.execute(f"SET threads = {int(threads)}")
         for table, cols in TABLES.items():
