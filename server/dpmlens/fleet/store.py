@@ -33,7 +33,7 @@ from dpmlens.errors import UsageError
 from dpmlens.fleet.schema import PARTITION, SORT, STORE_FORMAT, TABLES
 
 MARKER = "dpmlens-store.json"
-MEMORY_LIMIT = os.environ.get("DPMLENS_FLEET_MEMORY", "3GB")
+MEMORY_LIMIT = os.environ.get("DPMLENS_FLEET_MEMORY", "6GB")
 STAGING = ".staging"
 JOURNAL = "journal.json"
 
@@ -80,6 +80,7 @@ class Store:
         con.execute("SET enable_progress_bar = false")  # it would write into our stdout
         # a shared machine: spill to disk rather than take 80% of the RAM (DuckDB's default)
         con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+        con.execute("SET preserve_insertion_order = false")
         con.execute(f"SET temp_directory = {_quote(tempfile.gettempdir() + '/dpmlens-duckdb')}")
         if threads:
             con.execute(f"SET threads = {int(threads)}")
