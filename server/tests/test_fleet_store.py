@@ -263,3 +263,17 @@ def test_source_mapping_with_source(tmp_path: Path) -> None:
                        "WHERE driver = 'i915' AND phase = 'resume'")
     assert rows and rows[0]["function"] == "i915_pm_resume"
     assert rows[0]["file"].endswith("i915_driver.c") and rows[0]["line"] > 0
+
+
+def test_capture_cut_before_resume_is_partial(tmp_path: Path) -> None:
+    """A capture that ends after suspend (a hang, or a cut log) is `partial`, not `pass`."""
+    lines = (shared_traces() / "pm-graph-4.6/suspend-160422-155735-ivybridge-dev-late/"
+             "ivybridge_mem_ftrace.txt").read_text(errors="replace").splitlines()
+    cut = next(i for i, ln in enumerate(lines) if "[resume]" in ln)
+    (tmp_path / "cut_ftrace.txt").write_text("\n".join(lines[:cut]) + "\n")
+    store = tmp_path / "store"
+    r = dpmlens("fleet", "ingest", "--store", str(store), str(tmp_path / "cut_ftrace.txt"))
+    assert r.returncode == 0, r.stderr
+    rows = _sql(store, "SELECT outcome, suspend_us, resume_us FROM captures")
+    assert rows == [{"outcome": "partial", "suspend_us": rows[0]["suspend_us"],
+                     "resume_us": 0}] and rows[0]["suspend_us"] > 0
