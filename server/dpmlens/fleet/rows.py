@@ -43,36 +43,29 @@ def capture_rows(cap: Capture, ts: TraceSet, tags: dict[str, str], ingest: dict[
 
     cb = out["callbacks"]
     per_cycle: dict[int, list[Any]] = defaultdict(lambda: [0, set(), None])  # n, errs, first
-    threads = ts.store.threads
-    for g in ts.groups.values():
-        drv, dev, parent, phase, layer = g.key
-        gid = id(g)
-        durs, starts, cycles, thr = g.durations, g.starts, g.cycles, g.threads
-        for i in range(len(durs)):
-            c = cycles[i]
-            err = g.errors.get(i, 0)
-            start = starts[i]
-            cb["capture_id"].append(cid)
-            cb["cycle"].append(c)
-            cb["kernel"].append(who[0])
-            cb["host"].append(who[1])
-            cb["machine"].append(who[2])
-            cb["driver"].append(drv)
-            cb["device"].append(dev)
-            cb["parent"].append(parent)
-            cb["phase"].append(phase)
-            cb["layer"].append(layer)
-            cb["thread"].append(threads[thr[i]] if thr[i] >= 0 else "")
-            cb["start_us"].append(_us(start))
-            cb["duration_us"].append(round(durs[i]))
-            cb["error"].append(err)
-            cb["on_critical_path"].append((gid, i) in on_path)
-            pc = per_cycle[c]
-            pc[0] += 1
-            if err:
-                pc[1].add(err)
-                if pc[2] is None or (start == start and start < pc[2][0]):
-                    pc[2] = (start if start == start else math.inf, phase)
+    for drv, dev, parent, phase, layer, start, dur, err, c, thread, key in \
+            trace_adapter.callback_runs(ts):
+        cb["capture_id"].append(cid)
+        cb["cycle"].append(c)
+        cb["kernel"].append(who[0])
+        cb["host"].append(who[1])
+        cb["machine"].append(who[2])
+        cb["driver"].append(drv)
+        cb["device"].append(dev)
+        cb["parent"].append(parent)
+        cb["phase"].append(phase)
+        cb["layer"].append(layer)
+        cb["thread"].append(thread)
+        cb["start_us"].append(_us(start))
+        cb["duration_us"].append(round(dur))
+        cb["error"].append(err)
+        cb["on_critical_path"].append(key in on_path)
+        pc = per_cycle[c]
+        pc[0] += 1
+        if err:
+            pc[1].add(err)
+            if pc[2] is None or (start == start and start < pc[2][0]):
+                pc[2] = (start if start == start else math.inf, phase)
 
     ph = out["phases"]
     walls: dict[int, list[int]] = defaultdict(lambda: [0, 0])  # suspend us, resume us
@@ -89,7 +82,7 @@ def capture_rows(cap: Capture, ts: TraceSet, tags: dict[str, str], ingest: dict[
             resumed.add(pt.cycle)
 
     st = out["kernel_steps"]
-    for s in ts.store.steps:
+    for s in trace_adapter.steps(ts):
         _row(st, capture_id=cid, cycle=s.cycle, kernel=who[0], host=who[1], machine=who[2],
              step=s.name, value=s.val, start_us=_us(s.start),
              duration_us=_us(s.end - s.start))
@@ -116,7 +109,7 @@ def capture_rows(cap: Capture, ts: TraceSet, tags: dict[str, str], ingest: dict[
 
     captured = meta.get("captured_at") or ""
     notes = [f"{f.path}: {n}" for f in ts.files for n in f.notes] + list(ts.errors)
-    fw = {c.cycle: c for c in ts.store.firmware}
+    fw = trace_adapter.firmware(ts)
     last = max(cycles_seen) if cycles_seen else -1
     cp = out["captures"]
     for c in sorted(cycles_seen):
@@ -130,8 +123,8 @@ def capture_rows(cap: Capture, ts: TraceSet, tags: dict[str, str], ingest: dict[
         f = fw.get(c)
         _row(cp, capture_id=cid, cycle=c, captured_at=_when(captured), kernel=who[0],
              host=who[1], machine=who[2], mode=meta.get("mode"), trigger=meta.get("trigger"),
-             fw_suspend_us=round(f.suspend_us) if f else _ns_to_us(meta.get("fw_suspend_ns")),
-             fw_resume_us=round(f.resume_us) if f else _ns_to_us(meta.get("fw_resume_ns")),
+             fw_suspend_us=round(f[0]) if f else _ns_to_us(meta.get("fw_suspend_ns")),
+             fw_resume_us=round(f[1]) if f else _ns_to_us(meta.get("fw_resume_ns")),
              sysinfo=meta.get("sysinfo"), command=meta.get("command"), outcome=outcome,
              fail_phase=fail_phase, error_codes=sorted(errs), suspend_us=walls[c][0],
              resume_us=walls[c][1], callbacks=n, source_files=list(cap.names), notes=notes,

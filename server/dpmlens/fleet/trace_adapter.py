@@ -2,7 +2,8 @@
 
 The critical path, the measured delays and the runtime-PM log live in modules of the trace
 package that it does not export; while that package is being reorganised, every such import
-is here so a move changes this file only. Everything else in `dpmlens.fleet` imports
+is here, and so is every read of the sample store's internals (groups, steps, firmware,
+threads), so a move changes this file only. Everything else in `dpmlens.fleet` imports
 `dpmlens.traces` names only.
 """
 
@@ -42,6 +43,38 @@ class RpmRow:
     ret: int
     usage: int
     thread: str
+
+
+@dataclass(frozen=True, slots=True)
+class StepRow:
+    cycle: int
+    name: str
+    val: int
+    start: float
+    end: float
+
+
+def callback_runs(ts: TraceSet) -> Iterator[tuple[Any, ...]]:
+    """(driver, device, parent, phase, layer, start s, duration us, error, cycle, thread,
+    path key) per callback run, from the sample store's column arrays; `path key` is what
+    `critical_marks` returns for runs on a critical path."""
+    threads = ts.store.threads
+    for g in ts.groups.values():
+        drv, dev, parent, phase, layer = g.key
+        gid = id(g)
+        durs, starts, cycles, thr, errs = g.durations, g.starts, g.cycles, g.threads, g.errors
+        for i in range(len(durs)):
+            yield (drv, dev, parent, phase, layer, starts[i], durs[i], errs.get(i, 0),
+                   cycles[i], threads[thr[i]] if thr[i] >= 0 else "", (gid, i))
+
+
+def steps(ts: TraceSet) -> list[StepRow]:
+    return [StepRow(s.cycle, s.name, s.val, s.start, s.end) for s in ts.store.steps]
+
+
+def firmware(ts: TraceSet) -> dict[int, tuple[float, float]]:
+    """cycle -> (firmware suspend us, firmware resume us), where the capture has them."""
+    return {f.cycle: (f.suspend_us, f.resume_us) for f in ts.store.firmware}
 
 
 def critical_marks(ts: TraceSet) -> tuple[set[tuple[int, int]], list[DelayRow]]:
