@@ -148,3 +148,14 @@ def test_generator_injects_what_it_says(tmp_path: Path) -> None:
     rows = json.loads(r.stdout)
     assert rows[0]["lo"] == rows[0]["hi"] and rows[1]["lo"] == rows[1]["hi"]  # no noise
     assert rows[1]["lo"] - rows[0]["lo"] == 30_000
+
+
+def test_since_keeps_later_cycles_only(store: Path) -> None:
+    # the synthetic fleet captures kernel k in the week 2026-01-05 + 7k days
+    r = dpmlens("fleet", "report", "--store", str(store), "--format", "json",
+                "--since", "2026-01-12")
+    doc = json.loads(r.stdout)
+    assert doc["groups"] == ["6.10.0", "6.11.0"]
+    assert doc["regressions"]["pairs"] == [["6.10.0", "6.11.0"]]
+    kinds = {(c["kind"], c["driver"]) for c in doc["regressions"]["changes"]}
+    assert kinds == {("fails more", "r8169")}  # the i915 change is before the window
