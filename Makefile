@@ -4,13 +4,21 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-python test-node lint fuzz bench bench-profile bench-traces bench-lsp e2e package clean captures lab-ab
+.PHONY: demo test test-python test-node lint fuzz bench bench-profile bench-traces bench-lsp bench-fleet e2e package clean captures lab-ab
 
 $(STAMP): server/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e 'server[dev,server,traces]'
 	touch $(STAMP)
+
+# pyspark for the fleet's Spark test (tests/test_fleet_spark.py): a ~456 MB source archive,
+# kept out of the editable install; pip's cache (~/.cache/pip) keeps the download and the
+# wheel it builds, so only the first run pays for it. Needs Java 17/21 at test time.
+SPARK := $(VENV)/.spark
+$(SPARK): $(STAMP)
+	$(PY) -m pip install -q pyspark==4.3.0
+	touch $(SPARK)
 
 node_modules/.installed: package.json
 	npm install --no-audit --no-fund
@@ -39,12 +47,17 @@ bench-lsp: $(STAMP)
 	$(PY) bench/bench_lsp.py --kernel $(BENCH_KERNEL)
 	$(PY) bench/bench_incremental.py --kernel $(BENCH_KERNEL)
 
+# Fleet store budgets (issue 22): ingest rate and memory, bytes per cycle, `fleet report` over
+# 10^8 callback rows (a synthetic store of ~10 GB of rows made under bench-data/fleet/).
+bench-fleet: $(STAMP)
+	nice $(PY) bench/bench_fleet.py
+
 # ruff over server/, and mypy (configured in server/pyproject.toml: strict for dpmlens/lsp/)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check server
 	cd server && ../$(VENV)/bin/mypy
 
-test-python: $(STAMP) lint
+test-python: $(STAMP) $(SPARK) lint
 	cd server && ../$(PY) -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then echo "no python tests"; exit 0; fi; exit $$rc
 
 test-node: node_modules/.installed

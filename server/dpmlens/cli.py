@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 COMMANDS = (
     "dpmlens.commands.check_cmd",
     "dpmlens.commands.cc_cmd",
+    "dpmlens.commands.fleet_cmd",
     "dpmlens.commands.rules_cmd",
     "dpmlens.commands.serve_cmd",
     "dpmlens.commands.trace_cmd",

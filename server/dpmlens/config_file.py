@@ -34,7 +34,8 @@ else:  # pragma: no cover - exercised only on Python 3.10
     import tomli as tomllib
 
 CONFIG_NAME = ".dpmlens.toml"
-_TOP_KEYS = {"helper_depth", "rules", "spec", "traces"}
+# [fleet] is read by dpmlens.fleet.thresholds (fleet report settings)
+_TOP_KEYS = {"helper_depth", "rules", "spec", "traces", "fleet"}
 _TRACE_KEYS = {"links"}
 _LINE_RE = re.compile(r"\(at line (\d+), column (\d+)\)")
 

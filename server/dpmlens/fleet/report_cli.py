@@ -1,0 +1,41 @@
+"""`dpmlens fleet report`: build the report document, print it in the asked format."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from dpmlens import exit_codes
+from dpmlens.fleet import report_html, report_model, report_text, stats, thresholds
+from dpmlens.fleet.store import Store
+
+
+def run(args: argparse.Namespace) -> int:
+    settings, _src = thresholds.load(args.config)
+    con = Store(args.store).connect()
+    try:
+        doc = report_model.build(con, stats.Scope(args.by, args.since, args.driver), settings,
+                                 str(args.store), args.baseline)
+    finally:
+        con.close()
+    if args.format == "json":
+        text = json.dumps(doc, indent=1) + "\n"
+    elif args.format == "html":
+        text = report_html.write(doc)
+    else:
+        import io
+        buf = io.StringIO()
+        report_text.write(doc, buf)
+        text = buf.getvalue()
+    if args.output:
+        from dpmlens.atomic import write_text_atomic
+        try:
+            write_text_atomic(args.output, text)
+        except OSError as exc:
+            print(f"dpmlens: error: {args.output}: cannot write: {exc.strerror or exc}",
+                  file=sys.stderr)
+            return exit_codes.USAGE
+    else:
+        sys.stdout.write(text)
+    return exit_codes.OK

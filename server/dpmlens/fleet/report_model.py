@@ -1,0 +1,81 @@
+"""Report stage, model: everything `fleet report` says, as one JSON-able document.
+
+The document is the versioned contract (`"version": 1`, docs/fleet.md); the table and HTML
+printers render it and compute nothing of their own.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict
+from typing import Any
+
+import duckdb
+
+from dpmlens.fleet import regress, stats
+
+VERSION = 1
+
+
+def build(con: duckdb.DuckDBPyConnection, scope: stats.Scope, settings: dict[str, Any],
+          store: str, baseline: str | None = None) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    groups = stats.groups(con, scope)
+    if baseline is not None and baseline not in groups:
+        from dpmlens.errors import UsageError
+        raise UsageError(f"--baseline {baseline!r}: no such {scope.by} in the store "
+                         f"(have: {', '.join(groups) or 'none'})")
+    rows = stats.callback_stats(con, scope)
+    cfg = regress.Settings(alpha=settings["alpha"], min_effect_ms=settings["min_effect_ms"])
+    reg = regress.find(con, scope, groups, baseline, cfg, per_device=rows)
+    doc: dict[str, Any] = {
+        "version": VERSION,
+        "store": store,
+        "by": scope.by,
+        "since": scope.since,
+        "driver": scope.driver,
+        "groups": groups,
+        "percentile": "linear interpolation between closest ranks, position (n-1)q "
+                      "(Hyndman-Fan type 7; DuckDB quantile_cont, Spark percentile)",
+        "settings": settings,
+        "health": sorted(stats.health(con, scope, settings),
+                         key=lambda h: groups.index(h["grp"]) if h["grp"] in groups else 0),
+        "regressions": {
+            "pairs": [list(p) for p in reg.pairs],
+            "tested": reg.tested,
+            "tested_failures": reg.tested_failures,
+            "alpha": cfg.alpha,
+            "min_effect_ms": cfg.min_effect_ms,
+            "sample_cycles": regress.SAMPLE,
+            "changes": [_change(c) for c in reg.changes],
+        },
+        "drivers": [r for r in rows if r["device"] == "*"],
+        "devices": [r for r in rows if r["device"] != "*"],
+        "worst_devices": stats.worst_devices(con, scope),
+        "issues": stats.issues(con, scope),
+    }
+    for r in doc["drivers"]:
+        del r["device"]
+    doc["elapsed_seconds"] = round(time.perf_counter() - t0, 3)
+    clean: dict[str, Any] = _clean(doc)
+    return clean
+
+
+def _change(c: regress.Change) -> dict[str, Any]:
+    d = asdict(c)
+    d["ci_ms"] = list(c.ci_ms) if c.ci_ms else None
+    return d
+
+
+def _clean(v: Any) -> Any:
+    """JSON-safe: no NaN/inf (null), dates as ISO strings, tuples as lists."""
+    if isinstance(v, dict):
+        return {k: _clean(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_clean(x) for x in v]
+    if isinstance(v, float):
+        return None if math.isnan(v) or math.isinf(v) else round(v, 6)
+    if isinstance(v, (str, int, bool)) or v is None:
+        return v
+    return str(v)

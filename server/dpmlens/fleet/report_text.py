@@ -1,0 +1,64 @@
+"""Report stage, table printer: the report document as text a terminal shows."""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+
+def _ms(us: float | None) -> str:
+    return "-" if us is None else f"{us / 1000:.1f}"
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x * 100:.1f}%"
+
+
+def _table(out: TextIO, head: list[str], rows: list[list[str]]) -> None:
+    w = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(head)]
+    out.write("  ".join(h.ljust(x) for h, x in zip(head, w, strict=True)).rstrip() + "\n")
+    for r in rows:
+        out.write("  ".join(c.ljust(x) for c, x in zip(r, w, strict=True)).rstrip() + "\n")
+    out.write("\n")
+
+
+def write(doc: dict[str, Any], out: TextIO, top: int = 25) -> None:
+    by = doc["by"]
+    out.write(f"fleet report by {by}: {', '.join(doc['groups']) or '(empty store)'}\n\n")
+    out.write("health\n")
+    _table(out, [by, "cycles", "hosts", "pass", "fail", "suspend p50/p95 ms",
+                 "resume p50/p95 ms", "status"],
+           [[h["grp"], str(h["cycles"]), str(h["hosts"]), _pct(h["pass_rate"]),
+             _pct(h["fail_rate"]), f"{_ms(h['suspend_p50_us'])}/{_ms(h['suspend_p95_us'])}",
+             f"{_ms(h['resume_p50_us'])}/{_ms(h['resume_p95_us'])}", h["status"]]
+            for h in doc["health"]])
+    reg = doc["regressions"]
+    out.write(f"regressions ({reg['tested']} callbacks tested per pair in total, "
+              f"FDR {reg['alpha']}, min effect {reg['min_effect_ms']} ms)\n")
+    if reg["changes"]:
+        _table(out, ["change", "driver", "device", "phase", "from", "to", "median ms",
+                     "change ms [95% CI]", "ms/cycle", "fail rate", "q", "changed from"],
+               [[c["kind"], c["driver"], c["device"], c["phase"], c["before"], c["after"],
+                 f"{_ms(c['median_before_us'])} -> {_ms(c['median_after_us'])}",
+                 f"{c['change_ms']:+.2f}" + (f" [{c['ci_ms'][0]:+.2f}, {c['ci_ms'][1]:+.2f}]"
+                                              if c["ci_ms"] else ""),
+                 f"{c['effect_ms_per_cycle']:+.2f}",
+                 f"{_pct(c['fail_rate_before'])} -> {_pct(c['fail_rate_after'])}",
+                 f"{c['q']:.2g}", c["changed_from"] or ""] for c in reg["changes"]])
+    else:
+        out.write("none\n\n")
+    out.write(f"slowest drivers per phase (p95; top {top})\n")
+    drivers = sorted(doc["drivers"], key=lambda r: -(r["p95_us"] or 0))[:top]
+    _table(out, [by, "driver", "phase", "runs", "p50 ms", "p95 ms", "p99 ms", "fail",
+                 "on crit. path", "crit. ms/run"],
+           [[r["grp"], r["driver"], r["phase"], str(r["n"]), _ms(r["p50_us"]),
+             _ms(r["p95_us"]), _ms(r["p99_us"]), _pct(r["failure_rate"]),
+             _pct(r["critical_share"]), _ms(r["critical_us_per_run"])] for r in drivers])
+    out.write("worst device per phase (cycles it was the slowest)\n")
+    _table(out, ["phase", by, "device", "cycles"],
+           [[w["phase"], w["grp"], w["device"], str(w["cycles"])]
+            for w in doc["worst_devices"][:top]])
+    if doc["issues"]:
+        out.write("dmesg issues (lines alike but for numbers)\n")
+        _table(out, ["captures", "hosts", "lines", "pattern"],
+               [[str(i["captures"]), str(i["hosts"]), str(i["lines"]), i["pattern"][:90]]
+                for i in doc["issues"]])
