@@ -362,8 +362,9 @@ def _summary_line(run_: Any) -> str:
     extra = ""
     if run_.baseline_suppressed:
         extra += f", {run_.baseline_suppressed} in baseline"
-    if run_.quiet_hidden:
-        extra += f", {run_.quiet_hidden} small costs hidden (--all-costs)"
+    hidden = getattr(run_, "quiet_hidden", 0)  # (runs of --patch have none)
+    if hidden:
+        extra += f", {hidden} small costs hidden (--all-costs)"
     if run_.errors:
         extra += f", {_plural(len(run_.errors), 'file')} skipped"
     return (

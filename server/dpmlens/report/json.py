@@ -69,7 +69,7 @@ def summary(run: CheckRun) -> dict[str, Any]:
         "by_severity": {str(s): by_severity.get(str(s), 0) for s in sorted(Severity, reverse=True)},
         "by_rule": dict(sorted(Counter(f.rule for f in run.findings).items())),
         "suppressed_by_baseline": run.baseline_suppressed,
-        "quiet_hidden": run.quiet_hidden,
+        "quiet_hidden": getattr(run, "quiet_hidden", 0),
         "errors": [{"path": e.path, "message": e.message} for e in run.errors],
         "jobs": run.jobs,
         "elapsed_seconds": round(run.elapsed, 3),
