@@ -10,8 +10,10 @@ of the things it can wait for that ended before it started (drivers/base/power/m
     an async worker runs one work item after another);
   - for an async callback, the synchronous thread's callback before it: on suspend the loop
     queues async work as it reaches the device (async_schedule_dev in dpm_suspend()); on
-    resume all async work is queued upfront and waits for the parent, so only a device whose
-    parent has no callback in the phase may have waited for the loop (to reach the parent);
+    resume up to 6.7 all async work is queued upfront and waits for the parent, so only a
+    device whose parent has no callback in the phase may have waited for the loop (to reach
+    the parent); since 6.8 (7839d0078e0d, PhaseRun.loop_dispatch) resume queues it when the
+    loop reaches it too;
   - for a callback of the synchronous thread that started more than IDLE after the previous
     one, the latest async callback that ended in between: the loop waits in dpm_wait() for
     async devices, also for ones without a callback of their own in the phase (an audio codec
@@ -95,6 +97,7 @@ class PhaseGraph:
         self.threads = threads = [iv.thread for iv in ivs]
         self.sync_thread = sync = run.sync_thread
         self.up = run.direction == "up"
+        self.loop = run.loop_dispatch
         self.by_device: dict[str, int] = dict(zip(devices, range(n), strict=True))
         # children matter on suspend only (a device suspends after them)
         self.children: dict[str, list[int]] = defaultdict(list)
@@ -146,7 +149,7 @@ class PhaseGraph:
         if not on_sync:
             idx, arr = self.sync_idx, self.sync_ends
             link, after = "dispatched", -math.inf
-            if self.up and self.parents[i] in self.by_device:
+            if self.up and not self.loop and self.parents[i] in self.by_device:
                 idx = []  # queued upfront: it waited for its parent, not for the loop
         else:
             idx, arr = self.async_idx, self.async_ends
@@ -169,6 +172,7 @@ class PhaseGraph:
         parents, devices, by_device = self.parents, self.devices, self.by_device
         children = self.children
         sync, up = self.sync_thread, self.up
+        upfront = up and not self.loop
         linked, link_name = self.linked, self.link_name
         sync_idx, sync_ends = self.sync_idx, self.sync_ends
         async_idx, async_ends = self.async_idx, self.async_ends
@@ -202,7 +206,7 @@ class PhaseGraph:
                     idx = ()
             else:
                 idx, arr, link, after = sync_idx, sync_ends, "dispatched", -inf
-                if up and parents[i] in by_device:
+                if upfront and parents[i] in by_device:
                     idx = ()
             if idx:
                 k = bisect_right(arr, s) - 1
