@@ -141,7 +141,8 @@ def main() -> int:
     experiments = [  # (label, from, options, measured B)
         ("pm_async 1 -> 0: --sync all", "A1", ["--sync", "all"], "async0"),
         ("pm_async 0 -> 1: --async all", "async0", ["--async", "all"], "A1"),
-        ("fast enumeration: --delay hub_port_reset=12", "A1", ["--delay", "hub_port_reset=12"], "fastenum"),
+        ("fast enumeration: --delay hub_port_reset:msleep(50)=12", "A1",
+         ["--delay", "hub_port_reset:msleep(50)=12"], "fastenum"),
         ("fast enumeration: --spec-minimums", "A1", ["--spec-minimums", "--source", str(source)], "fastenum"),
         ("--ordering 6.16 (no kernel to measure)", "A1", ["--ordering", "6.16"], None),
     ]

@@ -94,9 +94,11 @@ def register(subparsers: Any) -> None:
         "times and the new critical path. With no change the replay reproduces the capture.",
     )
     wi.add_argument("paths", nargs="+", metavar="CAPTURE")
-    wi.add_argument("--delay", action="append", default=[], metavar="FUNCTION=MS",
+    wi.add_argument("--delay", action="append", default=[], metavar="FUNCTION[:DELAY[(VALUE)]]=MS",
                     help="delays called from FUNCTION (measured by sleepgraph's kprobes) "
-                    "take MS milliseconds (repeatable)")
+                    "take MS milliseconds; FUNCTION:msleep only its msleep calls, "
+                    "FUNCTION:msleep(50) only those requesting 50 (the delay function's "
+                    "unit: msleep ms, usleep_range/udelay us) (repeatable)")
     wi.add_argument("--spec-minimums", action="store_true",
                     help="delays whose source site implements a spec quantity wait its "
                     "minimum (rules/tables/spec-delays.yaml; needs --source)")
@@ -359,16 +361,19 @@ def run_whatif(args: argparse.Namespace) -> int:
     from dpmlens.traces.report.output import dumps
     from dpmlens.traces.report.whatif_output import whatif_json, whatif_text
 
+    from dpmlens.traces.analysis.whatif import parse_target
+
     delays: dict[str, float] = {}
     for item in args.delay:
-        fn, sep, ms = item.partition("=")
+        fn, sep, ms = item.rpartition("=")
         try:
             value = float(ms)
         except ValueError:
             value = -1.0
-        if not sep or not fn or value < 0:
-            raise UsageError(f"--delay {item}: expected FUNCTION=MS, e.g. hub_port_reset=10")
-        delays[fn] = value
+        if not sep or parse_target(fn) is None or value < 0:
+            raise UsageError(f"--delay {item}: expected FUNCTION[:DELAY[(VALUE)]]=MS, e.g. "
+                             "hub_port_reset=10 or hub_port_reset:msleep(50)=12")
+        delays[fn.strip()] = value
     if args.spec_minimums and not args.source:
         raise UsageError("--spec-minimums needs --source DIR: the spec quantity of a delay "
                          "comes from its call site in the source")
