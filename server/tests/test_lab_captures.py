@@ -18,7 +18,6 @@ from cli_helpers import run_cli
 from traces_helpers import REPO
 
 from dpmlens.traces import load_traces
-
 from dpmlens.traces.analysis.critical import critical_path
 from dpmlens.traces.analysis.delays import measured_delays
 from dpmlens.traces.analysis.whatif import Changes, what_if

@@ -356,12 +356,10 @@ def run_diff(args: argparse.Namespace) -> int:
 
 def run_whatif(args: argparse.Namespace) -> int:
     from dpmlens.traces.analysis.delays import measured_delays
-    from dpmlens.traces.analysis.whatif import Changes, matcher, what_if
+    from dpmlens.traces.analysis.whatif import Changes, matcher, parse_target, what_if
     from dpmlens.traces.model.timeline import build_timeline
     from dpmlens.traces.report.output import dumps
     from dpmlens.traces.report.whatif_output import whatif_json, whatif_text
-
-    from dpmlens.traces.analysis.whatif import parse_target
 
     delays: dict[str, float] = {}
     for item in args.delay:
@@ -371,7 +369,8 @@ def run_whatif(args: argparse.Namespace) -> int:
         except ValueError:
             value = -1.0
         if not sep or parse_target(fn) is None or value < 0:
-            raise UsageError(f"--delay {item}: expected FUNCTION[:DELAY[(VALUE)]]=MS, e.g. "
+            raise UsageError(f"--delay {item}: expected FUNCTION=MS, FUNCTION:DELAY=MS or "
+                             "FUNCTION:DELAY(VALUE)=MS, e.g. "
                              "hub_port_reset=10 or hub_port_reset:msleep(50)=12")
         delays[fn.strip()] = value
     if args.spec_minimums and not args.source:

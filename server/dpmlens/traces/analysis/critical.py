@@ -99,6 +99,26 @@ class PhaseGraph:
         self.up = run.direction == "up"
         self.loop = run.loop_dispatch
         self.by_device: dict[str, int] = dict(zip(devices, range(n), strict=True))
+        # the nearest ancestor with a callback in this phase: one without completes only
+        # after its own parent did (dpm_wait_for_superior), so waiting for it is waiting
+        # for that ancestor (input2 -> hid device -> usb interface -> usb device 2-1)
+        # legacy resume: queued upfront, it waited for a parent that has a callback here
+        # (one without completes when the loop reaches it: the dispatch stays a candidate)
+        self.own_parent = [p in self.by_device for p in parents]
+        ancestry = run.ancestry
+        if ancestry:
+            by_device = self.by_device
+            parents = list(parents)
+            for i, p in enumerate(parents):
+                hops = 0
+                while p not in by_device and hops < 8:
+                    q = ancestry.get(p)
+                    if q is None:
+                        break
+                    p, hops = q, hops + 1
+                if p in by_device:
+                    parents[i] = p
+            self.parents = parents
         # children matter on suspend only (a device suspends after them)
         self.children: dict[str, list[int]] = defaultdict(list)
         if not self.up:
@@ -149,7 +169,7 @@ class PhaseGraph:
         if not on_sync:
             idx, arr = self.sync_idx, self.sync_ends
             link, after = "dispatched", -math.inf
-            if self.up and not self.loop and self.parents[i] in self.by_device:
+            if self.up and not self.loop and self.own_parent[i]:
                 idx = []  # queued upfront: it waited for its parent, not for the loop
         else:
             idx, arr = self.async_idx, self.async_ends
@@ -173,6 +193,7 @@ class PhaseGraph:
         children = self.children
         sync, up = self.sync_thread, self.up
         upfront = up and not self.loop
+        own_parent = self.own_parent
         linked, link_name = self.linked, self.link_name
         sync_idx, sync_ends = self.sync_idx, self.sync_ends
         async_idx, async_ends = self.async_idx, self.async_ends
@@ -206,7 +227,7 @@ class PhaseGraph:
                     idx = ()
             else:
                 idx, arr, link, after = sync_idx, sync_ends, "dispatched", -inf
-                if upfront and parents[i] in by_device:
+                if upfront and own_parent[i]:
                     idx = ()
             if idx:
                 k = bisect_right(arr, s) - 1

@@ -39,7 +39,6 @@ from dpmlens.traces.analysis.nodes import Nodes
 from dpmlens.traces.model.durations import format_us
 from dpmlens.traces.model.timeline import Interval, PhaseRun
 
-
 # --delay targets: CALLER, CALLER:FUNC or CALLER:FUNC(VALUE), VALUE in the delay
 # function's own unit (msleep(50): ms, usleep_range(10000): us, ndelay(500): ns)
 _TARGET = re.compile(r"^([A-Za-z_]\w*)(?::([A-Za-z_]\w*)(?:\(\s*([0-9.]+)\s*(?:,[^)]*)?\))?)?$")
@@ -480,10 +479,14 @@ def what_if(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes)
     for text in changes.delays:
         t = parse_target(text)
         if t is None or not any(target_matches(t, d) for d in delays):
-            missing.append(f"--delay {text}: no measured delay matches it (from {t[0]}"
-                           + (f", {t[1]}" if t and t[1] else "")
-                           + (f" requesting {t[2]:g} ms" if t and t[2] is not None else "")
-                           + ")" if t else f"--delay {text}: not a delay target")
+            if t is None:
+                missing.append(f"--delay {text}: not a delay target")
+            elif t[1] is None:
+                missing.append(f"--delay {text}: no measured delay is called from {t[0]}")
+            else:
+                req = f" requesting {t[2]:g} ms" if t[2] is not None else ""
+                missing.append(f"--delay {text}: no measured {t[1]}{req} is called from "
+                               f"{t[0]}")
     outside = {(d.caller, d.func) for d in targeted if d.interval is None}
     for caller, func in sorted(outside):
         missing.append(f"{func} from {caller} ran outside PM callbacks (another thread): "

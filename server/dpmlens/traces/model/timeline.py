@@ -77,6 +77,9 @@ class PhaseRun:
     # resume: async devices are queued when the synchronous loop reaches them (Linux 6.8+,
     # 7839d0078e0d, and stable backports), not all at the phase start (traces.ordering)
     loop_dispatch: bool = False
+    # device -> parent over the whole capture (every phase): a parent without a callback in
+    # this phase is waited for through its own parent (traces.critical)
+    ancestry: dict[str, str] | None = None
 
     @property
     def wall_us(self) -> float:
@@ -122,6 +125,9 @@ def build_timeline(traces: TraceSet) -> list[PhaseRun]:
         runs.append(PhaseRun(cycle, phase, start, end, measured, sync, ivs,
                              traces.device_links))
     runs.sort(key=lambda r: r.start)
+    ancestry = {k[1]: k[2] for k in traces.groups if k[2] and k[2] != k[1]}
+    for r in runs:
+        r.ancestry = ancestry
     if loop_dispatch(runs):
         for r in runs:
             r.loop_dispatch = r.direction == "up"
