@@ -66,14 +66,28 @@ def files(args: argparse.Namespace, name: str, kind: str) -> list[str]:
     return sorted(str(p) for p in (args.work / args.kernel / name).glob(f"part*/{kind}.txt"))
 
 
+def async_devices(args: argparse.Namespace, name: str) -> list[str]:
+    """The devices that ran on an async worker in run NAME (those with power/async enabled:
+    pm_async does not change that flag, the guest did not record sysfs)."""
+    rep = report(args, name, ["--timeline"])
+    out = set()
+    for run in rep.get("timeline") or []:
+        sync = run.get("sync_thread")
+        for iv in run.get("callbacks", []):
+            if iv.get("thread") != sync:
+                out.add(iv["device"])
+    return sorted(out)
+
+
 def whatif(args: argparse.Namespace, name: str, options: list[str]) -> dict:
     out = subprocess.run(dpmlens() + ["trace", "whatif", *files(args, name, "ftrace"), *options,
                                       "--format", "json"], check=True, capture_output=True, text=True)
     return json.loads(out.stdout)
 
 
-def report(args: argparse.Namespace, name: str) -> dict:
-    out = subprocess.run(dpmlens() + ["trace", "report", *files(args, name, "ftrace"), "--format", "json"],
+def report(args: argparse.Namespace, name: str, extra: list[str] | None = None) -> dict:
+    out = subprocess.run(dpmlens() + ["trace", "report", *files(args, name, "ftrace"), "--format", "json",
+                                      *(extra or [])],
                          check=True, capture_output=True, text=True)
     return json.loads(out.stdout)
 
@@ -138,9 +152,17 @@ def main() -> int:
     measured = {name: per_cycle(whatif(args, name, []), "measured_us") for name in CONFIGS}
     kernel = {name: kernel_lines(args, name) for name in CONFIGS}
     source = Path(TREES[args.kernel]) / "drivers" / "usb"
+    # pm_async=1 runs async only the devices whose power/async is enabled, and a capture
+    # with pm_async=0 shows no lock (nothing runs at the same time): both are read from A2,
+    # the other run of the defaults (which devices ran on workers; which delays never
+    # overlapped), never its timings
+    known = [x for d in async_devices(args, "A2") for x in ("--async", d)]
+    locks = ["--locks-from", *files(args, "A2", "ftrace")]
     experiments = [  # (label, from, options, measured B)
         ("pm_async 1 -> 0: --sync all", "A1", ["--sync", "all"], "async0"),
         ("pm_async 0 -> 1: --async all", "async0", ["--async", "all"], "A1"),
+        ("pm_async 0 -> 1: --async (A2's async devices) --locks-from A2", "async0",
+         known + locks, "A1"),
         ("fast enumeration: --delay hub_port_reset:msleep(50)=12", "A1",
          ["--delay", "hub_port_reset:msleep(50)=12"], "fastenum"),
         ("fast enumeration: --spec-minimums", "A1", ["--spec-minimums", "--source", str(source)], "fastenum"),

@@ -112,6 +112,10 @@ def register(subparsers: Any) -> None:
                     help="when async work starts: as captured (legacy, up to 6.15) or as "
                     "Linux 6.16 orders it (async suspend no longer waits for the "
                     "synchronous loop to reach the device; see docs/traces.md)")
+    wi.add_argument("--locks-from", metavar="CAPTURE", action="append", default=[],
+                    help="infer the locks (delays that never overlap across threads) from "
+                    "another capture of the same machine, for a capture that cannot show "
+                    "them (pm_async=0 runs nothing at the same time)")
     wi.add_argument("--format", choices=("table", "json"), default="table")
     wi.set_defaults(handler=run_whatif)
     p.set_defaults(handler=help_handler(p))
@@ -388,6 +392,15 @@ def run_whatif(args: argparse.Namespace) -> int:
     words += [f"--async {x}" for x in args.make_async] + [f"--sync {x}" for x in args.make_sync]
     if args.ordering != "legacy":
         words.append(f"--ordering {args.ordering}")
+    if args.locks_from:
+        from dpmlens.traces.analysis.exclusive import infer
+
+        other = _load(args.locks_from)
+        other_runs = build_timeline(other)
+        changes.locks = infer(other_runs, measured_delays(other, other_runs))
+        if changes.locks is None:
+            print(f"dpmlens: warning: --locks-from {' '.join(args.locks_from)}: no delays "
+                  "that never overlap across threads", file=sys.stderr)
     if args.spec_minimums:
         from dpmlens.traces.analysis.delays import delay_sites
         from dpmlens.traces.source.delay_sites import join_sites, spec_minimums

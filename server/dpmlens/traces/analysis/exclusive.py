@@ -72,9 +72,21 @@ def infer(runs: list[PhaseRun], delays: list[MeasuredDelay]) -> Exclusion | None
                    if n >= MIN_PAIRS and not overlapped[s] and len(devices[s]) >= 2)
     if not sites:
         return None
-    wanted = set(sites)
-    out = Exclusion(sites, sorted(set().union(*(devices[s] for s in sites))),
-                    max(checked[s] for s in sites))
+    return held_spans(runs, delays, Exclusion(
+        sites, sorted(set().union(*(devices[s] for s in sites))),
+        max(checked[s] for s in sites)))
+
+
+def held_spans(runs: list[PhaseRun], delays: list[MeasuredDelay], out: Exclusion,
+               ) -> Exclusion:
+    """Each callback's held span and lock wait for the exclusive sites of `out` (inferred
+    from these runs, or from another capture of the same machine: --locks-from)."""
+    by_iv: dict[int, list[MeasuredDelay]] = defaultdict(list)
+    for d in delays:
+        if d.interval is not None:
+            by_iv[id(d.interval)].append(d)
+    wanted = set(out.sites)
+    out.held, out.wait = {}, {}
     for r in runs:
         members: list[Interval] = []
         for iv in r.intervals:

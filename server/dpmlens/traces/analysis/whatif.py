@@ -82,6 +82,9 @@ class Changes:
     # per delay site (caller, func, requested ms) -> new ms (--spec-minimums)
     site_ms: dict[tuple[str, str, float], float] = field(default_factory=dict)
     ordering: str = "legacy"  # or "6.16" (traces.ordering)
+    # locks inferred from another capture of the same machine (--locks-from), when this one
+    # cannot show them (a pm_async=0 capture runs nothing at the same time)
+    locks: Exclusion | None = None
 
     def delay_ms(self, d: MeasuredDelay) -> float | None:
         """The new time of delay `d`, None when no change targets it (the most specific
@@ -201,12 +204,15 @@ def replay(run: PhaseRun, nodes: Nodes) -> Replay:
     seen = set()
     while k >= 0 and k not in seen:
         seen.add(k)
-        if k in lock_by:
+        s, dk = start[k], dur[k]
+        if k in lock_by:  # on the path from when the lock was released
             d, link = lock_by[k], "lock"
+            s = max(s, end[d])
+            dk = end[k] - s
         else:
             d = why[k]
             link = all_deps[k][wlink[k]][1] if d >= 0 else "phase start"
-        chain.append((nodes.ivs[k], start[k], dur[k], link))
+        chain.append((nodes.ivs[k], s, dk, link))
         k = d
     chain.reverse()
     return Replay(run, run.wall_us, round(predicted, 3), chain,
@@ -464,7 +470,12 @@ def what_if(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes)
         from dpmlens.traces.analysis.exclusive import infer
 
         excl = infer(runs, delays)
-        if excl is not None:
+        if excl is None and changes.locks is not None:
+            from dpmlens.traces.analysis.exclusive import held_spans
+
+            excl = held_spans(runs, delays, changes.locks)
+            assumptions.add("(from --locks-from) " + excl.describe())
+        elif excl is not None:
             assumptions.add(excl.describe())
     lag = (async_start_lag_us(runs, nodes_of)
            if changes.make_async is not None or changes.ordering != "legacy" else 0.0)
