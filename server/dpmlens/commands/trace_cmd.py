@@ -112,7 +112,7 @@ def register(subparsers: Any) -> None:
                     help="when async work starts: as captured (legacy, up to 6.15) or as "
                     "Linux 6.16 orders it (async suspend no longer waits for the "
                     "synchronous loop to reach the device; see docs/traces.md)")
-    wi.add_argument("--locks-from", metavar="CAPTURE", action="append", default=[],
+    wi.add_argument("--locks-from", metavar="CAPTURE", nargs="+", action="extend", default=[],
                     help="infer the locks (delays that never overlap across threads) from "
                     "another capture of the same machine, for a capture that cannot show "
                     "them (pm_async=0 runs nothing at the same time)")
