@@ -63,7 +63,9 @@ def run_captures(args: argparse.Namespace) -> None:
 
 
 def files(args: argparse.Namespace, name: str, kind: str) -> list[str]:
-    return sorted(str(p) for p in (args.work / args.kernel / name).glob(f"part*/{kind}.txt"))
+    """The capture files of run NAME (plain, or .xz/.gz as checked in under test-fixtures)."""
+    folder = args.work / args.kernel / name
+    return sorted(str(p) for ext in ("", ".xz", ".gz") for p in folder.glob(f"part*/{kind}.txt{ext}"))
 
 
 def async_devices(args: argparse.Namespace, name: str) -> list[str]:
@@ -190,6 +192,8 @@ def main() -> int:
             continue
         res = whatif(args, base, options)
         pred = per_cycle(res, "predicted_us")
+        # the same what-if from A2, the other run of A: how much A's own noise moves it
+        other = per_cycle(whatif(args, "A2", options), "predicted_us") if base == "A1" else None
         row: dict = {"label": label, "from": base, "measured_run": target, "options": options,
                      "not_replayed": res.get("not_replayed", []), "phases": {}}
         for ph in PHASES:
@@ -203,6 +207,10 @@ def main() -> int:
                     noise = result["noise"][ph] or 0.0
                     entry["error_pct"] = err
                     entry["within"] = abs(err) <= max(10.0, noise)
+                    if other is not None and other[ph]:
+                        o = median_ci(other[ph])
+                        entry["predicted_from_A2"] = o
+                        entry["error_from_A2_pct"] = (o["median"] - b["median"]) / b["median"] * 100
             row["phases"][ph] = entry
         row["critical_path_predicted"] = path_devices(res["critical_path"], "resume")
         if target:
@@ -239,12 +247,14 @@ def markdown(r: dict) -> str:
             out += [f"**{e['label']}**: skipped ({e['skipped']})", ""]
             continue
         out += [f"**{e['label']}** (from {e['from']}" + (f", measured {e['measured_run']})" if e["measured_run"] else ")"),
-                "", "| phase | from (measured) | predicted | measured B | error | within max(10%, noise) |",
-                "|---|---|---|---|---|---|"]
+                "", "| phase | from (measured) | predicted | measured B | error | within max(10%, noise) | from A2: predicted, error |",
+                "|---|---|---|---|---|---|---|"]
         for ph, v in e["phases"].items():
             err = v.get("error_pct")
+            e2 = v.get("error_from_A2_pct")
+            a2 = "-" if e2 is None else f"{fmt(v['predicted_from_A2'])}, {e2:+.1f}%"
             out.append(f"| {ph} | {fmt(v['from_measured'])} | {fmt(v['predicted'])} | {fmt(v.get('measured', {}))} | "
-                       f"{'-' if err is None else f'{err:+.1f}%'} | {v.get('within', '-')} |")
+                       f"{'-' if err is None else f'{err:+.1f}%'} | {v.get('within', '-')} | {a2} |")
         pred = ", ".join(f"{d} ({s:.0%})" for d, s in e["critical_path_predicted"].items()) or "-"
         out += ["", f"Resume critical path predicted (devices >= 5% of the phase, on >= half the cycles): {pred}"]
         if "critical_path_measured" in e:
