@@ -167,6 +167,8 @@ def main() -> int:
          known + locks, "A1"),
         ("fast enumeration: --delay hub_port_reset:msleep(50)=12", "A1",
          ["--delay", "hub_port_reset:msleep(50)=12"], "fastenum"),
+        ("fast enumeration: --delay hub_port_reset:msleep(50)=usleep_range(10000,12000)", "A1",
+         ["--delay", "hub_port_reset:msleep(50)=usleep_range(10000,12000)"], "fastenum"),
         ("fast enumeration: --spec-minimums", "A1", ["--spec-minimums", "--source", str(source)], "fastenum"),
         ("--ordering 6.16 (no kernel to measure)", "A1", ["--ordering", "6.16"], None),
     ]

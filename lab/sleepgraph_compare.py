@@ -58,7 +58,7 @@ def sleepgraph_boxes(page: Path) -> list[dict]:
     return out
 
 
-def _thread_rows(traces) -> dict[str, float]:  # noqa: ANN001 - a TraceSet
+def _thread_rows(traces) -> dict[str, float]:
     """sleepgraph's "kernel thread" rows (sleepgraph.py addDeviceFunctionCall): a thread that
     ran no device callback gets a row spanning its first to its last -dev kprobe call of the
     test; dpmlens has those calls as measured delays outside callbacks (traces.delays)."""

@@ -31,7 +31,9 @@ class Exclusion:
     sites: list[tuple[str, str]]  # (caller, delay function), sorted
     devices: list[str]  # the devices whose callbacks hold it
     pairs: int  # concurrent callback pairs on different threads checked
-    held: dict[int, tuple[float, float]] = field(default_factory=dict)  # id(iv) -> span (s)
+    # id(iv) -> (took the lock, let it go) (s): its first to its last exclusive delay, from
+    # the previous holder's release when it waited
+    held: dict[int, tuple[float, float]] = field(default_factory=dict)
     wait: dict[int, float] = field(default_factory=dict)  # id(iv) -> lock wait (us)
 
     def describe(self) -> str:
@@ -94,15 +96,22 @@ def held_spans(runs: list[PhaseRun], delays: list[MeasuredDelay], out: Exclusion
             if rows:
                 out.held[id(iv)] = (min(d.start for d in rows), max(d.end for d in rows))
                 members.append(iv)
+        taken: dict[int, tuple[float, float]] = {}
         for iv in members:
-            hs = out.held[id(iv)][0]
-            wait = 0.0
+            hs, he = out.held[id(iv)]
+            wait, got = 0.0, -1.0
             for other in members:
                 if other is iv:
                     continue
                 os_, oe = out.held[id(other)]
                 wait += max(0.0, min(oe, hs) - max(os_, iv.start))
-            out.wait[id(iv)] = min(wait, max(0.0, hs - iv.start)) * 1e6
+                if iv.start < oe <= hs:  # handed the lock when the last of these let go
+                    got = max(got, oe)
+            got = hs if got < 0 else got
+            out.wait[id(iv)] = min(wait, max(0.0, got - iv.start)) * 1e6
+            # the work between taking the lock and the first delay is held too
+            taken[id(iv)] = (got, he)
+        out.held.update(taken)
     return out
 
 

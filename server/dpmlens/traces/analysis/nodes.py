@@ -26,8 +26,9 @@ class Nodes:
         self.thread = thread
         self.lag = lag  # us after the last dependency ends
         self.extra: dict[int, dict[int, float]] = {}  # node -> {dep: its own lag} (dispatch)
-        # node -> [before, holding, after] (us): its callback around a lock shared with the
-        # other nodes here (traces.analysis.exclusive), the measured lock wait left out
+        # node -> [before, holding, after, took] (us): its callback around a lock shared with
+        # the other nodes here (traces.analysis.exclusive), the measured lock wait left out;
+        # when it took the lock in the capture (from the phase start)
         self.held: dict[int, list[float]] = {}
 
     def __len__(self) -> int:

@@ -65,6 +65,20 @@ def parse_target(text: str) -> tuple[str, str | None, float | None] | None:
     return caller, func, req
 
 
+_CALL = re.compile(r"^([A-Za-z_]\w*)\(\s*([0-9.]+)\s*(?:,[^)]*)?\)$")
+
+
+def parse_call(text: str) -> tuple[str, float] | None:
+    """`usleep_range(10000, 12000)` -> ("usleep_range", 10.0 ms requested)."""
+    m = _CALL.match(text.strip())
+    if m is None:
+        return None
+    try:
+        return m.group(1), float(m.group(2)) * _unit_ms(m.group(1))
+    except ValueError:
+        return None
+
+
 def target_matches(target: tuple[str, str | None, float | None], d: MeasuredDelay) -> bool:
     caller, func, req = target
     if caller != d.caller or (func is not None and func != d.func):
@@ -82,6 +96,10 @@ class Changes:
     # per delay site (caller, func, requested ms) -> new ms (--spec-minimums)
     site_ms: dict[tuple[str, str, float], float] = field(default_factory=dict)
     ordering: str = "legacy"  # or "6.16" (traces.ordering)
+    # --delay TARGET=FUNC(VALUE): the call becomes another delay call, which takes what the
+    # capture's own calls of it with that request took (call_us, filled by what_if)
+    replace: dict[str, tuple[str, float]] = field(default_factory=dict)
+    call_us: dict[tuple[str, float], tuple[float, int]] = field(default_factory=dict)
     # locks inferred from another capture of the same machine (--locks-from), when this one
     # cannot show them (a pm_async=0 capture runs nothing at the same time)
     locks: Exclusion | None = None
@@ -91,6 +109,8 @@ class Changes:
         --delay target wins, then --spec-minimums)."""
         best, rank = None, -1
         for text, ms in self.delays.items():
+            if text in self.replace:
+                continue
             t = parse_target(text)
             if t is not None and target_matches(t, d):
                 r = (t[1] is not None) + (t[2] is not None)
@@ -100,6 +120,13 @@ class Changes:
             req = d.requested_ms if d.requested_ms == d.requested_ms else -1.0
             best = self.site_ms.get((d.caller, d.func, req))
         return best
+
+    def replacement(self, d: MeasuredDelay) -> tuple[str, float] | None:
+        for text, call in self.replace.items():
+            t = parse_target(text)
+            if t is not None and target_matches(t, d):
+                return call
+        return None
 
     def empty(self) -> bool:
         return not (self.delays or self.site_ms or self.make_async or self.make_sync
@@ -233,11 +260,14 @@ def _replay_locked(n: int, all_deps: list[list[tuple[int, str]]], held: dict[int
     for i, deps in enumerate(all_deps):
         for d, _ in deps:
             users[d].append(i)
-    heap: list[tuple[float, int]] = []
+    heap: list[tuple[float, float, int]] = []
 
     def ready(i: int) -> None:
         t = start[i] = start_of(i)
-        heapq.heappush(heap, (t + held[i][0] if i in held else t, i))
+        h = held.get(i)
+        # (asks are compared to the microsecond: a waiter's ask is computed back from its
+        # wait and often equals the holder's to rounding; the capture's order decides then)
+        heapq.heappush(heap, (round(t + h[0]), h[3], i) if h is not None else (t, t, i))
 
     for i in range(n):
         if not waiting[i]:
@@ -245,10 +275,11 @@ def _replay_locked(n: int, all_deps: list[list[tuple[int, str]]], held: dict[int
     lock_free, holder = -math.inf, -1
     k, k_end = 0, -math.inf
     while heap:
-        ask, i = heapq.heappop(heap)
+        _, _, i = heapq.heappop(heap)
         t = start[i]
         if i in held:
-            _, holding, after = held[i]
+            before, holding, after = held[i][:3]
+            ask = t + before
             if lock_free > ask:
                 lock_by[i] = holder
             got = max(ask, lock_free)
@@ -280,15 +311,25 @@ def apply_changes(run: PhaseRun, nodes: Nodes, changes: Changes,
             if span is not None:
                 before = max(0.0, (span[0] - iv.start) * 1e6 - excl.wait[id(iv)])
                 holding = (span[1] - span[0]) * 1e6
-                nodes.held[i] = [before, holding, max(0.0, (iv.end - span[1]) * 1e6)]
+                # (the 4th: when it took the lock, which asked first when both asked at once)
+                nodes.held[i] = [before, holding, max(0.0, (iv.end - span[1]) * 1e6),
+                                 (span[0] - run.start) * 1e6]
     for i, iv in enumerate(nodes.ivs):
         for d in delays_in.get(id(iv), ()):
-            new_ms = changes.delay_ms(d)
+            call = changes.replacement(d) if changes.replace else None
+            new_ms = changes.delay_ms(d) if call is None else call[1]
             if new_ms is None:
                 continue
             # per call (the importer summed the calls of the site in this callback run)
             measured = d.mean_us
-            if d.requested_ms == d.requested_ms:
+            seen = changes.call_us.get(call) if call is not None else None
+            if seen is not None:
+                new = seen[0]
+                assumptions.add(
+                    f"{d.func} from {d.caller} becomes {call[0]}({_req_text(call)}, ...): "
+                    f"{format_us(new)} a call, the median of the capture's {seen[1]} such "
+                    "calls")
+            elif d.requested_ms == d.requested_ms:
                 # keep what the call took beyond its request (timer slack, jiffies rounding)
                 new = max(new_ms * 1000.0, measured - (d.requested_ms - new_ms) * 1000.0)
             else:
@@ -314,6 +355,23 @@ def apply_changes(run: PhaseRun, nodes: Nodes, changes: Changes,
 
         order_616(run, nodes, sync, async_lag_us, assumptions)
     return nodes
+
+
+def _req_text(call: tuple[str, float]) -> str:
+    return f"{call[1] / _unit_ms(call[0]):g}"
+
+
+def _calls_measured(delays: list[MeasuredDelay], wanted: set[tuple[str, float]]
+                    ) -> dict[tuple[str, float], tuple[float, int]]:
+    """Per wanted (delay function, request ms): the median time of one call of it in the
+    capture (usleep_range is traced as usleep_range_state: the prefix matches)."""
+    out = {}
+    for func, req in wanted:
+        per = sorted(d.mean_us for d in delays for _ in range(d.calls)
+                     if d.func.startswith(func) and d.requested_ms == req)
+        if per:
+            out[(func, req)] = (per[len(per) // 2], len(per))
+    return out
 
 
 def _to_async(nodes: Nodes, sync: int, pick: Callable[[Interval], bool], lag_us: float,
@@ -451,7 +509,13 @@ def what_if(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes)
     delays_in = by_interval(delays)
     replays = []
     moves = changes.make_async is not None or changes.make_sync is not None
-    targeted = [d for d in delays if changes.delay_ms(d) is not None]
+    if changes.replace:
+        changes.call_us = _calls_measured(delays, set(changes.replace.values()))
+        for text, call in changes.replace.items():
+            if call not in changes.call_us:
+                changes.delays[text] = call[1]  # no such call measured: its request
+    targeted = [d for d in delays if changes.delay_ms(d) is not None
+                or (changes.replace and changes.replacement(d) is not None)]
     changed = {id(d.interval) for d in targeted if d.interval is not None}
     nodes_of: dict[int, Nodes] = {}
     for r in runs:
@@ -466,7 +530,7 @@ def what_if(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes)
             # (an untouched run would replay to itself; the no-change replay is the check)
             nodes_of[id(r)] = build_nodes(r)
     excl = None
-    if moves or changed:
+    if moves or changed or changes.ordering != "legacy":
         from dpmlens.traces.analysis.exclusive import infer
 
         excl = infer(runs, delays)
