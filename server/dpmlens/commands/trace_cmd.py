@@ -457,7 +457,8 @@ def run_whatif(args: argparse.Namespace) -> int:
             result.not_replayed.append("--spec-minimums: no measured delay was joined to a "
                                        "call site that implements a spec quantity")
     if args.format == "json":
-        sys.stdout.write(dumps(whatif_json(traces, result, words, _ordering_name(args.ordering, runs))))
+        ordering = _ordering_name(args.ordering, runs)
+        sys.stdout.write(dumps(whatif_json(traces, result, words, ordering)))
     else:
         sys.stdout.write(whatif_text(traces, result, words))
     for e in traces.errors:
