@@ -104,12 +104,14 @@ class PhaseGraph:
         # for that ancestor (input2 -> hid device -> usb interface -> usb device 2-1)
         # legacy resume: queued upfront, it waited for a parent that has a callback here
         # (one without completes when the loop reaches it: the dispatch stays a candidate)
-        self.own_parent = [p in self.by_device for p in parents]
+        by_device = self.by_device
+        self.own_parent = own = [p in by_device for p in parents]
         ancestry = run.ancestry
-        if ancestry:
-            by_device = self.by_device
+        missing = [i for i, ok in enumerate(own) if not ok] if ancestry else []
+        if missing and ancestry is not None:
             parents = list(parents)
-            for i, p in enumerate(parents):
+            for i in missing:
+                p = parents[i]
                 hops = 0
                 while p not in by_device and hops < 8:
                     q = ancestry.get(p)

@@ -139,6 +139,7 @@ def build_timeline(traces: TraceSet) -> list[PhaseRun]:
 # queued upfront starts within microseconds of its parent's end).
 _LATE_S = 5e-3
 _DISPATCH_S = 2e-3
+_LOOK_RUNS = 24  # resume-direction phase runs looked at (8 cycles)
 
 
 def loop_dispatch(runs: list[PhaseRun]) -> bool:
@@ -150,11 +151,14 @@ def loop_dispatch(runs: list[PhaseRun]) -> bool:
     synchronous callback ended; two are enough."""
     import bisect
 
-    seen = 0
+    seen = looked = 0
     for r in runs:
         sync = r.sync_thread
         if sync < 0 or r.direction != "up":
             continue
+        looked += 1
+        if looked > _LOOK_RUNS:  # a kernel property: it shows in the first cycles or not
+            break
         ivs = r.intervals
         ends = {iv.device: iv.end for iv in ivs}
         sync_ends = sorted(iv.end for iv in ivs if iv.thread == sync)
