@@ -13,8 +13,10 @@ Then, with the dpmlens CLI only, each B is compared with the what-if from A:
 and --ordering 6.16 from A is reported (no 6.16 kernel to measure it against: see docs).
 Medians per phase over cycles, 95% bootstrap intervals of the medians, the A1-vs-A2 noise.
 
-    lab/ab_experiment.py --kernel 6.1 --cycles 12 --work build/lab/ab --out docs/lab-ab-6.1
-    (--no-run: analyse captures already in --work)
+    lab/ab_experiment.py --kernel 6.1 --cycles 16 --work build/lab/ab \
+        --out test-fixtures/lab/ab/ab-6.1 --fixtures test-fixtures/lab/ab
+    (--no-run: analyse captures already in --work; --work test-fixtures/lab/ab --no-run
+    re-makes the summaries from the checked-in xz captures, as tests/test_lab_whatif.py does)
 
 Writes OUT.json and OUT.md (atomically).
 """
@@ -144,6 +146,8 @@ def main() -> int:
     p.add_argument("--work", type=Path, default=TOP / "build" / "lab" / "ab")
     p.add_argument("--out", type=Path, required=True, help="writes OUT.json and OUT.md")
     p.add_argument("--no-run", action="store_true")
+    p.add_argument("--fixtures", type=Path, help="also write the captures as xz (ftrace, meta) "
+                   "under FIXTURES/KERNEL/CONFIG/partN/ for the tests")
     args = p.parse_args()
     if not args.no_run:
         run_captures(args)
@@ -218,10 +222,33 @@ def main() -> int:
         if target:
             row["critical_path_measured"] = path_devices(report(args, target).get("critical_path") or [], "resume")
         result["experiments"].append(row)
+    if args.fixtures:
+        keep_fixtures(args)
     write(args.out.with_name(args.out.name + ".json"), json.dumps(result, indent=1) + "\n")
     write(args.out.with_name(args.out.name + ".md"), markdown(result))
     print(markdown(result))
     return 0
+
+
+def keep_fixtures(args: argparse.Namespace) -> None:
+    """xz -9e of each run's ftrace (~100 KB from ~3.3 MB; the loader reads .xz) and meta."""
+    import lzma
+    import shutil
+
+    for name in CONFIGS:
+        for src in sorted((args.work / args.kernel / name).glob("part*/ftrace.txt")):
+            dest = args.fixtures / args.kernel / name / src.parent.name
+            dest.mkdir(parents=True, exist_ok=True)
+            data = lzma.compress(src.read_bytes(), preset=9 | lzma.PRESET_EXTREME)
+            write_bytes(dest / "ftrace.txt.xz", data)
+            if (src.parent / "meta.txt").exists():
+                shutil.copyfile(src.parent / "meta.txt", dest / "meta.txt")
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
 
 
 def fmt(m: dict) -> str:
