@@ -207,3 +207,15 @@ def test_xz_captures_and_a_false_xz_name(tmp_path: Path, capsys: pytest.CaptureF
     bad.write_bytes(b"not xz")
     res = run_cli(capsys, "trace", "report", str(bad))
     assert res.code == 2 and "named .xz but not xz data" in res.err
+
+
+def test_a_6_8_or_later_kernel_line_says_the_loop_dispatches() -> None:
+    """The 6.12 dmesg says "Linux version 6.12...": resume dispatch by the loop, whatever the
+    callbacks show; the 6.1 one leaves it to what the capture shows."""
+    lab = REPO / "test-fixtures" / "lab"
+    new = load_traces([lab / "k612-mem" / "dmesg.txt.gz"])
+    assert [f.kernel_version for f in new.files] == [(6, 12)]
+    runs = build_timeline(new)
+    assert runs and all(r.loop_dispatch == (r.direction == "up") for r in runs)
+    old = load_traces([lab / "k61-mem" / "dmesg.txt.gz"])
+    assert [f.kernel_version for f in old.files] == [(6, 1)]

@@ -128,7 +128,10 @@ def build_timeline(traces: TraceSet) -> list[PhaseRun]:
     ancestry = {k[1]: k[2] for k in traces.groups if k[2] and k[2] != k[1]}
     for r in runs:
         r.ancestry = ancestry
-    if loop_dispatch(runs):
+    # 6.8+ by the kernel's own version line (dmesg); else what the capture shows (stable
+    # kernels got 7839d0078e0d without a version to tell: Debian's 6.1.192)
+    versions = [f.kernel_version for f in traces.files if f.kernel_version is not None]
+    if (versions and min(versions) >= (6, 8)) or loop_dispatch(runs):
         for r in runs:
             r.loop_dispatch = r.direction == "up"
     return runs

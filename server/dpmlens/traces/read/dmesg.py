@@ -241,6 +241,7 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
             if vm:
                 g = [x for x in vm.groups() if x is not None]
                 version = (int(g[0]), int(g[1]))
+                coll.report.kernel_version = version
         if _CYCLE_START.search(text):
             tp.append(b"# suspend-000000-000000 (a new cycle in the kernel log)\n")
             flush_unphased()
