@@ -86,7 +86,8 @@ def blocked_workers_note(runs: list[PhaseRun]) -> str | None:
     count, blocked = 0, 0.0
     peak = 0
     for r in runs:
-        if r.direction != "up" or r.sync_thread < 0:
+        # (a capture whose loop queued them, 6.8-6.15, had no workers blocked upfront)
+        if r.direction != "up" or r.sync_thread < 0 or r.loop_dispatch:
             continue
         n = 0
         for iv in r.intervals:
