@@ -13,8 +13,10 @@ Then, with the dpmlens CLI only, each B is compared with the what-if from A:
 and --ordering 6.16 from A is reported (no 6.16 kernel to measure it against: see docs).
 Medians per phase over cycles, 95% bootstrap intervals of the medians, the A1-vs-A2 noise.
 
-    lab/ab_experiment.py --kernel 6.1 --cycles 12 --work build/lab/ab --out docs/lab-ab-6.1
-    (--no-run: analyse captures already in --work)
+    lab/ab_experiment.py --kernel 6.1 --cycles 16 --work build/lab/ab \
+        --out test-fixtures/lab/ab/ab-6.1 --fixtures test-fixtures/lab/ab
+    (--no-run: analyse captures already in --work; --work test-fixtures/lab/ab --no-run
+    re-makes the summaries from the checked-in xz captures, as tests/test_lab_whatif.py does)
 
 Writes OUT.json and OUT.md (atomically).
 """
@@ -63,7 +65,22 @@ def run_captures(args: argparse.Namespace) -> None:
 
 
 def files(args: argparse.Namespace, name: str, kind: str) -> list[str]:
-    return sorted(str(p) for p in (args.work / args.kernel / name).glob(f"part*/{kind}.txt"))
+    """The capture files of run NAME (plain, or .xz/.gz as checked in under test-fixtures)."""
+    folder = args.work / args.kernel / name
+    return sorted(str(p) for ext in ("", ".xz", ".gz") for p in folder.glob(f"part*/{kind}.txt{ext}"))
+
+
+def async_devices(args: argparse.Namespace, name: str) -> list[str]:
+    """The devices that ran on an async worker in run NAME (those with power/async enabled:
+    pm_async does not change that flag, the guest did not record sysfs)."""
+    rep = report(args, name, ["--timeline"])
+    out = set()
+    for run in rep.get("timeline") or []:
+        sync = run.get("sync_thread")
+        for iv in run.get("callbacks", []):
+            if iv.get("thread") != sync:
+                out.add(iv["device"])
+    return sorted(out)
 
 
 def whatif(args: argparse.Namespace, name: str, options: list[str]) -> dict:
@@ -72,8 +89,9 @@ def whatif(args: argparse.Namespace, name: str, options: list[str]) -> dict:
     return json.loads(out.stdout)
 
 
-def report(args: argparse.Namespace, name: str) -> dict:
-    out = subprocess.run(dpmlens() + ["trace", "report", *files(args, name, "ftrace"), "--format", "json"],
+def report(args: argparse.Namespace, name: str, extra: list[str] | None = None) -> dict:
+    out = subprocess.run(dpmlens() + ["trace", "report", *files(args, name, "ftrace"), "--format", "json",
+                                      *(extra or [])],
                          check=True, capture_output=True, text=True)
     return json.loads(out.stdout)
 
@@ -128,6 +146,8 @@ def main() -> int:
     p.add_argument("--work", type=Path, default=TOP / "build" / "lab" / "ab")
     p.add_argument("--out", type=Path, required=True, help="writes OUT.json and OUT.md")
     p.add_argument("--no-run", action="store_true")
+    p.add_argument("--fixtures", type=Path, help="also write the captures as xz (ftrace, meta) "
+                   "under FIXTURES/KERNEL/CONFIG/partN/ for the tests")
     args = p.parse_args()
     if not args.no_run:
         run_captures(args)
@@ -138,10 +158,21 @@ def main() -> int:
     measured = {name: per_cycle(whatif(args, name, []), "measured_us") for name in CONFIGS}
     kernel = {name: kernel_lines(args, name) for name in CONFIGS}
     source = Path(TREES[args.kernel]) / "drivers" / "usb"
+    # pm_async=1 runs async only the devices whose power/async is enabled, and a capture
+    # with pm_async=0 shows no lock (nothing runs at the same time): both are read from A2,
+    # the other run of the defaults (which devices ran on workers; which delays never
+    # overlapped), never its timings
+    known = [x for d in async_devices(args, "A2") for x in ("--async", d)]
+    locks = ["--locks-from", *files(args, "A2", "ftrace")]
     experiments = [  # (label, from, options, measured B)
         ("pm_async 1 -> 0: --sync all", "A1", ["--sync", "all"], "async0"),
         ("pm_async 0 -> 1: --async all", "async0", ["--async", "all"], "A1"),
-        ("fast enumeration: --delay hub_port_reset=12", "A1", ["--delay", "hub_port_reset=12"], "fastenum"),
+        ("pm_async 0 -> 1: --async (A2's async devices) --locks-from A2", "async0",
+         known + locks, "A1"),
+        ("fast enumeration: --delay hub_port_reset:msleep(50)=12", "A1",
+         ["--delay", "hub_port_reset:msleep(50)=12"], "fastenum"),
+        ("fast enumeration: --delay hub_port_reset:msleep(50)=usleep_range(10000,12000)", "A1",
+         ["--delay", "hub_port_reset:msleep(50)=usleep_range(10000,12000)"], "fastenum"),
         ("fast enumeration: --spec-minimums", "A1", ["--spec-minimums", "--source", str(source)], "fastenum"),
         ("--ordering 6.16 (no kernel to measure)", "A1", ["--ordering", "6.16"], None),
     ]
@@ -167,6 +198,8 @@ def main() -> int:
             continue
         res = whatif(args, base, options)
         pred = per_cycle(res, "predicted_us")
+        # the same what-if from A2, the other run of A: how much A's own noise moves it
+        other = per_cycle(whatif(args, "A2", options), "predicted_us") if base == "A1" else None
         row: dict = {"label": label, "from": base, "measured_run": target, "options": options,
                      "not_replayed": res.get("not_replayed", []), "phases": {}}
         for ph in PHASES:
@@ -180,15 +213,42 @@ def main() -> int:
                     noise = result["noise"][ph] or 0.0
                     entry["error_pct"] = err
                     entry["within"] = abs(err) <= max(10.0, noise)
+                    if other is not None and other[ph]:
+                        o = median_ci(other[ph])
+                        entry["predicted_from_A2"] = o
+                        entry["error_from_A2_pct"] = (o["median"] - b["median"]) / b["median"] * 100
             row["phases"][ph] = entry
         row["critical_path_predicted"] = path_devices(res["critical_path"], "resume")
         if target:
             row["critical_path_measured"] = path_devices(report(args, target).get("critical_path") or [], "resume")
         result["experiments"].append(row)
+    if args.fixtures:
+        keep_fixtures(args)
     write(args.out.with_name(args.out.name + ".json"), json.dumps(result, indent=1) + "\n")
     write(args.out.with_name(args.out.name + ".md"), markdown(result))
     print(markdown(result))
     return 0
+
+
+def keep_fixtures(args: argparse.Namespace) -> None:
+    """xz -9e of each run's ftrace (~100 KB from ~3.3 MB; the loader reads .xz) and meta."""
+    import lzma
+    import shutil
+
+    for name in CONFIGS:
+        for src in sorted((args.work / args.kernel / name).glob("part*/ftrace.txt")):
+            dest = args.fixtures / args.kernel / name / src.parent.name
+            dest.mkdir(parents=True, exist_ok=True)
+            data = lzma.compress(src.read_bytes(), preset=9 | lzma.PRESET_EXTREME)
+            write_bytes(dest / "ftrace.txt.xz", data)
+            if (src.parent / "meta.txt").exists():
+                shutil.copyfile(src.parent / "meta.txt", dest / "meta.txt")
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
 
 
 def fmt(m: dict) -> str:
@@ -216,12 +276,14 @@ def markdown(r: dict) -> str:
             out += [f"**{e['label']}**: skipped ({e['skipped']})", ""]
             continue
         out += [f"**{e['label']}** (from {e['from']}" + (f", measured {e['measured_run']})" if e["measured_run"] else ")"),
-                "", "| phase | from (measured) | predicted | measured B | error | within max(10%, noise) |",
-                "|---|---|---|---|---|---|"]
+                "", "| phase | from (measured) | predicted | measured B | error | within max(10%, noise) | from A2: predicted, error |",
+                "|---|---|---|---|---|---|---|"]
         for ph, v in e["phases"].items():
             err = v.get("error_pct")
+            e2 = v.get("error_from_A2_pct")
+            a2 = "-" if e2 is None else f"{fmt(v['predicted_from_A2'])}, {e2:+.1f}%"
             out.append(f"| {ph} | {fmt(v['from_measured'])} | {fmt(v['predicted'])} | {fmt(v.get('measured', {}))} | "
-                       f"{'-' if err is None else f'{err:+.1f}%'} | {v.get('within', '-')} |")
+                       f"{'-' if err is None else f'{err:+.1f}%'} | {v.get('within', '-')} | {a2} |")
         pred = ", ".join(f"{d} ({s:.0%})" for d, s in e["critical_path_predicted"].items()) or "-"
         out += ["", f"Resume critical path predicted (devices >= 5% of the phase, on >= half the cycles): {pred}"]
         if "critical_path_measured" in e:

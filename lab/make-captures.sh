@@ -60,8 +60,10 @@ done
   echo "rpm:*, and in the mem runs sleepgraph-style delay kprobes), \`meta.txt\` (kernel, command"
   echo "line, USB port quirks, kprobes, ring-buffer stats, host load). Regenerate with"
   echo "\`make captures\` (FORCE=1 to redo); nothing here is edited by hand. \`ab/\` holds the"
-  echo "summaries of the A/B experiments (\`make lab-ab\`; the raw captures, ~4 MB gzip'ed per"
-  echo "kernel, are not checked in)."
+  echo "A/B experiments: the summaries \`ab-KERNEL.{json,md}\` and every run's ftrace as xz"
+  echo "(\`ab/KERNEL/CONFIG/partN/ftrace.txt.xz\`, 1.7 MB in all; no dmesg), written by"
+  echo "\`lab/ab_experiment.py --kernel K --cycles 16 --out test-fixtures/lab/ab/ab-K"
+  echo "--fixtures test-fixtures/lab/ab\` (\`make lab-ab\` runs it into build/lab)."
   echo
   echo "| folder | kernel | command |"
   echo "|---|---|---|"

@@ -222,9 +222,14 @@ def test_sleepgraph_in_the_guest_agrees_on_every_callback(run: str) -> None:
     r = compare(folder)
     assert r["tests"] == 1 and r["sleepgraph_durations"] >= 500
     callbacks = r["sleepgraph_durations"] - r["kernel_functions"]
-    assert r["agree"] == callbacks, [m for m in r["misses"] if not m["kernel_function"]][:5]
-    # what sleepgraph has and dpmlens does not: the kernel functions its -dev kprobes time
-    # inside phases (ksys_sync, freeze_processes, async_synchronize_full, ...) and kernel
-    # threads; dpmlens keeps its kernel steps without a phase
+    assert r["agree"] - r["kernel_functions_agree"] == callbacks, [
+        m for m in r["misses"] if not m["kernel_function"]][:5]
+    # sleepgraph's kernel-function boxes that dpmlens has as steps in the same phase, and its
+    # kernel-thread rows it has as delays outside callbacks, with the same duration
+    assert r["kernel_functions_agree"] >= 8
+    assert r["agree"] / r["sleepgraph_durations"] >= 0.98
+    # freeze_processes, ksys_sync, async_synchronize_full...: dpmlens's steps with their
+    # phase. Left: kernel-thread rows spanning sleepgraph kprobes dpmlens does not read
+    # (scsi_eh_N) and its two background rows ("device pm callbacks", ...)
     names = {m["device"] for m in r["misses"]}
-    assert "freeze_processes" in names and r["kernel_functions"] >= 10
+    assert "freeze_processes" not in names and r["kernel_functions"] >= 10

@@ -94,9 +94,11 @@ def register(subparsers: Any) -> None:
         "times and the new critical path. With no change the replay reproduces the capture.",
     )
     wi.add_argument("paths", nargs="+", metavar="CAPTURE")
-    wi.add_argument("--delay", action="append", default=[], metavar="FUNCTION=MS",
+    wi.add_argument("--delay", action="append", default=[], metavar="FUNCTION[:DELAY[(VALUE)]]=MS",
                     help="delays called from FUNCTION (measured by sleepgraph's kprobes) "
-                    "take MS milliseconds (repeatable)")
+                    "take MS milliseconds; FUNCTION:msleep only its msleep calls, "
+                    "FUNCTION:msleep(50) only those requesting 50 (the delay function's "
+                    "unit: msleep ms, usleep_range/udelay us) (repeatable)")
     wi.add_argument("--spec-minimums", action="store_true",
                     help="delays whose source site implements a spec quantity wait its "
                     "minimum (rules/tables/spec-delays.yaml; needs --source)")
@@ -106,10 +108,16 @@ def register(subparsers: Any) -> None:
     wi.add_argument("--sync", dest="make_sync", action="append", default=[],
                     metavar="DEVICE|DRIVER|all", help="run these callbacks synchronously")
     wi.add_argument("--links", metavar="FILE", help=_LINKS_HELP)
-    wi.add_argument("--ordering", choices=("legacy", "6.16"), default="legacy",
-                    help="when async work starts: as captured (legacy, up to 6.15) or as "
-                    "Linux 6.16 orders it (async suspend no longer waits for the "
+    wi.add_argument("--ordering", choices=("auto", "legacy", "6.8", "6.16"), default="auto",
+                    help="when async work starts: as the capture shows (auto: resume queued "
+                    "upfront up to 6.7, by the synchronous loop since 6.8 and in stable "
+                    "kernels with 7839d0078e0d), forced to one of those (legacy, 6.8), or "
+                    "as Linux 6.16 orders it (async work no longer waits for the "
                     "synchronous loop to reach the device; see docs/traces.md)")
+    wi.add_argument("--locks-from", metavar="CAPTURE", nargs="+", action="extend", default=[],
+                    help="infer the locks (delays that never overlap across threads) from "
+                    "another capture of the same machine, for a capture that cannot show "
+                    "them (pm_async=0 runs nothing at the same time)")
     wi.add_argument("--format", choices=("table", "json"), default="table")
     wi.set_defaults(handler=run_whatif)
     p.set_defaults(handler=help_handler(p))
@@ -352,23 +360,50 @@ def run_diff(args: argparse.Namespace) -> int:
     return exit_codes.OK
 
 
+def _ordering_name(ordering: str, runs: list) -> str:  # noqa: ANN001 - PhaseRun
+    """--ordering auto: which one the capture showed."""
+    if ordering != "auto":
+        return ordering
+    return "6.8" if any(r.loop_dispatch for r in runs) else "legacy"
+
+
+def _call_text(call: tuple[str, float]) -> str:
+    """("usleep_range", 10.0 ms) -> usleep_range(10000): the value in the function's unit."""
+    func, ms = call
+    return f"{func}({ms * 1000 if func.startswith(('usleep', 'udelay')) else ms:g})"
+
+
 def run_whatif(args: argparse.Namespace) -> int:
     from dpmlens.traces.analysis.delays import measured_delays
-    from dpmlens.traces.analysis.whatif import Changes, matcher, what_if
+    from dpmlens.traces.analysis.whatif import (
+        Changes,
+        matcher,
+        parse_call,
+        parse_target,
+        what_if,
+    )
     from dpmlens.traces.model.timeline import build_timeline
     from dpmlens.traces.report.output import dumps
     from dpmlens.traces.report.whatif_output import whatif_json, whatif_text
 
     delays: dict[str, float] = {}
+    replace: dict[str, tuple[str, float]] = {}
     for item in args.delay:
-        fn, sep, ms = item.partition("=")
+        fn, sep, ms = item.rpartition("=")
+        call = parse_call(ms)
+        if call is not None and sep and parse_target(fn) is not None:
+            replace[fn.strip()] = call
+            delays[fn.strip()] = call[1]
+            continue
         try:
             value = float(ms)
         except ValueError:
             value = -1.0
-        if not sep or not fn or value < 0:
-            raise UsageError(f"--delay {item}: expected FUNCTION=MS, e.g. hub_port_reset=10")
-        delays[fn] = value
+        if not sep or parse_target(fn) is None or value < 0:
+            raise UsageError(f"--delay {item}: expected FUNCTION=MS, FUNCTION:DELAY=MS or "
+                             "FUNCTION:DELAY(VALUE)=MS, e.g. "
+                             "hub_port_reset=10 or hub_port_reset:msleep(50)=12")
+        delays[fn.strip()] = value
     if args.spec_minimums and not args.source:
         raise UsageError("--spec-minimums needs --source DIR: the spec quantity of a delay "
                          "comes from its call site in the source")
@@ -377,13 +412,29 @@ def run_whatif(args: argparse.Namespace) -> int:
     runs = build_timeline(traces)
     if not runs:
         raise UsageError("no callback timestamps in the captures: nothing to replay")
+    if args.ordering in ("legacy", "6.8"):
+        for r in runs:
+            r.loop_dispatch = args.ordering == "6.8" and r.direction == "up"
     measured = measured_delays(traces, runs)
     changes = Changes(delays=delays, make_async=matcher(args.make_async),
-                      make_sync=matcher(args.make_sync), ordering=args.ordering)
-    words = [f"--delay {k}={v:g}" for k, v in delays.items()]
+                      make_sync=matcher(args.make_sync),
+                      ordering="6.16" if args.ordering == "6.16" else "legacy",
+                      replace=replace)
+    words = [f"--delay {k}={v:g}" if k not in replace else f"--delay {k}={v_call}"
+             for k, v in delays.items()
+             for v_call in [_call_text(replace[k]) if k in replace else ""]]
     words += [f"--async {x}" for x in args.make_async] + [f"--sync {x}" for x in args.make_sync]
-    if args.ordering != "legacy":
+    if args.ordering != "auto":
         words.append(f"--ordering {args.ordering}")
+    if args.locks_from:
+        from dpmlens.traces.analysis.exclusive import infer
+
+        other = _load(args.locks_from)
+        other_runs = build_timeline(other)
+        changes.locks = infer(other_runs, measured_delays(other, other_runs))
+        if changes.locks is None:
+            print(f"dpmlens: warning: --locks-from {' '.join(args.locks_from)}: no delays "
+                  "that never overlap across threads", file=sys.stderr)
     if args.spec_minimums:
         from dpmlens.traces.analysis.delays import delay_sites
         from dpmlens.traces.source.delay_sites import join_sites, spec_minimums
@@ -406,7 +457,8 @@ def run_whatif(args: argparse.Namespace) -> int:
             result.not_replayed.append("--spec-minimums: no measured delay was joined to a "
                                        "call site that implements a spec quantity")
     if args.format == "json":
-        sys.stdout.write(dumps(whatif_json(traces, result, words, args.ordering)))
+        ordering = _ordering_name(args.ordering, runs)
+        sys.stdout.write(dumps(whatif_json(traces, result, words, ordering)))
     else:
         sys.stdout.write(whatif_text(traces, result, words))
     for e in traces.errors:

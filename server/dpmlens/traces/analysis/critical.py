@@ -10,8 +10,10 @@ of the things it can wait for that ended before it started (drivers/base/power/m
     an async worker runs one work item after another);
   - for an async callback, the synchronous thread's callback before it: on suspend the loop
     queues async work as it reaches the device (async_schedule_dev in dpm_suspend()); on
-    resume all async work is queued upfront and waits for the parent, so only a device whose
-    parent has no callback in the phase may have waited for the loop (to reach the parent);
+    resume up to 6.7 all async work is queued upfront and waits for the parent, so only a
+    device whose parent has no callback in the phase may have waited for the loop (to reach
+    the parent); since 6.8 (7839d0078e0d, PhaseRun.loop_dispatch) resume queues it when the
+    loop reaches it too;
   - for a callback of the synchronous thread that started more than IDLE after the previous
     one, the latest async callback that ended in between: the loop waits in dpm_wait() for
     async devices, also for ones without a callback of their own in the phase (an audio codec
@@ -27,7 +29,7 @@ from __future__ import annotations
 import bisect
 import math
 import operator
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -95,7 +97,30 @@ class PhaseGraph:
         self.threads = threads = [iv.thread for iv in ivs]
         self.sync_thread = sync = run.sync_thread
         self.up = run.direction == "up"
+        self.loop = run.loop_dispatch
         self.by_device: dict[str, int] = dict(zip(devices, range(n), strict=True))
+        # the nearest ancestor with a callback in this phase: one without completes only
+        # after its own parent did (dpm_wait_for_superior), so waiting for it is waiting
+        # for that ancestor (input2 -> hid device -> usb interface -> usb device 2-1)
+        # legacy resume: queued upfront, it waited for a parent that has a callback here
+        # (one without completes when the loop reaches it: the dispatch stays a candidate)
+        by_device = self.by_device
+        self.own_parent = own = [p in by_device for p in parents]
+        ancestry = run.ancestry
+        missing = [i for i, ok in enumerate(own) if not ok] if ancestry else []
+        if missing and ancestry is not None:
+            parents = list(parents)
+            for i in missing:
+                p = parents[i]
+                hops = 0
+                while p not in by_device and hops < 8:
+                    q = ancestry.get(p)
+                    if q is None:
+                        break
+                    p, hops = q, hops + 1
+                if p in by_device:
+                    parents[i] = p
+            self.parents = parents
         # children matter on suspend only (a device suspends after them)
         self.children: dict[str, list[int]] = defaultdict(list)
         if not self.up:
@@ -146,7 +171,7 @@ class PhaseGraph:
         if not on_sync:
             idx, arr = self.sync_idx, self.sync_ends
             link, after = "dispatched", -math.inf
-            if self.up and self.parents[i] in self.by_device:
+            if self.up and not self.loop and self.own_parent[i]:
                 idx = []  # queued upfront: it waited for its parent, not for the loop
         else:
             idx, arr = self.async_idx, self.async_ends
@@ -169,6 +194,8 @@ class PhaseGraph:
         parents, devices, by_device = self.parents, self.devices, self.by_device
         children = self.children
         sync, up = self.sync_thread, self.up
+        upfront = up and not self.loop
+        own_parent = self.own_parent
         linked, link_name = self.linked, self.link_name
         sync_idx, sync_ends = self.sync_idx, self.sync_ends
         async_idx, async_ends = self.async_idx, self.async_ends
@@ -202,7 +229,7 @@ class PhaseGraph:
                     idx = ()
             else:
                 idx, arr, link, after = sync_idx, sync_ends, "dispatched", -inf
-                if up and parents[i] in by_device:
+                if upfront and own_parent[i]:
                     idx = ()
             if idx:
                 k = bisect_right(arr, s) - 1
@@ -214,8 +241,54 @@ class PhaseGraph:
         return out
 
     def predecessor(self, i: int) -> tuple[int, str]:
-        """The latest-ending of `deps(i)` (-1, "phase start" when none)."""
-        deps = self.deps(i)
+        """The latest-ending of `deps(i)` (-1, "phase start" when none). The common cases
+        without device links are chosen here without building the candidate list (the walk
+        of a 100-cycle report takes 240,000 steps)."""
+        if self.linked:
+            return self._predecessor_of(self.deps(i))
+        s = self.starts[i] + EPS
+        ends = self.ends
+        best, best_link, best_end = -1, "phase start", -math.inf
+        on_sync = self.threads[i] == self.sync_thread
+        p = self.prev[i]
+        if p >= 0 and ends[p] <= s:
+            best, best_link, best_end = p, "sync thread" if on_sync else "thread", ends[p]
+        if self.up:
+            j = self.by_device.get(self.parents[i])
+            if j is not None and j < i:
+                e = ends[j]
+                if e <= s and (best < 0 or e > best_end + 1e-9 or (
+                        abs(e - best_end) <= 1e-9 and _RANK["parent"] < _RANK[best_link])):
+                    best, best_link, best_end = j, "parent", e
+        else:
+            for j in self.children.get(self.devices[i], ()):
+                if j < i:
+                    e = ends[j]
+                    if e <= s and (best < 0 or e > best_end + 1e-9 or (
+                            abs(e - best_end) <= 1e-9 and _RANK["child"] < _RANK[best_link])):
+                        best, best_link, best_end = j, "child", e
+        if not on_sync:
+            idx, arr, link, after = self.sync_idx, self.sync_ends, "dispatched", -math.inf
+            if self.up and not self.loop and self.own_parent[i]:
+                idx = []
+        else:
+            idx, arr, link = self.async_idx, self.async_ends, "async wait"
+            after = ends[p] if p >= 0 else -math.inf
+            if p >= 0 and self.starts[i] - ends[p] <= IDLE:
+                idx = []
+        if idx:
+            k = bisect.bisect_right(arr, s) - 1
+            while k >= 0 and idx[k] >= i:
+                k -= 1
+            if k >= 0 and arr[k] > after:
+                j = idx[k]
+                e = ends[j]
+                if best < 0 or e > best_end + 1e-9 or (
+                        abs(e - best_end) <= 1e-9 and _RANK[link] < _RANK[best_link]):
+                    best, best_link = j, link
+        return best, best_link
+
+    def _predecessor_of(self, deps: list[tuple[int, str]]) -> tuple[int, str]:
         if not deps:
             return -1, "phase start"
         if len(deps) == 1:
@@ -267,7 +340,7 @@ class PathTally:
 
     def __init__(self) -> None:
         self.on: dict[Group, list[float]] = {}  # by group first (no key tuple per step)
-        self.runs: dict[tuple[str, str, str], int] = defaultdict(int)
+        self.seen: Counter[Group] = Counter()  # group -> phase runs it has a callback in
         self._k3: dict[Group, tuple[str, str, str]] = {}
 
     def _key(self, g: Group) -> tuple[str, str, str]:
@@ -277,11 +350,10 @@ class PathTally:
         return k
 
     def add(self, p: CriticalPath) -> None:
-        on, runs, key = self.on, self.runs, self._key
-        # the groups of a run (one per driver, device, parent, phase, layer), counted once
-        # per (driver, device, phase)
-        for k3 in {key(g) for g in set(map(_GROUP, p.run.intervals))}:
-            runs[k3] += 1
+        on = self.on
+        # the groups of a run (one per driver, device, parent, phase, layer), counted in C
+        # (Counter.update); devices() folds them per (driver, device, phase)
+        self.seen.update(set(map(_GROUP, p.run.intervals)))
         for x in p.chain:
             iv = x.interval
             g = iv.group
@@ -297,10 +369,27 @@ class PathTally:
             acc = by_key[self._key(g)]
             acc[0] += n
             acc[1] += us
-        out = [DeviceOnPath(k[0], k[1], k[2], int(v[0]), self.runs[k], round(v[1], 3))
+        groups: dict[tuple[str, str, str], list[Group]] = defaultdict(list)
+        for g in self.seen:
+            k = self._key(g)
+            if k in by_key:
+                groups[k].append(g)
+        out = [DeviceOnPath(k[0], k[1], k[2], int(v[0]), self._runs(groups[k]), round(v[1], 3))
                for k, v in by_key.items()]
         out.sort(key=lambda d: (-d.contribution_us, d.driver, d.device))
         return out
+
+
+    def _runs(self, gs: list[Group]) -> int:
+        """Phase runs with a callback of any of these groups (of one driver, device, phase):
+        one group's count, or for several (other parents or layers) the cycles they share
+        counted once (a phase run is a cycle of the phase)."""
+        if len(gs) == 1:
+            return self.seen[gs[0]]
+        cycles: set[int] = set()
+        for g in gs:
+            cycles.update(c for c, t in zip(g.cycles, g.starts, strict=True) if t == t)
+        return len(cycles)
 
 
 def across_cycles(paths: list[CriticalPath]) -> list[DeviceOnPath]:

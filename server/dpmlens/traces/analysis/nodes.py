@@ -12,7 +12,7 @@ class Nodes:
     """A phase run's dependency graph, column-wise (a replay of 100 cycles has ~200,000)."""
 
     __slots__ = ("ivs", "dur", "release", "deps", "thread", "lag", "extra", "measured_us",
-                 "last_end")
+                 "last_end", "held")
 
     def __init__(self, ivs: list[Interval], dur: list[float], release: list[float],
                  deps: list[list[tuple[int, str]]], thread: list[int], lag: list[float],
@@ -26,6 +26,10 @@ class Nodes:
         self.thread = thread
         self.lag = lag  # us after the last dependency ends
         self.extra: dict[int, dict[int, float]] = {}  # node -> {dep: its own lag} (dispatch)
+        # node -> [before, holding, after, took] (us): its callback around a lock shared with
+        # the other nodes here (traces.analysis.exclusive), the measured lock wait left out;
+        # when it took the lock in the capture (from the phase start)
+        self.held: dict[int, list[float]] = {}
 
     def __len__(self) -> int:
         return len(self.ivs)

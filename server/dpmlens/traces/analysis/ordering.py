@@ -43,13 +43,16 @@ if TYPE_CHECKING:
     from dpmlens.traces.analysis.nodes import Nodes
     from dpmlens.traces.model.timeline import PhaseRun
 
-ORDERINGS = ("legacy", "6.16")
+# auto: the capture's own (timeline.loop_dispatch reads it from the capture); legacy: resume
+# queues every async device upfront (up to 6.7); 6.8: the loop queues it (6.8-6.15 and the
+# stable kernels with 7839d0078e0d); 6.16: predicted (order_616)
+ORDERINGS = ("auto", "legacy", "6.8", "6.16")
 
 
 def order_616(run: PhaseRun, nodes: Nodes, sync: int, lag_us: float,
               assumptions: set[str]) -> None:
     """Rewrite one phase run's dependencies for the 6.16 ordering (in place)."""
-    if run.direction == "up":
+    if run.direction == "up" and not run.loop_dispatch:
         assumptions.add("6.16 resume: an async child is queued when its parent is done "
                         "instead of upfront; it still starts after its parent, so the "
                         "resume phases replay as measured")
@@ -66,7 +69,11 @@ def order_616(run: PhaseRun, nodes: Nodes, sync: int, lag_us: float,
         nodes.deps[i] = kept
         if not kept:  # a leaf: queued before the loop runs
             nodes.release[i] = min(nodes.release[i], lag_us)
-    if changed:
+    if changed and run.direction == "up":
+        assumptions.add("6.16 resume (from a capture whose loop queued async devices as it "
+                        "reached them, 6.8-6.15): an async device is queued when its parent "
+                        "is done, no longer behind the synchronous loop")
+    elif changed:
         assumptions.add("6.16 suspend: an async device no longer waits for the synchronous "
                         "loop to reach it; it starts when its children are done, a leaf "
                         f"{format_us(lag_us)} after the phase start (the capture's median "
@@ -79,7 +86,8 @@ def blocked_workers_note(runs: list[PhaseRun]) -> str | None:
     count, blocked = 0, 0.0
     peak = 0
     for r in runs:
-        if r.direction != "up" or r.sync_thread < 0:
+        # (a capture whose loop queued them, 6.8-6.15, had no workers blocked upfront)
+        if r.direction != "up" or r.sync_thread < 0 or r.loop_dispatch:
             continue
         n = 0
         for iv in r.intervals:

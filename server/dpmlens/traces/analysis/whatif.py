@@ -11,8 +11,10 @@ phase wall time. An async worker keeps running its work items one after another 
 capture (a pessimistic choice: the kernel may start another worker instead).
 
 Changes:
-  delays     a measured delay call (traces.delays) of FUNCTION (its caller) runs MS instead of
-             what it requested; the overhead measured beyond the request is kept
+  delays     a measured delay call (traces.delays) of FUNCTION (its caller), or of one delay
+             function it calls (FUNCTION:msleep), or of one call site by its request
+             (FUNCTION:msleep(50)), runs MS instead of what it requested; the overhead
+             measured beyond the request is kept
   async      a callback of the synchronous thread runs on a worker: it no longer waits for the
              previous synchronous callback, it is dispatched by it (plus the start-up lag
              measured for async callbacks in the capture), and the synchronous thread goes on
@@ -24,6 +26,7 @@ Changes:
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -31,19 +34,99 @@ from dpmlens.model.phases import PHASES
 from dpmlens.traces.analysis.critical import _RANK as _RANK_OF
 from dpmlens.traces.analysis.critical import PhaseGraph
 from dpmlens.traces.analysis.delays import MeasuredDelay
+from dpmlens.traces.analysis.exclusive import Exclusion
 from dpmlens.traces.analysis.nodes import Nodes
 from dpmlens.traces.model.durations import format_us
 from dpmlens.traces.model.timeline import Interval, PhaseRun
 
+# --delay targets: CALLER, CALLER:FUNC or CALLER:FUNC(VALUE), VALUE in the delay
+# function's own unit (msleep(50): ms, usleep_range(10000): us, ndelay(500): ns)
+_TARGET = re.compile(r"^([A-Za-z_]\w*)(?::([A-Za-z_]\w*)(?:\(\s*([0-9.]+)\s*(?:,[^)]*)?\))?)?$")
+
+
+def _unit_ms(func: str) -> float:
+    if func.startswith(("usleep", "udelay", "fsleep")):
+        return 1e-3
+    if func.startswith("ndelay"):
+        return 1e-6
+    return 1.0
+
+
+def parse_target(text: str) -> tuple[str, str | None, float | None] | None:
+    """`hub_port_reset:msleep(50)` -> (caller, func, requested ms); None: not a target."""
+    m = _TARGET.match(text.strip())
+    if m is None:
+        return None
+    caller, func, value = m.groups()
+    try:
+        req = float(value) * _unit_ms(func or "") if value is not None else None
+    except ValueError:
+        return None
+    return caller, func, req
+
+
+_CALL = re.compile(r"^([A-Za-z_]\w*)\(\s*([0-9.]+)\s*(?:,[^)]*)?\)$")
+
+
+def parse_call(text: str) -> tuple[str, float] | None:
+    """`usleep_range(10000, 12000)` -> ("usleep_range", 10.0 ms requested)."""
+    m = _CALL.match(text.strip())
+    if m is None:
+        return None
+    try:
+        return m.group(1), float(m.group(2)) * _unit_ms(m.group(1))
+    except ValueError:
+        return None
+
+
+def target_matches(target: tuple[str, str | None, float | None], d: MeasuredDelay) -> bool:
+    caller, func, req = target
+    if caller != d.caller or (func is not None and func != d.func):
+        return False
+    return req is None or (d.requested_ms == d.requested_ms
+                           and abs(d.requested_ms - req) <= 1e-9 * max(1.0, req))
+
 
 @dataclass
 class Changes:
-    delays: dict[str, float] = field(default_factory=dict)  # caller function -> ms
+    # --delay target (CALLER, CALLER:FUNC, CALLER:FUNC(VALUE): parse_target) -> ms
+    delays: dict[str, float] = field(default_factory=dict)
     make_async: Callable[[Interval], bool] | None = None
     make_sync: Callable[[Interval], bool] | None = None
     # per delay site (caller, func, requested ms) -> new ms (--spec-minimums)
     site_ms: dict[tuple[str, str, float], float] = field(default_factory=dict)
     ordering: str = "legacy"  # or "6.16" (traces.ordering)
+    # --delay TARGET=FUNC(VALUE): the call becomes another delay call, which takes what the
+    # capture's own calls of it with that request took (call_us, filled by what_if)
+    replace: dict[str, tuple[str, float]] = field(default_factory=dict)
+    call_us: dict[tuple[str, float], tuple[float, int]] = field(default_factory=dict)
+    # locks inferred from another capture of the same machine (--locks-from), when this one
+    # cannot show them (a pm_async=0 capture runs nothing at the same time)
+    locks: Exclusion | None = None
+
+    def delay_ms(self, d: MeasuredDelay) -> float | None:
+        """The new time of delay `d`, None when no change targets it (the most specific
+        --delay target wins, then --spec-minimums)."""
+        best, rank = None, -1
+        for text, ms in self.delays.items():
+            if text in self.replace:
+                continue
+            t = parse_target(text)
+            if t is not None and target_matches(t, d):
+                r = (t[1] is not None) + (t[2] is not None)
+                if r > rank:
+                    best, rank = ms, r
+        if best is None and self.site_ms:
+            req = d.requested_ms if d.requested_ms == d.requested_ms else -1.0
+            best = self.site_ms.get((d.caller, d.func, req))
+        return best
+
+    def replacement(self, d: MeasuredDelay) -> tuple[str, float] | None:
+        for text, call in self.replace.items():
+            t = parse_target(text)
+            if t is not None and target_matches(t, d):
+                return call
+        return None
 
     def empty(self) -> bool:
         return not (self.delays or self.site_ms or self.make_async or self.make_sync
@@ -95,7 +178,9 @@ def build_nodes(run: PhaseRun, graph: PhaseGraph | None = None) -> Nodes:
 
 
 def replay(run: PhaseRun, nodes: Nodes) -> Replay:
-    """Start times from the dependencies, in order; the phase wall time and its new chain."""
+    """Start times from the dependencies, in order; the phase wall time and its new chain.
+    With a lock (nodes.held) the nodes run in the order of their start times, so that the
+    lock goes to the first to ask for it."""
     n = len(nodes)
     start = [0.0] * n
     end = [0.0] * n
@@ -104,73 +189,147 @@ def replay(run: PhaseRun, nodes: Nodes) -> Replay:
                                           nodes.extra)
     k, k_end = 0, -math.inf
     inf = -math.inf
+    held = nodes.held
     wlink = [0] * n  # which of its deps it waited for
-    for i in range(n):
+
+    def start_of(i: int) -> float:
         deps = all_deps[i]
         if not deps:
-            t = release[i]
-        elif extra and i in extra:
+            return release[i]
+        if extra and i in extra:
             own = extra[i]
             best, arg, w = inf, -1, 0
             for x, (d, _) in enumerate(deps):
                 t = end[d] + own.get(d, lag[i])
                 if t > best:
                     best, arg, w = t, d, x
-            t = best
-            why[i] = arg
-            wlink[i] = w
-        elif len(deps) == 1:
-            arg = deps[0][0]
-            t = end[arg] + lag[i]
-            why[i] = arg
-            wlink[i] = 0
-        else:
-            best, arg, w = inf, -1, 0
-            for x, (d, _) in enumerate(deps):
-                e = end[d]
-                if e > best:
-                    best, arg, w = e, d, x
-            t = best + lag[i]
-            why[i] = arg
-            wlink[i] = w
-        start[i] = t
-        e = end[i] = t + dur[i]
-        if e >= k_end:
-            k, k_end = i, e
+            why[i], wlink[i] = arg, w
+            return best
+        if len(deps) == 1:
+            why[i], wlink[i] = deps[0][0], 0
+            return end[deps[0][0]] + lag[i]
+        best, arg, w = inf, -1, 0
+        for x, (d, _) in enumerate(deps):
+            e = end[d]
+            if e > best:
+                best, arg, w = e, d, x
+        why[i], wlink[i] = arg, w
+        return best + lag[i]
+
+    lock_by: dict[int, int] = {}  # node -> the node whose lock it waited for
+    if not held:
+        for i in range(n):
+            t = start[i] = start_of(i)
+            e = end[i] = t + dur[i]
+            if e >= k_end:
+                k, k_end = i, e
+    else:
+        k, k_end = _replay_locked(n, all_deps, held, start, end, dur, start_of, lock_by)
     tail = max(0.0, (run.end - nodes.last_end) * 1e6)
     predicted = k_end + tail
     chain: list[tuple[Interval, float, float, str]] = []
     seen = set()
     while k >= 0 and k not in seen:
         seen.add(k)
-        d = why[k]
-        link = all_deps[k][wlink[k]][1] if d >= 0 else "phase start"
-        chain.append((nodes.ivs[k], start[k], dur[k], link))
+        s, dk = start[k], dur[k]
+        if k in lock_by:  # on the path from when the lock was released
+            d, link = lock_by[k], "lock"
+            s = max(s, end[d])
+            dk = end[k] - s
+        else:
+            d = why[k]
+            link = all_deps[k][wlink[k]][1] if d >= 0 else "phase start"
+        chain.append((nodes.ivs[k], s, dk, link))
         k = d
     chain.reverse()
     return Replay(run, run.wall_us, round(predicted, 3), chain,
                   round(nodes.measured_us - math.fsum(dur), 3))
 
 
+def _replay_locked(n: int, all_deps: list[list[tuple[int, str]]], held: dict[int, list[float]],
+                   start: list[float], end: list[float], dur: list[float],
+                   start_of: Callable[[int], float], lock_by: dict[int, int]
+                   ) -> tuple[int, float]:
+    """The replay as events: a node is started when its dependencies are done, earliest
+    first (a lock holder by the time it asks for the lock), so the lock is granted in the
+    order it is asked for."""
+    import heapq
+
+    waiting = [len(d) for d in all_deps]
+    users: list[list[int]] = [[] for _ in range(n)]
+    for i, deps in enumerate(all_deps):
+        for d, _ in deps:
+            users[d].append(i)
+    heap: list[tuple[float, float, int]] = []
+
+    def ready(i: int) -> None:
+        t = start[i] = start_of(i)
+        h = held.get(i)
+        # (asks are compared to the microsecond: a waiter's ask is computed back from its
+        # wait and often equals the holder's to rounding; the capture's order decides then)
+        heapq.heappush(heap, (round(t + h[0]), h[3], i) if h is not None else (t, t, i))
+
+    for i in range(n):
+        if not waiting[i]:
+            ready(i)
+    lock_free, holder = -math.inf, -1
+    k, k_end = 0, -math.inf
+    while heap:
+        _, _, i = heapq.heappop(heap)
+        t = start[i]
+        if i in held:
+            before, holding, after = held[i][:3]
+            ask = t + before
+            if lock_free > ask:
+                lock_by[i] = holder
+            got = max(ask, lock_free)
+            lock_free, holder = got + holding, i
+            e = end[i] = lock_free + after
+            dur[i] = e - t
+        else:
+            e = end[i] = t + dur[i]
+        if e > k_end or (e == k_end and i > k):
+            k, k_end = i, e
+        for u in users[i]:
+            waiting[u] -= 1
+            if not waiting[u]:
+                ready(u)
+    return k, k_end
+
+
 def apply_changes(run: PhaseRun, nodes: Nodes, changes: Changes,
                   delays_in: dict[int, list[MeasuredDelay]], async_lag_us: float,
-                  assumptions: set[str]) -> Nodes:
+                  assumptions: set[str], excl: Exclusion | None = None) -> Nodes:
     """The durations and dependencies the changes imply (in place: build_nodes made the
     nodes for this replay)."""
     if changes.empty():
         return nodes
     sync = run.sync_thread
+    if excl is not None:
+        for i, iv in enumerate(nodes.ivs):
+            span = excl.held.get(id(iv))
+            if span is not None:
+                before = max(0.0, (span[0] - iv.start) * 1e6 - excl.wait[id(iv)])
+                holding = (span[1] - span[0]) * 1e6
+                # (the 4th: when it took the lock, which asked first when both asked at once)
+                nodes.held[i] = [before, holding, max(0.0, (iv.end - span[1]) * 1e6),
+                                 (span[0] - run.start) * 1e6]
     for i, iv in enumerate(nodes.ivs):
         for d in delays_in.get(id(iv), ()):
-            new_ms = changes.delays.get(d.caller)
-            if new_ms is None and changes.site_ms:
-                req = d.requested_ms if d.requested_ms == d.requested_ms else -1.0
-                new_ms = changes.site_ms.get((d.caller, d.func, req))
+            call = changes.replacement(d) if changes.replace else None
+            new_ms = changes.delay_ms(d) if call is None else call[1]
             if new_ms is None:
                 continue
             # per call (the importer summed the calls of the site in this callback run)
             measured = d.mean_us
-            if d.requested_ms == d.requested_ms:
+            seen = changes.call_us.get(call) if call is not None else None
+            if seen is not None:
+                new = seen[0]
+                assumptions.add(
+                    f"{d.func} from {d.caller} becomes {call[0]}({_req_text(call)}, ...): "
+                    f"{format_us(new)} a call, the median of the capture's {seen[1]} such "
+                    "calls")
+            elif d.requested_ms == d.requested_ms:
                 # keep what the call took beyond its request (timer slack, jiffies rounding)
                 new = max(new_ms * 1000.0, measured - (d.requested_ms - new_ms) * 1000.0)
             else:
@@ -179,6 +338,11 @@ def apply_changes(run: PhaseRun, nodes: Nodes, changes: Changes,
                                 f"trace; the measured time is replaced by {new_ms:g} ms")
             saved = d.calls * max(0.0, measured - new)
             nodes.dur[i] = max(0.0, nodes.dur[i] - saved)
+            parts = nodes.held.get(i)
+            if parts is not None:  # the part of the callback the call ran in
+                span = excl.held[id(iv)] if excl is not None else (d.start, d.end)
+                x = 0 if d.end <= span[0] else 2 if d.start >= span[1] else 1
+                parts[x] = max(0.0, parts[x] - saved)
     # prepare and complete never run async (drivers/base/power/main.c dpm_prepare/complete)
     may_async = PHASES[run.phase].may_run_async if run.phase in PHASES else False
     if changes.make_async is not None and sync >= 0 and may_async:
@@ -191,6 +355,23 @@ def apply_changes(run: PhaseRun, nodes: Nodes, changes: Changes,
 
         order_616(run, nodes, sync, async_lag_us, assumptions)
     return nodes
+
+
+def _req_text(call: tuple[str, float]) -> str:
+    return f"{call[1] / _unit_ms(call[0]):g}"
+
+
+def _calls_measured(delays: list[MeasuredDelay], wanted: set[tuple[str, float]]
+                    ) -> dict[tuple[str, float], tuple[float, int]]:
+    """Per wanted (delay function, request ms): the median time of one call of it in the
+    capture (usleep_range is traced as usleep_range_state: the prefix matches)."""
+    out = {}
+    for func, req in wanted:
+        per = sorted(d.mean_us for d in delays for _ in range(d.calls)
+                     if d.func.startswith(func) and d.requested_ms == req)
+        if per:
+            out[(func, req)] = (per[len(per) // 2], len(per))
+    return out
 
 
 def _to_async(nodes: Nodes, sync: int, pick: Callable[[Interval], bool], lag_us: float,
@@ -328,10 +509,14 @@ def what_if(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes)
     delays_in = by_interval(delays)
     replays = []
     moves = changes.make_async is not None or changes.make_sync is not None
-    changed = {id(d.interval) for d in delays if d.interval is not None and (
-        d.caller in changes.delays or (d.caller, d.func, d.requested_ms
-                                       if d.requested_ms == d.requested_ms else -1.0)
-        in changes.site_ms)}
+    if changes.replace:
+        changes.call_us = _calls_measured(delays, set(changes.replace.values()))
+        for text, call in changes.replace.items():
+            if call not in changes.call_us:
+                changes.delays[text] = call[1]  # no such call measured: its request
+    targeted = [d for d in delays if changes.delay_ms(d) is not None
+                or (changes.replace and changes.replacement(d) is not None)]
+    changed = {id(d.interval) for d in targeted if d.interval is not None}
     nodes_of: dict[int, Nodes] = {}
     for r in runs:
         # prepare and complete never run async: a move cannot touch them
@@ -344,6 +529,18 @@ def what_if(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes)
         if touched or changes.empty():
             # (an untouched run would replay to itself; the no-change replay is the check)
             nodes_of[id(r)] = build_nodes(r)
+    excl = None
+    if moves or changed or changes.ordering != "legacy":
+        from dpmlens.traces.analysis.exclusive import infer
+
+        excl = infer(runs, delays)
+        if excl is None and changes.locks is not None:
+            from dpmlens.traces.analysis.exclusive import held_spans
+
+            excl = held_spans(runs, delays, changes.locks)
+            assumptions.add("(from --locks-from) " + excl.describe())
+        elif excl is not None:
+            assumptions.add(excl.describe())
     lag = (async_start_lag_us(runs, nodes_of)
            if changes.make_async is not None or changes.ordering != "legacy" else 0.0)
     for r in runs:
@@ -351,14 +548,21 @@ def what_if(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes)
         if nodes is None:
             replays.append(Replay(r, r.wall_us, r.wall_us, None, 0.0))
             continue
-        replays.append(replay(r, apply_changes(r, nodes, changes, delays_in, lag, assumptions)))
+        replays.append(replay(r, apply_changes(r, nodes, changes, delays_in, lag, assumptions,
+                                               excl)))
     missing = []
-    callers = {d.caller for d in delays}
-    for fn in changes.delays:
-        if fn not in callers:
-            missing.append(f"--delay {fn}: no measured delay is called from {fn}")
-    outside = {(d.caller, d.func) for d in delays if d.interval is None
-               and (d.caller in changes.delays or changes.site_ms)}
+    for text in changes.delays:
+        t = parse_target(text)
+        if t is None or not any(target_matches(t, d) for d in delays):
+            if t is None:
+                missing.append(f"--delay {text}: not a delay target")
+            elif t[1] is None:
+                missing.append(f"--delay {text}: no measured delay is called from {t[0]}")
+            else:
+                req = f" requesting {t[2]:g} ms" if t[2] is not None else ""
+                missing.append(f"--delay {text}: no measured {t[1]}{req} is called from "
+                               f"{t[0]}")
+    outside = {(d.caller, d.func) for d in targeted if d.interval is None}
     for caller, func in sorted(outside):
         missing.append(f"{func} from {caller} ran outside PM callbacks (another thread): "
                        "not replayed")

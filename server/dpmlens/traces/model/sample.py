@@ -86,6 +86,7 @@ class FileReport:
     notes: list[str] = field(default_factory=list)
     skip_reasons: Counter[str] = field(default_factory=Counter)
     rpm_events: int = 0  # runtime PM tracepoints read (traces.rpm_events)
+    kernel_version: tuple[int, int] | None = None  # "Linux version X.Y" when the file says
 
 
 class Group:

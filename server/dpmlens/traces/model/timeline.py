@@ -74,6 +74,12 @@ class PhaseRun:
     sync_thread: int  # -1 unknown
     intervals: list[Interval] = field(default_factory=list)  # by start
     links: DeviceLinks | None = None  # --links, for the critical path
+    # resume: async devices are queued when the synchronous loop reaches them (Linux 6.8+,
+    # 7839d0078e0d, and stable backports), not all at the phase start (traces.ordering)
+    loop_dispatch: bool = False
+    # device -> parent over the whole capture (every phase): a parent without a callback in
+    # this phase is waited for through its own parent (traces.critical)
+    ancestry: dict[str, str] | None = None
 
     @property
     def wall_us(self) -> float:
@@ -119,7 +125,65 @@ def build_timeline(traces: TraceSet) -> list[PhaseRun]:
         runs.append(PhaseRun(cycle, phase, start, end, measured, sync, ivs,
                              traces.device_links))
     runs.sort(key=lambda r: r.start)
+    ancestry = {k[1]: k[2] for k in traces.groups if k[2] and k[2] != k[1]}
+    for r in runs:
+        r.ancestry = ancestry
+    # 6.8+ by the kernel's own version line (dmesg); else what the capture shows (stable
+    # kernels got 7839d0078e0d without a version to tell: Debian's 6.1.192)
+    versions = [f.kernel_version for f in traces.files if f.kernel_version is not None]
+    if (versions and min(versions) >= (6, 8)) or loop_dispatch(runs):
+        for r in runs:
+            r.loop_dispatch = r.direction == "up"
     return runs
+
+
+# An async resume callback that started this long after its parent ended and this soon after
+# a synchronous callback ended was queued by the loop, not at the phase start (a worker
+# queued upfront starts within microseconds of its parent's end).
+_LATE_S = 5e-3
+_DISPATCH_S = 2e-3
+_LOOK_RUNS = 24  # resume-direction phase runs looked at (8 cycles)
+
+
+def loop_dispatch(runs: list[PhaseRun]) -> bool:
+    """Whether the capture's kernel queues async resume work when the synchronous loop
+    reaches the device (6.8+: 7839d0078e0d "PM: sleep: Fix possible deadlocks in core
+    system-wide PM code", and the stable kernels it was backported to, Debian's 6.1.192
+    among them) rather than all at the phase start. Evidence: async callbacks whose parent
+    (and own worker's previous callback) ended long before they started, right after a
+    synchronous callback ended; two are enough."""
+    import bisect
+
+    seen = looked = 0
+    for r in runs:
+        sync = r.sync_thread
+        if sync < 0 or r.direction != "up":
+            continue
+        looked += 1
+        if looked > _LOOK_RUNS:  # a kernel property: it shows in the first cycles or not
+            break
+        ivs = r.intervals
+        ends = {iv.device: iv.end for iv in ivs}
+        sync_ends = sorted(iv.end for iv in ivs if iv.thread == sync)
+        last_on: dict[int, float] = {}
+        for iv in ivs:
+            t = iv.thread
+            before = last_on.get(t, r.start)
+            last_on[t] = iv.end
+            parent_end = ends.get(iv.parent)
+            # (a parent without a callback completes when the loop reaches it: any kernel)
+            if t == sync or t < 0 or parent_end is None:
+                continue
+            start = iv.start
+            ready = max(before, parent_end)
+            if ready > start or start - ready < _LATE_S:
+                continue
+            k = bisect.bisect_right(sync_ends, start + 2e-6) - 1
+            if k >= 0 and 0 <= start - sync_ends[k] <= _DISPATCH_S:
+                seen += 1
+                if seen >= 2:
+                    return True
+    return False
 
 
 def _busiest_thread(traces: TraceSet, ivs: list[Interval]) -> int:

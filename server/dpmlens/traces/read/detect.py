@@ -1,12 +1,14 @@
 """Which files to read (directories, sleepgraph -multi trees) and in which format.
 
 Formats are recognised from the content (the first 64 KiB, decompressed), not the name;
-`.gz` is recognised by its magic bytes, and a `.gz` name on non-gzip data is an error.
+`.gz` and `.xz` are recognised by their magic bytes, and such a name on other data is an
+error.
 """
 
 from __future__ import annotations
 
 import gzip
+import lzma
 import os
 import zlib
 from pathlib import Path
@@ -18,6 +20,7 @@ from dpmlens.traces.read import dmesg, ftrace, perfetto
 FORMATS = ("dmesg", "ftrace", "perfetto")
 HEAD = 64 << 10
 _GZIP_MAGIC = b"\x1f\x8b"
+_XZ_MAGIC = b"\xfd7zXZ\x00"
 # In a directory, only these names are read (sleepgraph output and common capture names).
 _DIR_SUFFIXES = (
     "_dmesg.txt",
@@ -42,13 +45,18 @@ def open_stream(path: Path) -> BinaryIO:
     """Open a file, transparently decompressing gzip (recognised by its magic bytes) up to
     `limits.TRACE_DECOMPRESSED_BYTES` (past it, reads raise inputs.LimitExceeded)."""
     f = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
-    magic = f.read(2)
+    magic = f.read(6)
     f.seek(0)
-    if magic == _GZIP_MAGIC:
+    if magic[:2] == _GZIP_MAGIC:
         return inputs.capped_gzip(gzip.GzipFile(fileobj=f, mode="rb"))  # type: ignore[arg-type]
+    if magic == _XZ_MAGIC:
+        return inputs.capped_gzip(lzma.LZMAFile(f, mode="rb"))  # type: ignore[arg-type]
     if path.name.endswith(".gz"):
         f.close()
         raise FormatError("named .gz but not gzip data (no 1f 8b magic)")
+    if path.name.endswith(".xz"):
+        f.close()
+        raise FormatError("named .xz but not xz data (no fd 37 7a 58 5a 00 magic)")
     return f
 
 
@@ -63,7 +71,7 @@ def detect(path: Path) -> str:
                 if not piece:
                     break
                 head += piece
-        except (OSError, EOFError, zlib.error, inputs.LimitExceeded) as exc:
+        except (OSError, EOFError, zlib.error, lzma.LZMAError, inputs.LimitExceeded) as exc:
             if not head:  # a truncated .gz still gets read as far as it goes
                 raise FormatError(f"cannot decompress: {exc}") from None
     if not head:
@@ -71,7 +79,7 @@ def detect(path: Path) -> str:
     if head.startswith(b"\x17\x08\x44tracing"):
         raise FormatError("trace-cmd binary data: convert it with "
                           f"`trace-cmd report -i {path.name} > {path.stem}.txt`")
-    base = path.name[:-3] if path.name.endswith(".gz") else path.name
+    base = path.name[:-3] if path.name.endswith((".gz", ".xz")) else path.name
     if _binary(head):
         if perfetto.looks_like(head) or base.endswith(perfetto.SUFFIXES):
             return "perfetto"
@@ -138,7 +146,7 @@ _MAYBE_SUFFIXES = (".txt", ".log", ".trace", ".dat", ".out")
 
 
 def _wanted(name: str) -> str | None:
-    base = name[:-3] if name.endswith(".gz") else name
+    base = name[:-3] if name.endswith((".gz", ".xz")) else name
     if base.endswith(_DIR_SUFFIXES) or base in ("trace", "dmesg"):
         return "named"
     if base.endswith(_MAYBE_SUFFIXES):

@@ -165,6 +165,17 @@ def _hint_from_symbol(sym: str | None) -> str | None:
     return member_for_stage(verb, stage or "main")
 
 
+def _start_line(m: re.Match[str], verb: str, walls: list[tuple[int, str, float]]) -> None:
+    total = int(m.group("ms")) * 1000 + int((m.group("frac") + "000")[:3])
+    main = member_for_stage(verb, "main")
+    prepare = member_for_stage(verb, "prepare")
+    if not walls or main is None or prepare is None:
+        return
+    cycle, phase, wall = walls[-1]
+    if phase == main and total >= wall and (cycle, prepare) not in {w[:2] for w in walls}:
+        walls.append((cycle, prepare, float(total - wall)))
+
+
 class _Pending:
     __slots__ = ("drv", "dev", "parent", "start", "dur", "err", "sym", "units", "ts_end", "pid")
 
@@ -230,6 +241,7 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
             if vm:
                 g = [x for x in vm.groups() if x is not None]
                 version = (int(g[0]), int(g[1]))
+                coll.report.kernel_version = version
         if _CYCLE_START.search(text):
             tp.append(b"# suspend-000000-000000 (a new cycle in the kernel log)\n")
             flush_unphased()
@@ -306,7 +318,13 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
         if "of devices" in msg:
             m = _PHASE.search(msg)
             if m:
-                phase = member_for_dmesg_phase(m.group("words"))
+                words = m.group("words")
+                if words.startswith("start "):
+                    # dpm_suspend_start(): prepare and suspend together, printed after the
+                    # suspend line; the difference is the prepare phase (it prints none)
+                    _start_line(m, words[6:], walls)
+                    continue
+                phase = member_for_dmesg_phase(words)
                 if phase is None:
                     coll.skip("phase line with unknown phase words")
                     continue

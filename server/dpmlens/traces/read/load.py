@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import lzma
 import os
 import zlib
 from collections.abc import Callable
@@ -98,7 +99,7 @@ def _load_one(path: Path, ts: TraceSet, named: bool = True) -> FileReport | None
             _PARSERS[rep.format](stream, coll)
     except perfetto.PerfettoUnavailable as exc:
         rep.error = str(exc)
-    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+    except (EOFError, gzip.BadGzipFile, zlib.error, lzma.LZMAError) as exc:
         rep.error = f"compressed data is truncated or corrupt ({exc}); kept what was read"
     except OSError as exc:
         rep.error = f"read error: {exc.strerror or exc}"

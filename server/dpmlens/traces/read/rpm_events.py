@@ -228,6 +228,12 @@ class Pairing:
                         del stack[k]
                         log.end[i] = ts
                         log.ret[i] = ret
+                        # a call another thread opened since sits above it; the call it
+                        # was opened in is below (a suspend that idled its parent: rpm_stats)
+                        if k > 0 and log.kinds[i] == 2:
+                            outer = stack[k - 1]
+                            if log.kinds[outer] == 0 and log.dev[outer] != d:
+                                log.idled_parent.add(outer)
                         return
                     log.unreturned += len(stack) - 1 - k  # opened inside it, never returned
                     del stack[k:]
