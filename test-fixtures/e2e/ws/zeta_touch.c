@@ -2,7 +2,8 @@
 /*
  * dpmlens end-to-end fixture (e2e/run.mjs): a touch controller whose noirq callback arms its
  * wake IRQ through a helper, after suspend_device_irqs() has already run, and whose resume
- * waits with a too-short msleep(). e2e/make-trace.mjs writes a 100-cycle ftrace capture of it.
+ * waits with a too-short msleep(); a status read leaks a runtime-PM reference when the resume
+ * fails. e2e/make-trace.mjs writes a 100-cycle ftrace capture of it.
  */
 #include <linux/delay.h>
 #include <linux/interrupt.h>
@@ -10,6 +11,7 @@
 #include <linux/module.h>
 #include <linux/platform_device.h>
 #include <linux/pm.h>
+#include <linux/pm_runtime.h>
 
 struct zeta {
 	void __iomem *base;
@@ -65,6 +67,19 @@ static int zeta_probe(struct platform_device *pdev)
 	platform_set_drvdata(pdev, zt);
 	device_init_wakeup(&pdev->dev, true);
 	return 0;
+}
+
+static int zeta_read_status(struct device *dev)
+{
+	struct zeta *zt = dev_get_drvdata(dev);
+	int ret;
+
+	ret = pm_runtime_get_sync(dev);
+	if (ret < 0)
+		return ret;
+	ret = readl(zt->base);
+	pm_runtime_put(dev);
+	return ret;
 }
 
 static struct platform_driver zeta_driver = {
