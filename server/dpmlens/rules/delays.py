@@ -490,16 +490,22 @@ _FLOW = ("if_statement", "switch_statement", "goto_statement", "break_statement"
          "continue_statement", "labeled_statement", *_LOOPS)  # fmt: skip
 
 
-def _error_path(a: _Analysis, d: Delay, r: Reached | None) -> str | None:
-    """`returns -EBUSY` when the delay (or a helper call on its way) is followed in its block
-    by a `return -E...` with only plain statements between: it runs only when something
-    failed (a poll that timed out), not on every suspend or resume."""
+def _path_nodes(a: _Analysis, d: Delay, r: Reached | None) -> list[ts.Node]:
+    """The delay's call node and the helper calls on the way to it (those whose file parsed)."""
     nodes = [d.node] if d.node is not None else []
     for hop in r.hops if r is not None else ():
         fd = a.file_of(hop.model)
         node = a.ctx.call_node(hop.call, fd.model) if fd is not None else None
         if node is not None:
             nodes.append(node)
+    return nodes
+
+
+def _error_path(a: _Analysis, d: Delay, r: Reached | None) -> str | None:
+    """`returns -EBUSY` when the delay (or a helper call on its way) is followed in its block
+    by a `return -E...` with only plain statements between: it runs only when something
+    failed (a poll that timed out), not on every suspend or resume."""
+    nodes = _path_nodes(a, d, r)
     for node in nodes:
         why = _errno_return_after(node)
         if why:
@@ -537,12 +543,7 @@ _IF_DEFINED = re.compile(
 def _ifdef_configs(a: _Analysis, d: Delay, r: Reached | None) -> tuple[str, ...]:
     """The CONFIG_ symbols whose `#ifdef` (not its `#else`) encloses the delay or a helper
     call on the way to it: the delay is only compiled when they are set."""
-    nodes = [d.node] if d.node is not None else []
-    for hop in r.hops if r is not None else ():
-        fd = a.file_of(hop.model)
-        node = a.ctx.call_node(hop.call, fd.model) if fd is not None else None
-        if node is not None:
-            nodes.append(node)
+    nodes = _path_nodes(a, d, r)
     out: list[str] = []
     for cur in nodes:
         parent = cur.parent
