@@ -203,19 +203,27 @@ class Fleet(LanguageFeature):
         loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(poll_seconds())
-            store = self.state.store
             if self._task is not None and not self._task.done():
                 continue
-            if not store:
-                if self._told is not None:
-                    self.reload()  # a broken .dpmlens.toml: read it again (cheap)
-                continue
-            try:
-                stamp = await loop.run_in_executor(None, store_stamp, store)
-            except ImportError:
-                continue  # told once by the load
-            if stamp != self._stamp:
+            roots, setting = workspace_roots(self.server), self.server.settings.fleet_store
+            changed = await loop.run_in_executor(None, self._changed, roots, setting)
+            if changed:
                 self.reload()
+
+    def _changed(self, roots: list[str], setting: str) -> bool:
+        """(thread) Is the store another (`.dpmlens.toml` edited) or has an ingest landed?"""
+        try:
+            store = resolve_store(roots, setting)
+        except StoreProblem as exc:
+            return str(exc) != self._told
+        if store != self.state.store:
+            return True
+        if not store:
+            return False
+        try:
+            return store_stamp(store) != self._stamp
+        except ImportError:
+            return False  # told once by the load
 
 
 def _problem_text(store: str, exc: BaseException) -> str:
