@@ -179,7 +179,7 @@ def _load_config(args: argparse.Namespace, paths: list[str], rule_ids: list[str]
     if args.no_config:
         return Config()
     path = Path(args.config) if args.config else find_config_for_paths(paths)
-    if args.config and not path.is_file():
+    if args.config and (path is None or not path.is_file()):
         raise UsageError(f"--config {args.config}: no such file")
     if path is None:
         return Config()
