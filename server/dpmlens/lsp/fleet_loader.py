@@ -166,6 +166,8 @@ class Fleet(LanguageFeature):
             return
         if store != state.store:
             return  # the setting changed meanwhile: the next load is queued
+        same = (prev is not None and result.figures is prev.figures
+                and result.callbacks == prev.callbacks)
         state.install(result)
         self._stamp = stamp
         self.loads += 1
@@ -179,7 +181,8 @@ class Fleet(LanguageFeature):
         if self._told is not None:
             server.log("info", f"dpmlens: fleet store {store}: readable again")
             self._told = None
-        self._refresh()
+        if not same:  # a re-mapping that maps the same callbacks changes no lens
+            self._refresh()
 
     def _fail(self, message: str, stamp: tuple[tuple[str, int], ...] | None) -> None:
         """No figures, one message; `stamp`: the store's when it failed (polled again only
