@@ -53,7 +53,11 @@ class Store:
             if not create:
                 raise StoreError(f"{self.root}: not a dpmlens fleet store (no {MARKER}); "
                                  "create one with `dpmlens fleet ingest --store DIR CAPTURE...`")
-            if self.root.exists() and any(p.name != STAGING for p in self.root.iterdir()):
+            # another ingest creating the same store at this moment leaves its staging
+            # folder, lock, marker or the marker's temporary file: not foreign content
+            if self.root.exists() and any(
+                    p.name not in (STAGING, ".lock", MARKER) and not p.name.startswith(
+                        f".{MARKER}.") for p in self.root.iterdir()):
                 raise StoreError(f"{self.root}: exists and is not a dpmlens fleet store "
                                  f"(no {MARKER}); give an empty or new folder")
             self.root.mkdir(parents=True, exist_ok=True)
