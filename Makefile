@@ -51,6 +51,7 @@ bench-lsp: $(STAMP)
 # 10^8 callback rows (a synthetic store of ~10 GB of rows made under bench-data/fleet/).
 bench-fleet: $(STAMP)
 	nice $(PY) bench/bench_fleet.py
+	nice $(PY) bench/bench_fleet_editor.py
 
 # ruff over server/, and mypy (configured in server/pyproject.toml: strict for dpmlens/lsp/)
 lint: $(STAMP)

@@ -24,6 +24,8 @@ export interface ServerSettings {
   traceGlobs: string[];
   /** Device links file for the critical paths; "" = `.dpmlens.toml`'s `[traces] links`. */
   traceLinks: string;
+  /** A `dpmlens fleet` store folder; "" = `.dpmlens.toml`'s `[fleet] store`. */
+  fleetStore: string;
   pathMappings: PathMapping[];
   logLevel: LogLevel;
   run: RunMode;
@@ -38,6 +40,7 @@ export const DEFAULTS: ServerSettings = {
   debounceMs: 150,
   traceGlobs: ["**/*_dmesg.txt", "**/*_ftrace.txt", "**/*.perfetto-trace"],
   traceLinks: "",
+  fleetStore: "",
   pathMappings: [],
   logLevel: "info",
   run: "onType",
@@ -157,6 +160,7 @@ export function toServerSettings(
     debounceMs: intInRange(read("debounceMs"), 0, 5000, DEFAULTS.debounceMs, "debounceMs", errors),
     traceGlobs: readGlobs(read("traceGlobs"), errors),
     traceLinks: readPath(read("traceLinks"), "traceLinks", errors),
+    fleetStore: readPath(read("fleetStore"), "fleetStore", errors),
     pathMappings: mappings,
     logLevel: DEFAULTS.logLevel,
     run: DEFAULTS.run,

@@ -11,7 +11,7 @@ describe("toServerSettings", () => {
     expect(settings).toEqual(DEFAULTS);
     // The exact keys of docs/lsp-protocol.md; `interpreter` is the client's own business.
     expect(Object.keys(settings).sort()).toEqual(
-      ["debounceMs", "enable", "helperDepth", "logLevel", "pathMappings", "rules", "run", "traceGlobs", "traceLinks"].sort(),
+      ["debounceMs", "enable", "helperDepth", "logLevel", "pathMappings", "rules", "run", "traceGlobs", "traceLinks", "fleetStore"].sort(),
     );
   });
 
@@ -28,6 +28,7 @@ describe("toServerSettings", () => {
         debounceMs: 40,
         traceGlobs: ["**/*.dmesg"],
         traceLinks: " captures/devlink.txt ",
+        fleetStore: "/data/fleet",
         pathMappings: [
           { from: "/build/linux/", to: "${workspaceFolder}" },
           { from: "/srv/other", to: "~/other" },
@@ -48,6 +49,7 @@ describe("toServerSettings", () => {
       debounceMs: 40,
       traceGlobs: ["**/*.dmesg"],
       traceLinks: "captures/devlink.txt",
+      fleetStore: "/data/fleet",
       pathMappings: [
         { from: "/build/linux", to: "/home/dev/linux" },
         { from: "/srv/other", to: "/home/dev/other" },

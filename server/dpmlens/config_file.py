@@ -13,6 +13,9 @@ TRSTRCY = 10
 
 [traces]                          # measured traces (the editor, `dpmlens trace` without --links)
 links = "devlink.txt"             # device links of the traced machine, relative to this file
+
+[fleet]                           # a `dpmlens fleet` store (the editor's figures, `fleet report`)
+store = "../fleet"                # relative to this file; thresholds: dpmlens/fleet/thresholds.py
 """
 
 from __future__ import annotations
@@ -152,6 +155,7 @@ def _to_config(
             raise fail(quantity, f"spec {quantity!r} must be a number of milliseconds >= 0")
         config.spec_overrides[quantity] = float(value)
     _traces_table(data, fail)
+    _fleet_store(data, fail)
     return config
 
 
@@ -168,6 +172,18 @@ def _traces_table(data: dict[str, Any], fail: Callable[[str, str], ConfigError])
             raise fail("links", "[traces] links must be the path of a device links file "
                                 "(`ls /sys/class/devlink` output), not " + repr(value))
     return table
+
+
+def _fleet_store(data: dict[str, Any], fail: Callable[[str, str], ConfigError]) -> None:
+    """`[fleet] store`, checked here too: the editor reads it (its other keys are the
+    thresholds of `fleet report`, checked by dpmlens.fleet.thresholds)."""
+    table = data.get("fleet", {})
+    if not isinstance(table, dict):
+        raise fail("fleet", "[fleet] must be a table (store = \"FOLDER\", thresholds)")
+    store = table.get("store")
+    if store is not None and (not isinstance(store, str) or not store.strip()):
+        raise fail("store", "[fleet] store must be the path of a dpmlens fleet store folder, "
+                            "not " + repr(store))
 
 
 def trace_links(path: Path) -> Path | None:

@@ -1,7 +1,8 @@
 """Facts from outside the C file that change what a check run's findings are worth:
 
 - `mark_dead`: the file's driver is one no real build enables (kbuild/dead.py);
-- `join_traces`: the delay site was measured in a suspend/resume capture (`--traces`).
+- `join_traces`: the delay site was measured in a suspend/resume capture (`--traces`);
+- `join_fleet`: the delay site or callback was measured across a fleet (`--fleet STORE`).
 
 Both decide through `rules/severity_policy.py`; `commands/check_cmd.py` calls them after the
 run (and after the result cache: neither fact is part of a file's own analysis).
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dpmlens.findings import Finding, Measured
+from dpmlens.findings import Finding, FleetCost, Measured
 from dpmlens.rules import severity_policy
 
 # the rules whose findings sit at a delay call (what a capture's delay probes measure)
@@ -148,3 +149,92 @@ def _site_for(call: tuple[str, float | None], sites: list[dict[str, Any]]) -> di
             continue  # (the udelay probe sees mdelay(n) as n calls of udelay(1000))
         return s
     return None
+
+
+@dataclass
+class FleetJoin:
+    findings: list[Finding]
+    sites: int = 0  # delay sites in the store
+    callbacks: int = 0  # callbacks of the store mapped onto the checked files' functions
+    joined: int = 0  # findings given the fleet's figures
+
+
+def join_fleet(findings: list[Finding], store: str) -> FleetJoin:
+    """Each delay finding whose call the fleet measured (matched as `join_traces` matches a
+    capture's sites), and each other latency finding inside a callback the fleet measured
+    (mapped as the traces map theirs: driver -> .pm table -> member -> function), gets the
+    fleet's figures through `severity_policy.fleet`. Raises what the store raises (StoreError,
+    duckdb.Error) when it cannot be read."""
+    from dpmlens.fleet.code_figures import load
+
+    figures = load(store)
+    by_caller: dict[str, list[dict[str, Any]]] = {}
+    for d in figures.delays:
+        req = None if math.isnan(d.requested_ms) else d.requested_ms
+        by_caller.setdefault(d.caller, []).append(
+            {"function": d.func, "requested_ms": req, "figures": d})
+    latency = severity_policy.policy().latency_rules
+    callbacks = _fleet_callbacks(figures, [f for f in findings if f.rule in latency])
+    result = FleetJoin(findings=[], sites=len(figures.delays),
+                       callbacks=sum(len(v) for v in callbacks.values()))
+    texts: dict[str, list[str]] = {}
+    for f in findings:
+        joined = None
+        if f.rule in DELAY_RULES and f.function in by_caller:
+            call = _call_at(f, texts)
+            site = _site_for(call, by_caller[f.function or ""]) if call is not None else None
+            if site is not None:
+                d = site["figures"]
+                cost = _cost("delay site", f"{d.func}() in {d.caller}()", d.phase, d.figure,
+                             store)
+                joined = severity_policy.fleet(f, cost, d.figure.summary(" per cycle"))
+        if joined is None and f.rule in latency and f.function:
+            cbs = callbacks.get((os.path.realpath(f.path), f.function), [])
+            here = [c for c in cbs if c[0].phase == f.phase] or cbs
+            if here:  # the phase of the finding, else the callback's costliest on the path
+                cb, via = max(here, key=lambda c: c[0].figure.path_p50_us)
+                what = f"{f.function}() ({cb.phase}{' via ' + via if via else ''})"
+                cost = _cost("callback", what, cb.phase, cb.figure, store)
+                joined = severity_policy.fleet(f, cost, cb.figure.summary(), lower=False)
+        if joined is None:
+            result.findings.append(f)
+        else:
+            result.findings.append(joined)
+            result.joined += 1
+    return result
+
+
+def _cost(kind: str, what: str, phase: str, fig: Any, store: str) -> FleetCost:
+    return FleetCost(
+        kind=kind, what=what, phase=phase, kernel=fig.kernel, cycles=fig.cycles,
+        machines=fig.machines, runs=fig.runs, p50_us=fig.p50_us, p95_us=fig.p95_us,
+        critical_path_p50_us=fig.path_p50_us, cycles_on_critical_path=fig.cycles_on_path,
+        previous_kernel=fig.prev_kernel, previous_p50_us=fig.prev_p50_us, store=store)
+
+
+def _fleet_callbacks(figures: Any, findings: list[Finding]
+                     ) -> dict[tuple[str, str], list[tuple[Any, str | None]]]:
+    """(file, function) -> the fleet's callbacks (and the layer they ran under) that map to
+    it, over the directories of `findings` (only files that can register a fleet driver are
+    parsed)."""
+    from dpmlens.traces.analysis.aggregate import CallbackStats
+    from dpmlens.traces.source.mapping import build_index, map_callback
+
+    out: dict[tuple[str, str], list[tuple[Any, str | None]]] = {}
+    if not findings or not figures.callbacks:
+        return out
+    names = {cb.driver for cb in figures.callbacks}
+    for directory in sorted({os.path.dirname(os.path.abspath(f.path)) for f in findings}):
+        index = build_index(directory, names)
+        for cb in figures.callbacks:
+            if cb.driver not in index.drivers:
+                continue
+            fig = cb.figure
+            stats = CallbackStats(cb.driver, "", "", cb.phase, cb.layer, fig.runs, 0.0,
+                                  fig.p50_us, fig.p50_us, fig.p95_us, fig.p95_us, 0.0,
+                                  fig.cycles, cb.failures)
+            ref = map_callback(stats, index).source
+            if ref is not None:
+                out.setdefault((os.path.realpath(ref.path), ref.function), []).append(
+                    (cb, ref.via))
+    return out

@@ -80,6 +80,27 @@ class Measured:
 
 
 @dataclass(frozen=True)
+class FleetCost:
+    """A delay site or callback as a fleet store measured it (`dpmlens check --fleet`), for
+    the newest kernel that ran it (fleet/code_figures.py)."""
+
+    kind: str  # "delay site" | "callback"
+    what: str  # "msleep() in edp_panel_vdd_on()" | "i915_pm_resume() (resume via bus)"
+    phase: str
+    kernel: str
+    cycles: int
+    machines: int  # distinct hosts
+    runs: int  # calls of the delay, runs of the callback
+    p50_us: float  # of a callback's runs; of a delay site's time per cycle
+    p95_us: float
+    critical_path_p50_us: float  # per cycle, its time on the phase's critical path
+    cycles_on_critical_path: int
+    previous_kernel: str | None
+    previous_p50_us: float | None
+    store: str
+
+
+@dataclass(frozen=True)
 class Finding:
     rule: str
     kernel_type: str
@@ -94,6 +115,7 @@ class Finding:
     tags: tuple[str, ...] = field(default=())  # e.g. ("deprecated",)
     dead: str | None = None  # why no real build enables the driver (kbuild/dead.py)
     measured: Measured | None = None  # the delay site as a capture measured it
+    fleet: FleetCost | None = None  # the delay site or callback as a fleet store measured it
 
     @property
     def line(self) -> int:

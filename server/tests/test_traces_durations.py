@@ -40,7 +40,8 @@ def test_the_trace_names_are_the_same_function() -> None:
 
 def test_check_summary_and_server_logs() -> None:
     run = SimpleNamespace(findings=[], files_checked=3, files_analyzed=2,
-                          baseline_suppressed=0, errors=[], elapsed=US / 1e6)
+                          baseline_suppressed=0, quiet_hidden=0, errors=[],
+                          elapsed=US / 1e6)
     assert _summary_line(run).endswith(" in 2.41 s")
     assert analysed_message("a.c", 3, 1, US / 1e6) == "analysed a.c v3: 1 findings in 2.41 s"
     assert index_summary(4, US / 1e6, 4, 1).startswith("indexed 4 C files in 2.41 s (")

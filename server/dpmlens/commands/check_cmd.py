@@ -130,6 +130,13 @@ def register(subparsers: Any) -> None:
         " one measured cheap stays low",
     )
     p.add_argument(
+        "--fleet",
+        metavar="STORE",
+        help="a `dpmlens fleet` store: a delay site or callback whose fleet p50 per cycle on"
+        " the critical path (newest kernel) reaches the policy's critical cost is a warning,"
+        " with the fleet's figures",
+    )
+    p.add_argument(
         "--include-dead",
         action="store_true",
         help="keep the severity of findings in drivers Kconfig never enables (BROKEN,"
@@ -172,7 +179,7 @@ def _load_config(args: argparse.Namespace, paths: list[str], rule_ids: list[str]
     if args.no_config:
         return Config()
     path = Path(args.config) if args.config else find_config_for_paths(paths)
-    if args.config and not path.is_file():
+    if args.config and (path is None or not path.is_file()):
         raise UsageError(f"--config {args.config}: no such file")
     if path is None:
         return Config()
@@ -185,6 +192,8 @@ def _fail_fast(args: argparse.Namespace) -> None:
         from dpmlens.baseline import read_baseline
 
         read_baseline(args.baseline)
+    if getattr(args, "fleet", None):
+        _check_store(args.fleet)
     for option, target in (("--output", args.output), ("--write-baseline", args.write_baseline)):
         if target in (None, "-"):
             continue
@@ -193,6 +202,20 @@ def _fail_fast(args: argparse.Namespace) -> None:
             raise UsageError(f"{option} {target}: cannot write: Is a directory")
         if not os.path.isdir(parent):
             raise UsageError(f"{option} {target}: cannot write: no directory {parent}")
+
+
+def _check_store(store: str) -> None:
+    """--fleet STORE must be a store this dpmlens reads (before a long run)."""
+    if not os.path.isdir(store):
+        raise UsageError(f"--fleet {store}: no such folder")
+    try:
+        from dpmlens.fleet.store import Store
+    except ImportError as exc:
+        raise UsageError(f"--fleet needs DuckDB ({exc}): pip install 'dpmlens[traces]'") from None
+    try:
+        Store(store).check()
+    except UsageError as exc:
+        raise UsageError(f"--fleet: {exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -239,7 +262,7 @@ def run(args: argparse.Namespace) -> int:
 
         run_.findings, old_side_skipped = introduced_since(changed, run_.findings, config, rules)
         run_.errors.extend(old_side_skipped)
-    _evidence(args, run_)
+    fleet_failed = _evidence(args, run_)
 
     if args.write_baseline:
         from dpmlens.baseline import write_baseline
@@ -261,11 +284,15 @@ def run(args: argparse.Namespace) -> int:
     _print_errors(run_)
     if not args.quiet:
         print(_summary_line(run_), file=sys.stderr)
-    return exit_codes.USAGE if rule_errors else exit_code(run_, args.fail_level)
+    if rule_errors or fleet_failed:
+        return exit_codes.USAGE
+    return exit_code(run_, args.fail_level)
 
 
-def _evidence(args: argparse.Namespace, run_: Any) -> None:
-    """Facts from outside the files: dead drivers (Kconfig), measured delays (--traces)."""
+def _evidence(args: argparse.Namespace, run_: Any) -> bool:
+    """Facts from outside the files: dead drivers (Kconfig), measured delays (--traces), the
+    fleet's costs (--fleet). True when the fleet store could not be read (exit 2; the report
+    is written without its figures)."""
     from dpmlens import evidence
 
     if not args.include_dead:
@@ -286,12 +313,29 @@ def _evidence(args: argparse.Namespace, run_: Any) -> None:
                 f" {joined.joined} findings joined",
                 file=sys.stderr,
             )
+    failed = False
+    if args.fleet:
+        try:
+            fleet = evidence.join_fleet(run_.findings, args.fleet)
+        except Exception as exc:  # noqa: BLE001 - a corrupt store: said, the rest reported
+            text = (str(exc).strip().splitlines() or [""])[0][:300]
+            print(f"dpmlens: error: --fleet {args.fleet}: cannot be read"
+                  f" ({type(exc).__name__}: {text}); findings without fleet figures",
+                  file=sys.stderr)
+            failed = True
+        else:
+            run_.findings = fleet.findings
+            if not args.quiet:
+                print(f"dpmlens: --fleet: {fleet.sites} delay sites, {fleet.callbacks}"
+                      f" callbacks mapped to the checked files, {fleet.joined} findings joined",
+                      file=sys.stderr)
     if not args.all_costs:
         from dpmlens.rules.severity_policy import is_quiet
 
         kept = [f for f in run_.findings if not is_quiet(f)]
         run_.quiet_hidden = len(run_.findings) - len(kept)
         run_.findings = kept
+    return failed
 
 
 def _run_patches(args: argparse.Namespace, config: Any, rules: list[Any], rule_errors: Any) -> int:

@@ -53,7 +53,11 @@ class Store:
             if not create:
                 raise StoreError(f"{self.root}: not a dpmlens fleet store (no {MARKER}); "
                                  "create one with `dpmlens fleet ingest --store DIR CAPTURE...`")
-            if self.root.exists() and any(p.name != STAGING for p in self.root.iterdir()):
+            # another ingest creating the same store at this moment leaves its staging
+            # folder, lock, marker or the marker's temporary file: not foreign content
+            if self.root.exists() and any(
+                    p.name not in (STAGING, ".lock", MARKER) and not p.name.startswith(
+                        f".{MARKER}.") for p in self.root.iterdir()):
                 raise StoreError(f"{self.root}: exists and is not a dpmlens fleet store "
                                  f"(no {MARKER}); give an empty or new folder")
             self.root.mkdir(parents=True, exist_ok=True)
@@ -95,6 +99,23 @@ class Store:
                 con.execute(f"CREATE VIEW {table} AS SELECT {typed}, "
                             f"CAST(NULL AS DATE) AS {PARTITION} WHERE false")
         return con
+
+    def stamp(self, tables: tuple[str, ...] = ("captures", "callbacks", "delays")
+              ) -> tuple[tuple[str, int], ...]:
+        """What changes when an ingest lands: the marker's and the tables' folder mtimes (a
+        file renamed into `<table>/capture_date=D/` changes that folder's). A reader that
+        polls this stats a few hundred folders, never re-reads a file of an unchanged store."""
+        out: list[tuple[str, int]] = []
+        for p in (self.root / MARKER, *(self.root / t for t in tables)):
+            try:
+                out.append((p.name, p.stat().st_mtime_ns))
+            except OSError:
+                out.append((p.name, -1))
+                continue
+            if p.is_dir():
+                with contextlib.suppress(OSError), os.scandir(p) as it:
+                    out.extend((f"{p.name}/{e.name}", e.stat().st_mtime_ns) for e in it)
+        return tuple(sorted(out))
 
     def files(self, table: str) -> Iterator[Path]:
         return (self.root / table).glob("*/*.parquet")

@@ -1,4 +1,5 @@
-"""Measured-latency CodeLens above PM callbacks and dev_pm_ops tables (only with traces loaded).
+"""Measured-latency CodeLens above PM callbacks and dev_pm_ops tables (with traces loaded), and
+the fleet's figures above callbacks and delay calls (with a fleet store: fleet_lens.py).
 
 Callback lens: `resume_noirq · median 1.98 ms · p95 2.4 ms · max 3.1 ms · 12 cycles · 0-0055`
 (one per phase; with several devices the slowest is named and the others counted); over a
@@ -15,9 +16,11 @@ from typing import Any
 from lsprotocol import types
 
 from dpmlens.findings import Span
+from dpmlens.lsp import fleet_lens
 from dpmlens.lsp.core import DpmlensServer, LanguageFeature
 from dpmlens.lsp.diagnostics import Diagnostics
 from dpmlens.lsp.documents import Document
+from dpmlens.lsp.fleet_loader import Fleet
 from dpmlens.lsp.trace_loader import Traces
 from dpmlens.model.phases import AFTER_ALL_PHASES, PHASES
 from dpmlens.traces.model.durations import format_us
@@ -87,7 +90,8 @@ def table_title(rows: list[dict[str, Any]]) -> str | None:
 
 def lenses_for(server: DpmlensServer, doc: Document) -> list[types.CodeLens]:
     traces = server.get_feature(Traces).state
-    if not traces.loaded:
+    fleet = server.get_feature(Fleet).state
+    if not traces.loaded and not fleet.loaded:
         return []
     res = server.get_feature(Diagnostics).current(doc)
     if res is None:
@@ -103,6 +107,14 @@ def lenses_for(server: DpmlensServer, doc: Document) -> list[types.CodeLens]:
         )
         out.append(types.CodeLens(range=rng, command=types.Command(title=title, command="")))
 
+    if fleet.loaded:
+        for name, fn in sorted(model.functions.items(), key=lambda kv: kv[1].start_byte):
+            for fleet_title in fleet_lens.callback_titles(fleet.callbacks_for(doc.path, name)):
+                lens(fn.name_span, fleet_title)
+        for site in fleet.delays_in(doc.uri, doc.version, model):
+            lens(Span(site.line, 1, site.line, 1), site.title)
+    if not traces.loaded:
+        return out
     for table in model.pm_tables.values():
         names = {m.function for m in table.members if m.function}
         # The callbacks may be defined in another file of the driver: match by name.

@@ -1,7 +1,8 @@
 """Hover on a dev_pm_ops member, a PM macro, a table or a callback name.
 
 Says which phases the function runs in and what holds there (model/phases.py: device IRQs,
-runtime PM, async), and, when traces are loaded, the measured latency per device.
+runtime PM, async), and, when traces are loaded, the measured latency per device; with a fleet
+store, the fleet's figures per phase (and over a delay call, the call's).
 """
 
 from __future__ import annotations
@@ -10,9 +11,11 @@ from typing import Any
 
 from lsprotocol import types
 
+from dpmlens.lsp import fleet_lens
 from dpmlens.lsp.core import DpmlensServer, LanguageFeature
 from dpmlens.lsp.diagnostics import Diagnostics
 from dpmlens.lsp.documents import Document
+from dpmlens.lsp.fleet_loader import Fleet
 from dpmlens.lsp.trace_loader import Traces
 from dpmlens.lsp.traces_state import TraceState
 from dpmlens.model import pm_macros
@@ -224,6 +227,10 @@ def hover_markdown(
         return "\n".join(parts)
     parts.append(f"**{name}**: PM callback\n")
     parts.extend(_roles_text(roles))
+    fleet = server.get_feature(Fleet).state
+    section = fleet_lens.hover_section(fleet.callbacks_for(doc.path, name), fleet.store)
+    if section:
+        parts.append("\n" + section)
     rows = _trace_rows(traces, doc, [name])
     if rows:
         parts.append("\n**Measured** (loaded traces)\n\n" + measured_table(rows, traces))
@@ -248,6 +255,17 @@ def _trace_rows(traces: TraceState, doc: Document, functions: list[str]) -> list
     return out
 
 
+def fleet_delay_hover(server: DpmlensServer, doc: Document, model: FileModel,
+                      line: int) -> str | None:
+    """The fleet's figures of the delay call on `line` (1-based), if the store has them."""
+    fleet = server.get_feature(Fleet).state
+    if not fleet.loaded:
+        return None
+    texts = [fleet_lens.delay_hover(d, fleet.store)
+             for d in fleet.delays_in(doc.uri, doc.version, model) if d.line == line]
+    return "\n\n".join(texts) or None
+
+
 def hover_at(server: DpmlensServer, doc: Document, pos: types.Position) -> types.Hover | None:
     res = server.get_feature(Diagnostics).current(doc)
     if res is None:
@@ -260,6 +278,8 @@ def hover_at(server: DpmlensServer, doc: Document, pos: types.Position) -> types
         return None
     name = doc.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
     text = hover_markdown(server, doc, res.model, name, node.type)
+    if text is None:
+        text = fleet_delay_hover(server, doc, res.model, row + 1)
     if text is None:
         return None
     sr, sc = node.start_point

@@ -9,6 +9,7 @@ from dpmlens.lsp.codelens import CodeLens
 from dpmlens.lsp.commands import Commands
 from dpmlens.lsp.core import DpmlensServer, LanguageFeature
 from dpmlens.lsp.diagnostics import Diagnostics
+from dpmlens.lsp.fleet_loader import Fleet
 from dpmlens.lsp.hover import Hover
 from dpmlens.lsp.idle_gc import IdleCollector
 from dpmlens.lsp.project_config import ProjectConfigs
@@ -26,6 +27,7 @@ FEATURES: tuple[type[LanguageFeature], ...] = (
     CodeActions,
     Hover,
     Traces,
+    Fleet,
     Commands,
     CodeLens,
     IdleCollector,

@@ -41,6 +41,7 @@ SETTING_KEYS: dict[str, str] = {
     "logLevel": "log_level",
     "run": "run",
     "traceLinks": "trace_links",
+    "fleetStore": "fleet_store",
 }
 # read by the VS Code client alone (how to start the server)
 CLIENT_ONLY: frozenset[str] = frozenset({"interpreter"})
@@ -57,6 +58,7 @@ class Settings:
     log_level: str = "info"
     run: str = "onType"  # or "onSave": re-analyze on save instead of as you type
     trace_links: str = ""  # device links file for the traces; "": .dpmlens.toml [traces] links
+    fleet_store: str = ""  # a `dpmlens fleet` store; "": .dpmlens.toml [fleet] store, else none
     problems: list[str] = field(default_factory=list)  # one line per rejected value
     sent: frozenset[str] = frozenset()  # the keys the client sent
     explicit_keys: frozenset[str] | None = None  # the keys the user set (VS Code says which)
@@ -146,6 +148,12 @@ def parse_settings(raw: Any, workspace_folder: str | None = None) -> Settings:
             s.trace_links = v.strip()
         else:
             bad("traceLinks", "the path of a device links file")
+    if "fleetStore" in raw:
+        v = raw["fleetStore"]
+        if isinstance(v, str):
+            s.fleet_store = v.strip()
+        else:
+            bad("fleetStore", "the path of a dpmlens fleet store folder")
     if "rules" in raw:
         _parse_rules(raw["rules"], s)
     if "pathMappings" in raw:

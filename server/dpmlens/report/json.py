@@ -49,13 +49,16 @@ def finding_to_json(f: Finding) -> dict[str, Any]:
 
 
 def extra_json(f: Finding) -> dict[str, Any]:
-    """`dead` (why no real build enables the driver) and `measured` (the delay site a
-    `--traces` capture measured), present only when known."""
+    """`dead` (why no real build enables the driver), `measured` (the delay site a
+    `--traces` capture measured) and `fleet` (the delay site or callback as a `--fleet`
+    store measured it), present only when known."""
     out: dict[str, Any] = {}
     if f.dead:
         out["dead"] = f.dead
     if f.measured is not None:
         out["measured"] = {**asdict(f.measured), "phases": list(f.measured.phases)}
+    if f.fleet is not None:
+        out["fleet"] = asdict(f.fleet)
     return out
 
 

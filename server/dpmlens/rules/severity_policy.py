@@ -6,7 +6,8 @@ inputs lower or raise a finding the checker already judged on its own:
 - `cap_delay(finding, facts)`: the delay rules' cap by phase kind x size (rules/delays.py
   calls it once, in `_report`), with the cost stated where the cap lowers the finding;
 - `dead_driver(finding, reason)`: a driver no real build enables (kbuild/dead.py);
-- `measured(finding, measurement)`: a delay site a capture measured (`--traces`).
+- `measured(finding, measurement)`: a delay site a capture measured (`--traces`);
+- `fleet(finding, cost)`: a delay site or callback a fleet store measured (`--fleet`).
 
 A row's severity may be `quiet`: the finding is a hint tagged QUIET_TAG, which CI faces leave
 out unless asked (`dpmlens check --all-costs`): a true cost that is not worth a patch is
@@ -19,7 +20,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
-from dpmlens.findings import Finding, Measured, Severity
+from dpmlens.findings import Finding, FleetCost, Measured, Severity
 from dpmlens.model.phases import PHASES
 from dpmlens.rules.loader import load_table
 from dpmlens.rules.sleep_slack import extra_jiffies, msleep_worst_ms
@@ -28,6 +29,7 @@ _HZ = 250  # the HZ the msleep sizes assume (kernel/Kconfig.hz default, as the r
 DEAD_TAG = "dead-driver"
 LEGACY_TAG = "legacy-hardware"
 MEASURED_TAG = "measured"
+FLEET_TAG = "fleet"
 QUIET_TAG = "quiet"  # below what a review acts on: listed only with --all-costs
 QUIET = "quiet"
 
@@ -258,6 +260,28 @@ def measured(finding: Finding, m: Measured) -> Finding:
     )
 
 
+def fleet(finding: Finding, cost: FleetCost, summary: str, lower: bool = True) -> Finding:
+    """A finding at a delay site (or in a callback) a fleet store measured: its p50 per cycle
+    on its phase's critical path at least `critical_ms`, a warning (and never quiet); less,
+    capped at `cheap` when `lower` (a delay site: the cost is that call's own; a callback's
+    time is not all the finding's, so it only raises). `summary`: the figures, in words."""
+    p = policy()
+    path_ms = cost.critical_path_p50_us / 1000
+    severity = finding.severity
+    if path_ms >= p.critical_ms:
+        severity = max(severity, p.critical)
+        finding = replace(finding, tags=tuple(t for t in finding.tags if t != QUIET_TAG))
+        where = (f"fleet: {cost.what} p50 {path_ms:.3g} ms per cycle on the critical path of"
+                 f" {cost.phase or 'its phase'} ({summary})")
+    else:
+        if lower:
+            severity = min(severity, p.cheap)
+        where = f"fleet: {cost.what} p50 {path_ms:.3g} ms per cycle on a critical path ({summary})"
+    tags = finding.tags if FLEET_TAG in finding.tags else (*finding.tags, FLEET_TAG)
+    return replace(finding, severity=severity, message=f"{finding.message}; {where}",
+                   fleet=cost, tags=tags)
+
+
 _SIZE_TEXT = {
     "excess_ms": "oversleep at HZ=250",
     "ms": "delay",
@@ -327,5 +351,11 @@ def table_markdown() -> list[str]:
         f" **{p.critical}**, with the measured cost in the message; one measured off the"
         f" critical path or cheaper is capped at **{p.cheap}**. JSON and SARIF carry a"
         f" `measured` object.",
+        f"- **Fleet** (`dpmlens check --fleet STORE`, a `dpmlens fleet` store): the same"
+        f" with the fleet's figures of the newest kernel that ran the site: its p50 per cycle"
+        f" on the critical path at least {p.critical_ms:g} ms, **{p.critical}**; less, capped"
+        f" at **{p.cheap}**. A latency finding inside a callback the fleet measured (driver"
+        f" -> `.pm` table -> the member for the phase) is raised the same way by the"
+        f" callback's figures, never lowered. JSON and SARIF carry a `fleet` object.",
     ]
     return out
