@@ -96,22 +96,16 @@ class PhaseGraph:
         ivs = run.intervals
         n = len(ivs)
         # built with map/attrgetter (C loops): a report builds one per phase run of every cycle
-        cols = run.columns
-        if cols is not None and len(cols.starts) == n:  # build_timeline's
-            starts, durs, ends, threads, groups = cols
-        else:
-            starts = list(map(_START, ivs))
-            groups = list(map(_GROUP, ivs))
-            # Interval.duration (us, unrounded) and Interval.end, inlined
-            durs = list(map(operator.getitem, map(_DURATIONS, groups), map(_INDEX, ivs)))
-            ends = list(map(operator.add, starts,
-                            map(operator.truediv, durs, itertools.repeat(1e6))))
-            threads = list(map(_THREAD, ivs))
-        self.starts, self.groups, self.durs, self.ends = starts, groups, durs, ends
-        self.threads = threads
+        self.starts = starts = list(map(_START, ivs))
+        self.groups = groups = list(map(_GROUP, ivs))
+        # Interval.duration (us, unrounded) and Interval.end, inlined
+        self.durs = durs = list(map(operator.getitem, map(_DURATIONS, groups), map(_INDEX, ivs)))
+        self.ends = ends = list(map(operator.add, starts,
+                                    map(operator.truediv, durs, itertools.repeat(1e6))))
         keys = list(map(_KEY, groups))
         self.devices = devices = list(map(_SECOND, keys))
         self.parents = parents = list(map(_THIRD, keys))
+        self.threads = threads = list(map(_THREAD, ivs))
         self.sync_thread = sync = run.sync_thread
         self.up = run.direction == "up"
         self.loop = run.loop_dispatch

@@ -8,11 +8,9 @@ thread that is not a kworker).
 
 from __future__ import annotations
 
-import operator
 from collections import Counter
 from dataclasses import dataclass, field
-from itertools import repeat
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from dpmlens.model.phases import PHASES
 from dpmlens.traces.model.sample import Group
@@ -66,16 +64,6 @@ class Interval:
         return f"Interval({self.driver} {self.device} {self.start:.6f}-{self.end:.6f})"
 
 
-class Columns(NamedTuple):
-    """A phase run's intervals as lists, in the same order."""
-
-    starts: list[float]
-    durations: list[float]  # us, unrounded (Group.durations)
-    ends: list[float]  # Interval.end
-    threads: list[int]
-    groups: list[Group]
-
-
 @dataclass
 class PhaseRun:
     cycle: int
@@ -93,10 +81,6 @@ class PhaseRun:
     # this phase is waited for through its own parent (traces.critical)
     ancestry: dict[str, str] | None = None
 
-    # `intervals` as columns, by build_timeline (the critical path reads these, not 10^5
-    # Interval objects: traces.analysis.critical.PhaseGraph)
-    columns: Columns | None = field(default=None, repr=False, compare=False)
-
     @property
     def wall_us(self) -> float:
         return round((self.end - self.start) * 1e6, 3)
@@ -109,9 +93,7 @@ class PhaseRun:
 
 def build_timeline(traces: TraceSet) -> list[PhaseRun]:
     """Every (cycle, phase) with timestamped callbacks, in time order."""
-    # per (cycle, phase): the intervals and, beside them, their columns (Columns)
-    buckets: dict[tuple[int, str], tuple[list[Interval], list[float], list[float], list[int],
-                                         list[Group]]] = {}
+    buckets: dict[tuple[int, str], list[Interval]] = {}
     for g in traces.groups.values():
         phase = g.key[3]
         durs, starts, cycles, threads = g.durations, g.starts, g.cycles, g.threads
@@ -119,27 +101,19 @@ def build_timeline(traces: TraceSet) -> list[PhaseRun]:
             s = starts[i]
             if s != s:  # no timestamp (some dmesg forms)
                 continue
-            b = buckets.get((cycles[i], phase))
-            if b is None:
-                b = buckets[(cycles[i], phase)] = ([], [], [], [], [])
-            t = threads[i]
-            b[0].append(Interval(s, t, g, i))
-            b[1].append(s)
-            b[2].append(durs[i])
-            b[3].append(t)
-            b[4].append(g)
+            lst = buckets.get((cycles[i], phase))
+            if lst is None:
+                lst = buckets[(cycles[i], phase)] = []
+            lst.append(Interval(s, threads[i], g, i))
     markers: dict[tuple[int, str], tuple[float, float, int]] = {}
     for pt in traces.phase_times:
         if pt.measured and pt.start == pt.start:
             markers[(pt.cycle, pt.phase)] = (pt.start, pt.start + pt.wall_us / 1e6, pt.thread)
     runs = []
-    for (cycle, phase), (ivs, ss, ds, ts, gs) in buckets.items():
-        ends = list(map(operator.add, ss, map(operator.truediv, ds, repeat(1e6))))  # .end
-        order = sorted(range(len(ivs)), key=lambda k: (ss[k], ends[k]))
-        ivs[:] = map(ivs.__getitem__, order)
-        cols = Columns(list(map(ss.__getitem__, order)), list(map(ds.__getitem__, order)),
-                       list(map(ends.__getitem__, order)), list(map(ts.__getitem__, order)),
-                       list(map(gs.__getitem__, order)))
+    for (cycle, phase), ivs in buckets.items():
+        ends = [iv.start + iv.group.durations[iv.index] / 1e6 for iv in ivs]  # Interval.end
+        order = sorted(range(len(ivs)), key=lambda k: (ivs[k].start, ends[k]))
+        ivs[:] = [ivs[k] for k in order]
         m = markers.get((cycle, phase))
         last = max(ends)
         if m is not None:  # (a callback outside its markers would be clock skew: widen)
@@ -148,9 +122,8 @@ def build_timeline(traces: TraceSet) -> list[PhaseRun]:
             start, end, sync, measured = ivs[0].start, last, -1, False
         if sync < 0:
             sync = _busiest_thread(traces, ivs)
-        run = PhaseRun(cycle, phase, start, end, measured, sync, ivs, traces.device_links)
-        run.columns = cols
-        runs.append(run)
+        runs.append(PhaseRun(cycle, phase, start, end, measured, sync, ivs,
+                             traces.device_links))
     runs.sort(key=lambda r: r.start)
     ancestry = {k[1]: k[2] for k in traces.groups if k[2] and k[2] != k[1]}
     for r in runs:
