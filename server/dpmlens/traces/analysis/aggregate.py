@@ -12,6 +12,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import repeat
 
 from dpmlens.model.phases import AFTER_ALL_PHASES, PHASES
 from dpmlens.traces.model.traceset import TraceSet
@@ -87,7 +88,7 @@ def aggregate(traces: TraceSet) -> list[CallbackStats]:
         m = merged.get((drv, dev, phase))
         if m is None:
             m = merged[(drv, dev, phase)] = [[], set(), Counter(), Counter(), 0, None]
-        m[0].extend([round(d, 3) for d in g.durations])  # to the ns: no float noise
+        m[0].extend(map(round, g.durations, repeat(3)))  # to the ns: no float noise
         m[1].update(g.cycles)
         m[2][parent] += len(g.durations)
         m[3][layer] += len(g.durations)

@@ -27,6 +27,7 @@ are not in any trace: they are used when given (PhaseRun.links).
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import operator
 from collections import Counter, defaultdict
@@ -37,6 +38,13 @@ from dpmlens.traces.model.sample import Group
 from dpmlens.traces.model.timeline import Interval, PhaseRun
 
 _GROUP = operator.attrgetter("group")
+_START = operator.attrgetter("start")
+_THREAD = operator.attrgetter("thread")
+_INDEX = operator.attrgetter("index")
+_DURATIONS = operator.attrgetter("durations")
+_KEY = operator.attrgetter("key")
+_SECOND = operator.itemgetter(1)
+_THIRD = operator.itemgetter(2)
 EPS = 2e-6  # s: timestamps of different CPUs; an end this much after a start still counts
 # The synchronous loop waited for an async device only if it sat idle this long after its
 # previous callback (back-to-back synchronous callbacks are 1-5 us apart on the captures).
@@ -87,14 +95,17 @@ class PhaseGraph:
         self.run = run
         ivs = run.intervals
         n = len(ivs)
-        # built with zip/map/dict (C loops): a report builds one per phase run of every cycle
-        self.starts = starts = [iv.start for iv in ivs]
-        self.ends = ends = [s + iv.group.durations[iv.index] / 1e6  # Interval.end, inlined
-                            for s, iv in zip(starts, ivs, strict=True)]
-        keys = [iv.group.key for iv in ivs]
-        self.devices = devices = [k[1] for k in keys]
-        self.parents = parents = [k[2] for k in keys]
-        self.threads = threads = [iv.thread for iv in ivs]
+        # built with map/attrgetter (C loops): a report builds one per phase run of every cycle
+        self.starts = starts = list(map(_START, ivs))
+        self.groups = groups = list(map(_GROUP, ivs))
+        # Interval.duration (us, unrounded) and Interval.end, inlined
+        self.durs = durs = list(map(operator.getitem, map(_DURATIONS, groups), map(_INDEX, ivs)))
+        self.ends = ends = list(map(operator.add, starts,
+                                    map(operator.truediv, durs, itertools.repeat(1e6))))
+        keys = list(map(_KEY, groups))
+        self.devices = devices = list(map(_SECOND, keys))
+        self.parents = parents = list(map(_THIRD, keys))
+        self.threads = threads = list(map(_THREAD, ivs))
         self.sync_thread = sync = run.sync_thread
         self.up = run.direction == "up"
         self.loop = run.loop_dispatch
@@ -105,9 +116,10 @@ class PhaseGraph:
         # legacy resume: queued upfront, it waited for a parent that has a callback here
         # (one without completes when the loop reaches it: the dispatch stays a candidate)
         by_device = self.by_device
-        self.own_parent = own = [p in by_device for p in parents]
+        self.own_parent = own = list(map(by_device.__contains__, parents))
         ancestry = run.ancestry
-        missing = [i for i, ok in enumerate(own) if not ok] if ancestry else []
+        missing = ([i for i, ok in enumerate(own) if not ok]
+                   if ancestry and not all(own) else [])
         if missing and ancestry is not None:
             parents = list(parents)
             for i in missing:
@@ -122,10 +134,10 @@ class PhaseGraph:
                     parents[i] = p
             self.parents = parents
         # children matter on suspend only (a device suspends after them)
-        self.children: dict[str, list[int]] = defaultdict(list)
+        self.children = children = defaultdict[str, list[int]](list)
         if not self.up:
             for i, parent in enumerate(parents):
-                self.children[parent].append(i)
+                children[parent].append(i)
         self.prev = prev = [-1] * n
         last_on: dict[int, int] = {}
         get = last_on.get
@@ -133,11 +145,12 @@ class PhaseGraph:
             prev[i] = get(t, -1)
             last_on[t] = i
         # the synchronous thread runs one callback after another: its ends are in order
-        self.sync_idx = [i for i, t in enumerate(threads) if t == sync] if sync >= 0 else []
-        self.sync_ends = [ends[i] for i in self.sync_idx]
-        self.async_idx = sorted((i for i, t in enumerate(threads) if t != sync),
+        self.sync_idx = (list(itertools.compress(range(n), map(sync.__eq__, threads)))
+                         if sync >= 0 else [])
+        self.sync_ends = list(map(ends.__getitem__, self.sync_idx))
+        self.async_idx = sorted(itertools.compress(range(n), map(sync.__ne__, threads)),
                                 key=ends.__getitem__)
-        self.async_ends = [ends[i] for i in self.async_idx]
+        self.async_ends = list(map(ends.__getitem__, self.async_idx))
         links = run.links
         # on resume a consumer waits for its suppliers; on suspend a supplier for its consumers
         if links is None:
@@ -302,23 +315,92 @@ class PhaseGraph:
         return best, best_link
 
 
-def critical_path(run: PhaseRun, graph: PhaseGraph | None = None) -> CriticalPath:
-    graph = graph or PhaseGraph(run)
-    ivs = run.intervals
-    # the last end (then start; the first of equals)
+def walk(graph: PhaseGraph) -> list[tuple[int, int, str]]:
+    """The critical path as interval indices, last step first: (k, what k waited for or -1,
+    the link). `PhaseGraph.predecessor` inlined: a 100-cycle report walks 240,000 steps, and
+    only the median runs' paths become Link objects (summarize_paths)."""
     starts, ends = graph.starts, graph.ends
-    k = -max(zip(ends, starts, range(0, -len(ivs), -1), strict=True))[2]
-    last_end = ends[k]
-    chain: list[Link] = []
+    # the last end (then start; the first of equals)
+    k = -max(zip(ends, starts, range(0, -len(starts), -1), strict=True))[2]
+    out: list[tuple[int, int, str]] = []
     seen: set[int] = set()
-    predecessor = graph.predecessor
+    if graph.linked:
+        while k >= 0 and k not in seen:
+            seen.add(k)
+            j, link = graph.predecessor(k)
+            out.append((k, j, link))
+            k = j
+        return out
+    threads, prev, sync = graph.threads, graph.prev, graph.sync_thread
+    up, upfront = graph.up, graph.up and not graph.loop
+    by_device, parents, own_parent = graph.by_device, graph.parents, graph.own_parent
+    children, devices = graph.children, graph.devices
+    sync_idx, sync_ends = graph.sync_idx, graph.sync_ends
+    async_idx, async_ends = graph.async_idx, graph.async_ends
+    bisect_right = bisect.bisect_right
+    rank = _RANK
+    inf = math.inf
     while k >= 0 and k not in seen:
         seen.add(k)
-        j, link = predecessor(k)
+        s = starts[k] + EPS
+        best, best_link, best_end = -1, "phase start", -inf
+        on_sync = threads[k] == sync
+        p = prev[k]
+        if p >= 0 and ends[p] <= s:
+            best, best_link, best_end = p, "sync thread" if on_sync else "thread", ends[p]
+        if up:
+            j = by_device.get(parents[k])
+            if j is not None and j < k:
+                e = ends[j]
+                if e <= s and (best < 0 or e > best_end + 1e-9 or (
+                        abs(e - best_end) <= 1e-9 and rank["parent"] < rank[best_link])):
+                    best, best_link, best_end = j, "parent", e
+        else:
+            for j in children.get(devices[k], ()):
+                if j < k:
+                    e = ends[j]
+                    if e <= s and (best < 0 or e > best_end + 1e-9 or (
+                            abs(e - best_end) <= 1e-9 and rank["child"] < rank[best_link])):
+                        best, best_link, best_end = j, "child", e
+        if on_sync:
+            idx: list[int] = async_idx
+            arr, link = async_ends, "async wait"
+            after = ends[p] if p >= 0 else -inf
+            if p >= 0 and starts[k] - ends[p] <= IDLE:
+                idx = []
+        else:
+            idx, arr, link, after = sync_idx, sync_ends, "dispatched", -inf
+            if upfront and own_parent[k]:
+                idx = []
+        if idx:
+            m = bisect_right(arr, s) - 1
+            while m >= 0 and idx[m] >= k:
+                m -= 1
+            if m >= 0 and arr[m] > after:
+                j = idx[m]
+                e = ends[j]
+                if best < 0 or e > best_end + 1e-9 or (
+                        abs(e - best_end) <= 1e-9 and rank[link] < rank[best_link]):
+                    best, best_link = j, link
+        out.append((k, best, best_link))
+        k = best
+    return out
+
+
+def critical_path(run: PhaseRun, graph: PhaseGraph | None = None) -> CriticalPath:
+    graph = graph or PhaseGraph(run)
+    return _path_of(run, graph, walk(graph))
+
+
+def _path_of(run: PhaseRun, graph: PhaseGraph,
+             steps: list[tuple[int, int, str]]) -> CriticalPath:
+    ivs = run.intervals
+    starts, ends = graph.starts, graph.ends
+    chain: list[Link] = []
+    for k, j, link in reversed(steps):
         origin = run.start if j < 0 else ends[j]
         chain.append(Link(ivs[k], round(max(0.0, starts[k] - origin) * 1e6, 3), link))
-        k = j
-    chain.reverse()
+    last_end = ends[steps[0][0]]
     tail = round(max(0.0, run.end - last_end) * 1e6, 3)
     return CriticalPath(run, tuple(chain), tail)
 
@@ -362,6 +444,20 @@ class PathTally:
                 acc = on[g] = [0, 0.0]
             acc[0] += 1
             acc[1] += round(g.durations[iv.index], 3)  # Interval.duration_us
+
+    def add_steps(self, graph: PhaseGraph, steps: list[tuple[int, int, str]]) -> None:
+        """`add()` of the path `walk(graph)` returned, without its Link objects (the same
+        sums in the same order)."""
+        on = self.on
+        groups, durs = graph.groups, graph.durs
+        self.seen.update(set(groups))
+        for k, _, _ in reversed(steps):
+            g = groups[k]
+            acc = on.get(g)
+            if acc is None:
+                acc = on[g] = [0, 0.0]
+            acc[0] += 1
+            acc[1] += round(durs[k], 3)
 
     def devices(self) -> list[DeviceOnPath]:
         by_key: dict[tuple[str, str, str], list[float]] = defaultdict(lambda: [0, 0.0])
@@ -431,13 +527,15 @@ def summarize_paths(runs: list[PhaseRun], watched: set[int] | None = None) -> Pa
     runs_of: dict[str, int] = defaultdict(int)
     on_path: set[int] = set()
     for r in runs:
-        p = critical_path(r)
-        tally.add(p)
+        graph = PhaseGraph(r)
+        steps = walk(graph)
+        tally.add_steps(graph, steps)
         runs_of[r.phase] += 1
         if id(r) in keep:
-            median.append(p)
+            median.append(_path_of(r, graph, steps))
         if watched:
-            for x in p.chain:
-                if id(x.interval) in watched:
-                    on_path.add(id(x.interval))
+            ivs = r.intervals
+            for k, _, _ in steps:
+                if id(ivs[k]) in watched:
+                    on_path.add(id(ivs[k]))
     return PathSummary(median, tally.devices(), dict(runs_of), on_path)

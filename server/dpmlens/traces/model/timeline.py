@@ -93,18 +93,21 @@ class PhaseRun:
 
 def build_timeline(traces: TraceSet) -> list[PhaseRun]:
     """Every (cycle, phase) with timestamped callbacks, in time order."""
-    buckets: dict[tuple[int, str], list[Interval]] = {}
+    buckets: dict[tuple[int, str], list[Interval]] = {}  # in the order first seen
+    by_phase: dict[str, dict[int, list[Interval]]] = {}  # the same lists, by cycle
     for g in traces.groups.values():
         phase = g.key[3]
-        durs, starts, cycles, threads = g.durations, g.starts, g.cycles, g.threads
-        for i in range(len(durs)):
-            s = starts[i]
+        per = by_phase.get(phase)
+        if per is None:
+            per = by_phase[phase] = {}
+        get = per.get
+        for i, (s, t, c) in enumerate(zip(g.starts, g.threads, g.cycles, strict=True)):
             if s != s:  # no timestamp (some dmesg forms)
                 continue
-            lst = buckets.get((cycles[i], phase))
+            lst = get(c)
             if lst is None:
-                lst = buckets[(cycles[i], phase)] = []
-            lst.append(Interval(s, threads[i], g, i))
+                lst = per[c] = buckets[(c, phase)] = []
+            lst.append(Interval(s, t, g, i))
     markers: dict[tuple[int, str], tuple[float, float, int]] = {}
     for pt in traces.phase_times:
         if pt.measured and pt.start == pt.start:
