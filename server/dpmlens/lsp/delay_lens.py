@@ -9,13 +9,22 @@ names the spec quantity the call implements and its minimum.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Protocol, TypeVar
 
 from dpmlens.config import Config
 from dpmlens.lsp.trace_mapping import MeasuredSite
 from dpmlens.model.types import FileModel
 from dpmlens.traces.model.durations import format_us
+
+
+class _HasCaller(Protocol):
+    @property
+    def caller(self) -> str: ...
+
+
+_Site = TypeVar("_Site", bound=_HasCaller)
 
 
 class DelayLens(NamedTuple):
@@ -30,6 +39,17 @@ class DelayLens(NamedTuple):
 
 def delay_lenses(sites: list[MeasuredSite], model: FileModel) -> list[DelayLens]:
     """One lens for each measured delay site called in `model`."""
+    return [
+        DelayLens(int(static["line"]), str(static["call"]), measured(site, static))  # type: ignore[call-overload]
+        for site, static in matched_sites(sites, model)
+    ]
+
+
+def matched_sites(
+    sites: Sequence[_Site], model: FileModel
+) -> list[tuple[_Site, dict[str, object]]]:
+    """Each measured site (anything with `caller`, `func` and `requested_ms`: a trace's or a
+    fleet's) whose call is in `model`, with that call as the delay rules evaluate it."""
     here = [s for s in sites if s.caller in model.functions]
     if not here:
         return []
@@ -45,8 +65,7 @@ def delay_lenses(sites: list[MeasuredSite], model: FileModel) -> list[DelayLens]
         for site in here:
             static = match_in_file(site, a, path, path)
             if static is not None:
-                out.append(DelayLens(static["line"], str(static["call"]),
-                                     measured(site, static)))
+                out.append((site, static))
         return out
     finally:
         ctx.close()

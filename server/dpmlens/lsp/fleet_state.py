@@ -13,7 +13,6 @@ import os
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dpmlens.model.types import FileModel
@@ -101,26 +100,12 @@ class FleetState:
 
 
 def match_delays(delays: list[DelayFigures], model: FileModel) -> list[FleetDelay]:
-    here = [d for d in delays if d.caller in model.functions]
-    if not here:
-        return []
-    from dpmlens.config import Config
-    from dpmlens.rules.context import Context
-    from dpmlens.rules.delays import analysis
-    from dpmlens.traces.source.delay_sites import match_in_file
+    from dpmlens.lsp.delay_lens import matched_sites
 
-    ctx = Context(model, Config())
-    try:
-        a = analysis(ctx)
-        path = Path(model.path)
-        out = []
-        for d in here:
-            static = match_in_file(d, a, path, path)
-            if static is not None:
-                out.append(FleetDelay(int(static["line"]), str(static["call"]), d))
-        return out
-    finally:
-        ctx.close()
+    return [
+        FleetDelay(int(static["line"]), str(static["call"]), d)  # type: ignore[call-overload]
+        for d, static in matched_sites(delays, model)
+    ]
 
 
 def compute(store: str, models: list[FileModel], map_path: Callable[[str], str],
