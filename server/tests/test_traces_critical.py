@@ -175,6 +175,23 @@ def test_all_deps_is_deps_inlined() -> None:
         assert g.all_deps() == [g.deps(i) for i in range(len(r.intervals))]
 
 
+def test_walk_chooses_as_predecessor_does() -> None:
+    """`walk` makes `PhaseGraph.predecessor`'s choice inline for graphs without device links:
+    on real captures (pm-graph's, and the lab's 6.1/6.12 kernels) every step it takes is the
+    one the general choice over `deps` gives."""
+    from dpmlens.traces.analysis.critical import PhaseGraph, walk
+
+    lab = FIXTURES.parent / "lab"
+    paths = [shared_traces(), CAPTURE, *sorted(lab.glob("k*-mem/ftrace.txt.gz"))]
+    steps = 0
+    for r in build_timeline(load_traces(paths)):
+        g = PhaseGraph(r)
+        for k, j, link in walk(g):
+            assert g.predecessor(k) == (j, link), (r.cycle, r.phase, k)
+            steps += 1
+    assert steps > 1000
+
+
 def test_text_chain_names_the_source(capsys: pytest.CaptureFixture[str]) -> None:
     from dpmlens.cli import main
 

@@ -254,52 +254,10 @@ class PhaseGraph:
         return out
 
     def predecessor(self, i: int) -> tuple[int, str]:
-        """The latest-ending of `deps(i)` (-1, "phase start" when none). The common cases
-        without device links are chosen here without building the candidate list (the walk
-        of a 100-cycle report takes 240,000 steps)."""
-        if self.linked:
-            return self._predecessor_of(self.deps(i))
-        s = self.starts[i] + EPS
-        ends = self.ends
-        best, best_link, best_end = -1, "phase start", -math.inf
-        on_sync = self.threads[i] == self.sync_thread
-        p = self.prev[i]
-        if p >= 0 and ends[p] <= s:
-            best, best_link, best_end = p, "sync thread" if on_sync else "thread", ends[p]
-        if self.up:
-            j = self.by_device.get(self.parents[i])
-            if j is not None and j < i:
-                e = ends[j]
-                if e <= s and (best < 0 or e > best_end + 1e-9 or (
-                        abs(e - best_end) <= 1e-9 and _RANK["parent"] < _RANK[best_link])):
-                    best, best_link, best_end = j, "parent", e
-        else:
-            for j in self.children.get(self.devices[i], ()):
-                if j < i:
-                    e = ends[j]
-                    if e <= s and (best < 0 or e > best_end + 1e-9 or (
-                            abs(e - best_end) <= 1e-9 and _RANK["child"] < _RANK[best_link])):
-                        best, best_link, best_end = j, "child", e
-        if not on_sync:
-            idx, arr, link, after = self.sync_idx, self.sync_ends, "dispatched", -math.inf
-            if self.up and not self.loop and self.own_parent[i]:
-                idx = []
-        else:
-            idx, arr, link = self.async_idx, self.async_ends, "async wait"
-            after = ends[p] if p >= 0 else -math.inf
-            if p >= 0 and self.starts[i] - ends[p] <= IDLE:
-                idx = []
-        if idx:
-            k = bisect.bisect_right(arr, s) - 1
-            while k >= 0 and idx[k] >= i:
-                k -= 1
-            if k >= 0 and arr[k] > after:
-                j = idx[k]
-                e = ends[j]
-                if best < 0 or e > best_end + 1e-9 or (
-                        abs(e - best_end) <= 1e-9 and _RANK[link] < _RANK[best_link]):
-                    best, best_link = j, link
-        return best, best_link
+        """The latest-ending of `deps(i)` (-1, "phase start" when none). `walk` chooses the
+        same inline for graphs without device links (its hot loop); this is the general
+        choice it uses when links add candidates."""
+        return self._predecessor_of(self.deps(i))
 
     def _predecessor_of(self, deps: list[tuple[int, str]]) -> tuple[int, str]:
         if not deps:
@@ -317,7 +275,8 @@ class PhaseGraph:
 
 def walk(graph: PhaseGraph) -> list[tuple[int, int, str]]:
     """The critical path as interval indices, last step first: (k, what k waited for or -1,
-    the link). `PhaseGraph.predecessor` inlined: a 100-cycle report walks 240,000 steps, and
+    the link). Without device links the choice `PhaseGraph.predecessor` makes over `deps` is
+    made here inline, from the graph's columns: a 100-cycle report walks 240,000 steps, and
     only the median runs' paths become Link objects (summarize_paths)."""
     starts, ends = graph.starts, graph.ends
     # the last end (then start; the first of equals)
