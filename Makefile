@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-python test-node lint fuzz bench bench-profile bench-traces bench-lsp bench-fleet e2e package clean captures lab-ab
+.PHONY: demo test test-python test-node lint fuzz bench bench-profile bench-traces bench-lsp bench-fleet e2e package clean captures lab-ab lab-ordering
 
 $(STAMP): server/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -89,6 +89,16 @@ LAB_CYCLES ?= 16
 lab-ab: $(STAMP)
 	$(PYTHON) lab/ab_experiment.py --kernel 6.1 --cycles $(LAB_CYCLES) --out build/lab/ab-6.1
 	$(PYTHON) lab/ab_experiment.py --kernel 6.12 --cycles $(LAB_CYCLES) --out build/lab/ab-6.12
+
+# --ordering 6.16 against a kernel that has it: 7.2 (trixie-backports) booted like the A/B
+# runs (2 boots of 8 S3 cycles), the 6.12 defaults replayed with the 6.16 order (~5 min).
+lab-ordering: $(STAMP)
+	for p in 1 2; do [ -f build/lab/ordering/7.2/A/part$$p/ftrace.txt ] || \
+	  $(PYTHON) lab/run_lab.py --quiet --kernel 7.2 --mode mem --cycles 8 --retries 5 \
+	    --out build/lab/ordering/7.2/A/part$$p || exit 1; done
+	$(PYTHON) lab/ordering_experiment.py --old test-fixtures/lab/ab/6.12/A1 \
+	  test-fixtures/lab/ab/6.12/A2 --new build/lab/ordering/7.2/A --without hdaudioC0D0 \
+	  --out build/lab/ordering/ordering-6.12-7.2
 
 # VS Code extension: dpmlens-<version>.vsix = esbuild bundle + the server wheel (rules/ and
 # grammars/ inside as dpmlens/data/), built by `npm run package` (prepackage bundles the server).

@@ -97,7 +97,10 @@ say "collecting"
   grep -H . $T/per_cpu/cpu*/stats 2>/dev/null | grep -E "overrun|dropped"
   sed 's/^/kprobe_events: /' $T/kprobe_events; sed 's/^/tracing_error_log: /' $T/error_log; sed 's/^/kprobe_profile: /' $T/kprobe_profile
 } > /out/meta.txt
-cat $T/trace > /out/ftrace.txt
+# a sleepgraph-style stamp first: it names the kernel release for a reader of the ftrace
+# alone (the async ordering depends on it: 6.16+)
+echo "# suspend-$(date +%m%d%y-%H%M%S) lab $MODE $(uname -r)" > /out/ftrace.txt
+cat $T/trace >> /out/ftrace.txt
 disk=$(ata_disk)
 if [ -n "$disk" ]; then
   tar -cf "$disk" -C /out . && sync && say "saved $disk"

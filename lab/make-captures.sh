@@ -32,13 +32,15 @@ capture k61-freeze  --kernel 6.1  --mode freeze --cycles 2 --no-kprobes
 capture k612-freeze --kernel 6.12 --mode freeze --cycles 2 --no-kprobes
 capture k61-tp      --kernel 6.1  --mode mem    --cycles 1 --no-kprobes --tp-printk --rpm
 capture k612-tp     --kernel 6.12 --mode mem    --cycles 1 --no-kprobes --tp-printk --rpm --retries 5
+# a kernel with the 6.16 async ordering (trixie-backports; lab/fetch-kernel.sh)
+capture k72-mem     --kernel 7.2  --mode mem    --cycles 2
 # pm-graph's sleepgraph (-m mem -rtcwake 5 -dev -multi 3 0) in a debootstrapped bookworm root
 [ -n "${LAB_NO_SLEEPGRAPH:-}" ] || {
   capture_sleepgraph k61-sleepgraph 6.1
   capture_sleepgraph k612-sleepgraph 6.12
 }
 # The fixtures: gzip -n (no name or time in the header) keeps them byte-stable.
-for name in k61-mem k612-mem k61-freeze k612-freeze k61-tp k612-tp; do
+for name in k61-mem k612-mem k61-freeze k612-freeze k61-tp k612-tp k72-mem; do
   d=$OUT/$name; mkdir -p "$FIX/$name"
   for f in dmesg ftrace; do gzip -9nc "$d/$f.txt" > "$FIX/$name/$f.txt.gz"; done
   cp "$d/meta.txt" "$d/command.txt" "$FIX/$name/"
@@ -55,7 +57,8 @@ done
 {
   echo "# Lab captures (made by \`make captures\`; see lab/README.md and docs/traces.md)"
   echo
-  echo "Debian's own kernels booted under qemu-system-x86_64 (TCG) with the lab's fixed device set;"
+  echo "Debian's own kernels (6.1 and 6.12 from bookworm, 7.2 from trixie-backports) booted under"
+  echo "qemu-system-x86_64 (TCG) with the lab's fixed device set;"
   echo "each folder: \`dmesg.txt.gz\` (pm_print_times, pm_debug_messages), \`ftrace.txt.gz\` (power:*,"
   echo "rpm:*, and in the mem runs sleepgraph-style delay kprobes), \`meta.txt\` (kernel, command"
   echo "line, USB port quirks, kprobes, ring-buffer stats, host load). Regenerate with"

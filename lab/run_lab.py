@@ -194,7 +194,7 @@ def boot(args: argparse.Namespace, vmlinuz: Path, initrd: Path, work: Path) -> N
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--kernel", choices=("6.1", "6.12"), required=True)
+    p.add_argument("--kernel", choices=("6.1", "6.12", "7.2"), required=True)
     p.add_argument("--mode", choices=("mem", "freeze"), default="mem")
     p.add_argument("--cycles", type=int, default=3)
     p.add_argument("--pm-async", type=int, choices=(0, 1), default=1)

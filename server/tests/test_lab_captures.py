@@ -1,4 +1,4 @@
-"""The capture lab's checked-in captures (test-fixtures/lab): Debian's 6.1 and 6.12 kernels
+"""The capture lab's checked-in captures (test-fixtures/lab): Debian's 6.1, 6.12 and 7.2 kernels
 booted under qemu by lab/run_lab.py (make captures), read as any user's capture would be.
 
 Nothing here boots qemu: the tests only read the compressed files (test-fixtures/lab/README.md
@@ -25,10 +25,10 @@ from dpmlens.traces.model.timeline import build_timeline
 
 LAB = REPO / "test-fixtures" / "lab"
 # suspend/resume with pm_print_times dmesg and ftrace (power, rpm, delay kprobes) of one run
-RUNS = ["k61-mem", "k612-mem", "k61-freeze", "k612-freeze"]
+RUNS = ["k61-mem", "k612-mem", "k61-freeze", "k612-freeze", "k72-mem"]
 # booted with trace_event=power:*,rpm:* tp_printk and runtime PM on everything
 TP_RUNS = ["k61-tp", "k612-tp"]
-KERNELS = {"k61": "6.1.0-", "k612": "6.12."}
+KERNELS = {"k61": "6.1.0-", "k612": "6.12.", "k72": "7.2."}
 
 
 def _files(run: str) -> tuple[Path, Path]:
@@ -56,7 +56,7 @@ def test_the_captures_are_two_real_kernels_with_their_commands() -> None:
         # ftrace lost nothing (per-CPU ring buffer stats at the end of the run)
         assert meta.count("dropped events: 0") == 2, run
         assert not re.search(r"(overrun|dropped events): [1-9]", meta), run
-    assert len(seen) == 2
+    assert len(seen) == 3
     readme = (LAB / "README.md").read_text()
     assert all(run in readme for run in RUNS + TP_RUNS)
 
@@ -95,7 +95,7 @@ def test_critical_path_accounts_for_each_phase_within_2_percent(run: str) -> Non
         assert p.accounted_us == pytest.approx(r.wall_us, rel=0.02), (r.cycle, r.phase)
 
 
-@pytest.mark.parametrize("run", ["k61-mem", "k612-mem"])
+@pytest.mark.parametrize("run", ["k61-mem", "k612-mem", "k72-mem"])
 def test_resume_critical_path_runs_through_the_usb_devices(run: str) -> None:
     # USB dominates resume under qemu: xhci loses its state over S3 and every USB device is
     # reset (the kernel's own "PM: resume of devices complete after" line is ~0.9 s, the
@@ -236,3 +236,29 @@ def test_sleepgraph_in_the_guest_agrees_on_every_callback(run: str) -> None:
     assert "freeze_processes" not in names and r["kernel_functions"] >= 10
     assert r["dividers"] == 2 and not names & {"device pm callbacks",
                                                "asynchronous kernel threads"}
+
+
+def test_a_616_kernel_is_read_with_its_own_async_ordering(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """7.2 (trixie-backports) orders async suspend as 6.16 does: async leaves are queued
+    before the synchronous loop runs and parents when their children are done, so no async
+    suspend callback waits for the loop. The lab's stamp names the release in the ftrace."""
+    ftrace = _files("k72-mem")[1]
+    t = load_traces([ftrace])
+    assert t.files[0].kernel_version == (7, 2)
+    runs = build_timeline(t)
+    assert runs and all(r.async_616 for r in runs)
+    down = [r for r in runs if r.phase.startswith("suspend")]
+    assert all(step.link != "dispatched" for r in down for step in critical_path(r).chain)
+    # ... where the 6.12 kernel's paths wait for the loop that queued the async work
+    old = build_timeline(load_traces([_files("k612-mem")[1]]))
+    assert not any(r.async_616 for r in old)
+    assert any(step.link == "dispatched" for r in old if r.phase.startswith("suspend")
+               for step in critical_path(r).chain)
+    # 6.16 on a 6.16 capture changes nothing
+    res = run_cli(capsys, "trace", "whatif", str(ftrace), "--ordering", "6.16",
+                  "--format", "json")
+    assert res.code == 0, res.err
+    out = json.loads(res.out)
+    assert all(p["predicted_us"] == pytest.approx(p["measured_us"], abs=1)
+               for p in out["phases"])

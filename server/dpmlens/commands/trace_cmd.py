@@ -111,7 +111,8 @@ def register(subparsers: Any) -> None:
     wi.add_argument("--ordering", choices=("auto", "legacy", "6.8", "6.16"), default="auto",
                     help="when async work starts: as the capture shows (auto: resume queued "
                     "upfront up to 6.7, by the synchronous loop since 6.8 and in stable "
-                    "kernels with 7839d0078e0d), forced to one of those (legacy, 6.8), or "
+                    "kernels with 7839d0078e0d, the 6.16 order when the capture names a "
+                    "6.16+ kernel), forced to one of those (legacy, 6.8), or "
                     "as Linux 6.16 orders it (async work no longer waits for the "
                     "synchronous loop to reach the device; see docs/traces.md)")
     wi.add_argument("--locks-from", metavar="CAPTURE", nargs="+", action="extend", default=[],
@@ -364,6 +365,8 @@ def _ordering_name(ordering: str, runs: list) -> str:  # noqa: ANN001 - PhaseRun
     """--ordering auto: which one the capture showed."""
     if ordering != "auto":
         return ordering
+    if any(r.async_616 for r in runs):
+        return "6.16"
     return "6.8" if any(r.loop_dispatch for r in runs) else "legacy"
 
 
@@ -415,6 +418,8 @@ def run_whatif(args: argparse.Namespace) -> int:
     if args.ordering in ("legacy", "6.8"):
         for r in runs:
             r.loop_dispatch = args.ordering == "6.8" and r.direction == "up"
+            # (from a 6.16+ capture: the loop's dispatch is inferred from the measured starts)
+            r.async_616 = False
     measured = measured_delays(traces, runs)
     changes = Changes(delays=delays, make_async=matcher(args.make_async),
                       make_sync=matcher(args.make_sync),

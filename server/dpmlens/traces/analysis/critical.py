@@ -109,6 +109,8 @@ class PhaseGraph:
         self.sync_thread = sync = run.sync_thread
         self.up = run.direction == "up"
         self.loop = run.loop_dispatch
+        # 6.16+ suspend: no async callback waits for the loop to reach it
+        self.down_upfront = not self.up and run.async_616
         self.by_device: dict[str, int] = dict(zip(devices, range(n), strict=True))
         # the nearest ancestor with a callback in this phase: one without completes only
         # after its own parent did (dpm_wait_for_superior), so waiting for it is waiting
@@ -184,8 +186,8 @@ class PhaseGraph:
         if not on_sync:
             idx, arr = self.sync_idx, self.sync_ends
             link, after = "dispatched", -math.inf
-            if self.up and not self.loop and self.own_parent[i]:
-                idx = []  # queued upfront: it waited for its parent, not for the loop
+            if (self.up and not self.loop and self.own_parent[i]) or self.down_upfront:
+                idx = []  # queued upfront: it waited for its parent/children, not the loop
         else:
             idx, arr = self.async_idx, self.async_ends
             link = "async wait"
@@ -208,6 +210,7 @@ class PhaseGraph:
         children = self.children
         sync, up = self.sync_thread, self.up
         upfront = up and not self.loop
+        down_upfront = self.down_upfront
         own_parent = self.own_parent
         linked, link_name = self.linked, self.link_name
         sync_idx, sync_ends = self.sync_idx, self.sync_ends
@@ -242,7 +245,7 @@ class PhaseGraph:
                     idx = ()
             else:
                 idx, arr, link, after = sync_idx, sync_ends, "dispatched", -inf
-                if upfront and own_parent[i]:
+                if (upfront and own_parent[i]) or down_upfront:
                     idx = ()
             if idx:
                 k = bisect_right(arr, s) - 1
@@ -292,6 +295,7 @@ def walk(graph: PhaseGraph) -> list[tuple[int, int, str]]:
         return out
     threads, prev, sync = graph.threads, graph.prev, graph.sync_thread
     up, upfront = graph.up, graph.up and not graph.loop
+    down_upfront = graph.down_upfront
     by_device, parents, own_parent = graph.by_device, graph.parents, graph.own_parent
     children, devices = graph.children, graph.devices
     sync_idx, sync_ends = graph.sync_idx, graph.sync_ends
@@ -329,7 +333,7 @@ def walk(graph: PhaseGraph) -> list[tuple[int, int, str]]:
                 idx = []
         else:
             idx, arr, link, after = sync_idx, sync_ends, "dispatched", -inf
-            if upfront and own_parent[k]:
+            if (upfront and own_parent[k]) or down_upfront:
                 idx = []
         if idx:
             m = bisect_right(arr, s) - 1

@@ -52,6 +52,10 @@ ORDERINGS = ("auto", "legacy", "6.8", "6.16")
 def order_616(run: PhaseRun, nodes: Nodes, sync: int, lag_us: float,
               assumptions: set[str]) -> None:
     """Rewrite one phase run's dependencies for the 6.16 ordering (in place)."""
+    if run.async_616:
+        assumptions.add("6.16: the capture's kernel already orders async work this way "
+                        "(its version is 6.16 or later): nothing to change")
+        return
     if run.direction == "up" and not run.loop_dispatch:
         assumptions.add("6.16 resume: an async child is queued when its parent is done "
                         "instead of upfront; it still starts after its parent, so the "

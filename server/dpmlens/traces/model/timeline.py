@@ -77,6 +77,10 @@ class PhaseRun:
     # resume: async devices are queued when the synchronous loop reaches them (Linux 6.8+,
     # 7839d0078e0d, and stable backports), not all at the phase start (traces.ordering)
     loop_dispatch: bool = False
+    # the capture's kernel orders async work as Linux 6.16+ does (traces.analysis.ordering):
+    # suspend queues async leaves before the loop and a parent when its children are done
+    # (no loop dispatch); resume queues a child when its parent is done, or the loop does
+    async_616: bool = False
     # device -> parent over the whole capture (every phase): a parent without a callback in
     # this phase is waited for through its own parent (traces.critical)
     ancestry: dict[str, str] | None = None
@@ -137,6 +141,9 @@ def build_timeline(traces: TraceSet) -> list[PhaseRun]:
     if (versions and min(versions) >= (6, 8)) or loop_dispatch(runs):
         for r in runs:
             r.loop_dispatch = r.direction == "up"
+    if versions and min(versions) >= (6, 16):  # only by version: no reliable trace evidence
+        for r in runs:
+            r.async_616 = True
     return runs
 
 

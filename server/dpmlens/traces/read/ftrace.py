@@ -192,6 +192,23 @@ def _headers(buf: bytes, limit: int) -> list[tuple[int, tuple[float, float] | No
         pos = nxt + 1
 
 
+_RELEASE = re.compile(rb"(\d+)\.(\d+)")
+
+
+def _stamp_version(buf: bytes, stamps: list[tuple[int, tuple[float, float] | None]],
+                   ) -> tuple[int, int] | None:
+    """The kernel release a sleepgraph stamp names (its last word: "6.12.48+deb13-amd64")."""
+    for pos, fw in stamps:
+        if fw is not None:
+            continue
+        end = buf.find(b"\n", pos)
+        words = buf[pos : end if end >= 0 else len(buf)].split()
+        m = _RELEASE.match(words[-1]) if len(words) >= 5 else None
+        if m is not None:
+            return int(m.group(1)), int(m.group(2))
+    return None
+
+
 def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
           graph: ftrace_graph.GraphReader) -> bool:
     """Read the block's PM events; True when it holds rpm_* events (read elsewhere)."""
@@ -199,6 +216,8 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
     # several tests in one file each stamp starts a new cycle. Stamps are rare: collect them
     # first and interleave by position.
     stamps = _headers(buf, limit)
+    if stamps and coll.report.kernel_version is None:
+        coll.report.kernel_version = _stamp_version(buf, stamps)
     si = 0
     next_stamp = stamps[0][0] if stamps else limit + 1
     rfind = buf.rfind
