@@ -34,13 +34,15 @@ capture k61-tp      --kernel 6.1  --mode mem    --cycles 1 --no-kprobes --tp-pri
 capture k612-tp     --kernel 6.12 --mode mem    --cycles 1 --no-kprobes --tp-printk --rpm --retries 5
 # a kernel with the 6.16 async ordering (trixie-backports; lab/fetch-kernel.sh)
 capture k72-mem     --kernel 7.2  --mode mem    --cycles 2
+capture k72-freeze  --kernel 7.2  --mode freeze --cycles 2 --no-kprobes
+capture k72-tp      --kernel 7.2  --mode mem    --cycles 1 --no-kprobes --tp-printk --rpm --retries 5
 # pm-graph's sleepgraph (-m mem -rtcwake 5 -dev -multi 3 0) in a debootstrapped bookworm root
 [ -n "${LAB_NO_SLEEPGRAPH:-}" ] || {
   capture_sleepgraph k61-sleepgraph 6.1
   capture_sleepgraph k612-sleepgraph 6.12
 }
 # The fixtures: gzip -n (no name or time in the header) keeps them byte-stable.
-for name in k61-mem k612-mem k61-freeze k612-freeze k61-tp k612-tp k72-mem; do
+for name in k61-mem k612-mem k61-freeze k612-freeze k61-tp k612-tp k72-mem k72-freeze k72-tp; do
   d=$OUT/$name; mkdir -p "$FIX/$name"
   for f in dmesg ftrace; do gzip -9nc "$d/$f.txt" > "$FIX/$name/$f.txt.gz"; done
   cp "$d/meta.txt" "$d/command.txt" "$FIX/$name/"

@@ -25,9 +25,9 @@ from dpmlens.traces.model.timeline import build_timeline
 
 LAB = REPO / "test-fixtures" / "lab"
 # suspend/resume with pm_print_times dmesg and ftrace (power, rpm, delay kprobes) of one run
-RUNS = ["k61-mem", "k612-mem", "k61-freeze", "k612-freeze", "k72-mem"]
+RUNS = ["k61-mem", "k612-mem", "k61-freeze", "k612-freeze", "k72-mem", "k72-freeze"]
 # booted with trace_event=power:*,rpm:* tp_printk and runtime PM on everything
-TP_RUNS = ["k61-tp", "k612-tp"]
+TP_RUNS = ["k61-tp", "k612-tp", "k72-tp"]
 KERNELS = {"k61": "6.1.0-", "k612": "6.12.", "k72": "7.2."}
 
 
@@ -45,7 +45,7 @@ def _callbacks(traces, *, skip=("prepare", "complete")) -> dict:  # noqa: ANN001
     return {k: sorted(v) for k, v in out.items()}
 
 
-def test_the_captures_are_two_real_kernels_with_their_commands() -> None:
+def test_the_captures_are_three_real_kernels_with_their_commands() -> None:
     seen = set()
     for run in RUNS + TP_RUNS:
         meta = (LAB / run / "meta.txt").read_text()
