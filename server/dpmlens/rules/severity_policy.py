@@ -81,6 +81,7 @@ class Policy:
     critical: Severity
     cheap: Severity
     subsystems: tuple[Subsystem, ...] = ()
+    cosmetic_rules: frozenset[str] = frozenset()  # capped like latency_rules when dead/legacy
 
 
 @lru_cache(maxsize=1)
@@ -136,6 +137,7 @@ def _parse(data: dict[str, Any]) -> Policy:
         critical=Severity.parse(str(measured.get("critical", "warning"))),
         cheap=Severity.parse(str(measured.get("cheap", "info"))),
         subsystems=tuple(_subsystem(s) for s in data.get("subsystem_policy") or ()),
+        cosmetic_rules=frozenset(str(r) for r in data.get("cosmetic_rules") or ()),
     )
 
 
@@ -271,11 +273,11 @@ def cap_delay(finding: Finding, facts: DelayFacts) -> Finding:
 
 def dead_driver(finding: Finding, reason: str, legacy: bool = False) -> Finding:
     """A finding in a driver no real build enables (`legacy`: one only built for hardware
-    nobody can test): a latency finding becomes a hint (info), any finding names the reason
+    nobody can test): a latency or cosmetic finding is capped, any finding names the reason
     (message suffix, `dead` field, tag)."""
     severity = finding.severity
     p = policy()
-    latency = finding.rule in p.latency_rules
+    latency = finding.rule in p.latency_rules or finding.rule in p.cosmetic_rules
     if latency:
         severity = min(severity, p.legacy if legacy else p.dead_driver)
     found = replace(
@@ -372,6 +374,7 @@ def table_markdown() -> list[str]:
                 f" | {shown} |"
             )
     latency = ", ".join(f"`{r}`" for r in sorted(p.latency_rules))
+    cosmetic = ", ".join(f"`{r}`" for r in sorted(p.cosmetic_rules)) or "none"
     legacy = ", ".join(f"`{k}` ({v})" for k, v in sorted(p.legacy_symbols.items()))
     out += [
         "",
@@ -381,13 +384,14 @@ def table_markdown() -> list[str]:
         f"- **Dead drivers** (`dpmlens check`, Kconfig and Makefiles of the tree; see"
         f" `kbuild/dead.py`): every symbol that builds the file depends on `BROKEN`, is"
         f" `COMPILE_TEST`-only or sits under `UNUSED_BOARD_FILES`, or the file is in"
-        f" `drivers/staging/**/deprecated`: latency findings ({latency}) become"
+        f" `drivers/staging/**/deprecated`: latency findings ({latency}) and cosmetic ones"
+        f" ({cosmetic}) become"
         f" **{'quiet' if p.dead_quiet else p.dead_driver}**, the others keep their severity;"
         f" all name the reason"
         f" (`[dead driver: ...]`, JSON `dead`). `--include-dead` turns this off.",
         f"- **Legacy hardware** (hardware nobody can test: {legacy}): a driver that only"
         f" these buses or platforms build (Kconfig), or a delay compiled only under"
-        f" `#ifdef CONFIG_<one of them>`: latency findings at most"
+        f" `#ifdef CONFIG_<one of them>`: latency and cosmetic findings at most"
         f" **{'quiet' if p.legacy_quiet else p.legacy}**, the"
         f" others keep their severity and name it (`[legacy hardware: ...]`, JSON `dead`).",
         *(
