@@ -18,8 +18,8 @@ import re
 from collections.abc import Iterator
 
 from dpmlens.findings import Finding, Fix, Span, TextEdit
-from dpmlens.model import footprint
 from dpmlens.kbuild.dead import find_top
+from dpmlens.model import footprint
 from dpmlens.model.types import PmTable
 from dpmlens.rules import pm_guards
 from dpmlens.rules.context import Context
@@ -203,7 +203,10 @@ def _needs_config(ctx: Context, table: PmTable, names: list[str]) -> bool:
     footprint.searched(model, "CONFIG_PM")
     fns = [model.functions[n] for n in names if n in model.functions]
     keep = tuple(f.start_byte for f in fns)
-    missing = pm_guards.config_only(model.source, keep)
+    bodies = tuple((f.start_byte, f.end_byte) for f in model.functions.values())
+    # the file's functions are followed below, not blockers: a patch drops their #ifdef too
+    # (and a prototype's `#else #define foo_resume NULL` with it)
+    missing = pm_guards.config_only(model.source, keep, bodies=bodies) - set(model.functions)
     top = find_top(os.path.dirname(os.path.abspath(model.path)))
     if top is not None:
         missing |= pm_guards.header_config_only(str(top))

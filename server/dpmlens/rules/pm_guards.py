@@ -23,7 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 
 _DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)$", re.M)
-_PM = re.compile(r"\bCONFIG_PM\w*")
+_PM = re.compile(r"\bCONFIG_PM(?:_\w+)?\b")  # not CONFIG_PMAC_BACKLIGHT
 _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)(\(?)[ \t]*(.*)$", re.M)
 _COMMENT = re.compile(rb"/\*.*?\*/|//[^\n]*", re.S)
 _PREPROC_LINE = re.compile(rb"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
@@ -92,11 +92,17 @@ def guard_at(source: bytes, offset: int) -> str | None:
     return best.cond if best is not None else None
 
 
-def config_only(source: bytes, keep: tuple[int, ...] = (), members: bool = True) -> set[str]:
+def config_only(
+    source: bytes,
+    keep: tuple[int, ...] = (),
+    members: bool = True,
+    bodies: tuple[tuple[int, int], ...] = (),
+) -> set[str]:
     """Names that exist only with the CONFIG_PM* symbol on (see the module doc), from the
     blocks of `source` that hold none of the offsets in `keep`; with `members`, struct
     members too (a driver's own `#ifdef CONFIG_PM_SLEEP u32 saved[4]; #endif`; a header's
-    are left out: `entry`, `completion` of struct dev_pm_info name other structs' members)."""
+    are left out: `entry`, `completion` of struct dev_pm_info name other structs' members).
+    Blocks inside a function body (`bodies`: byte ranges) declare locals: left out."""
     names: set[str] = set()
     stubs: set[str] = set()  # a stub may sit in a block of its own (`#if !defined(...)`)
     code = None if members else _COMMENT.sub(lambda m: b" " * len(m.group()), source)
@@ -107,6 +113,8 @@ def config_only(source: bytes, keep: tuple[int, ...] = (), members: bool = True)
             continue
         if code is not None and code.count(b"{", 0, b.on[0]) > code.count(b"}", 0, b.on[0]):
             continue  # inside a struct (or a function): members, not file-scope names
+        if any(lo <= b.on[0] < hi for lo, hi in bodies):
+            continue
         names |= declared(source[b.on[0] : b.on[1]], members)
     return names - stubs
 
@@ -163,6 +171,7 @@ def declared(text: bytes, members: bool = True) -> set[str]:
 def _names_of(stmt: bytes) -> set[str]:
     """The declared names of one declaration (`int a, b[4]`, `int (*cb)(void)`, `int f(x)`)."""
     stmt = re.sub(rb"=[^,]*", b"", stmt)  # initializers
+    stmt = re.sub(rb"\[[^\]]*\]", b"", stmt)  # array sizes (`regs[ARRAY_SIZE(x)]`)
     out: set[str] = set()
     for part in _split_top(stmt):
         ptr = re.search(rb"\(\s*\*\s*(\w+)\s*\)", part)
@@ -173,7 +182,7 @@ def _names_of(stmt: bytes) -> set[str]:
         if fn and fn.group(1) not in _KEYWORDS:
             out.add(fn.group(1).decode())
             continue
-        idents = [x for x in _IDENT.findall(re.sub(rb"\[[^\]]*\]|:\s*\d+", b"", part))
+        idents = [x for x in _IDENT.findall(re.sub(rb":\s*\d+", b"", part))
                   if x not in _KEYWORDS]  # fmt: skip
         if len(idents) >= 2 or (idents and out):
             out.add(idents[-1].decode())
