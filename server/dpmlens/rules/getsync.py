@@ -301,11 +301,8 @@ def _counterpart(name: str, ctx: Context) -> str | None:
     return None
 
 
-_PUTS = ("pm_runtime_put", "pm_runtime_put_sync", "pm_runtime_put_autosuspend",
-         "pm_runtime_put_sync_autosuspend", "pm_runtime_put_sync_suspend",
-         "pm_runtime_put_noidle")  # fmt: skip
-_GETS = ("pm_runtime_get_sync", "pm_runtime_resume_and_get", "pm_runtime_get",
-         "pm_runtime_get_noresume")  # fmt: skip
+_GET_CALLS = ("pm_runtime_get_sync", "pm_runtime_resume_and_get", "pm_runtime_get",
+              "pm_runtime_get_noresume")  # fmt: skip
 # acquire/release halves whose get and put balance each other (`atomic_enable` gets,
 # `atomic_disable` puts)
 _HALVES = (*_PARTNERS, ("enable", "disable"))
@@ -319,10 +316,10 @@ def _handed_over(call: CallSite, ctx: Context) -> bool:
     A file with no put of the device (the release may live in another file) is not
     concluded on."""
     device = _arg(call)
-    puts = [c for c in ctx.model.calls_to(*_PUTS) if _arg(c) == device and c.caller]
+    puts = [c for c in ctx.model.calls_to(*sorted(_PUTS)) if _arg(c) == device and c.caller]
     if not puts:
         return False
-    gets = [c for c in ctx.model.calls_to(*_GETS)
+    gets = [c for c in ctx.model.calls_to(*_GET_CALLS)
             if _arg(c) == device and c.caller and c.start_byte != call.start_byte]  # fmt: skip
     holders = {c.caller for c in gets}
     for put in puts:
