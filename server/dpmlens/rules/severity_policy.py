@@ -340,6 +340,8 @@ _SIZE_TEXT = {
     "excess_ms": "oversleep at HZ=250",
     "ms": "delay",
 }
+_PAID_TEXT = {"runtime": "runtime PM", "system": "system sleep", "hibernate": "hibernation",
+              "none": "no callback"}  # fmt: skip
 _KIND_TEXT = {
     "runtime": "runtime PM: every I/O, stream start",
     "system": "system sleep: once per cycle",
@@ -399,7 +401,8 @@ def table_markdown() -> list[str]:
             f" {', '.join(f'`{x}`' for x in sub.paths)}"
             + (f" (not {', '.join(f'`{x}`' for x in sub.excepted)})" if sub.excepted else "")
             + f", findings of {', '.join(f'`{r}`' for r in sorted(sub.rules))} paid in"
-            f" {', '.join(_KIND_TEXT.get(k, k) for k in sorted(sub.phases))} are at most"
+            f" {' or '.join(_PAID_TEXT.get(k, k) for k in sorted(sub.phases, reverse=True))}"
+            f" (once per cycle) are at most"
             f" **{'quiet' if sub.quiet else sub.severity}**; runtime PM keeps the rows above."
             for sub in p.subsystems
         ),
