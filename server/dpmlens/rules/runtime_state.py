@@ -225,7 +225,7 @@ def effect(ctx: Context, cb: Callback, call: CallSite) -> tuple[Severity | None,
     if info is not None and info.direction == "down":
         return None, (
             "so this resume fails with -EACCES if the device is runtime-suspended (nothing in"
-            " .prepare/.suspend keeps it active), and returned from this callback that aborts"
+            " .prepare/.suspend is sure to keep it active), and returned from this callback that aborts"
             " the system suspend"
         )
     return None, (
