@@ -225,8 +225,8 @@ def effect(ctx: Context, cb: Callback, call: CallSite) -> tuple[Severity | None,
     if info is not None and info.direction == "down":
         return None, (
             "so this resume fails with -EACCES if the device is runtime-suspended (nothing in"
-            " .prepare/.suspend is sure to keep it active), and returned from this callback that aborts"
-            " the system suspend"
+            " .prepare/.suspend is sure to keep it active), and returned from this callback"
+            " that aborts the system suspend"
         )
     return None, (
         "so this resume fails with -EACCES if the device is runtime-suspended (nothing on the"
