@@ -13,7 +13,7 @@ import pytest
 
 from dpmlens.config import Config
 from dpmlens.engine import analyze_source
-from dpmlens.findings import Finding
+from dpmlens.findings import Finding, Severity
 from dpmlens.model.build import build_model
 from dpmlens.model.walker import Walker
 
@@ -94,9 +94,14 @@ def test_real_trees() -> None:
     ipw = _findings(k12 / "drivers/net/wireless/intel/ipw2x00/ipw2200.c",
                     "busy-wait-in-pm-callback")  # fmt: skip
     assert ipw and all("waits before its first check" not in f.message for f in ipw)
-    xdmac = _findings(k12 / "drivers/dma/at_xdmac.c", "runtime-pm-while-disabled")
-    assert len(xdmac) == 1  # not in resume_early: suspend_late's get kept it active
-    assert "suspend_late callback atmel_xdmac_suspend()" in xdmac[0].message
+    # .prepare resumes the controller once per channel (at_xdmac_chan_is_enabled()), and
+    # device_prepare()'s reference keeps it active: the get in suspend_late returns 1 (the
+    # third round judged the earlier warning "cannot occur")
+    assert _findings(k12 / "drivers/dma/at_xdmac.c", "runtime-pm-while-disabled") == []
+    j721e = _findings(k12 / "drivers/pci/controller/cadence/pci-j721e.c",
+                      "runtime-pm-while-disabled")  # fmt: skip
+    assert [f.severity for f in j721e] == [Severity.INFO]  # a power cycle that does not happen
+    assert "power cycle" in j721e[0].message
     for pcie in ("dwc/pci-imx6.c", "dwc/pcie-qcom.c", "dwc/pcie-tegra194.c"):
         path = k12 / "drivers/pci/controller" / pcie
         assert _findings(path, "async-suspend-not-enabled") == [], pcie

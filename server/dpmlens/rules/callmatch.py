@@ -13,12 +13,13 @@ callback in one of these phases. Rule files configure it entirely:
         calls: [device_init_wakeup]   # one of file_calls
         file_calls: [dev_pm_set_wake_irq]
       once_per_callback: true         # only the first (dominant) matching call of a callback
+      grade: runtime-effect           # a named grader (GRADES below) sets {effect} and severity
       stop_after: [pm_runtime_enable] # a call to one of these ends the callback's walk
       rollback:                       # `by` calls after an `of` call in the same callback
         of: [pm_runtime_get*]         # undo or balance it: never reported
         by: [pm_runtime_put*]
 
-Message placeholders: {callee} {phase} {callback} {function} {via}.
+Message placeholders: {callee} {phase} {callback} {function} {via} {effect} (the grader's).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from dpmlens.findings import Finding, Fix, TextEdit
+from dpmlens.findings import Finding, Fix, Severity, TextEdit
 from dpmlens.model import footprint
 from dpmlens.model.types import CallSite
 from dpmlens.rules import runtime_state
@@ -42,6 +43,10 @@ CONDITIONS: dict[str, Callable[[Context, Callback, CallSite], bool]] = {
     "pinned-active": runtime_state.pinned_active,
     "active-at-suspend": runtime_state.active_at_suspend,
     "count-only": runtime_state.count_only,
+}
+# what a reported call does there: (a severity below the rule's, or None; the {effect} text)
+GRADES: dict[str, Callable[[Context, Callback, CallSite], tuple[Severity | None, str]]] = {
+    "runtime-effect": runtime_state.effect,
 }
 
 
@@ -69,6 +74,7 @@ class Options:
     calls_when_file_calls: CallsWhen | None = None
     once_per_callback: bool = False
     rollback: Rollback | None = None
+    grade: Literal["runtime-effect"] | None = None
 
     def validate(self) -> str | None:
         if not self.phases or not self.calls:
@@ -107,7 +113,7 @@ def file_skipped(
 @checker(
     "call-in-phase",
     Options,
-    fields={"callee", "phase", "callback", "function", "via"},
+    fields={"callee", "phase", "callback", "function", "via", "effect"},
     keywords=Keywords(callbacks=True),
 )
 def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
@@ -129,6 +135,7 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
     wanted = _matcher(patterns)
     allowed = set(opts.allow)
     unless = [CONDITIONS[n] for n in opts.unless]
+    grade = GRADES[opts.grade] if opts.grade else None
     stops = _matcher(list(opts.stop_after)) if opts.stop_after else None
     undone_by = _matcher(list(opts.rollback.by)) if opts.rollback else None
     undoes = _matcher(list(opts.rollback.of)) if opts.rollback else None
@@ -155,15 +162,18 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
                     break
                 continue
             seen.add(key)
+            severity, effect = grade(ctx, cb, call) if grade is not None else (None, "")
             yield ctx.report(
                 rule,
                 call,
                 cb=cb,
                 reached=reached,
+                severity=severity,
                 fixes=_fixes(rule, reached.model.path, call),
                 callee=call.callee,
                 callback=cb.function,
                 via=ctx.via(reached),
+                effect=effect,
             )
             if opts.once_per_callback:
                 break

@@ -4,16 +4,24 @@ tables whose callbacks hide from !CONFIG_PM builds behind __maybe_unused or #ifd
 The fix (only where no #ifdef is involved, so no callback can be undefined): rename the macro
 (SIMPLE_DEV_PM_OPS -> DEFINE_SIMPLE_DEV_PM_OPS, SET_X_PM_OPS -> X_PM_OPS), drop
 `__maybe_unused` from the callbacks, and wrap `.pm = &table` in pm_sleep_ptr()/pm_ptr().
+
+Callbacks under `#ifdef CONFIG_PM*` are not reported when dropping the #ifdef would not build:
+they (or the functions of the file they reach) use a name that exists only with the symbol on
+(pm_guards: the tree's headers, and the file's other CONFIG_PM* blocks). The message names the
+guard that is there (`#ifdef CONFIG_PM_SLEEP`, not always CONFIG_PM).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 
 from dpmlens.findings import Finding, Fix, Span, TextEdit
+from dpmlens.kbuild.dead import find_top
 from dpmlens.model import footprint
 from dpmlens.model.types import PmTable
+from dpmlens.rules import pm_guards
 from dpmlens.rules.context import Context
 from dpmlens.rules.loader import Rule
 from dpmlens.rules.plugin import Keywords, NoOptions, checker
@@ -33,7 +41,7 @@ _MAYBE_UNUSED_LOOKBACK = 200
 @checker(
     "deprecated-pm-ops",
     NoOptions,
-    fields={"what", "replacement", "ptr"},
+    fields={"what", "replacement", "ptr", "needs"},
     keywords=Keywords(words=("PM_OPS",)),
 )
 def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
@@ -46,7 +54,9 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
                 # callbacks from another file (rtlwifi's exported rtl_pci_suspend) are built
                 # under that file's #ifdef: converting this table alone breaks !PM_SLEEP
                 continue
-            yield _whole_table(rule, ctx, pos, table)
+            found = _whole_table(rule, ctx, pos, table)
+            if found is not None:
+                yield found
         elif table.macro is None:
             yield from _set_macros(rule, ctx, pos, table)
 
@@ -76,7 +86,9 @@ def _hidden(ctx: Context, table: PmTable, names: list[str]) -> tuple[bool, bool]
     return maybe, ifdef
 
 
-def _whole_table(rule: Rule, ctx: Context, pos: Positions, table: PmTable) -> Finding:
+def _whole_table(
+    rule: Rule, ctx: Context, pos: Positions, table: PmTable
+) -> Finding | None:
     universal = table.macro == "UNIVERSAL_DEV_PM_OPS"
     start, end = pos.range(table.span)
     text = ctx.model.source[start:end]
@@ -89,7 +101,18 @@ def _whole_table(rule: Rule, ctx: Context, pos: Positions, table: PmTable) -> Fi
     )
     fixes: tuple[Fix, ...] = ()
     names = _functions(ctx, table)
-    _maybe, ifdef = _hidden(ctx, table, names)
+    maybe, ifdef = _hidden(ctx, table, names)
+    if ifdef and _needs_config(ctx, table, names):
+        return None  # dropping the #ifdef would not build: no patch to suggest
+    guard = _guard(ctx, table, names) if ifdef else None
+    if guard is not None:
+        message["needs"] = guard
+    elif maybe:
+        message["needs"] = "__maybe_unused"
+    else:
+        message["needs"] = (
+            "__maybe_unused or #ifdef " + ("CONFIG_PM" if universal else "CONFIG_PM_SLEEP")
+        )
     defined = all(n in ctx.model.functions for n in names)
     if not universal and at >= 0 and not ifdef and defined and not table.exported and rule.fix:
         edits = [TextEdit(ctx.model.path, span, "DEFINE_SIMPLE_DEV_PM_OPS")]
@@ -126,11 +149,15 @@ def _set_macros(rule: Rule, ctx: Context, pos: Positions, table: PmTable) -> Ite
             None,
         )
         span = call.callee_span if call else member.span
-        hidden_by = "#ifdef CONFIG_PM" if ifdef else "__maybe_unused"
+        if ifdef_all and _needs_config(ctx, table, all_names):
+            return  # dropping the #ifdef would not build: no patch to suggest
+        guard = _guard(ctx, table, names if ifdef else all_names) if (ifdef or ifdef_all) else None
+        hidden_by = guard or "__maybe_unused"
         message = dict(
             what=f"{via}() in {table.name} with callbacks hidden behind {hidden_by}",
             replacement=f"{_SET_RENAMES[via]}()",
             ptr="pm_ptr" if runtime else "pm_sleep_ptr",
+            needs=hidden_by if guard is None or not maybe_all else f"{guard} or __maybe_unused",
         )
         fixes: tuple[Fix, ...] = ()
         defined = all(n in ctx.model.functions for n in all_names)
@@ -150,6 +177,59 @@ def _set_macros(rule: Rule, ctx: Context, pos: Positions, table: PmTable) -> Ite
             )
         yield _finding(rule, ctx, span, message, fixes)
         return  # one finding per table: the fix converts all of its SET_ macros at once
+
+
+def _guard(ctx: Context, table: PmTable, names: list[str]) -> str | None:
+    """The `#ifdef CONFIG_PM*` directive around the callbacks (or the table), as written."""
+    src = ctx.model.source
+    for n in names:
+        fn = ctx.model.functions.get(n)
+        if fn is not None and fn.under_config_ifdef:
+            found = pm_guards.guard_at(src, fn.start_byte)
+            if found is not None:
+                return found
+    at = Positions(src).range(table.span)[0]
+    return pm_guards.guard_at(src, at) if table.under_config_ifdef else None
+
+
+# how far into the file's functions the callbacks' names are followed
+_REACH_DEPTH = 4
+
+
+def _needs_config(ctx: Context, table: PmTable, names: list[str]) -> bool:
+    """Do the callbacks, or the functions of the file they reach, use a name that exists only
+    with a CONFIG_PM* symbol on (outside the #ifdef blocks the fix drops)?"""
+    model = ctx.model
+    footprint.searched(model, "CONFIG_PM")
+    fns = [model.functions[n] for n in names if n in model.functions]
+    keep = tuple(f.start_byte for f in fns)
+    bodies = tuple((f.start_byte, f.end_byte) for f in model.functions.values())
+    # the file's functions are followed below, not blockers: a patch drops their #ifdef too
+    # (and a prototype's `#else #define foo_resume NULL` with it)
+    missing = pm_guards.config_only(model.source, keep, bodies=bodies) - set(model.functions)
+    top = find_top(os.path.dirname(os.path.abspath(model.path)))
+    if top is not None:
+        missing |= pm_guards.header_config_only(str(top))
+    if not missing:
+        return False
+    seen: set[str] = set()
+    todo = [(n, 0) for n in names if n in model.functions]
+    while todo:
+        name, depth = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        fn = model.functions[name]
+        used = {m.decode() for m in _WORD.findall(model.source[fn.start_byte : fn.end_byte])}
+        if used & missing:
+            return True
+        if depth < _REACH_DEPTH:
+            todo += [(c.callee, depth + 1) for c in model.calls_in(name)
+                     if c.callee in model.functions]  # fmt: skip
+    return False
+
+
+_WORD = re.compile(rb"\b[A-Za-z_]\w*\b")
 
 
 def _inside(pos: Positions, inner: Span, outer: Span) -> bool:

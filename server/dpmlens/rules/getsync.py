@@ -265,6 +265,10 @@ def _judge(
         if flow.returns_void(func):
             if roles.callers_all_paired(name, static):
                 return None
+            if _handed_over(call, ctx):
+                # no put of the file is this reference's: the success path keeps it for
+                # good too, so a put on the error path alone misses the real imbalance
+                return None
             # Nobody sees the failure: whether the release half still runs is not known here.
             advice = "check that the put done elsewhere also runs when this failed"
             return _Verdict(why, False, Severity.INFO, advice)
@@ -295,6 +299,39 @@ def _counterpart(name: str, ctx: Context) -> str | None:
         ):
             return other
     return None
+
+
+_GET_CALLS = ("pm_runtime_get_sync", "pm_runtime_resume_and_get", "pm_runtime_get",
+              "pm_runtime_get_noresume")  # fmt: skip
+# acquire/release halves whose get and put balance each other (`atomic_enable` gets,
+# `atomic_disable` puts)
+_HALVES = (*_PARTNERS, ("enable", "disable"))
+
+
+def _handed_over(call: CallSite, ctx: Context) -> bool:
+    """Is every put of the device in the file the release of another get: one in its own
+    function, or in the function's acquire half (`foo_disable()` puts what `foo_enable()`
+    got)? Then a function that keeps its reference on success (no put on any path) holds
+    one that no put of the file drops: the failed get leaks no more than a successful one.
+    A file with no put of the device (the release may live in another file) is not
+    concluded on."""
+    device = _arg(call)
+    puts = [c for c in ctx.model.calls_to(*sorted(_PUTS)) if _arg(c) == device and c.caller]
+    if not puts:
+        return False
+    gets = [c for c in ctx.model.calls_to(*_GET_CALLS)
+            if _arg(c) == device and c.caller and c.start_byte != call.start_byte]  # fmt: skip
+    holders = {c.caller for c in gets}
+    for put in puts:
+        caller = put.caller or ""
+        acquire = {caller} | {caller.replace(off, on) for on, off in _HALVES if off in caller}
+        if not acquire & holders:
+            return False
+    return True
+
+
+def _arg(call: CallSite) -> str:
+    return "".join(call.args[0].split()) if call.args else ""
 
 
 def _retakes(call: CallSite, ctx: Context) -> bool:

@@ -13,6 +13,7 @@ import re
 
 import tree_sitter as ts
 
+from dpmlens.findings import Severity
 from dpmlens.model.phases import PAIRS, PHASES
 from dpmlens.model.types import CallSite
 from dpmlens.rules import cnav
@@ -80,17 +81,19 @@ def _reaches(
 
 def active_at_suspend(ctx: Context, cb: Callback, call: CallSite) -> bool:
     """The table's .prepare/.suspend runtime-resumes the device, and nothing on the way down
-    marks it suspended: after device_prepare()'s reference it cannot runtime-suspend, so it
-    is RPM_ACTIVE in every late/noirq/early callback and gets succeed (puts only count).
+    marks it suspended: after device_prepare()'s reference (pm_runtime_get_noresume() before
+    ->prepare) it cannot runtime-suspend, so it is RPM_ACTIVE in every late/noirq/early
+    callback and gets succeed (puts only count).
 
     A driver that uses autosuspend is idle-suspended most of the time: there the resume
-    must run on every path (`list_for_each_entry(...) { if (chan_busy(c)) ... }` around a
-    helper that resumes is no guarantee: it runs once per channel, maybe never)."""
+    must not be skippable. One in a loop over the controller's channels runs (the put after
+    it cannot suspend the device: the prepare reference holds it), one behind an `if` (or
+    the right side of `&&`/`||`, a `case`) may not: no guarantee."""
     down = _same_table(ctx, cb, _DOWN_MAIN)
     if not any(_reaches(ctx, c, _ACTIVATES) for c in down):
         return False
     if ctx.file_calls_any(_AUTOSUSPEND) and not any(
-        r.call.callee in _ACTIVATES and always_runs(ctx, r)
+        r.call.callee in _ACTIVATES and always_runs(ctx, r, loops=False)
         for c in down
         for r in ctx.reach(c.function)
     ):
@@ -104,27 +107,35 @@ _AUTOSUSPEND = ("pm_runtime_use_autosuspend",)
 _LOOP_MACRO = re.compile(r"^\w*for_each\w*$")
 
 
-def always_runs(ctx: Context, r: Reached) -> bool:
+def always_runs(ctx: Context, r: Reached, loops: bool = True) -> bool:
     """Does the reached call run whenever its root does: neither it nor a helper call on the
-    way sits in a loop body, a branch or the right side of `&&`/`||`?"""
+    way sits in a branch or the right side of `&&`/`||` (nor, with `loops`, a loop body)?"""
     for call, model in (*((h.call, h.model) for h in r.hops), (r.call, r.model)):
         node = ctx.call_node(call, model)
-        if node is None or _conditional(node):
+        if node is None or _conditional(node, loops):
             return False
     return True
 
 
-def _conditional(node: ts.Node) -> bool:
+_LOOPS = ("while_statement", "for_statement")
+
+
+def _conditional(node: ts.Node, loops: bool = True) -> bool:
     cur = node
     while cur.parent is not None and cur.parent.type not in ("function_definition",
                                                               "translation_unit"):  # fmt: skip
         parent = cur.parent
         kind = parent.type
-        if kind in ("if_statement", "while_statement", "for_statement", "conditional_expression"):
+        if kind in _LOOPS and not loops:
+            pass  # a loop's condition and body: run (a loop over the channels runs)
+        elif kind in ("if_statement", "conditional_expression", *_LOOPS):
             cond = parent.child_by_field_name("condition")
             if cond is None or cur.start_byte >= cond.end_byte:
                 return True  # in a branch or a loop body (a for's update too)
-        elif kind in ("do_statement", "case_statement"):
+        elif kind == "do_statement":
+            if loops:
+                return True
+        elif kind == "case_statement":
             return True
         elif kind == "binary_expression":
             op = parent.child_by_field_name("operator")
@@ -133,7 +144,7 @@ def _conditional(node: ts.Node) -> bool:
                 cur.start_byte >= left.end_byte
             ):
                 return True
-        elif kind == "compound_statement" and cur.type == "compound_statement":
+        elif kind == "compound_statement" and cur.type == "compound_statement" and loops:
             prev = cur.prev_named_sibling
             call = prev.named_children[0] if prev is not None and prev.named_children else None
             if (
@@ -194,3 +205,30 @@ def count_only(ctx: Context, cb: Callback, call: CallSite) -> bool:
 
 def _first_arg(call: CallSite) -> str:
     return "".join(call.args[0].split()) if call.args else ""
+
+
+def effect(ctx: Context, cb: Callback, call: CallSite) -> tuple[Severity | None, str]:
+    """What the reported call does with runtime PM disabled, and how serious that is.
+
+    A get/resume fails with -EACCES when the device is runtime-suspended: from a
+    suspend_late/suspend_noirq callback that error aborts the system suspend (warning). A
+    put reported here is a power cycle (count_only passed it: a get of the same device
+    follows): the put only drops the count and the get then returns at once, so the
+    intended power cycle does not happen, but nothing fails (info)."""
+    if is_suspend_type(call.callee):
+        return Severity.INFO, (
+            "so this only drops the usage count and the later runtime resume of the same"
+            " device returns at once: the power cycle the callback intends does not happen"
+            " (nothing fails; do it outside the late/noirq/early phases, or without runtime PM)"
+        )
+    info = PHASES.get(cb.phase)
+    if info is not None and info.direction == "down":
+        return None, (
+            "so this resume fails with -EACCES if the device is runtime-suspended (nothing in"
+            " .prepare/.suspend is sure to keep it active), and returned from this callback"
+            " that aborts the system suspend"
+        )
+    return None, (
+        "so this resume fails with -EACCES if the device is runtime-suspended (nothing on the"
+        " way down keeps it active), and the device is not resumed"
+    )

@@ -44,6 +44,27 @@ class Row:
 
 
 @dataclass(frozen=True)
+class Subsystem:
+    """A subsystem's documented patch policy for latency findings paid in `phases`."""
+
+    name: str
+    paths: tuple[str, ...]  # directory prefixes ("drivers/net/")
+    excepted: tuple[str, ...]  # prefixes under them that another tree maintains
+    rules: frozenset[str]
+    phases: frozenset[str]  # phase kinds: runtime, system, hibernate, none
+    severity: Severity
+    quiet: bool
+    doc: str
+    why: str
+
+    def covers(self, path: str) -> bool:
+        where = "/" + path.replace("\\", "/")
+        return any("/" + p in where for p in self.paths) and not any(
+            "/" + p in where for p in self.excepted
+        )
+
+
+@dataclass(frozen=True)
 class Policy:
     sizes: dict[str, str]  # rule -> what `min` measures
     rows: dict[str, tuple[Row, ...]]
@@ -59,6 +80,8 @@ class Policy:
     critical_ms: float
     critical: Severity
     cheap: Severity
+    subsystems: tuple[Subsystem, ...] = ()
+    cosmetic_rules: frozenset[str] = frozenset()  # capped like latency_rules when dead/legacy
 
 
 @lru_cache(maxsize=1)
@@ -113,7 +136,33 @@ def _parse(data: dict[str, Any]) -> Policy:
         critical_ms=float(measured.get("critical_ms", 1.0)),
         critical=Severity.parse(str(measured.get("critical", "warning"))),
         cheap=Severity.parse(str(measured.get("cheap", "info"))),
+        subsystems=tuple(_subsystem(s) for s in data.get("subsystem_policy") or ()),
+        cosmetic_rules=frozenset(str(r) for r in data.get("cosmetic_rules") or ()),
     )
+
+
+def _subsystem(row: dict[str, Any]) -> Subsystem:
+    severity, quiet = _severity(row.get("severity", "info"))
+    return Subsystem(
+        name=str(row["name"]),
+        paths=tuple(str(p).rstrip("/") + "/" for p in row.get("paths") or ()),
+        excepted=tuple(str(p).rstrip("/") + "/" for p in row.get("except") or ()),
+        rules=frozenset(str(r) for r in row.get("rules") or ()),
+        phases=frozenset(str(k) for k in row.get("phases") or ()),
+        severity=severity,
+        quiet=quiet,
+        doc=str(row.get("doc", "")),
+        why=str(row.get("why", "")),
+    )
+
+
+def subsystem_for(rule: str, kind: str, path: str) -> Subsystem | None:
+    """The subsystem policy row that caps `rule`'s finding paid in phase kind `kind`."""
+    return next(
+        (s for s in policy().subsystems
+         if rule in s.rules and kind in s.phases and s.covers(path)),
+        None,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -195,6 +244,11 @@ def cap_delay(finding: Finding, facts: DelayFacts) -> Finding:
         severity = cap
         if phase_kind(phase, facts) in ("system", "hibernate"):
             notes.append(f"paid once per {_when(phase)}: {_cost(rule, phase, facts)}")
+    sub = subsystem_for(rule, phase_kind(phase, facts), facts.path)
+    if sub is not None and (severity > sub.severity or (sub.quiet and not quiet)):
+        severity = min(severity, sub.severity)
+        quiet = quiet or sub.quiet
+        notes.append(f"{sub.why} ({sub.doc})")
     legacy = next((c for c in facts.configs if c in policy().legacy_symbols), None)
     if legacy is not None and severity > policy().legacy:
         severity = policy().legacy
@@ -219,11 +273,11 @@ def cap_delay(finding: Finding, facts: DelayFacts) -> Finding:
 
 def dead_driver(finding: Finding, reason: str, legacy: bool = False) -> Finding:
     """A finding in a driver no real build enables (`legacy`: one only built for hardware
-    nobody can test): a latency finding becomes a hint (info), any finding names the reason
+    nobody can test): a latency or cosmetic finding is capped, any finding names the reason
     (message suffix, `dead` field, tag)."""
     severity = finding.severity
     p = policy()
-    latency = finding.rule in p.latency_rules
+    latency = finding.rule in p.latency_rules or finding.rule in p.cosmetic_rules
     if latency:
         severity = min(severity, p.legacy if legacy else p.dead_driver)
     found = replace(
@@ -286,6 +340,8 @@ _SIZE_TEXT = {
     "excess_ms": "oversleep at HZ=250",
     "ms": "delay",
 }
+_PAID_TEXT = {"runtime": "runtime PM", "system": "system sleep", "hibernate": "hibernation",
+              "none": "no callback"}  # fmt: skip
 _KIND_TEXT = {
     "runtime": "runtime PM: every I/O, stream start",
     "system": "system sleep: once per cycle",
@@ -320,6 +376,7 @@ def table_markdown() -> list[str]:
                 f" | {shown} |"
             )
     latency = ", ".join(f"`{r}`" for r in sorted(p.latency_rules))
+    cosmetic = ", ".join(f"`{r}`" for r in sorted(p.cosmetic_rules)) or "none"
     legacy = ", ".join(f"`{k}` ({v})" for k, v in sorted(p.legacy_symbols.items()))
     out += [
         "",
@@ -329,15 +386,26 @@ def table_markdown() -> list[str]:
         f"- **Dead drivers** (`dpmlens check`, Kconfig and Makefiles of the tree; see"
         f" `kbuild/dead.py`): every symbol that builds the file depends on `BROKEN`, is"
         f" `COMPILE_TEST`-only or sits under `UNUSED_BOARD_FILES`, or the file is in"
-        f" `drivers/staging/**/deprecated`: latency findings ({latency}) become"
+        f" `drivers/staging/**/deprecated`: latency findings ({latency}) and cosmetic ones"
+        f" ({cosmetic}) become"
         f" **{'quiet' if p.dead_quiet else p.dead_driver}**, the others keep their severity;"
         f" all name the reason"
         f" (`[dead driver: ...]`, JSON `dead`). `--include-dead` turns this off.",
         f"- **Legacy hardware** (hardware nobody can test: {legacy}): a driver that only"
         f" these buses or platforms build (Kconfig), or a delay compiled only under"
-        f" `#ifdef CONFIG_<one of them>`: latency findings at most"
+        f" `#ifdef CONFIG_<one of them>`: latency and cosmetic findings at most"
         f" **{'quiet' if p.legacy_quiet else p.legacy}**, the"
         f" others keep their severity and name it (`[legacy hardware: ...]`, JSON `dead`).",
+        *(
+            f"- **Subsystem policy `{sub.name}`** ({sub.doc}): {sub.why}. In"
+            f" {', '.join(f'`{x}`' for x in sub.paths)}"
+            + (f" (not {', '.join(f'`{x}`' for x in sub.excepted)})" if sub.excepted else "")
+            + f", findings of {', '.join(f'`{r}`' for r in sorted(sub.rules))} paid in"
+            f" {' or '.join(_PAID_TEXT.get(k, k) for k in sorted(sub.phases, reverse=True))}"
+            f" (once per cycle) are at most"
+            f" **{'quiet' if sub.quiet else sub.severity}**; runtime PM keeps the rows above."
+            for sub in p.subsystems
+        ),
         "- **Error paths**: a delay followed, in its block, by a `return -E...` (a poll"
         " that timed out, a failed step) runs only when something failed: **quiet**.",
         f"- **Quiet rules** ({', '.join(f'`{r}`' for r in sorted(p.quiet_rules)) or 'none'}):"
