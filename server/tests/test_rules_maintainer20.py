@@ -132,6 +132,53 @@ def test_deprecated_needs_a_buildable_patch(tmp_path: Path, body: str, reported:
         assert "hidden behind #ifdef CONFIG_PM:" in found[0].message
 
 
+_HOST = """
+#include <linux/platform_device.h>
+#include "host-pltfm.h"
+
+static int __maybe_unused host_runtime_suspend(struct device *dev)
+{
+	return 0;
+}
+
+#ifdef CONFIG_PM_SLEEP
+static int host_suspend(struct device *dev)
+{
+	return %s(dev_get_drvdata(dev));
+}
+#endif
+
+static const struct dev_pm_ops host_pm_ops = {
+	SET_RUNTIME_PM_OPS(host_runtime_suspend, NULL, NULL)
+	SET_SYSTEM_SLEEP_PM_OPS(host_suspend, NULL)
+};
+"""
+
+
+@pytest.mark.parametrize(("call", "reported"), [("host_lib_suspend", False),
+                                                ("host_lib_reset", True)])
+def test_deprecated_reads_the_drivers_own_headers(tmp_path: Path, call: str,
+                                                  reported: bool) -> None:
+    """A library's suspend helper declared only under `#ifdef CONFIG_PM` in a local header
+    that another local header includes (sdhci-pltfm.h -> sdhci.h) blocks the patch; the
+    message names every SET_ macro of the table and each way its callbacks hide."""
+    top = _tree(tmp_path / "linux")
+    d = top / "drivers" / "mmc"
+    d.mkdir(parents=True)
+    (d / "host-pltfm.h").write_text('#include "host-lib.h"\n')
+    (d / "host-lib.h").write_text("int host_lib_reset(void *h);\n#ifdef CONFIG_PM\n"
+                                  "int host_lib_suspend(void *h);\n#endif\n")
+    path = d / "host.c"
+    path.write_text(_HOST % call)
+    pm_guards.header_config_only.cache_clear()
+    found = _findings(path, "deprecated-pm-ops-macro")
+    assert bool(found) is reported
+    if found:
+        msg = found[0].message
+        assert "SET_RUNTIME_PM_OPS() and SET_SYSTEM_SLEEP_PM_OPS()" in msg
+        assert "#ifdef CONFIG_PM_SLEEP and __maybe_unused" in msg
+
+
 def test_guard_is_named_as_written() -> None:
     src = b"#if defined(CONFIG_PM_SLEEP) && defined(X)\nint a;\n#else\nint b;\n#endif\n"
     guard = pm_guards.guard_at(src, src.index(b"int a"))

@@ -151,13 +151,19 @@ def _set_macros(rule: Rule, ctx: Context, pos: Positions, table: PmTable) -> Ite
         span = call.callee_span if call else member.span
         if ifdef_all and _needs_config(ctx, table, all_names):
             return  # dropping the #ifdef would not build: no patch to suggest
-        guard = _guard(ctx, table, names if ifdef else all_names) if (ifdef or ifdef_all) else None
-        hidden_by = guard or "__maybe_unused"
+        # the finding stands for the table (its fix converts every SET_ macro): name them all,
+        # and how their callbacks are hidden, not one macro with another's #ifdef
+        guard = _guard(ctx, table, all_names) if ifdef_all else None
+        if guard is not None and maybe_all:
+            hidden_by = f"{guard} and __maybe_unused"
+        else:
+            hidden_by = guard or "__maybe_unused"
         message = dict(
-            what=f"{via}() in {table.name} with callbacks hidden behind {hidden_by}",
-            replacement=f"{_SET_RENAMES[via]}()",
+            what=f"{' and '.join(v + '()' for v in vias)} in {table.name} with callbacks "
+            f"hidden behind {hidden_by}",
+            replacement=" and ".join(f"{_SET_RENAMES[v]}()" for v in vias),
             ptr="pm_ptr" if runtime else "pm_sleep_ptr",
-            needs=hidden_by if guard is None or not maybe_all else f"{guard} or __maybe_unused",
+            needs=hidden_by.replace(" and ", " or ") if guard and maybe_all else hidden_by,
         )
         fixes: tuple[Fix, ...] = ()
         defined = all(n in ctx.model.functions for n in all_names)
@@ -210,6 +216,7 @@ def _needs_config(ctx: Context, table: PmTable, names: list[str]) -> bool:
     top = find_top(os.path.dirname(os.path.abspath(model.path)))
     if top is not None:
         missing |= pm_guards.header_config_only(str(top))
+    missing |= pm_guards.local_header_config_only(model.path, model.source)
     if not missing:
         return False
     seen: set[str] = set()

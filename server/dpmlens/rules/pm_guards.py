@@ -218,3 +218,32 @@ def header_config_only(top: str) -> frozenset[str]:
             if b"CONFIG_PM" in data:
                 names |= config_only(data, members=False)
     return frozenset(names)
+
+
+_LOCAL_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]+"([^"\n]+)"', re.M)
+
+
+def local_header_config_only(path: str, source: bytes) -> frozenset[str]:
+    """The same for the file's own headers (`#include "sdhci-pltfm.h"` next to it, and the
+    local headers those include: sdhci.h's `#ifdef CONFIG_PM` prototypes of
+    sdhci_suspend_host())."""
+    names: set[str] = set()
+    here = Path(path).parent
+    seen: set[Path] = set()
+    todo = [(source, 0)]
+    while todo:
+        text, depth = todo.pop()
+        for m in _LOCAL_INCLUDE.finditer(text):
+            header = here / m.group(1).decode(errors="replace")
+            if header in seen:
+                continue
+            seen.add(header)
+            try:
+                data = header.read_bytes()
+            except (OSError, ValueError):
+                continue
+            if b"CONFIG_PM" in data:
+                names |= config_only(data, members=False)
+            if depth < 3:
+                todo.append((data, depth + 1))
+    return frozenset(names)
