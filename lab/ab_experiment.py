@@ -18,6 +18,12 @@ Medians per phase over cycles, 95% bootstrap intervals of the medians, the A1-vs
     (--no-run: analyse captures already in --work; --work test-fixtures/lab/ab --no-run
     re-makes the summaries from the checked-in xz captures, as tests/test_lab_whatif.py does)
 
+Starved boots (the rule, fixed before the 32-cycle 6.1 runs): under host load a TCG guest
+is starved and every callback stretches. A boot is starved when the median over its cycles
+of the e1000 0000:00:03.0 resume callback (CPU work, no sleep, no knob touches it) is more
+than twice the median of that callback over all the kernel's boots; a starved boot is
+re-run and listed in OUT.json ("starved"), never dropped silently.
+
 Writes OUT.json and OUT.md (atomically).
 """
 from __future__ import annotations
@@ -59,7 +65,8 @@ def run_captures(args: argparse.Namespace) -> None:
             if (out / "ftrace.txt").exists():
                 continue
             cmd = [sys.executable, str(HERE / "run_lab.py"), "--quiet", "--kernel", args.kernel,
-                   "--mode", "mem", "--cycles", str(per), "--retries", "5", "--out", str(out)] + extra
+                   "--mode", "mem", "--cycles", str(per), "--retries", "5", "--nice", str(args.nice),
+                   "--out", str(out)] + extra
             print(f"ab: {' '.join(cmd[1:])}", file=sys.stderr)
             subprocess.run(cmd, check=True)
 
@@ -146,6 +153,8 @@ def main() -> int:
     p.add_argument("--work", type=Path, default=TOP / "build" / "lab" / "ab")
     p.add_argument("--out", type=Path, required=True, help="writes OUT.json and OUT.md")
     p.add_argument("--no-run", action="store_true")
+    p.add_argument("--nice", type=int, default=5, help="qemu's niceness (run_lab.py --nice; "
+                   "negative needs root: a loaded host starves TCG guests)")
     p.add_argument("--fixtures", type=Path, help="also write the captures as xz (ftrace, meta) "
                    "under FIXTURES/KERNEL/CONFIG/partN/ for the tests")
     args = p.parse_args()
