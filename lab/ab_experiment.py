@@ -328,8 +328,9 @@ def main() -> int:
                                              for n in CONFIGS},
                     "boots": boots, "starved_rule": rule, "starved": starved}
     result.update(analyse(args, boots, []))
-    # the variants: the model without CPU contention; every boot, the starved ones too
-    result["without_contention"] = compact(analyse(args, boots, ["--cpus", "off"]))
+    # the variants: with the CPU contention model (--cpus auto: the captures' #P:2); every
+    # boot, the starved ones too
+    result["with_contention"] = compact(analyse(args, boots, ["--cpus", "auto"]))
     if any(starved.values()):
         args.keep = {n: all_parts(args, n) for n in CONFIGS}
         result["with_starved_boots"] = compact(analyse(args, boots, []))
@@ -419,7 +420,7 @@ def markdown(r: dict) -> str:
         if e["not_replayed"]:
             out.append("Not replayed: " + "; ".join(map(str, e["not_replayed"])))
         out.append("")
-    for key, title in (("without_contention", "Without the CPU contention model (`--cpus off`)"),
+    for key, title in (("with_contention", "With the CPU contention model (`--cpus auto`: 2 CPUs)"),
                        ("with_starved_boots", "With the starved boots (every boot)")):
         if key in r:
             out += variant(r[key], title)

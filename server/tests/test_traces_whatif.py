@@ -302,11 +302,12 @@ def test_contention_cpu_count_from_the_capture(tmp_path: Path,
     f = _contended_capture(tmp_path)
     assert cpus_of([f]) == 2 and cpus_of([tmp_path]) == 2
     assert cpus_of([CAPTURE]) is None and cpus_of([tmp_path / "absent"]) is None
-    res = run_cli(capsys, "trace", "whatif", str(f), "--sync", "all", "--format", "json")
+    res = run_cli(capsys, "trace", "whatif", str(f), "--sync", "all", "--cpus", "auto",
+                  "--format", "json")
     auto = json.loads(res.out)
     assert any(a.startswith("CPU contention: callbacks running at once share 2 CPUs")
                for a in auto["assumptions"])
-    off = json.loads(run_cli(capsys, "trace", "whatif", str(f), "--sync", "all", "--cpus", "off",
+    off = json.loads(run_cli(capsys, "trace", "whatif", str(f), "--sync", "all",  # default
                              "--format", "json").out)
     assert not any(a.startswith("CPU contention") for a in off["assumptions"])
     (pa,), (po,) = auto["phases"], off["phases"]

@@ -118,11 +118,12 @@ def register(subparsers: Any) -> None:
                     help="infer the locks (delays that never overlap across threads) from "
                     "another capture of the same machine, for a capture that cannot show "
                     "them (pm_async=0 runs nothing at the same time)")
-    wi.add_argument("--cpus", default="auto", metavar="N|auto|off",
-                    help="callbacks running at once share N CPUs (the work outside their "
-                    "measured delays is de-contended from the capture and re-contended in "
-                    "the replay); auto: the CPU count an ftrace capture states (#P:), off "
-                    "without one; off: no contention")
+    wi.add_argument("--cpus", default="off", metavar="N|auto|off",
+                    help="model CPU contention: callbacks running at once share N CPUs (the "
+                    "work outside their measured delays is de-contended from the capture and "
+                    "re-contended in the replay); auto: the CPU count an ftrace capture "
+                    "states (#P:); off (the default): none (see docs/traces.md: on the lab's "
+                    "2-CPU guests it did not validate)")
     wi.add_argument("--format", choices=("table", "json"), default="table")
     wi.set_defaults(handler=run_whatif)
     p.set_defaults(handler=help_handler(p))
