@@ -227,10 +227,6 @@ def test_replay_speed_100_cycles(tmp_path: Path) -> None:
     took = time.process_time() - t0
     assert len(w.replays) == 800
     assert took <= 1.0, f"what-if replay of 100 cycles took {took:.2f} s of CPU"
-    t0 = time.process_time()  # with CPU contention: an event replay of each touched run
-    what_if(runs, delays, Changes(delays={"intel_hdmi_detect": 5}, cpus=4))
-    took = time.process_time() - t0
-    assert took <= 1.5, f"contended what-if replay of 100 cycles took {took:.2f} s of CPU"
     t0 = time.process_time()
     what_if(runs, delays, Changes(ordering="6.16"))  # every suspend/resume phase replayed
     took = time.process_time() - t0
