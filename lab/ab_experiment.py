@@ -18,6 +18,12 @@ Medians per phase over cycles, 95% bootstrap intervals of the medians, the A1-vs
     (--no-run: analyse captures already in --work; --work test-fixtures/lab/ab --no-run
     re-makes the summaries from the checked-in xz captures, as tests/test_lab_whatif.py does)
 
+Starved boots (the rule, fixed before the 32-cycle 6.1 runs): under host load a TCG guest
+is starved and every callback stretches. A boot is starved when the median over its cycles
+of the e1000 0000:00:03.0 resume callback (CPU work, no sleep, no knob touches it) is more
+than twice the median of that callback over all the kernel's boots; a starved boot is
+re-run and listed in OUT.json ("starved"), never dropped silently.
+
 Writes OUT.json and OUT.md (atomically).
 """
 from __future__ import annotations
@@ -59,15 +65,55 @@ def run_captures(args: argparse.Namespace) -> None:
             if (out / "ftrace.txt").exists():
                 continue
             cmd = [sys.executable, str(HERE / "run_lab.py"), "--quiet", "--kernel", args.kernel,
-                   "--mode", "mem", "--cycles", str(per), "--retries", "5", "--out", str(out)] + extra
+                   "--mode", "mem", "--cycles", str(per), "--retries", "5", "--nice", str(args.nice),
+                   "--out", str(out)] + extra
             print(f"ab: {' '.join(cmd[1:])}", file=sys.stderr)
             subprocess.run(cmd, check=True)
 
 
-def files(args: argparse.Namespace, name: str, kind: str) -> list[str]:
-    """The capture files of run NAME (plain, or .xz/.gz as checked in under test-fixtures)."""
+def all_parts(args: argparse.Namespace, name: str) -> list[Path]:
+    """The boots of run NAME (partN folders holding an ftrace capture, plain or .xz/.gz)."""
     folder = args.work / args.kernel / name
-    return sorted(str(p) for ext in ("", ".xz", ".gz") for p in folder.glob(f"part*/{kind}.txt{ext}"))
+    return sorted({p.parent for ext in ("", ".xz", ".gz")
+                   for p in folder.glob(f"part*/ftrace.txt{ext}")},
+                  key=lambda p: int(p.name[4:]) if p.name[4:].isdigit() else 0)
+
+
+def part_files(parts: list[Path], kind: str) -> list[str]:
+    return sorted(str(p) for part in parts for ext in ("", ".xz", ".gz")
+                  for p in part.glob(f"{kind}.txt{ext}"))
+
+
+def files(args: argparse.Namespace, name: str, kind: str) -> list[str]:
+    """The capture files of run NAME's kept boots (args.keep; all boots before it is set)."""
+    keep = getattr(args, "keep", None)
+    return part_files(keep[name] if keep else all_parts(args, name), kind)
+
+
+def boot_facts(args: argparse.Namespace) -> dict[str, dict[str, dict]]:
+    """Per run and boot: the e1000 resume callback's median (the starvation yardstick: CPU
+    work that no knob touches), whether the HDA codec probed, the host's load."""
+    out: dict[str, dict[str, dict]] = {}
+    for name in CONFIGS:
+        for part in all_parts(args, name):
+            rep = report_files(part_files([part], "ftrace"))
+            e1000 = [c["median_us"] / 1000 for c in rep["callbacks"]
+                     if c["driver"] == "e1000" and c["phase"] == "resume"]
+            codec = any(c["device"].startswith("hdaudioC") for c in rep["callbacks"])
+            load = [line.split("load average:")[-1].strip()
+                    for f in part_files([part], "meta") for line in Path(f).read_text().splitlines()
+                    if line.startswith("host_uptime")]
+            out.setdefault(name, {})[part.name] = {
+                "e1000_resume_ms": e1000[0] if e1000 else None, "hda_codec": codec,
+                "host_load": load[0] if load else None}
+    ref = statistics.median([b["e1000_resume_ms"] for runs in out.values() for b in runs.values()
+                             if b["e1000_resume_ms"] is not None])
+    for runs in out.values():
+        for b in runs.values():
+            b["starved"] = b["e1000_resume_ms"] is not None and b["e1000_resume_ms"] > 2 * ref
+    out["_rule"] = {"e1000_resume_ms_median_all_boots": ref,  # type: ignore[dict-item]
+                    "starved_above_ms": 2 * ref}
+    return out
 
 
 def async_devices(args: argparse.Namespace, name: str) -> list[str]:
@@ -83,17 +129,24 @@ def async_devices(args: argparse.Namespace, name: str) -> list[str]:
     return sorted(out)
 
 
+def whatif_files(paths: list[str], options: list[str]) -> dict:
+    out = subprocess.run(dpmlens() + ["trace", "whatif", *paths, *options, "--format", "json"],
+                         check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
 def whatif(args: argparse.Namespace, name: str, options: list[str]) -> dict:
-    out = subprocess.run(dpmlens() + ["trace", "whatif", *files(args, name, "ftrace"), *options,
-                                      "--format", "json"], check=True, capture_output=True, text=True)
+    return whatif_files(files(args, name, "ftrace"), options)
+
+
+def report_files(paths: list[str], extra: list[str] | None = None) -> dict:
+    out = subprocess.run(dpmlens() + ["trace", "report", *paths, "--format", "json", *(extra or [])],
+                         check=True, capture_output=True, text=True)
     return json.loads(out.stdout)
 
 
 def report(args: argparse.Namespace, name: str, extra: list[str] | None = None) -> dict:
-    out = subprocess.run(dpmlens() + ["trace", "report", *files(args, name, "ftrace"), "--format", "json",
-                                      *(extra or [])],
-                         check=True, capture_output=True, text=True)
-    return json.loads(out.stdout)
+    return report_files(files(args, name, "ftrace"), extra)
 
 
 def per_cycle(result: dict, key: str) -> dict[str, list[float]]:
@@ -138,25 +191,13 @@ def path_devices(critical: list[dict], phase: str) -> dict[str, float]:
     return out
 
 
-def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--kernel", choices=sorted(TREES), required=True)
-    p.add_argument("--cycles", type=int, default=12)
-    p.add_argument("--parts", type=int, default=2)
-    p.add_argument("--work", type=Path, default=TOP / "build" / "lab" / "ab")
-    p.add_argument("--out", type=Path, required=True, help="writes OUT.json and OUT.md")
-    p.add_argument("--no-run", action="store_true")
-    p.add_argument("--fixtures", type=Path, help="also write the captures as xz (ftrace, meta) "
-                   "under FIXTURES/KERNEL/CONFIG/partN/ for the tests")
-    args = p.parse_args()
-    if not args.no_run:
-        run_captures(args)
-    for name in CONFIGS:
-        if not files(args, name, "ftrace"):
-            print(f"ab: no captures for {name} under {args.work / args.kernel}", file=sys.stderr)
-            return 1
-    measured = {name: per_cycle(whatif(args, name, []), "measured_us") for name in CONFIGS}
-    kernel = {name: kernel_lines(args, name) for name in CONFIGS}
+# 6.12's HDA codec suspends in ~610 ms when it probed at boot (under host load the probe can
+# time out: "Cannot probe codecs"), so suspend is also compared over the boots without it,
+# on both sides: this pseudo-phase
+NOCODEC = "suspend (boots without the HDA codec)"
+
+
+def experiments(args: argparse.Namespace) -> list[tuple[str, str, list[str], str | None]]:
     source = Path(TREES[args.kernel]) / "drivers" / "usb"
     # pm_async=1 runs async only the devices whose power/async is enabled, and a capture
     # with pm_async=0 shows no lock (nothing runs at the same time): both are read from A2,
@@ -164,7 +205,7 @@ def main() -> int:
     # overlapped), never its timings
     known = [x for d in async_devices(args, "A2") for x in ("--async", d)]
     locks = ["--locks-from", *files(args, "A2", "ftrace")]
-    experiments = [  # (label, from, options, measured B)
+    return [  # (label, from, options, measured B)
         ("pm_async 1 -> 0: --sync all", "A1", ["--sync", "all"], "async0"),
         ("pm_async 0 -> 1: --async all", "async0", ["--async", "all"], "A1"),
         ("pm_async 0 -> 1: --async (A2's async devices) --locks-from A2", "async0",
@@ -176,34 +217,51 @@ def main() -> int:
         ("fast enumeration: --spec-minimums", "A1", ["--spec-minimums", "--source", str(source)], "fastenum"),
         ("--ordering 6.16 (no kernel to measure)", "A1", ["--ordering", "6.16"], None),
     ]
-    result: dict = {"kernel": args.kernel, "cycles_per_run": {n: len(measured[n]["resume"]) for n in CONFIGS},
-                    "host_load": sorted({line.split("load average:")[-1].strip()
-                                         for n in CONFIGS for f in files(args, n, "meta")
-                                         for line in Path(f).read_text().splitlines()
-                                         if line.startswith("host_uptime")}),
-                    # under load the HDA codec probe can time out at boot ("Cannot probe
-                    # codecs"): that boot lacks the codec, whose suspend is ~0.6 s on 6.12
-                    "boots_with_hda_codec": {n: f"{sum('Cannot probe codecs' not in Path(f).read_text(errors='replace') for f in files(args, n, 'dmesg'))} of {len(files(args, n, 'dmesg'))}"
-                                             for n in CONFIGS},
+
+
+def analyse(args: argparse.Namespace, boots: dict[str, dict[str, dict]], cpus: list[str]) -> dict:
+    """Medians, noise and every experiment over the boots in args.keep; CPUS: the what-if's
+    --cpus option (empty: its default)."""
+    measured = {name: per_cycle(whatif(args, name, cpus), "measured_us") for name in CONFIGS}
+    kernel = {name: kernel_lines(args, name) for name in CONFIGS}
+    nocodec = {name: [p for p in args.keep[name] if not boots[name][p.name]["hda_codec"]]
+               for name in CONFIGS}
+    compare_nocodec = any(boots[n][p.name]["hda_codec"] for n in CONFIGS for p in args.keep[n])
+    if compare_nocodec:
+        for name in CONFIGS:
+            if nocodec[name]:
+                measured[name][NOCODEC] = per_cycle(whatif_files(
+                    part_files(nocodec[name], "ftrace"), cpus), "measured_us")["suspend"]
+    phases = PHASES + ([NOCODEC] if compare_nocodec else [])
+    result: dict = {"cycles_per_run": {n: len(measured[n]["resume"]) for n in CONFIGS},
+                    "boots_used": {n: [p.name for p in args.keep[n]] for n in CONFIGS},
                     "runs": {}, "noise": {}, "experiments": []}
     for name in CONFIGS:
-        result["runs"][name] = {ph: median_ci(measured[name][ph]) for ph in PHASES}
+        result["runs"][name] = {ph: median_ci(measured[name].get(ph, [])) for ph in phases}
         result["runs"][name]["kernel_lines"] = {ph: median_ci(v) for ph, v in kernel[name].items()}
-    for ph in PHASES:
+    for ph in phases:
         a1, a2 = result["runs"]["A1"][ph]["median"], result["runs"]["A2"][ph]["median"]
         result["noise"][ph] = abs(a1 - a2) / max(a1, a2) * 100 if a1 and a2 else None
-    for label, base, options, target in experiments:
-        if not source.exists() and "--source" in options:
-            result["experiments"].append({"label": label, "skipped": f"{source} is absent"})
+    for label, base, options, target in experiments(args):
+        if "--source" in options and not Path(options[options.index("--source") + 1]).exists():
+            result["experiments"].append({"label": label, "skipped":
+                                          f"{options[options.index('--source') + 1]} is absent"})
             continue
-        res = whatif(args, base, options)
+        res = whatif(args, base, options + cpus)
         pred = per_cycle(res, "predicted_us")
         # the same what-if from A2, the other run of A: how much A's own noise moves it
-        other = per_cycle(whatif(args, "A2", options), "predicted_us") if base == "A1" else None
+        other = per_cycle(whatif(args, "A2", options + cpus), "predicted_us") if base == "A1" else None
+        if compare_nocodec:
+            if nocodec[base]:
+                pred[NOCODEC] = per_cycle(whatif_files(part_files(nocodec[base], "ftrace"),
+                                                       options + cpus), "predicted_us")["suspend"]
+            if other is not None and nocodec["A2"]:
+                other[NOCODEC] = per_cycle(whatif_files(part_files(nocodec["A2"], "ftrace"),
+                                                        options + cpus), "predicted_us")["suspend"]
         row: dict = {"label": label, "from": base, "measured_run": target, "options": options,
                      "not_replayed": res.get("not_replayed", []), "phases": {}}
-        for ph in PHASES:
-            pm = median_ci(pred[ph])
+        for ph in phases:
+            pm = median_ci(pred.get(ph, []))
             entry = {"predicted": pm, "from_measured": result["runs"][base][ph]}
             if target:
                 b = result["runs"][target][ph]
@@ -213,7 +271,7 @@ def main() -> int:
                     noise = result["noise"][ph] or 0.0
                     entry["error_pct"] = err
                     entry["within"] = abs(err) <= max(10.0, noise)
-                    if other is not None and other[ph]:
+                    if other is not None and other.get(ph):
                         o = median_ci(other[ph])
                         entry["predicted_from_A2"] = o
                         entry["error_from_A2_pct"] = (o["median"] - b["median"]) / b["median"] * 100
@@ -222,6 +280,60 @@ def main() -> int:
         if target:
             row["critical_path_measured"] = path_devices(report(args, target).get("critical_path") or [], "resume")
         result["experiments"].append(row)
+    return result
+
+
+def compact(r: dict) -> dict:
+    """The suspend and resume figures of an analysis (for the variants beside the main one)."""
+    keep = ("suspend", "resume", NOCODEC)
+    return {"cycles_per_run": r["cycles_per_run"], "boots_used": r["boots_used"],
+            "runs": {n: {ph: v for ph, v in runs.items() if ph in keep} for n, runs in r["runs"].items()},
+            "noise": {ph: v for ph, v in r["noise"].items() if ph in keep},
+            "experiments": [{"label": e["label"], **({"skipped": e["skipped"]} if "skipped" in e else {
+                "phases": {ph: {k: v for k, v in x.items() if k in ("predicted", "measured", "error_pct",
+                                                                     "error_from_A2_pct", "within")}
+                           for ph, x in e["phases"].items() if ph in keep}})}
+                            for e in r["experiments"]]}
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--kernel", choices=sorted(TREES), required=True)
+    p.add_argument("--cycles", type=int, default=12)
+    p.add_argument("--parts", type=int, default=2)
+    p.add_argument("--work", type=Path, default=TOP / "build" / "lab" / "ab")
+    p.add_argument("--out", type=Path, required=True, help="writes OUT.json and OUT.md")
+    p.add_argument("--no-run", action="store_true")
+    p.add_argument("--nice", type=int, default=5, help="qemu's niceness (run_lab.py --nice; "
+                   "negative needs root: a loaded host starves TCG guests)")
+    p.add_argument("--fixtures", type=Path, help="also write the captures as xz (ftrace, meta) "
+                   "under FIXTURES/KERNEL/CONFIG/partN/ for the tests")
+    args = p.parse_args()
+    if not args.no_run:
+        run_captures(args)
+    for name in CONFIGS:
+        if not all_parts(args, name):
+            print(f"ab: no captures for {name} under {args.work / args.kernel}", file=sys.stderr)
+            return 1
+    boots = boot_facts(args)
+    rule = boots.pop("_rule")
+    args.keep = {n: [p for p in all_parts(args, n) if not boots[n][p.name]["starved"]] for n in CONFIGS}
+    starved = {n: [b for b, f in boots[n].items() if f["starved"]] for n in CONFIGS}
+    result: dict = {"kernel": args.kernel,
+                    "host_load": sorted({b["host_load"] for runs in boots.values()
+                                         for b in runs.values() if b["host_load"]}),
+                    # under load the HDA codec probe can time out at boot ("Cannot probe
+                    # codecs"): that boot lacks the codec, whose suspend is ~0.6 s on 6.12
+                    "boots_with_hda_codec": {n: f"{sum(b['hda_codec'] for b in boots[n].values())} of {len(boots[n])}"
+                                             for n in CONFIGS},
+                    "boots": boots, "starved_rule": rule, "starved": starved}
+    result.update(analyse(args, boots, []))
+    # the variants: with the CPU contention model (--cpus auto: the captures' #P:2); every
+    # boot, the starved ones too
+    result["with_contention"] = compact(analyse(args, boots, ["--cpus", "auto"]))
+    if any(starved.values()):
+        args.keep = {n: all_parts(args, n) for n in CONFIGS}
+        result["with_starved_boots"] = compact(analyse(args, boots, []))
     if args.fixtures:
         keep_fixtures(args)
     write(args.out.with_name(args.out.name + ".json"), json.dumps(result, indent=1) + "\n")
@@ -258,19 +370,35 @@ def fmt(m: dict) -> str:
 
 
 def markdown(r: dict) -> str:
+    rule = r["starved_rule"]
     out = [f"### Kernel {r['kernel']}: A/B under qemu (ms, median [95% CI], n = {r['cycles_per_run']})", "",
            f"Host load averages during the runs: {'; '.join(r['host_load'])}", "",
            "Boots whose HDA codec probed (the others lack it): "
            + ", ".join(f"{n} {v}" for n, v in r["boots_with_hda_codec"].items()), "",
-           "| phase | A1 | A2 | noise A1/A2 | pm_async=0 | fast enum |", "|---|---|---|---|---|---|"]
-    for ph in PHASES:
-        runs = r["runs"]
+           f"Starved boots (median e1000 resume callback > 2 x {rule['e1000_resume_ms_median_all_boots']:.1f} ms, "
+           "the median over all boots; left out of the analysis, kept in the data): "
+           + (", ".join(f"{n} {b} ({r['boots'][n][b]['e1000_resume_ms']:.1f} ms)"
+                        for n, bs in r["starved"].items() for b in bs) or "none"), "",
+           "| boot | " + " | ".join(CONFIGS) + " |", "|---|" + "---|" * len(CONFIGS)]
+    for part in sorted({b for n in CONFIGS for b in r["boots"][n]}, key=lambda b: int(b[4:])):
+        cells = []
+        for n in CONFIGS:
+            b = r["boots"][n].get(part)
+            cells.append("-" if b is None else
+                         f"e1000 {b['e1000_resume_ms']:.1f}{', codec' if b['hda_codec'] else ''}"
+                         f"{', STARVED' if b['starved'] else ''}; load {b['host_load']}")
+        out.append(f"| {part} | " + " | ".join(cells) + " |")
+    out += ["", "| phase | A1 | A2 | noise A1/A2 | pm_async=0 | fast enum |", "|---|---|---|---|---|---|"]
+    runs = r["runs"]
+    for ph in r["noise"]:
         noise = r["noise"][ph]
         out.append(f"| {ph} | {fmt(runs['A1'][ph])} | {fmt(runs['A2'][ph])} | "
                    f"{'-' if noise is None else f'{noise:.1f}%'} | {fmt(runs['async0'][ph])} | {fmt(runs['fastenum'][ph])} |")
     kl = r["runs"]
-    out += ["", "The kernel's own `PM: resume of devices complete after` lines (ms): "
-            + ", ".join(f"{n} {fmt(kl[n]['kernel_lines']['resume'])}" for n in kl), ""]
+    if any(kl[n]["kernel_lines"]["resume"]["n"] for n in kl):
+        out += ["", "The kernel's own `PM: resume of devices complete after` lines (ms): "
+                + ", ".join(f"{n} {fmt(kl[n]['kernel_lines']['resume'])}" for n in kl)]
+    out.append("")
     for e in r["experiments"]:
         if "skipped" in e:
             out += [f"**{e['label']}**: skipped ({e['skipped']})", ""]
@@ -292,7 +420,28 @@ def markdown(r: dict) -> str:
         if e["not_replayed"]:
             out.append("Not replayed: " + "; ".join(map(str, e["not_replayed"])))
         out.append("")
+    for key, title in (("with_contention", "With the CPU contention model (`--cpus auto`: 2 CPUs)"),
+                       ("with_starved_boots", "With the starved boots (every boot)")):
+        if key in r:
+            out += variant(r[key], title)
     return "\n".join(out) + "\n"
+
+
+def variant(v: dict, title: str) -> list[str]:
+    out = [f"#### {title}: errors of the predictions (from A1; from A2)", "",
+           f"n = {v['cycles_per_run']}; noise A1/A2: "
+           + ", ".join(f"{ph} {x:.1f}%" for ph, x in v["noise"].items() if x is not None), "",
+           "| what-if | " + " | ".join(v["noise"]) + " |", "|---|" + "---|" * len(v["noise"])]
+    for e in v["experiments"]:
+        if "skipped" in e:
+            continue
+        cells = []
+        for ph in v["noise"]:
+            x = e["phases"].get(ph, {})
+            err, e2 = x.get("error_pct"), x.get("error_from_A2_pct")
+            cells.append("-" if err is None else f"{err:+.1f}%" + ("" if e2 is None else f"; {e2:+.1f}%"))
+        out.append(f"| {e['label']} | " + " | ".join(cells) + " |")
+    return out + [""]
 
 
 def write(path: Path, text: str) -> None:

@@ -27,6 +27,7 @@ from dpmlens.traces.model.timeline import build_timeline
 
 AB = REPO / "test-fixtures" / "lab" / "ab"
 KERNELS = ["6.1", "6.12"]
+NOCODEC = "suspend (boots without the HDA codec)"
 
 
 def _captures(kernel: str, config: str) -> list[Path]:
@@ -57,50 +58,119 @@ def remade(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 def test_the_summaries_are_what_the_checked_in_captures_give(remade: tuple) -> None:
     kernel, got = remade
     want = _summary(kernel)
-    for name in ("A1", "A2", "async0", "fastenum"):
-        for ph in ("suspend", "resume"):
-            assert got["runs"][name][ph]["median"] == pytest.approx(
-                want["runs"][name][ph]["median"], abs=0.01), (name, ph)
+    assert got["starved"] == want["starved"] and got["boots"] == want["boots"]
     compared = 0
-    for e in got["experiments"]:
-        if "skipped" in e:  # --spec-minimums without the kernel tree here
+    for variant in ("", "with_contention", "with_starved_boots"):
+        g, w = (got, want) if not variant else (got.get(variant), want.get(variant))
+        if w is None:
+            assert g is None
             continue
-        w = _experiment(want, e["label"])
-        for ph in ("suspend", "resume"):
-            assert e["phases"][ph]["predicted"]["median"] == pytest.approx(
-                w["phases"][ph]["predicted"]["median"], abs=0.01), (e["label"], ph)
-            compared += 1
-    assert compared >= 10
+        for name in ("A1", "A2", "async0", "fastenum"):
+            for ph in ("suspend", "resume", NOCODEC):
+                if ph in w["runs"][name]:
+                    assert g["runs"][name][ph]["median"] == pytest.approx(
+                        w["runs"][name][ph]["median"], abs=0.01), (variant, name, ph)
+        for e in g["experiments"]:
+            if "skipped" in e:  # --spec-minimums without the kernel tree here
+                continue
+            x = _experiment(w, e["label"])
+            for ph in ("suspend", "resume", NOCODEC):
+                if ph in x["phases"]:
+                    assert e["phases"][ph]["predicted"]["median"] == pytest.approx(
+                        x["phases"][ph]["predicted"]["median"], abs=0.01), (variant, e["label"], ph)
+                    compared += 1
+    assert compared >= 30
+
+
+def test_the_starved_boots_are_those_the_stated_rule_picks() -> None:
+    """A boot whose median e1000 resume callback is over twice the median over all the
+    kernel's boots is left out of the analysis and listed; its capture stays checked in."""
+    for kernel in KERNELS:
+        s = _summary(kernel)
+        ref = s["starved_rule"]["e1000_resume_ms_median_all_boots"]
+        for name, boots in s["boots"].items():
+            assert sorted(boots) == sorted(p.parent.name for p in _captures(kernel, name))
+            for part, b in boots.items():
+                assert b["starved"] == (b["e1000_resume_ms"] > 2 * ref), (kernel, name, part)
+                assert (part in s["starved"][name]) == b["starved"]
+                assert (part in s["boots_used"][name]) != b["starved"]
+    assert _summary("6.1")["starved"]["A1"] == ["part2"]  # 90.5 ms against 2 x 41.2
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_the_resume_what_ifs_predict_b(kernel: str) -> None:
-    """Resume: within max(10%, the A1-vs-A2 noise) of B measured, from A1; where A1 misses
-    it (6.1: its resume median is the high one, 7.3% over A2's), from A2."""
+    """Resume: within max(10%, the A1-vs-A2 noise) of B measured, from A1 and from A2."""
     s = _summary(kernel)
-    noise = s["noise"]["resume"]
-    bound = max(10.0, noise)
-    # the quirk's change as it is: msleep(50) -> usleep_range(10000, 12000)
-    fast = _experiment(s, "fast enumeration: --delay hub_port_reset:msleep(50)=usleep")
-    assert abs(fast["phases"]["resume"]["error_pct"]) <= bound
-    assert abs(fast["phases"]["resume"]["error_from_A2_pct"]) <= bound
-    # as 12 ms msleeps (the jiffies rounding kept): 6.1 from A1 +10.1%
-    twelve = _experiment(s, "fast enumeration: --delay hub_port_reset:msleep(50)=12")
-    assert abs(twelve["phases"]["resume"]["error_from_A2_pct"]) <= bound
-    assert abs(twelve["phases"]["resume"]["error_pct"]) <= (bound if kernel == "6.12" else 10.5)
-    spec = _experiment(s, "fast enumeration: --spec-minimums")
-    if "skipped" not in spec:
-        assert abs(spec["phases"]["resume"]["error_pct"]) <= bound
-    sync = _experiment(s, "pm_async 1 -> 0: --sync all")["phases"]["resume"]
-    assert abs(sync["error_from_A2_pct"]) <= bound
-    assert abs(sync["error_pct"]) <= (bound if kernel == "6.12" else 12.0)
+    bound = max(10.0, s["noise"]["resume"])
+    for prefix in ("fast enumeration: --delay hub_port_reset:msleep(50)=usleep",
+                   "fast enumeration: --delay hub_port_reset:msleep(50)=12",
+                   "fast enumeration: --spec-minimums", "pm_async 1 -> 0: --sync all"):
+        e = _experiment(s, prefix)
+        if "skipped" in e:  # --spec-minimums without the kernel tree here
+            continue
+        r = e["phases"]["resume"]
+        assert abs(r["error_pct"]) <= bound and abs(r["error_from_A2_pct"]) <= bound, prefix
     informed = _experiment(s, "pm_async 0 -> 1: --async (A2's")["phases"]["resume"]
-    assert abs(informed["error_pct"]) <= (bound if kernel == "6.12" else 10.5)
-    # against the other run of the same configuration (A2 measured), the 6.1 one is close
-    a2 = s["runs"]["A2"]["resume"]["median"]
+    assert abs(informed["error_pct"]) <= bound
+    a2 = s["runs"]["A2"]["resume"]["median"]  # against the other run of the defaults too
     assert abs(informed["predicted"]["median"] - a2) / a2 * 100 <= bound
     # without what pm_async=1 really makes async (power/async) and the lock, it cannot
     assert _experiment(s, "pm_async 0 -> 1: --async all")["phases"]["resume"]["error_pct"] < -40
+    # the CPU contention model barely moves resume (USB sleeps, little concurrent work: at
+    # most 1.8 points, 6.12's --sync all +7.2% -> +5.4%)
+    model = {e["label"]: e for e in s["with_contention"]["experiments"]}
+    for e in s["experiments"]:
+        if "skipped" not in e and e["measured_run"]:
+            got = model[e["label"]]["phases"]["resume"]["error_pct"]
+            assert abs(got - e["phases"]["resume"]["error_pct"]) < 2.5, e["label"]
+
+
+def test_suspend_with_and_without_cpu_contention() -> None:
+    """Suspend is not predicted, either way (docs/traces.md). 6.1: the ata ports, sd disks and
+    USB devices suspend at once on 2 CPUs; replayed one after another with their measured
+    times `--sync all` is +64% (+61% from A2); processor sharing over the 2 CPUs brings it
+    to -12% (-9%) but moves the informed --async from -13% to +22%. 6.12 (the boots without
+    the HDA codec on both sides): -2% (+14%) and +27% without the model, -42% and +96% with
+    it: there the ata ports' time is mostly not CPU work."""
+    s = _summary("6.1")
+    model = {e["label"]: e for e in s["with_contention"]["experiments"]}
+    sync = _experiment(s, "pm_async 1 -> 0: --sync all")
+    informed = _experiment(s, "pm_async 0 -> 1: --async (A2's")
+    off, on = sync["phases"]["suspend"], model[sync["label"]]["phases"]["suspend"]
+    assert off["error_pct"] > 50 and off["error_from_A2_pct"] > 50
+    assert -20 < on["error_pct"] < 0 and -20 < on["error_from_A2_pct"] < 0
+    assert -20 < informed["phases"]["suspend"]["error_pct"] < -5
+    assert 10 < model[informed["label"]]["phases"]["suspend"]["error_pct"] < 30
+    s = _summary("6.12")
+    model = {e["label"]: e for e in s["with_contention"]["experiments"]}
+    sync = _experiment(s, "pm_async 1 -> 0: --sync all")
+    informed = _experiment(s, "pm_async 0 -> 1: --async (A2's")
+    assert abs(sync["phases"][NOCODEC]["error_pct"]) < 10
+    assert model[sync["label"]]["phases"][NOCODEC]["error_pct"] < -30
+    assert 10 < informed["phases"][NOCODEC]["error_pct"] < model[informed["label"]]["phases"][
+        NOCODEC]["error_pct"]
+    # the fast-enumeration change does not touch suspend: the prediction is A1 as measured
+    fast = _experiment(s, "fast enumeration: --delay hub_port_reset:msleep(50)=usleep")
+    assert fast["phases"]["suspend"]["predicted"]["median"] == s["runs"]["A1"]["suspend"]["median"]
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_contention_no_change_replays_the_lab_captures(kernel: str) -> None:
+    """With contention on (2 CPUs, the captures' #P:2) and the lock in the replay (a change
+    that changes nothing), every phase of every configuration replays as measured."""
+    from dpmlens.traces.analysis.contention import cpus_of
+
+    for config in ("A1", "async0"):
+        paths = _captures(kernel, config)[:2]
+        assert cpus_of(paths) == 2
+        traces = load_traces(paths)
+        runs = build_timeline(traces)
+        delays = measured_delays(traces, runs)
+        res = what_if(runs, delays, Changes(cpus=2, delays={"hub_port_reset:msleep(50)": 50.0}))
+        assert any(a.startswith("CPU contention") for a in res.assumptions)
+        for r in res.replays:
+            assert r.predicted_us == pytest.approx(r.measured_us, rel=1e-4), (
+                config, r.run.cycle, r.run.phase)
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
@@ -123,7 +193,7 @@ def test_resume_dispatch_by_the_loop_is_read_from_the_capture() -> None:
     runs = build_timeline(load_traces(_captures("6.1", "A1")))
     assert all(r.loop_dispatch == (r.direction == "up") for r in runs)
     resume = [critical_path(r) for r in runs if r.phase == "resume"]
-    assert len(resume) == 16
+    assert len(resume) == 8 * len(_captures("6.1", "A1"))
     shares = sorted(p.waits_us / p.run.wall_us for p in resume)
     # (median 3.3%, worst cycle 18%; before: 99%)
     assert shares[len(shares) // 2] <= 0.05 and shares[-1] <= 0.2, shares

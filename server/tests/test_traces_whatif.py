@@ -243,3 +243,83 @@ def _shift(line: str, by: float) -> str:
         return f"{parts[0]} {float(parts[1]) + by:.6f}: {rest}"
     except (ValueError, IndexError):
         return line
+
+
+# -- CPU contention (traces.analysis.contention) ---------------------------------------------
+
+def _contended_capture(tmp_path: Path) -> Path:
+    """Three async callbacks of 30 ms at once on 2 CPUs (dev-a sleeps its first 10 ms in a
+    msleep), after a short synchronous one."""
+    lines = [(1.0, "bash-1", "suspend_resume: dpm_suspend[2] begin"),
+             (1.0002, "bash-1", "device_pm_callback_start: s sync0, parent: none, bus [suspend]"),
+             (1.0004, "bash-1", "device_pm_callback_end: s sync0, err=0"),
+             (1.0011, "kworker/u4:0-10", "msleep_cal: (msleep+0x0/0x40) time=10"),
+             (1.0111, "kworker/u4:0-10",
+              "msleep_ret: (x_suspend+0x12/0x90 [x] <- msleep) arg1=0x0"),
+             (1.032, "bash-1", "suspend_resume: dpm_suspend[2] end")]
+    for k, dev in enumerate("abc"):
+        task = f"kworker/u4:{k}-{10 + k}"
+        lines += [(1.001, task,
+                   f"device_pm_callback_start: x dev-{dev}, parent: none, bus [suspend]"),
+                  (1.031, task, f"device_pm_callback_end: x dev-{dev}, err=0")]
+    f = tmp_path / "contended_ftrace.txt"
+    f.write_text("# tracer: nop\n#\n# entries-in-buffer/entries-written: 11/11   #P:2\n#\n"
+                 + "".join(f"{task:>16} [000] .... {ts:.6f}: {x}\n"
+                           for ts, task, x in sorted(lines)))
+    return f
+
+
+def test_contention_de_contends_the_work_and_not_the_sleeps(tmp_path: Path) -> None:
+    t, runs, delays = _load(_contended_capture(tmp_path))
+    sync = matcher(["all"])
+    # no contention: run one after another, each takes its 30 ms
+    plain = what_if(runs, delays, Changes(make_sync=sync)).replays[0]
+    # 2 CPUs: b and c worked alone for 10 ms (a slept), then 20 ms at 2/3 of a CPU each
+    # (a, b, c): b and c need 10 + 13.3 ms alone; a needs its 10 ms sleep + 13.3 ms of work
+    two = what_if(runs, delays, Changes(make_sync=sync, cpus=2)).replays[0]
+    # 1 CPU: 10 ms at 1/2, 20 at 1/3: b, c 11.7 ms; a 10 ms sleep + 6.7 ms
+    one = what_if(runs, delays, Changes(make_sync=sync, cpus=1)).replays[0]
+    took = {c: [round(du) for _, _, du, _ in r.path()[1:]] for c, r in
+            (("plain", plain), ("2", two), ("1", one))}
+    assert took == {"plain": [30000] * 3, "2": [23333] * 3, "1": [16667, 11667, 11667]}
+    assert plain.predicted_us - two.predicted_us == pytest.approx(3 * 6667, abs=2)
+    # nothing changed: the capture's own concurrency gives back every time it measured
+    for cpus in (1, 2, 8):
+        (r,) = what_if(runs, delays, Changes(cpus=cpus)).replays
+        assert r.predicted_us == pytest.approx(r.measured_us, rel=1e-9)
+
+
+def test_contention_cpu_count_from_the_capture(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from cli_helpers import run_cli
+
+    from dpmlens.traces.analysis.contention import cpus_of
+
+    f = _contended_capture(tmp_path)
+    assert cpus_of([f]) == 2 and cpus_of([tmp_path]) == 2
+    assert cpus_of([CAPTURE]) is None and cpus_of([tmp_path / "absent"]) is None
+    res = run_cli(capsys, "trace", "whatif", str(f), "--sync", "all", "--cpus", "auto",
+                  "--format", "json")
+    auto = json.loads(res.out)
+    assert any(a.startswith("CPU contention: callbacks running at once share 2 CPUs")
+               for a in auto["assumptions"])
+    off = json.loads(run_cli(capsys, "trace", "whatif", str(f), "--sync", "all",  # default
+                             "--format", "json").out)
+    assert not any(a.startswith("CPU contention") for a in off["assumptions"])
+    (pa,), (po,) = auto["phases"], off["phases"]
+    assert po["predicted_us"] - pa["predicted_us"] == pytest.approx(3 * 6667, abs=2)
+    bad = run_cli(capsys, "trace", "whatif", str(f), "--cpus", "two")
+    assert bad.code == 2 and "--cpus two: expected a CPU count, auto or off" in bad.err
+
+
+def test_contention_no_change_reproduces_the_real_captures() -> None:
+    from dpmlens.traces.analysis.contention import cpus_of
+
+    paths = sorted(p for p in shared_traces().rglob("*ftrace*"))
+    assert len(paths) >= 6
+    for p in paths:
+        t, runs, delays = _load(p)
+        cpus = cpus_of([p])
+        assert cpus in (4, 8), p
+        for r in what_if(runs, delays, Changes(cpus=cpus)).replays:
+            assert r.predicted_us == pytest.approx(r.measured_us, rel=1e-4), (p, r.run.phase)

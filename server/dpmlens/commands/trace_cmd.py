@@ -119,6 +119,12 @@ def register(subparsers: Any) -> None:
                     help="infer the locks (delays that never overlap across threads) from "
                     "another capture of the same machine, for a capture that cannot show "
                     "them (pm_async=0 runs nothing at the same time)")
+    wi.add_argument("--cpus", default="off", metavar="N|auto|off",
+                    help="model CPU contention: callbacks running at once share N CPUs (the "
+                    "work outside their measured delays is de-contended from the capture and "
+                    "re-contended in the replay); auto: the CPU count an ftrace capture "
+                    "states (#P:); off (the default): none (see docs/traces.md: on the lab's "
+                    "2-CPU guests it did not validate)")
     wi.add_argument("--format", choices=("table", "json"), default="table")
     wi.set_defaults(handler=run_whatif)
     p.set_defaults(handler=help_handler(p))
@@ -407,6 +413,18 @@ def run_whatif(args: argparse.Namespace) -> int:
                              "FUNCTION:DELAY(VALUE)=MS, e.g. "
                              "hub_port_reset=10 or hub_port_reset:msleep(50)=12")
         delays[fn.strip()] = value
+    cpus: int | None = None
+    if args.cpus == "auto":
+        from dpmlens.traces.analysis.contention import cpus_of
+
+        cpus = cpus_of(args.paths)
+    elif args.cpus != "off":
+        try:
+            cpus = int(args.cpus)
+        except ValueError:
+            cpus = 0
+        if cpus < 1:
+            raise UsageError(f"--cpus {args.cpus}: expected a CPU count, auto or off")
     if args.spec_minimums and not args.source:
         raise UsageError("--spec-minimums needs --source DIR: the spec quantity of a delay "
                          "comes from its call site in the source")
@@ -424,7 +442,7 @@ def run_whatif(args: argparse.Namespace) -> int:
     changes = Changes(delays=delays, make_async=matcher(args.make_async),
                       make_sync=matcher(args.make_sync),
                       ordering="6.16" if args.ordering == "6.16" else "legacy",
-                      replace=replace)
+                      replace=replace, cpus=cpus)
     words = [f"--delay {k}={v:g}" if k not in replace else f"--delay {k}={v_call}"
              for k, v in delays.items()
              for v_call in [_call_text(replace[k]) if k in replace else ""]]

@@ -12,7 +12,7 @@ class Nodes:
     """A phase run's dependency graph, column-wise (a replay of 100 cycles has ~200,000)."""
 
     __slots__ = ("ivs", "dur", "release", "deps", "thread", "lag", "extra", "measured_us",
-                 "last_end", "held")
+                 "last_end", "held", "cut", "segments", "cpus")
 
     def __init__(self, ivs: list[Interval], dur: list[float], release: list[float],
                  deps: list[list[tuple[int, str]]], thread: list[int], lag: list[float],
@@ -30,6 +30,12 @@ class Nodes:
         # the other nodes here (traces.analysis.exclusive), the measured lock wait left out;
         # when it took the lock in the capture (from the phase start)
         self.held: dict[int, list[float]] = {}
+        # node -> {id(delay): us the changes took off that delay's calls}
+        self.cut: dict[int, dict[int, float]] = {}
+        # with CPU contention (traces.analysis.contention): per node its segments
+        # (sleep?, us, delay), the work de-contended; replayed over `cpus` CPUs
+        self.segments: list[list[tuple[int, float, object]]] | None = None
+        self.cpus = 0
 
     def __len__(self) -> int:
         return len(self.ivs)

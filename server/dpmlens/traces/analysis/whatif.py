@@ -103,6 +103,9 @@ class Changes:
     # locks inferred from another capture of the same machine (--locks-from), when this one
     # cannot show them (a pm_async=0 capture runs nothing at the same time)
     locks: Exclusion | None = None
+    # the guest's CPU count: callbacks running at once share them (traces.analysis.contention);
+    # None: no contention (every callback as fast as measured, whatever runs beside it)
+    cpus: int | None = None
 
     def delay_ms(self, d: MeasuredDelay) -> float | None:
         """The new time of delay `d`, None when no change targets it (the most specific
@@ -217,7 +220,15 @@ def replay(run: PhaseRun, nodes: Nodes) -> Replay:
         return best + lag[i]
 
     lock_by: dict[int, int] = {}  # node -> the node whose lock it waited for
-    if not held:
+    saved_us = round(nodes.measured_us - math.fsum(dur), 3)
+    if nodes.segments is not None:
+        from dpmlens.traces.analysis.contention import replay_contended
+
+        k, k_end = replay_contended(nodes, nodes.segments, nodes.cpus, start_of, start, end,
+                                    lock_by)
+        for i in range(n):
+            dur[i] = end[i] - start[i]
+    elif not held:
         for i in range(n):
             t = start[i] = start_of(i)
             e = end[i] = t + dur[i]
@@ -242,8 +253,7 @@ def replay(run: PhaseRun, nodes: Nodes) -> Replay:
         chain.append((nodes.ivs[k], s, dk, link))
         k = d
     chain.reverse()
-    return Replay(run, run.wall_us, round(predicted, 3), chain,
-                  round(nodes.measured_us - math.fsum(dur), 3))
+    return Replay(run, run.wall_us, round(predicted, 3), chain, saved_us)
 
 
 def _replay_locked(n: int, all_deps: list[list[tuple[int, str]]], held: dict[int, list[float]],
@@ -338,6 +348,7 @@ def apply_changes(run: PhaseRun, nodes: Nodes, changes: Changes,
                                 f"trace; the measured time is replaced by {new_ms:g} ms")
             saved = d.calls * max(0.0, measured - new)
             nodes.dur[i] = max(0.0, nodes.dur[i] - saved)
+            nodes.cut.setdefault(i, {})[id(d)] = saved
             parts = nodes.held.get(i)
             if parts is not None:  # the part of the callback the call ran in
                 span = excl.held[id(iv)] if excl is not None else (d.start, d.end)
@@ -355,6 +366,27 @@ def apply_changes(run: PhaseRun, nodes: Nodes, changes: Changes,
 
         order_616(run, nodes, sync, async_lag_us, assumptions)
     return nodes
+
+
+def _contend(run: PhaseRun, nodes: Nodes, delays_in: dict[int, list[MeasuredDelay]],
+             cpus: int, excl: Exclusion | None) -> None:
+    """Give the nodes their segments for the contended replay: work de-contended from the
+    capture, sleeps as measured less what the changes took off them, the lock where it was
+    taken and let go."""
+    from dpmlens.traces.analysis.contention import SLEEP, demands
+
+    locks = {}
+    if excl is not None:
+        for i in nodes.held:
+            iv = nodes.ivs[i]
+            got, let_go = excl.held[id(iv)]
+            locks[i] = ((got - run.start) * 1e6, (let_go - run.start) * 1e6, excl.wait[id(iv)])
+    segs = demands(run, nodes, delays_in, cpus, locks)
+    for i, cut in nodes.cut.items():
+        segs[i] = [(kind, max(0.0, us - cut.get(id(d), 0.0))
+                    if kind == SLEEP and d is not None else us, d) for kind, us, d in segs[i]]
+    nodes.segments = segs  # type: ignore[assignment]
+    nodes.cpus = cpus
 
 
 def _req_text(call: tuple[str, float]) -> str:
@@ -543,13 +575,22 @@ def what_if(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes)
             assumptions.add(excl.describe())
     lag = (async_start_lag_us(runs, nodes_of)
            if changes.make_async is not None or changes.ordering != "legacy" else 0.0)
+    contended = False
     for r in runs:
         nodes = nodes_of.get(id(r))
         if nodes is None:
             replays.append(Replay(r, r.wall_us, r.wall_us, None, 0.0))
             continue
-        replays.append(replay(r, apply_changes(r, nodes, changes, delays_in, lag, assumptions,
-                                               excl)))
+        nodes = apply_changes(r, nodes, changes, delays_in, lag, assumptions, excl)
+        if changes.cpus:
+            _contend(r, nodes, delays_in, changes.cpus, excl)
+            contended = True
+        replays.append(replay(r, nodes))
+    if changes.cpus and contended:
+        assumptions.add(
+            f"CPU contention: callbacks running at once share {changes.cpus} CPUs (processor "
+            "sharing); a callback's time outside its measured delays is CPU work, its demand "
+            "the work's time at the rate the capture's concurrency gave it")
     missing = []
     for text in changes.delays:
         t = parse_target(text)
