@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from dpmlens import inputs, limits
 from dpmlens.traces.model.sample import Collector, DelayColumns
@@ -47,25 +47,45 @@ KERNEL_FUNCS = ("sys_sync", "ksys_sync", "pm_prepare_console", "pm_restore_conso
                 "acpi_hibernation_begin", "acpi_s2idle_begin", "acpi_s2idle_prepare",
                 "acpi_s2idle_prepare_late", "acpi_s2idle_wake", "acpi_s2idle_restore",
                 "acpi_s2idle_restore_early", "acpi_s2idle_end", "acpi_s2idle_sync")
+# The rest of sleepgraph's -dev kprobes (sleepgraph.py dev_tracefuncs): neither delays nor
+# steps, only thread activity (the "kernel thread" rows, traces.analysis.steps.thread_rows).
+# Only their returns are matched: sleepgraph draws a call only once it returned, and the call
+# line is then found backwards from the return (_call_before). A capture full of calls that
+# never return, or of calls inside callbacks, costs the scan nothing per line but the return.
+OTHER_PROBES = ("mutex_lock_slowpath", "acpi_os_stall", "rt_mutex_slowlock",
+                "acpi_resume_power_resources", "acpi_ps_execute_method", "mei_reset",
+                "ext4_sync_fs", "ath10k_bmi_read_memory", "ath10k_bmi_write_memory",
+                "ath10k_bmi_fast_download", "iwlagn_mac_start", "iwlagn_alloc_bcast_station",
+                "iwl_trans_pcie_start_hw", "iwl_trans_pcie_start_fw", "iwl_run_init_ucode",
+                "iwl_load_ucode_wait_alive", "iwl_alive_start", "iwlagn_mac_stop",
+                "iwlagn_mac_suspend", "iwlagn_mac_resume", "iwlagn_mac_add_interface",
+                "iwlagn_mac_remove_interface", "iwlagn_mac_change_interface",
+                "iwlagn_mac_config", "iwlagn_configure_filter", "iwlagn_mac_hw_scan",
+                "iwlagn_bss_info_changed", "iwlagn_mac_channel_switch", "iwlagn_mac_flush",
+                "ata_eh_recover", "i915_gem_resume", "i915_restore_state",
+                "intel_opregion_setup", "g4x_pre_enable_dp", "vlv_pre_enable_dp",
+                "chv_pre_enable_dp", "g4x_enable_dp", "vlv_enable_dp", "intel_hpd_init",
+                "intel_opregion_register", "intel_dp_detect", "intel_hdmi_detect",
+                "intel_opregion_init", "intel_fbdev_set_suspend")
 
 
-def _trie(words: tuple[str, ...]) -> str:
-    """An alternation of `words` as a prefix tree: re tries the alternatives of a flat
-    `a|b|c` one by one at every ": " of the file, a tree only as far as a prefix goes (the 43
-    probe names cost ~10% of the scan instead of doubling it)."""
-    tree: dict[str, dict] = {}
-    for w in words:
+def _trie(words: dict[str, str]) -> str:
+    """An alternation of `words` (each followed by its own suffix pattern) as a prefix tree:
+    re tries the alternatives of a flat `a|b|c` one by one at every ": " of the file, a tree
+    only as far as a prefix goes (the probe names cost ~10% of the scan instead of doubling
+    it)."""
+    tree: dict[str, Any] = {}
+    for w, suffix in words.items():
         node = tree
         for ch in w:
             node = node.setdefault(ch, {})
-        node[""] = {}
+        node[""] = suffix
 
-    def emit(node: dict[str, dict]) -> str:
+    def emit(node: dict[str, Any]) -> str:
         alts = [re.escape(ch) + emit(node[ch]) for ch in sorted(k for k in node if k)]
-        if not alts:
-            return ""
-        body = alts[0] if len(alts) == 1 and "" not in node else "(?:" + "|".join(alts) + ")"
-        return body + ("?" if "" in node else "")
+        if "" in node:
+            alts.append(node[""])  # tried last: "msleep" + "_cal" after "msleep_interruptible"
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
 
     return emit(tree)
 
@@ -73,9 +93,11 @@ def _trie(words: tuple[str, ...]) -> str:
 # rpm_* (runtime PM) lines only mark their block for traces.rpm_events: finding them in this
 # one scan is what keeps traces without them at their old speed.
 _EVENT = re.compile(rb": (?:device_pm_callback_(?:start|end): |suspend_resume: +|"
-                    + _trie(DELAY_PROBES + KERNEL_FUNCS).encode()
-                    + rb"_(?:cal|ret): |rpm_(?:suspend|resume|idle|usage|return_int|status): "
-                    + rb"|funcgraph_(?:entry|exit): )")
+                    + _trie({**dict.fromkeys(DELAY_PROBES + KERNEL_FUNCS, "_(?:cal|ret): "),
+                              **dict.fromkeys(OTHER_PROBES, "_ret: ")}).encode()
+                    + rb"|rpm_(?:suspend|resume|idle|usage|return_int|status): "
+                    + rb"|funcgraph_(?:entry|exit): "
+                    + rb"|tracing_mark_write: (?:SUSPEND START|RESUME COMPLETE))")
 _STAMP = re.compile(rb"# (?:suspend|freeze|standby|mem|disk|hibernate)-\d{6}-\d{6} ")
 _FW = re.compile(rb"# fwsuspend (\d{1,15}) fwresume (\d{1,15})")
 _ARG = re.compile(rb"\b(time|min|timeout)=(-?\d+)")
@@ -84,6 +106,8 @@ _TS_BOUND = 1e15  # seconds; also false for nan, so a nan timestamp is skipped t
 _PARENT = b", parent: "
 _ERR = b", err="
 _S, _D, _CR, _RB, _R, _F = ord("s"), ord("d"), ord("\r"), ord("]"), ord("r"), ord("f")
+_T, _UT, _P = ord("t"), ord("T"), ord("p")
+_MARK = b"tracing_mark_write: "
 _CAL_RET_END = (ord("l"), ord("t"))  # "..._cal: " / "..._ret: " (suspend_resume ends "e: ")
 
 
@@ -126,6 +150,7 @@ def parse(stream: BinaryIO, coll: Collector, threads_known: bool = True) -> None
         seen = _scan(buf, cut + 1, asm, coll, tc_graph)
         if seen or not rpm.first_done:
             rpm.feed(buf, cut + 1, seen)
+        asm.prev_block = (buf, cut + 1)  # where _call_before looks when a call is not in buf
     if carry:
         # The last line has no newline: the file was probably cut mid-line. A cut start or
         # end line fails to parse and is counted as skipped; a whole one still counts.
@@ -215,6 +240,9 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
     open_delays = asm.open_delays
     open_kfuncs = asm.open_kfuncs
     kfunc_ids = _kfunc_ids(coll.store.delays)
+    other_ids = _other_ids(coll.store.delays)
+    not_delay = kfunc_ids | other_ids
+    kprobe_threads = coll.store.activity.kprobe_threads
     in_delay = asm.in_delay
     delays = coll.store.delays
     ecache = asm.end_fields
@@ -225,7 +253,8 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
     for m in _EVENT.finditer(buf, 0, limit):
         s, e = m.span()
         c = buf[s + 2]
-        if c == _R:  # rpm_*: traces.rpm_events reads the block
+        if c == _R and buf[s + 3] == _P:  # rpm_*: traces.rpm_events reads the block
+            # (resume_console_*, rt_mutex_slowlock_ret start with "r" too)
             rpm = True
             continue
         while s > next_stamp:
@@ -301,6 +330,8 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
             except KeyError:
                 tid = tcache[tb] = task_thread(_task(tb))
             graph.entry(tid, buf[p + 1 : s], buf[e:le])
+        elif c == _T and buf.startswith(_MARK, s + 2):  # sleepgraph's test start / end
+            asm.test_marker(ts, buf[e - 1] == _UT)  # "...SUSPEND START" / "...COMPLETE"
         elif buf[e - 3] in _CAL_RET_END:  # <delay>_cal: / <delay>_ret:
             tb = buf[rfind(b"\n", 0, p) + 1 : p]
             try:
@@ -314,9 +345,14 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
                 if probe is None:
                     coll.skip("malformed delay kprobe line")
                     continue
-            if probe[1] in kfunc_ids:  # a kernel function (sleepgraph -dev): a step
-                if probe[0]:
+            if probe[1] in not_delay:
+                if probe[1] in other_ids:  # a return (only those match): thread activity
+                    t0 = _call_before(buf, s, probe[1], tid, asm, delays)
+                    if t0 is not None and ts >= t0:
+                        asm.activity(t0, ts, tid, probe[1])
+                elif probe[0]:  # a kernel function (sleepgraph -dev): a step
                     open_kfuncs[(tid, probe[1])] = ts
+                    kprobe_threads.add((cycle_base + asm.cycles.cycle, tid))
                 else:
                     t0 = open_kfuncs.pop((tid, probe[1]), None)
                     if t0 is not None and ts >= t0:
@@ -335,7 +371,11 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
                     in_delay.add(tid)
                 continue
             opened = open_delays.pop((tid, probe[1]), None)  # the return: (False, func, caller)
-            if opened is None or opened[2]:
+            if opened is None:
+                continue
+            if opened[2]:  # not a delay of its own, but thread activity all the same
+                if ts >= opened[0]:
+                    asm.activity(opened[0], ts, tid, probe[1])
                 continue
             in_delay.discard(tid)
             if ts >= opened[0]:
@@ -364,6 +404,35 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
 
 def _kfunc_ids(delays: DelayColumns) -> frozenset[int]:
     return frozenset(delays.name_id(f) for f in KERNEL_FUNCS)
+
+
+def _other_ids(delays: DelayColumns) -> frozenset[int]:
+    return frozenset(delays.name_id(f) for f in OTHER_PROBES)
+
+
+def _call_before(buf: bytes, end: int, func: int, tid: int, asm: Assembler,
+                 delays: DelayColumns) -> float | None:
+    """The time of the latest "<func>_cal: " line of thread `tid` before `end` in `buf`, or
+    else in the block before (sleepgraph pairs a return with its thread's open call of the
+    same probe). None when neither holds it: the call is dropped with its return."""
+    needle = b": " + delays.names[func].encode() + b"_cal: "
+    tcache = asm.thread_cache
+    for b, lim in ((buf, end), asm.prev_block):
+        j = b.rfind(needle, 0, lim)
+        while j >= 0:
+            ls = b.rfind(b"\n", 0, j) + 1
+            p = b.rfind(b" ", ls, j)
+            tb = b[ls:p]
+            t = tcache.get(tb)
+            if t is None:
+                t = tcache[tb] = asm.coll.store.task_thread(_task(tb))
+            if t == tid:
+                try:
+                    return float(b[p + 1 : j])
+                except ValueError:
+                    return None
+            j = b.rfind(needle, 0, ls)
+    return None
 
 
 def _task(prefix: bytes) -> str:
