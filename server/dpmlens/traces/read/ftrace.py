@@ -8,7 +8,9 @@ anchors on ": <event>: " and takes the timestamp as the word just before it. Eve
 regex with a literal prefix scans each multi-megabyte block in C, which is what makes the
 50 MB/s budget reachable in Python. Files of the function_graph tracer are read by
 traces.ftrace_graph instead (decided on the first 64 KiB); trace-cmd's funcgraph_entry/exit
-events are handed to it from this scan.
+events are handed to it from this scan. Besides the PM events: sleepgraph's -dev kprobe lines
+(delays, kernel functions, and the returns of its other probes: thread activity) and its
+"SUSPEND START"/"RESUME COMPLETE" trace_marker lines (the bounds of its test).
 """
 
 from __future__ import annotations
@@ -108,7 +110,7 @@ _TS_BOUND = 1e15  # seconds; also false for nan, so a nan timestamp is skipped t
 _PARENT = b", parent: "
 _ERR = b", err="
 _S, _D, _CR, _RB, _R, _F = ord("s"), ord("d"), ord("\r"), ord("]"), ord("r"), ord("f")
-_T, _UT, _P = ord("t"), ord("T"), ord("p")
+_T, _UT, _P, _NL, _SP = ord("t"), ord("T"), ord("p"), ord("\n"), ord(" ")
 _MARK = b"tracing_mark_write: "
 _CAL_RET_END = (ord("l"), ord("t"))  # "..._cal: " / "..._ret: " (suspend_resume ends "e: ")
 
@@ -198,25 +200,22 @@ def _blocks(stream: BinaryIO) -> Iterator[bytes]:
 
 
 def _headers(buf: bytes, limit: int) -> list[tuple[int, tuple[float, float] | None]]:
-    """sleepgraph header lines by position: a stamp (None) or its firmware times in us; a
-    `^`-anchored regex would try every byte."""
+    """sleepgraph header lines by position: a stamp (None) or its firmware times in us. A
+    header line starts with "# "; '#' is rare elsewhere, so it is looked for alone (memchr:
+    a tenth of the time of looking for "\n# ", which stops at every line)."""
     out: list[tuple[int, tuple[float, float] | None]] = []
-    pos = 0
-    if not buf.startswith(b"# "):
-        pos = buf.find(b"\n# ", 0, limit) + 1
-        if pos == 0:
-            return out
-    while True:
-        if _STAMP.match(buf, pos):
-            out.append((pos, None))
-        else:
-            fw = _FW.match(buf, pos)
-            if fw is not None:
-                out.append((pos, (int(fw.group(1)) / 1e3, int(fw.group(2)) / 1e3)))
-        nxt = buf.find(b"\n# ", pos, limit)
-        if nxt < 0:
-            return out
-        pos = nxt + 1
+    find = buf.find
+    pos = find(b"#", 0, limit - 1)
+    while pos >= 0:
+        if (pos == 0 or buf[pos - 1] == _NL) and buf[pos + 1] == _SP:
+            if _STAMP.match(buf, pos):
+                out.append((pos, None))
+            else:
+                fw = _FW.match(buf, pos)
+                if fw is not None:
+                    out.append((pos, (int(fw.group(1)) / 1e3, int(fw.group(2)) / 1e3)))
+        pos = find(b"#", pos + 1, limit - 1)
+    return out
 
 
 def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
