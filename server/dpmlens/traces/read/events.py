@@ -74,9 +74,11 @@ class Assembler:
         self.outside_acc: dict[tuple, list] = {}
         self.pending = self._pending
         self.thread_cache: dict[bytes, int] = {}  # the importer's raw task field -> thread id
-        # ftrace payloads split once: start -> (head, parent, tail), end -> (head, err)
-        # per marker stage (an empty info defers to it): payload -> (head, lookup())
-        self.stage_caches: dict[str, dict[bytes, tuple]] = {"main": {}}
+        # ftrace payloads split once, per marker stage (an empty info defers to it): a start's
+        # -> (key, group, phase) or False, an end's -> (key, err); ftrace.py keys a callback
+        # by its end line as it comes without an error ("<driver> <device>, err=0"), so that
+        # the common end is popped by its own payload
+        self.stage_caches: dict[str, dict[bytes, tuple | bool]] = {"main": {}}
         self.stage_cache = self.stage_caches["main"]
         self.end_fields: dict[bytes, tuple[bytes, int]] = {}
 

@@ -109,6 +109,7 @@ _ARG_MS = {b"time": 1.0, b"min": 1e-3}  # msleep(time) in ms, usleep_range(min, 
 _TS_BOUND = 1e15  # seconds; also false for nan, so a nan timestamp is skipped too
 _PARENT = b", parent: "
 _ERR = b", err="
+_ERR0 = b", err=0"
 _S, _D, _CR, _RB, _R, _F = ord("s"), ord("d"), ord("\r"), ord("]"), ord("r"), ord("f")
 _T, _UT, _P, _NL, _SP = ord("t"), ord("T"), ord("p"), ord("\n"), ord(" ")
 _MARK = b"tracing_mark_write: "
@@ -293,8 +294,12 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
                     coll.skip("malformed device_pm_callback_start")
                     continue
                 head = pl[:j]
-                hit = asm.stage_cache[pl] = (head, asm.lookup(head, pl[j + 10 : k], pl[k + 2 :]))
-            if hit[1] is False:
+                found = asm.lookup(head, pl[j + 10 : k], pl[k + 2 :])
+                # (the callback's key, its group, its phase): the key is the payload of its
+                # end line as it comes without an error, "<driver> <device>, err=0"
+                hit = asm.stage_cache[pl] = False if found is False else (
+                    head + _ERR0, found[0], found[1])
+            if hit is False:
                 coll.skip("callback start with an unknown verb or stage")
                 continue
             # the task ("kworker/u8:3-193", the suspending shell): the thread the callback
@@ -304,29 +309,32 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
                 tid = tcache[tb]
             except KeyError:
                 tid = tcache[tb] = task_thread(_task(tb))
-            head = hit[0]
-            if hit[1][1] is not asm._last_phase or head in pending:
-                begin(ts, head, hit[1][0], hit[1][1], tid)
+            key, group, phase = hit
+            if phase is not asm._last_phase or key in pending:
+                begin(ts, key, group, phase, tid)
                 continue
             # the common case of Assembler.begin, inlined: the phase goes on, no start left
-            pending[head] = (ts, hit[1][0], hit[1][1], asm._last_cycle, tid)
-            open_on_thread[tid] = head
+            pending[key] = (ts, group, phase, asm._last_cycle, tid)
+            open_on_thread[tid] = key
         elif d:  # device_pm_callback_end
             pl = buf[e:le]
-            he = ecache.get(pl)
-            if he is None:
-                j = pl.rfind(_ERR)
-                try:
-                    he = ecache[pl] = (pl[:j], int(pl[j + 6 :]))
-                except ValueError:
-                    j = -1
-                if j < 0:
-                    coll.skip("malformed device_pm_callback_end")
-                    continue
-            p = pending_pop(he[0], None)
-            if p is None or he[1] or p[2] not in open_members or ts < p[0] \
-                    or (delay_acc and he[0] in delay_acc):  # delays measured in it
-                end_popped(p, ts, he[0], he[1])
+            p = pending_pop(pl, None)  # "<driver> <device>, err=0": the callback's key
+            if p is None:  # an error, or no start: the key from the payload
+                he = ecache.get(pl)
+                if he is None:
+                    j = pl.rfind(_ERR)
+                    try:
+                        he = ecache[pl] = (pl[:j] + _ERR0, int(pl[j + 6 :]))
+                    except ValueError:
+                        j = -1
+                    if j < 0:
+                        coll.skip("malformed device_pm_callback_end")
+                        continue
+                end_popped(pending_pop(he[0], None), ts, he[0], he[1])
+                continue
+            if p[2] not in open_members or ts < p[0] \
+                    or (delay_acc and pl in delay_acc):  # delays measured in it
+                end_popped(p, ts, pl, 0)
                 continue
             # the common case of Assembler.end_popped, inlined (the 50 MB/s budget)
             t0, group, _, cycle, thread = p
