@@ -228,3 +228,29 @@ def test_without_trace_markers_the_test_is_suspend_enter_to_thaw_processes(
     rows = {r.thread: r.duration_us for r in thread_rows(load_traces([path]))}
     # the ata_eh_recover call at 100.05 starts after suspend_enter (100.01)
     assert rows == {"scsi_eh_1-10": 450100.0, "rcu_preempt-15": 10000.0}
+
+
+def test_returns_without_their_calls_cost_no_scan_each(tmp_path: Path) -> None:
+    """A capture of 40,000 -dev probe returns whose calls are not in it (or belong to other
+    threads): each return's backward search is bounded (the block's first call line is
+    found once, at most _CALL_LOOKBACK other calls are looked past), so it reads in about
+    the time of any capture of its size, and nothing is paired."""
+    import time
+
+    from dpmlens.traces.analysis.steps import thread_rows
+
+    other = "kworker/0:1-30"
+    lines = ["# tracer: nop\n"]
+    for i in range(40_000):
+        ts = f"{100 + i / 1e4:.6f}"
+        if i % 2:  # a call of another thread, then a return of scsi_eh_1 with no call
+            lines.append(f"{other:>20} [000] d....  {ts}: mutex_lock_slowpath_cal: "
+                         "(__mutex_lock_slowpath+0x0/0x10)\n")
+        lines.append(f"{'scsi_eh_1-10':>20} [001] d....  {ts}: mutex_lock_slowpath_ret: "
+                     "(x+0x1/0x2 <- __mutex_lock_slowpath) arg1=0x0\n")
+    path = tmp_path / "rets_ftrace.txt"
+    path.write_text("".join(lines))
+    c0 = time.process_time()
+    ts_ = load_traces([path])
+    assert time.process_time() - c0 < 5  # ~0.8 s; searching back each time: 12 s
+    assert [r.thread for r in thread_rows(ts_)] == []

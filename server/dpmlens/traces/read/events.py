@@ -69,7 +69,13 @@ class Assembler:
         # still to come; open on both sides until a marker is seen
         self.window: tuple[float, bool] = (-math.inf, True)
         self.trace_markers = False  # "SUSPEND START" lines seen: they bound the test
-        self.prev_block: tuple[bytes, int] = (b"", 0)  # ftrace.py: the block read before
+        # ftrace.py: the block read before (text, end, first call line per probe) and the
+        # first call line per probe of the block being read
+        self.prev_block: tuple[bytes, int, dict[bytes, int]] = (b"", 0, {})
+        self.call_firsts: dict[bytes, int] = {}
+        self.block_serial = 0  # blocks read
+        # (probe, thread) -> (block serial, position) of the thread's last return of the probe
+        self.call_marks: dict[tuple[int, int], tuple[int, int]] = {}
         self.delay_acc: dict[bytes | str | tuple[str, str], dict[tuple, list]] = {}
         self.outside_acc: dict[tuple, list] = {}
         self.pending = self._pending

@@ -155,7 +155,9 @@ def parse(stream: BinaryIO, coll: Collector, threads_known: bool = True) -> None
         seen = _scan(buf, cut + 1, asm, coll, tc_graph)
         if seen or not rpm.first_done:
             rpm.feed(buf, cut + 1, seen)
-        asm.prev_block = (buf, cut + 1)  # where _call_before looks when a call is not in buf
+        # where _call_before looks when a call is not in buf
+        asm.prev_block, asm.call_firsts = (buf, cut + 1, asm.call_firsts), {}
+        asm.block_serial += 1
     if carry:
         # The last line has no newline: the file was probably cut mid-line. A cut start or
         # end line fails to parse and is counted as skipped; a whole one still counts.
@@ -433,16 +435,39 @@ def _other_ids(delays: DelayColumns) -> frozenset[int]:
     return frozenset(delays.name_id(f) for f in OTHER_PROBES)
 
 
+# calls of other threads (or unreturned ones) looked past per block before a return is given
+# up (a bound; each search also starts only after the thread's previous return of the probe)
+_CALL_LOOKBACK = 64
+
+
 def _call_before(buf: bytes, end: int, func: int, tid: int, asm: Assembler,
                  delays: DelayColumns) -> float | None:
     """The time of the latest "<func>_cal: " line of thread `tid` before `end` in `buf`, or
     else in the block before (sleepgraph pairs a return with its thread's open call of the
-    same probe). None when neither holds it: the call is dropped with its return."""
+    same probe). None when neither holds it: the call is dropped with its return. The search
+    goes back only to the thread's previous return of the probe (the call it returned from
+    came before that: these probes do not nest) and each block's first line of the probe is
+    found once: a capture of returns without their calls is read in linear time."""
     needle = b": " + delays.names[func].encode() + b"_cal: "
     tcache = asm.thread_cache
-    for b, lim in ((buf, end), asm.prev_block):
-        j = b.rfind(needle, 0, lim)
-        while j >= 0:
+    serial = asm.block_serial
+    mark = asm.call_marks.get((func, tid))
+    asm.call_marks[(func, tid)] = (serial, end)
+    searches = [(buf, end, asm.call_firsts, mark[1] if mark and mark[0] == serial else 0)]
+    if mark is None or mark[0] < serial:  # the call may be in the block before
+        pb, plim, pfirsts = asm.prev_block
+        searches.append((pb, plim, pfirsts, mark[1] if mark and mark[0] == serial - 1 else 0))
+    for b, lim, firsts, low in searches:
+        first = firsts.get(needle)
+        if first is None:
+            first = firsts[needle] = b.find(needle)
+        low = max(low, first)
+        if first < 0 or low >= lim:
+            continue
+        j = b.rfind(needle, low, lim)
+        for _ in range(_CALL_LOOKBACK):
+            if j < 0:
+                break
             ls = b.rfind(b"\n", 0, j) + 1
             p = b.rfind(b" ", ls, j)
             tb = b[ls:p]
@@ -454,7 +479,7 @@ def _call_before(buf: bytes, end: int, func: int, tid: int, asm: Assembler,
                     return float(b[p + 1 : j])
                 except ValueError:
                     return None
-            j = b.rfind(needle, 0, ls)
+            j = b.rfind(needle, low, ls)
     return None
 
 
