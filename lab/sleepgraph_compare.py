@@ -7,7 +7,9 @@ reads those titles and, for the same test's *_ftrace.txt, dpmlens's callbacks (t
 as `dpmlens trace report` reads them). A sleepgraph duration agrees when dpmlens has the same
 device in the same phase within max(1%, 5 us) (sleepgraph prints microseconds).
 Kernel functions sleepgraph's -dev kprobes time inside phases (class "thread kth"/"sec":
-ksys_sync, freeze_processes, ...) have no dpmlens callback: counted apart.
+ksys_sync, freeze_processes, ...) have no dpmlens callback: counted apart and compared with
+dpmlens's kernel steps of the same name and phase; sleepgraph's "kernel thread" rows with
+dpmlens's thread rows of the same thread (same phase, same tolerance).
 
     .venv/bin/python lab/sleepgraph_compare.py build/lab/k61-sleepgraph [--json OUT]
 """
@@ -23,7 +25,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from dpmlens.traces import load_traces
-from dpmlens.traces.analysis.steps import step_rows
+from dpmlens.traces.analysis.steps import step_rows, thread_rows
 
 BOX = re.compile(r'<div id="[a-z0-9]*" title="(?P<title>[^"]*)" class="thread(?P<cls>[^"]*)"')
 TITLE = re.compile(r"^(?P<name>.*?)(?: \{(?P<drv>[^}]*)\})?(?: \((?:a?sync)\))? "
@@ -68,28 +70,15 @@ def sleepgraph_boxes(page: Path) -> list[dict]:
     return out
 
 
-def _thread_rows(traces) -> dict[str, float]:
-    """sleepgraph's "kernel thread" rows (sleepgraph.py addDeviceFunctionCall): a thread that
-    ran no device callback gets a row spanning its first to its last -dev kprobe call of the
-    test; dpmlens has those calls as measured delays outside callbacks (traces.delays)."""
-    from dpmlens.traces.analysis.delays import measured_delays
-    from dpmlens.traces.model.timeline import build_timeline
-
-    runs = build_timeline(traces)
-    names = traces.store.threads
-    with_callbacks = {iv.thread for r in runs for iv in r.intervals}
-    spans: dict[str, list[float]] = {}
-    for d in measured_delays(traces, runs):
-        if d.interval is not None or d.thread in with_callbacks or d.thread < 0:
-            continue
-        sp = spans.setdefault(names[d.thread], [d.start, d.end])
-        sp[0], sp[1] = min(sp[0], d.start), max(sp[1], d.end)
-    return {name: (e - s) * 1e6 for name, (s, e) in spans.items()}
+def _thread_rows(traces) -> dict[str, tuple[str, float]]:
+    """sleepgraph's "kernel thread" rows (sleepgraph.py addDeviceFunctionCall) as dpmlens
+    models them (traces.analysis.steps.thread_rows): thread -> (phase, duration us)."""
+    return {r.thread: (r.phase, r.duration_us) for r in thread_rows(traces)}
 
 
 def compare(folder: Path) -> dict:
     tests = sorted({p.parent for p in folder.rglob("*_ftrace.txt*")})
-    total = agree = kfunc = kagree = dividers = 0
+    total = agree = kfunc = kagree = dividers = extra_rows = 0
     misses: list[dict] = []
     for test in tests:
         (page,) = list(test.glob("*.html*"))
@@ -103,7 +92,7 @@ def compare(folder: Path) -> dict:
         steps: dict[tuple[str, str], list[float]] = defaultdict(list)
         for row in step_rows(traces):
             steps[(row.phase, row.step.name)].append(row.duration_us)
-        threads = _thread_rows(traces)
+        threads = _thread_rows(traces)  # what is left once matched: rows sleepgraph lacks
         for box in sleepgraph_boxes(page):
             if box.get("divider"):
                 dividers += 1
@@ -112,13 +101,16 @@ def compare(folder: Path) -> dict:
             if box["device"].endswith(" kernel_thread"):
                 box["kernel_function"] = True
                 kfunc += 1
-                got = threads.get(box["device"][:-len(" kernel_thread")])
-                if got is not None and abs(got - box["us"]) <= max(0.01 * box["us"], 5.0):
+                row = threads.pop(box["device"][:-len(" kernel_thread")], None)
+                got = row[1] if row is not None else None
+                if row is not None and row[0] == box["phase"] \
+                        and abs(row[1] - box["us"]) <= max(0.01 * box["us"], 5.0):
                     agree += 1
                     kagree += 1
                     continue
                 misses.append({"test": test.name, **box, "dpmlens_us": got,
-                               "why": "kernel thread: no delays of it" if got is None
+                               "why": "kernel thread: no kprobe calls of it" if row is None
+                               else "kernel thread: phase differs" if row[0] != box["phase"]
                                else "kernel thread: span differs"})
                 continue
             kernel = box["kernel_function"] or (
@@ -145,7 +137,9 @@ def compare(folder: Path) -> dict:
             else:
                 misses.append({"test": test.name, **box, "dpmlens_us": best,
                                "why": "no such callback" if best is None else "duration differs"})
+        extra_rows += len(threads)
     return {"folder": str(folder), "tests": len(tests), "sleepgraph_durations": total,
+            "dpmlens_thread_rows_not_in_sleepgraph": extra_rows,
             "agree": agree, "agree_pct": 100.0 * agree / total if total else None,
             "dividers": dividers,
             "kernel_functions": kfunc, "kernel_functions_agree": kagree,
@@ -170,7 +164,8 @@ def main() -> int:
           f"device-phase durations agree ({r['agree_pct']:.2f}%); {r['kernel_functions']} are kernel "
           f"functions ({r['kernel_functions_agree']} agree with a dpmlens step); callbacks only: "
           f"{r['agree_pct_callbacks_only']:.2f}%; {r['dividers']} row-group captions left out "
-          f"(no trace event: sleepgraph's addHorizontalDivider)")
+          f"(no trace event: sleepgraph's addHorizontalDivider); "
+          f"{r['dpmlens_thread_rows_not_in_sleepgraph']} dpmlens thread rows sleepgraph has not")
     why: dict[str, int] = defaultdict(int)
     for m in r["misses"]:
         why[m["why"]] += 1

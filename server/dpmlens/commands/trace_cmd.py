@@ -150,7 +150,7 @@ def _load(paths: list[str]):  # noqa: ANN202 - TraceSet
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from dpmlens.traces import aggregate, build_index, map_to_source, phase_stats
+    from dpmlens.traces import aggregate, phase_stats
     from dpmlens.traces.report.output import dumps, report_csv, report_json, report_text
 
     if args.top is not None and args.top < 1:
@@ -171,6 +171,7 @@ def run_report(args: argparse.Namespace) -> int:
             raise UsageError(f"--source {args.source}: no such file or directory")
         from dpmlens.traces.model.names import candidates
         from dpmlens.traces.model.traceset import resolve_names
+        from dpmlens.traces.source.mapping import build_index, map_to_source
 
         # a head with spaces may name any of its prefixes as the driver: look for all of them
         wanted = {s.driver for s in stats} | {

@@ -9,13 +9,34 @@ Entry points (see docs/traces.md):
   compare(before, after) -> [DiffRow]     medians and Mann-Whitney U
 """
 
+from typing import TYPE_CHECKING, Any
+
 from dpmlens.traces.analysis.aggregate import CallbackStats, PhaseStats, aggregate, phase_stats
 from dpmlens.traces.analysis.diff import DiffRow, compare, mann_whitney_u
 from dpmlens.traces.model.sample import CallbackSample, FileReport, PhaseTime
 from dpmlens.traces.model.traceset import TraceSet
 from dpmlens.traces.read.load import load_traces
 from dpmlens.traces.report.output import callback_json, report_json, trace_status
-from dpmlens.traces.source.mapping import MappedReport, SourceIndex, build_index, map_to_source
+
+if TYPE_CHECKING:
+    from dpmlens.traces.source.mapping import (
+        MappedReport,
+        SourceIndex,
+        build_index,
+        map_to_source,
+    )
+
+_LAZY = ("MappedReport", "SourceIndex", "build_index", "map_to_source")
+
+
+def __getattr__(name: str) -> Any:
+    """The source mapping (tree-sitter and the driver model, ~35 ms to import) only when
+    asked for: `trace report` without --source does not need it."""
+    if name in _LAZY:
+        from dpmlens.traces.source import mapping
+
+        return getattr(mapping, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "CallbackSample", "CallbackStats", "DiffRow", "FileReport", "MappedReport", "PhaseStats",

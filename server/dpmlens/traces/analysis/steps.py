@@ -128,6 +128,65 @@ def step_rows(traces: TraceSet) -> list[StepRow]:
     return out
 
 
+@dataclass(frozen=True)
+class ThreadRow:
+    """A thread that ran no device callback in a cycle but made sleepgraph -dev kprobe calls
+    (delays, ata_eh_recover, mutex_lock_slowpath, ...): sleepgraph's "kernel thread" row."""
+
+    cycle: int
+    thread: str  # "task-pid"
+    phase: str  # where sleepgraph files the row
+    start: float  # seconds: the first call's start
+    end: float  # the last call's end
+    calls: int
+    functions: tuple[str, ...]
+
+    @property
+    def duration_us(self) -> float:
+        return round((self.end - self.start) * 1e6, 3)
+
+
+def source_phase(t: float, windows: list[tuple[str, float, float]]) -> str:
+    """sleepgraph.py Data.sourcePhase: the first phase that ends at or after `t`, each
+    phase's end moved up to the next one's start (its "no gaps" step; the machine phases,
+    which it skips, sit between suspend_noirq and resume_noirq); after them all, the last."""
+    for i, (phase, _, e) in enumerate(windows):
+        end = e if phase == "suspend_noirq" or i + 1 == len(windows) else windows[i + 1][1]
+        if t <= end:
+            return phase
+    return windows[-1][0] if windows else ""
+
+
+def thread_rows(traces: TraceSet) -> list[ThreadRow]:
+    """sleepgraph's kernel-thread rows (sleepgraph.py addDeviceFunctionCall): per cycle, a
+    thread with -dev kprobe calls outside callbacks, no callback and no kernel-function kprobe
+    of its own in the cycle (those are its `devpids`, whose other calls it drops), spans its
+    first to its last call. The row is filed in the phase of the first call of the probe that
+    sorts first by name (sleepgraph walks its calls sorted by probe name, then pid)."""
+    act = traces.store.activity
+    if not act.spans:
+        return []
+    busy = set(act.kprobe_threads)
+    for g in traces.store.groups.values():
+        busy.update(zip(g.cycles, g.threads, strict=True))
+    names = traces.store.delays.names
+    per: dict[tuple[int, int], list[tuple[str, float, float, int]]] = defaultdict(list)
+    for (cycle, thread, func), (s, e, n) in act.spans.items():
+        if thread >= 0 and (cycle, thread) not in busy:
+            per[(cycle, thread)].append((names[func], s, e, int(n)))
+    windows = phase_windows(traces)
+    threads = traces.store.threads
+    out = []
+    for (cycle, thread), funcs in per.items():
+        funcs.sort()
+        out.append(ThreadRow(
+            cycle, threads[thread], source_phase(funcs[0][1], windows.get(cycle, [])),
+            min(f[1] for f in funcs), max(f[2] for f in funcs), sum(f[3] for f in funcs),
+            tuple(f[0] for f in funcs)))
+    out.sort(key=lambda r: (r.cycle, r.start))
+    return out
+
+
 def accounts(traces: TraceSet) -> list[CycleAccount]:
     """Per cycle with timestamps: devices + steps + gaps = the span; + firmware = total."""
     windows = phase_windows(traces)

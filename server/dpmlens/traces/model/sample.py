@@ -118,6 +118,7 @@ class SampleStore:
         self.steps: list[Step] = []
         self.firmware: list[Firmware] = []
         self.delays = DelayColumns()
+        self.activity = ThreadActivity()
         self.ambiguous: list[Group] = []  # groups whose driver/device split is a guess
         self.device_names: set[str] = set()  # device names a capture states on their own
         self.rpm: Any = None  # traces.rpm_events.RpmLog, only when a capture has rpm_* events
@@ -214,6 +215,33 @@ class DelayColumns:
 
     def __len__(self) -> int:
         return len(self.samples)
+
+
+class ThreadActivity:
+    """sleepgraph's -dev kprobe calls outside device callbacks, per thread: what its "kernel
+    thread" rows are made of (sleepgraph.py addDeviceFunctionCall: a thread that runs no
+    callback gets a row from its first to its last call of the test). Only first start, last
+    end and count per (cycle, thread, function) are kept: a row per thread, not per call."""
+
+    __slots__ = ("spans", "kprobe_threads")
+
+    def __init__(self) -> None:
+        # (cycle, thread, function: DelayColumns.names index) -> [first start, last end, calls]
+        self.spans: dict[tuple[int, int, int], list[float]] = {}
+        # (cycle, thread) of sleepgraph's kernel-function kprobes (ksys_sync, ...): sleepgraph
+        # counts their threads as device threads (its devpids) and draws no thread row for them
+        self.kprobe_threads: set[tuple[int, int]] = set()
+
+    def add(self, cycle: int, thread: int, func: int, start: float, end: float) -> None:
+        row = self.spans.get((cycle, thread, func))
+        if row is None:
+            self.spans[(cycle, thread, func)] = [start, end, 1]
+            return
+        if start < row[0]:
+            row[0] = start
+        if end > row[1]:
+            row[1] = end
+        row[2] += 1
 
 
 class Collector:

@@ -11,6 +11,8 @@ interleaves callbacks of different devices, so starts and ends pair by "<driver>
 
 from __future__ import annotations
 
+import math
+
 from dpmlens.model.phases import (
     DPM_MARKER_STAGES,
     PHASES,
@@ -20,6 +22,10 @@ from dpmlens.model.phases import (
     split_layer,
 )
 from dpmlens.traces.model.sample import Collector, CycleTracker, Group
+
+# sleepgraph.py TestLine.startMarker/endMarker without trace_marker lines ("SUSPEND START",
+# "RESUME COMPLETE"): a test runs from suspend_enter[N] begin to thaw_processes[0] end.
+WINDOW_STEPS = frozenset({"suspend_enter", "thaw_processes"})
 
 # suspend_resume steps that open a suspend (kernel/power/suspend.c, hibernate.c): seen after a
 # resume phase they start the next cycle.
@@ -58,13 +64,27 @@ class Assembler:
         # (thread, func id) -> the call's time; a call outside callbacks becomes a step
         self.open_kfuncs: dict[tuple[int, int], float] = {}
         self.open_on_thread: dict[int, bytes | str | tuple[str, str]] = {}
+        # sleepgraph's test, where it keeps -dev kprobe calls (parseTraceLog: from its start
+        # marker on, and none once the end marker is read): the start and whether the end is
+        # still to come; open on both sides until a marker is seen
+        self.window: tuple[float, bool] = (-math.inf, True)
+        self.trace_markers = False  # "SUSPEND START" lines seen: they bound the test
+        # ftrace.py: the block read before (text, end, first call line per probe) and the
+        # first call line per probe of the block being read
+        self.prev_block: tuple[bytes, int, dict[bytes, int]] = (b"", 0, {})
+        self.call_firsts: dict[bytes, int] = {}
+        self.block_serial = 0  # blocks read
+        # (probe, thread) -> (block serial, position) of the thread's last return of the probe
+        self.call_marks: dict[tuple[int, int], tuple[int, int]] = {}
         self.delay_acc: dict[bytes | str | tuple[str, str], dict[tuple, list]] = {}
         self.outside_acc: dict[tuple, list] = {}
         self.pending = self._pending
         self.thread_cache: dict[bytes, int] = {}  # the importer's raw task field -> thread id
-        # ftrace payloads split once: start -> (head, parent, tail), end -> (head, err)
-        # per marker stage (an empty info defers to it): payload -> (head, lookup())
-        self.stage_caches: dict[str, dict[bytes, tuple]] = {"main": {}}
+        # ftrace payloads split once, per marker stage (an empty info defers to it): a start's
+        # -> (key, group, phase) or False, an end's -> (key, err); ftrace.py keys a callback
+        # by its end line as it comes without an error ("<driver> <device>, err=0"), so that
+        # the common end is popped by its own payload
+        self.stage_caches: dict[str, dict[bytes, tuple | bool]] = {"main": {}}
         self.stage_cache = self.stage_caches["main"]
         self.end_fields: dict[bytes, tuple[bytes, int]] = {}
 
@@ -192,6 +212,11 @@ class Assembler:
 
     def _step(self, ts: float, action: str, val: int, begin: bool, thread: int) -> None:
         key = (action, val)
+        if action in WINDOW_STEPS and not self.trace_markers:
+            if begin and action == "suspend_enter":
+                self.test_bound(ts, True)
+            elif not begin and action == "thaw_processes":
+                self.test_bound(ts, False)
         if begin:
             if action in ENTRY_STEPS and self.cycles.after_up():
                 # the next suspend starts with its own steps, before any device phase
@@ -244,6 +269,7 @@ class Assembler:
         else:
             acc = self.outside_acc
             key = (self.cycles.cycle, thread, *key)
+            self.activity_outside(t0, ts, thread, func)
         row = acc.get(key)
         if row is None:
             acc[key] = [1, dur, t0, ts]
@@ -251,6 +277,39 @@ class Assembler:
             row[0] += 1
             row[1] += dur
             row[3] = ts
+
+    def test_marker(self, ts: float, start: bool) -> None:
+        """sleepgraph's trace_marker lines "SUSPEND START ..." / "RESUME COMPLETE ...": with
+        them, they and not the suspend_resume events bound its test."""
+        self.trace_markers = True
+        self.test_bound(ts, start)
+
+    def test_bound(self, ts: float, start: bool) -> None:
+        if not start:
+            self.window = (self.window[0], False)
+            return
+        if self.window[0] == -math.inf:  # the file's first test: what came before is not in it
+            spans = self.coll.store.activity.spans
+            for key in [k for k in spans if k[0] >= self.coll.cycle_base]:
+                del spans[key]
+        self.window = (ts, True)
+
+    def activity(self, t0: float, ts: float, thread: int, func: int) -> None:
+        """A -dev kprobe call (not a delay dpmlens sums) on `thread`: thread activity when it
+        ran outside the thread's open callback (inside, sleepgraph lists it in the callback)."""
+        head = self.open_on_thread.get(thread)
+        p = self._pending.get(head) if head is not None else None
+        if p is None or p[4] != thread or p[0] > t0:
+            self.activity_outside(t0, ts, thread, func)
+
+    def activity_outside(self, t0: float, ts: float, thread: int, func: int) -> None:
+        """Kept as sleepgraph's parseTraceLog keeps a dev kprobe call: it lasts at least
+        1 us, starts inside the test and returns before the test's end (after it sleepgraph
+        reads no line until the next test starts)."""
+        if ts - t0 < 0.000001 or t0 < self.window[0] or not self.window[1]:
+            return
+        self.coll.store.activity.add(self.coll.cycle_base + self.cycles.cycle, thread, func,
+                                     t0, ts)
 
     # -- helpers ------------------------------------------------------------------------
     @staticmethod

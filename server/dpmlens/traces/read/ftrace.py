@@ -8,7 +8,9 @@ anchors on ": <event>: " and takes the timestamp as the word just before it. Eve
 regex with a literal prefix scans each multi-megabyte block in C, which is what makes the
 50 MB/s budget reachable in Python. Files of the function_graph tracer are read by
 traces.ftrace_graph instead (decided on the first 64 KiB); trace-cmd's funcgraph_entry/exit
-events are handed to it from this scan.
+events are handed to it from this scan. Besides the PM events: sleepgraph's -dev kprobe lines
+(delays, kernel functions, and the returns of its other probes: thread activity) and its
+"SUSPEND START"/"RESUME COMPLETE" trace_marker lines (the bounds of its test).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from dpmlens import inputs, limits
 from dpmlens.traces.model.sample import Collector, DelayColumns
@@ -47,35 +49,59 @@ KERNEL_FUNCS = ("sys_sync", "ksys_sync", "pm_prepare_console", "pm_restore_conso
                 "acpi_hibernation_begin", "acpi_s2idle_begin", "acpi_s2idle_prepare",
                 "acpi_s2idle_prepare_late", "acpi_s2idle_wake", "acpi_s2idle_restore",
                 "acpi_s2idle_restore_early", "acpi_s2idle_end", "acpi_s2idle_sync")
+# The rest of sleepgraph's -dev kprobes (sleepgraph.py dev_tracefuncs): neither delays nor
+# steps, only thread activity (the "kernel thread" rows, traces.analysis.steps.thread_rows).
+# Only their returns are matched: sleepgraph draws a call only once it returned, and the call
+# line is then found backwards from the return (_call_before). A capture full of calls that
+# never return, or of calls inside callbacks, costs the scan nothing per line but the return.
+OTHER_PROBES = ("mutex_lock_slowpath", "acpi_os_stall", "rt_mutex_slowlock",
+                "acpi_resume_power_resources", "acpi_ps_execute_method", "mei_reset",
+                "ext4_sync_fs", "ath10k_bmi_read_memory", "ath10k_bmi_write_memory",
+                "ath10k_bmi_fast_download", "iwlagn_mac_start", "iwlagn_alloc_bcast_station",
+                "iwl_trans_pcie_start_hw", "iwl_trans_pcie_start_fw", "iwl_run_init_ucode",
+                "iwl_load_ucode_wait_alive", "iwl_alive_start", "iwlagn_mac_stop",
+                "iwlagn_mac_suspend", "iwlagn_mac_resume", "iwlagn_mac_add_interface",
+                "iwlagn_mac_remove_interface", "iwlagn_mac_change_interface",
+                "iwlagn_mac_config", "iwlagn_configure_filter", "iwlagn_mac_hw_scan",
+                "iwlagn_bss_info_changed", "iwlagn_mac_channel_switch", "iwlagn_mac_flush",
+                "ata_eh_recover", "i915_gem_resume", "i915_restore_state",
+                "intel_opregion_setup", "g4x_pre_enable_dp", "vlv_pre_enable_dp",
+                "chv_pre_enable_dp", "g4x_enable_dp", "vlv_enable_dp", "intel_hpd_init",
+                "intel_opregion_register", "intel_dp_detect", "intel_hdmi_detect",
+                "intel_opregion_init", "intel_fbdev_set_suspend")
 
 
-def _trie(words: tuple[str, ...]) -> str:
-    """An alternation of `words` as a prefix tree: re tries the alternatives of a flat
-    `a|b|c` one by one at every ": " of the file, a tree only as far as a prefix goes (the 43
-    probe names cost ~10% of the scan instead of doubling it)."""
-    tree: dict[str, dict] = {}
-    for w in words:
+def _trie(words: dict[str, str]) -> str:
+    """An alternation of `words` (each followed by its own suffix pattern) as a prefix tree:
+    re tries the alternatives of a flat `a|b|c` one by one at every ": " of the file, a tree
+    only as far as a prefix goes (the probe names cost ~10% of the scan instead of doubling
+    it)."""
+    tree: dict[str, Any] = {}
+    for w, suffix in words.items():
         node = tree
         for ch in w:
             node = node.setdefault(ch, {})
-        node[""] = {}
+        node[""] = suffix
 
-    def emit(node: dict[str, dict]) -> str:
+    def emit(node: dict[str, Any]) -> str:
         alts = [re.escape(ch) + emit(node[ch]) for ch in sorted(k for k in node if k)]
-        if not alts:
-            return ""
-        body = alts[0] if len(alts) == 1 and "" not in node else "(?:" + "|".join(alts) + ")"
-        return body + ("?" if "" in node else "")
+        if "" in node:
+            alts.append(node[""])  # tried last: "msleep" + "_cal" after "msleep_interruptible"
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
 
     return emit(tree)
 
 
 # rpm_* (runtime PM) lines only mark their block for traces.rpm_events: finding them in this
 # one scan is what keeps traces without them at their old speed.
-_EVENT = re.compile(rb": (?:device_pm_callback_(?:start|end): |suspend_resume: +|"
-                    + _trie(DELAY_PROBES + KERNEL_FUNCS).encode()
-                    + rb"_(?:cal|ret): |rpm_(?:suspend|resume|idle|usage|return_int|status): "
-                    + rb"|funcgraph_(?:entry|exit): )")
+# A callback event's match runs to its line's end (the payload is read from it; it costs the
+# scan nothing measurable and saves a find per event).
+_EVENT = re.compile(rb": (?:device_pm_callback_(?:start|end): [^\n]*|suspend_resume: +|"
+                    + _trie({**dict.fromkeys(DELAY_PROBES + KERNEL_FUNCS, "_(?:cal|ret): "),
+                              **dict.fromkeys(OTHER_PROBES, "_ret: ")}).encode()
+                    + rb"|rpm_(?:suspend|resume|idle|usage|return_int|status): "
+                    + rb"|funcgraph_(?:entry|exit): "
+                    + rb"|tracing_mark_write: (?:SUSPEND START|RESUME COMPLETE))")
 _STAMP = re.compile(rb"# (?:suspend|freeze|standby|mem|disk|hibernate)-\d{6}-\d{6} ")
 _FW = re.compile(rb"# fwsuspend (\d{1,15}) fwresume (\d{1,15})")
 _ARG = re.compile(rb"\b(time|min|timeout)=(-?\d+)")
@@ -83,7 +109,10 @@ _ARG_MS = {b"time": 1.0, b"min": 1e-3}  # msleep(time) in ms, usleep_range(min, 
 _TS_BOUND = 1e15  # seconds; also false for nan, so a nan timestamp is skipped too
 _PARENT = b", parent: "
 _ERR = b", err="
+_ERR0 = b", err=0"
 _S, _D, _CR, _RB, _R, _F = ord("s"), ord("d"), ord("\r"), ord("]"), ord("r"), ord("f")
+_T, _UT, _P, _NL, _SP = ord("t"), ord("T"), ord("p"), ord("\n"), ord(" ")
+_MARK = b"tracing_mark_write: "
 _CAL_RET_END = (ord("l"), ord("t"))  # "..._cal: " / "..._ret: " (suspend_resume ends "e: ")
 
 
@@ -126,6 +155,9 @@ def parse(stream: BinaryIO, coll: Collector, threads_known: bool = True) -> None
         seen = _scan(buf, cut + 1, asm, coll, tc_graph)
         if seen or not rpm.first_done:
             rpm.feed(buf, cut + 1, seen)
+        # where _call_before looks when a call is not in buf
+        asm.prev_block, asm.call_firsts = (buf, cut + 1, asm.call_firsts), {}
+        asm.block_serial += 1
     if carry:
         # The last line has no newline: the file was probably cut mid-line. A cut start or
         # end line fails to parse and is counted as skipped; a whole one still counts.
@@ -171,25 +203,22 @@ def _blocks(stream: BinaryIO) -> Iterator[bytes]:
 
 
 def _headers(buf: bytes, limit: int) -> list[tuple[int, tuple[float, float] | None]]:
-    """sleepgraph header lines by position: a stamp (None) or its firmware times in us; a
-    `^`-anchored regex would try every byte."""
+    """sleepgraph header lines by position: a stamp (None) or its firmware times in us. A
+    header line starts with "# "; '#' is rare elsewhere, so it is looked for alone (memchr:
+    a tenth of the time of looking for "\n# ", which stops at every line)."""
     out: list[tuple[int, tuple[float, float] | None]] = []
-    pos = 0
-    if not buf.startswith(b"# "):
-        pos = buf.find(b"\n# ", 0, limit) + 1
-        if pos == 0:
-            return out
-    while True:
-        if _STAMP.match(buf, pos):
-            out.append((pos, None))
-        else:
-            fw = _FW.match(buf, pos)
-            if fw is not None:
-                out.append((pos, (int(fw.group(1)) / 1e3, int(fw.group(2)) / 1e3)))
-        nxt = buf.find(b"\n# ", pos, limit)
-        if nxt < 0:
-            return out
-        pos = nxt + 1
+    find = buf.find
+    pos = find(b"#", 0, limit - 1)
+    while pos >= 0:
+        if (pos == 0 or buf[pos - 1] == _NL) and buf[pos + 1] == _SP:
+            if _STAMP.match(buf, pos):
+                out.append((pos, None))
+            else:
+                fw = _FW.match(buf, pos)
+                if fw is not None:
+                    out.append((pos, (int(fw.group(1)) / 1e3, int(fw.group(2)) / 1e3)))
+        pos = find(b"#", pos + 1, limit - 1)
+    return out
 
 
 _RELEASE = re.compile(rb"(\d+)\.(\d+)")
@@ -224,7 +253,9 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
     find = buf.find
     begin = asm.begin
     end_popped = asm.end_popped
-    pending_pop = asm.pending.pop
+    pending = asm.pending
+    pending_pop = pending.pop
+    open_on_thread = asm.open_on_thread
     open_members = asm.open_members
     delay_acc = asm.delay_acc
     cycle_base, file_id = coll.cycle_base, coll.file_id
@@ -234,24 +265,34 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
     open_delays = asm.open_delays
     open_kfuncs = asm.open_kfuncs
     kfunc_ids = _kfunc_ids(coll.store.delays)
+    other_ids = _other_ids(coll.store.delays)
+    not_delay = kfunc_ids | other_ids
+    kprobe_threads = coll.store.activity.kprobe_threads
     in_delay = asm.in_delay
     delays = coll.store.delays
     ecache = asm.end_fields
     task_thread = coll.store.task_thread
     rpm = False
+    ts_bound = _TS_BOUND
     # Indices into `buf` instead of slicing a payload per line: this loop runs once per PM
     # event and is what the 50 MB/s budget is spent on.
     for m in _EVENT.finditer(buf, 0, limit):
         s, e = m.span()
         c = buf[s + 2]
-        if c == _R:  # rpm_*: traces.rpm_events reads the block
+        if c == _R and buf[s + 3] == _P:  # rpm_*: traces.rpm_events reads the block
+            # (resume_console_*, rt_mutex_slowlock_ret start with "r" too)
             rpm = True
             continue
         while s > next_stamp:
             _header(asm, stamps[si][1])
             si += 1
             next_stamp = stamps[si][0] if si < len(stamps) else limit + 1
-        le = find(b"\n", e)
+        d = c == _D  # "device_pm_callback_..." (no other event starts with "d")
+        if d:  # matched to the line's end; the payload starts after "..._start: "/"_end: "
+            le = e
+            e = s + 28 if buf[s + 21] == _S else s + 26
+        else:
+            le = find(b"\n", e)
         if buf[le - 1] == _CR:
             le -= 1
         p = rfind(b" ", 0, s)
@@ -260,11 +301,10 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
         except ValueError:
             coll.skip("no timestamp before the event name")
             continue
-        if not -_TS_BOUND < ts < _TS_BOUND:  # nan, inf, 1e999: an impossible number
+        if not -ts_bound < ts < ts_bound:  # nan, inf, 1e999: an impossible number
             coll.skip("impossible timestamp")
             continue
-        d = c == _D  # "device_pm_callback_..." (no delay probe starts with "d")
-        if d and buf[s + 21] == _S:  # device_pm_callback_start
+        if d and e == s + 28:  # device_pm_callback_start
             # the same payload recurs every cycle: split and look it up once per stage
             pl = buf[e:le]
             hit = asm.stage_cache.get(pl)
@@ -275,8 +315,12 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
                     coll.skip("malformed device_pm_callback_start")
                     continue
                 head = pl[:j]
-                hit = asm.stage_cache[pl] = (head, asm.lookup(head, pl[j + 10 : k], pl[k + 2 :]))
-            if hit[1] is False:
+                found = asm.lookup(head, pl[j + 10 : k], pl[k + 2 :])
+                # (the callback's key, its group, its phase): the key is the payload of its
+                # end line as it comes without an error, "<driver> <device>, err=0"
+                hit = asm.stage_cache[pl] = False if found is False else (
+                    head + _ERR0, found[0], found[1])
+            if hit is False:
                 coll.skip("callback start with an unknown verb or stage")
                 continue
             # the task ("kworker/u8:3-193", the suspending shell): the thread the callback
@@ -286,22 +330,32 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
                 tid = tcache[tb]
             except KeyError:
                 tid = tcache[tb] = task_thread(_task(tb))
-            begin(ts, hit[0], hit[1][0], hit[1][1], tid)
+            key, group, phase = hit
+            if phase is not asm._last_phase or key in pending:
+                begin(ts, key, group, phase, tid)
+                continue
+            # the common case of Assembler.begin, inlined: the phase goes on, no start left
+            pending[key] = (ts, group, phase, asm._last_cycle, tid)
+            open_on_thread[tid] = key
         elif d:  # device_pm_callback_end
             pl = buf[e:le]
-            he = ecache.get(pl)
-            if he is None:
-                j = pl.rfind(_ERR)
-                try:
-                    he = ecache[pl] = (pl[:j], int(pl[j + 6 :]))
-                except ValueError:
-                    j = -1
-                if j < 0:
-                    coll.skip("malformed device_pm_callback_end")
-                    continue
-            p = pending_pop(he[0], None)
-            if p is None or he[1] or delay_acc or p[2] not in open_members or ts < p[0]:
-                end_popped(p, ts, he[0], he[1])
+            p = pending_pop(pl, None)  # "<driver> <device>, err=0": the callback's key
+            if p is None:  # an error, or no start: the key from the payload
+                he = ecache.get(pl)
+                if he is None:
+                    j = pl.rfind(_ERR)
+                    try:
+                        he = ecache[pl] = (pl[:j] + _ERR0, int(pl[j + 6 :]))
+                    except ValueError:
+                        j = -1
+                    if j < 0:
+                        coll.skip("malformed device_pm_callback_end")
+                        continue
+                end_popped(pending_pop(he[0], None), ts, he[0], he[1])
+                continue
+            if p[2] not in open_members or ts < p[0] \
+                    or (delay_acc and pl in delay_acc):  # delays measured in it
+                end_popped(p, ts, pl, 0)
                 continue
             # the common case of Assembler.end_popped, inlined (the 50 MB/s budget)
             t0, group, _, cycle, thread = p
@@ -320,6 +374,8 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
             except KeyError:
                 tid = tcache[tb] = task_thread(_task(tb))
             graph.entry(tid, buf[p + 1 : s], buf[e:le])
+        elif c == _T and buf.startswith(_MARK, s + 2):  # sleepgraph's test start / end
+            asm.test_marker(ts, buf[e - 1] == _UT)  # "...SUSPEND START" / "...COMPLETE"
         elif buf[e - 3] in _CAL_RET_END:  # <delay>_cal: / <delay>_ret:
             tb = buf[rfind(b"\n", 0, p) + 1 : p]
             try:
@@ -333,9 +389,14 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
                 if probe is None:
                     coll.skip("malformed delay kprobe line")
                     continue
-            if probe[1] in kfunc_ids:  # a kernel function (sleepgraph -dev): a step
-                if probe[0]:
+            if probe[1] in not_delay:
+                if probe[1] in other_ids:  # a return (only those match): thread activity
+                    t0 = _call_before(buf, s, probe[1], tid, asm, delays)
+                    if t0 is not None and ts >= t0:
+                        asm.activity(t0, ts, tid, probe[1])
+                elif probe[0]:  # a kernel function (sleepgraph -dev): a step
                     open_kfuncs[(tid, probe[1])] = ts
+                    kprobe_threads.add((cycle_base + asm.cycles.cycle, tid))
                 else:
                     t0 = open_kfuncs.pop((tid, probe[1]), None)
                     if t0 is not None and ts >= t0:
@@ -354,7 +415,11 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
                     in_delay.add(tid)
                 continue
             opened = open_delays.pop((tid, probe[1]), None)  # the return: (False, func, caller)
-            if opened is None or opened[2]:
+            if opened is None:
+                continue
+            if opened[2]:  # not a delay of its own, but thread activity all the same
+                if ts >= opened[0]:
+                    asm.activity(opened[0], ts, tid, probe[1])
                 continue
             in_delay.discard(tid)
             if ts >= opened[0]:
@@ -383,6 +448,58 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
 
 def _kfunc_ids(delays: DelayColumns) -> frozenset[int]:
     return frozenset(delays.name_id(f) for f in KERNEL_FUNCS)
+
+
+def _other_ids(delays: DelayColumns) -> frozenset[int]:
+    return frozenset(delays.name_id(f) for f in OTHER_PROBES)
+
+
+# calls of other threads (or unreturned ones) looked past per block before a return is given
+# up (a bound; each search also starts only after the thread's previous return of the probe)
+_CALL_LOOKBACK = 64
+
+
+def _call_before(buf: bytes, end: int, func: int, tid: int, asm: Assembler,
+                 delays: DelayColumns) -> float | None:
+    """The time of the latest "<func>_cal: " line of thread `tid` before `end` in `buf`, or
+    else in the block before (sleepgraph pairs a return with its thread's open call of the
+    same probe). None when neither holds it: the call is dropped with its return. The search
+    goes back only to the thread's previous return of the probe (the call it returned from
+    came before that: these probes do not nest) and each block's first line of the probe is
+    found once: a capture of returns without their calls is read in linear time."""
+    needle = b": " + delays.names[func].encode() + b"_cal: "
+    tcache = asm.thread_cache
+    serial = asm.block_serial
+    mark = asm.call_marks.get((func, tid))
+    asm.call_marks[(func, tid)] = (serial, end)
+    searches = [(buf, end, asm.call_firsts, mark[1] if mark and mark[0] == serial else 0)]
+    if mark is None or mark[0] < serial:  # the call may be in the block before
+        pb, plim, pfirsts = asm.prev_block
+        searches.append((pb, plim, pfirsts, mark[1] if mark and mark[0] == serial - 1 else 0))
+    for b, lim, firsts, low in searches:
+        first = firsts.get(needle)
+        if first is None:
+            first = firsts[needle] = b.find(needle)
+        low = max(low, first)
+        if first < 0 or low >= lim:
+            continue
+        j = b.rfind(needle, low, lim)
+        for _ in range(_CALL_LOOKBACK):
+            if j < 0:
+                break
+            ls = b.rfind(b"\n", 0, j) + 1
+            p = b.rfind(b" ", ls, j)
+            tb = b[ls:p]
+            t = tcache.get(tb)
+            if t is None:
+                t = tcache[tb] = asm.coll.store.task_thread(_task(tb))
+            if t == tid:
+                try:
+                    return float(b[p + 1 : j])
+                except ValueError:
+                    return None
+            j = b.rfind(needle, low, ls)
+    return None
 
 
 def _task(prefix: bytes) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpmlens.traces.analysis.aggregate import _order
 from dpmlens.traces.analysis.critical import (
@@ -17,7 +17,9 @@ from dpmlens.traces.model.durations import format_us
 from dpmlens.traces.model.timeline import PhaseRun, build_timeline
 from dpmlens.traces.model.traceset import TraceSet
 from dpmlens.traces.report.table import table
-from dpmlens.traces.source.mapping import MappedReport
+
+if TYPE_CHECKING:  # source mapping (tree-sitter) only with --source: not imported
+    from dpmlens.traces.source.mapping import MappedReport
 
 
 def all_paths(traces: TraceSet, runs: list[PhaseRun] | None = None) -> list[CriticalPath]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpmlens import jsonsafe
 from dpmlens.traces.analysis.critical import CriticalPath
@@ -20,7 +20,9 @@ from dpmlens.traces.analysis.delays import MeasuredDelay, call_text
 from dpmlens.traces.model.sample import Step
 from dpmlens.traces.model.timeline import PhaseRun
 from dpmlens.traces.model.traceset import TraceSet
-from dpmlens.traces.source.mapping import MappedReport
+
+if TYPE_CHECKING:  # source mapping (tree-sitter) only with --source: not imported
+    from dpmlens.traces.source.mapping import MappedReport
 
 
 class _Strings:

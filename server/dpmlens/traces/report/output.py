@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dpmlens import jsonsafe
 from dpmlens.traces.analysis.aggregate import CallbackStats, PhaseStats, _order
 from dpmlens.traces.analysis.steps import accounts, step_rows, step_summary
 from dpmlens.traces.model.durations import format_us
 from dpmlens.traces.model.traceset import TraceSet
+from dpmlens.traces.report import json_text
 from dpmlens.traces.report.table import table
-from dpmlens.traces.source.mapping import MappedReport, Mapping
+
+if TYPE_CHECKING:  # source mapping (tree-sitter) only with --source: not imported
+    from dpmlens.traces.source.mapping import MappedReport, Mapping
 
 NO_SOURCE_REASON = "no --source given"
 
@@ -298,4 +300,4 @@ def report_csv(stats: list[CallbackStats], mapped: MappedReport | None, top: int
 
 
 def dumps(obj: Any) -> str:
-    return jsonsafe.dumps(obj, indent=2) + "\n"
+    return json_text.dumps(obj) + "\n"  # = jsonsafe.dumps(obj, indent=2), faster

@@ -3,15 +3,24 @@ the rows the language server shows over runtime callbacks. Data in microseconds.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpmlens.traces.analysis.rpm_stats import DeviceRpm, Dist, RpmReport, by_driver
 from dpmlens.traces.model.durations import format_us
 from dpmlens.traces.report.table import table
-from dpmlens.traces.source.mapping import Mapping
-from dpmlens.traces.source.rpm_source import MEMBERS, RuleLink
+
+if TYPE_CHECKING:  # source mapping (tree-sitter) only with --source: not imported
+    from dpmlens.traces.source.mapping import Mapping
+    from dpmlens.traces.source.rpm_source import RuleLink
 
 NO_SOURCE = "no --source given"
+def _members() -> tuple[str, ...]:
+    # imported when a capture has rpm_* events: rpm_source pulls in the source mapping
+    from dpmlens.traces.source.rpm_source import MEMBERS
+
+    return MEMBERS
+
+
 _MEMBER_DIST = {"runtime_suspend": "suspend", "runtime_resume": "resume"}
 
 
@@ -35,7 +44,7 @@ def device_json(d: DeviceRpm, mappings: dict[tuple[str, str], Mapping] | None,
                 links: dict[tuple[str, str, int], RuleLink] | None) -> dict[str, Any]:
     source: dict[str, Any] = {}
     reasons: dict[str, Any] = {}
-    for member in MEMBERS:
+    for member in _members():
         source[member], reasons[member] = _source(
             mappings.get((d.device, member)) if mappings is not None else None)
     errors = []
@@ -159,7 +168,7 @@ def runtime_text(report: RpmReport | None, mappings: dict[tuple[str, str], Mappi
                          "of the device's driver")
             notes.append(line)
         if mappings is not None:
-            for member in MEMBERS:
+            for member in _members():
                 m = mappings.get((d.device, member))
                 if m is None:
                     continue
@@ -182,7 +191,7 @@ def runtime_rows(report: RpmReport | None,
     if report is None:
         return out
     for d in report.devices:
-        for member in MEMBERS:
+        for member in _members():
             dist = getattr(d, _MEMBER_DIST[member])
             if dist is None:
                 continue
