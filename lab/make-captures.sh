@@ -40,6 +40,7 @@ capture k72-tp      --kernel 7.2  --mode mem    --cycles 1 --no-kprobes --tp-pri
 [ -n "${LAB_NO_SLEEPGRAPH:-}" ] || {
   capture_sleepgraph k61-sleepgraph 6.1
   capture_sleepgraph k612-sleepgraph 6.12
+  capture_sleepgraph k72-sleepgraph 7.2
 }
 # The fixtures: gzip -n (no name or time in the header) keeps them byte-stable.
 for name in k61-mem k612-mem k61-freeze k612-freeze k61-tp k612-tp k72-mem k72-freeze k72-tp; do
@@ -49,7 +50,7 @@ for name in k61-mem k612-mem k61-freeze k612-freeze k61-tp k612-tp k72-mem k72-f
 done
 # The sleepgraph runs (run_lab.py --sleepgraph): the first test folder of each, for the
 # comparison test (sleepgraph's own HTML timeline against dpmlens).
-for d in "$OUT"/k61-sleepgraph "$OUT"/k612-sleepgraph; do
+for d in "$OUT"/k61-sleepgraph "$OUT"/k612-sleepgraph "$OUT"/k72-sleepgraph; do
   [ -d "$d/sg" ] || continue
   name=$(basename "$d"); rm -rf "$FIX/$name"; mkdir -p "$FIX/$name"
   test=$(ls -d "$d"/sg/suspend-* | head -1)

@@ -204,7 +204,7 @@ def test_tp_printk_dmesg_gives_what_ftrace_of_the_same_run_gives(
     assert fr and _rpm_counts(capsys, dmesg) == fr
 
 
-SLEEPGRAPH_RUNS = ["k61-sleepgraph", "k612-sleepgraph"]
+SLEEPGRAPH_RUNS = ["k61-sleepgraph", "k612-sleepgraph", "k72-sleepgraph"]
 
 
 @pytest.mark.parametrize("run", SLEEPGRAPH_RUNS)
