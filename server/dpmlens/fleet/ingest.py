@@ -115,6 +115,9 @@ def ingest(store: Store, paths: list[str], tags: dict[str, str], jobs: int = 0,
     info = {"id": ingest_id, "at": now.isoformat(), "version": __version__}
     summary = Summary(ingest_id)
     summary.recovered = store.recover()
+    migrated = store.migrate()  # an older store: histograms of its rows first
+    if migrated:
+        summary.notes.append(migrated)
     found = captures.find(paths)
     try:
         known = store.known_ids()
