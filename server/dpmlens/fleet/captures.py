@@ -169,9 +169,10 @@ def _header(text: str, meta: dict[str, str]) -> None:
                 meta.setdefault("command", cmd)
                 if "-rtcwake" in cmd:
                     meta.setdefault("trigger", "rtcwake")
-        elif "kernel" not in meta and (m := _LINUX.search(line)):
+        # the substring tests first: a regex per line of a 256 KB head costs 5 ms a capture
+        elif "kernel" not in meta and "Linux version" in line and (m := _LINUX.search(line)):
             meta["kernel"] = m.group(1)
-        elif "machine" not in meta and (m := _DMI.search(line)):
+        elif "machine" not in meta and "DMI: " in line and (m := _DMI.search(line)):
             meta["machine"] = m.group(1)
 
 

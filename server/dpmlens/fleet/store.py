@@ -307,6 +307,7 @@ def writer_lock(staging_dir: Path) -> int | None:
 
 def staging_connection() -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")
     con.execute("SET threads = 1")
     con.execute("SET preserve_insertion_order = false")
     return con
