@@ -8,6 +8,7 @@ read, writes the rejects, and commits.
 
 from __future__ import annotations
 
+import lzma
 import math
 import multiprocessing
 import os
@@ -159,7 +160,7 @@ def _identified(caps: list[captures.Capture], known: set[str], tags: dict[str, s
     for cap in caps:
         try:
             captures.identify(cap)
-        except (OSError, EOFError, ValueError) as exc:
+        except (OSError, EOFError, ValueError, lzma.LZMAError) as exc:
             why = f"cannot read: {exc}"
             with _LOCK:
                 summary.rejects.append((", ".join(cap.names), why))
