@@ -74,6 +74,7 @@ s = ingest(Store({str(store)!r}), [{str(caps)!r}], {{}}, jobs=2)
 w = time.perf_counter() - t
 print(json.dumps({{"captures": s.captures, "cycles": s.cycles, "callbacks": s.callbacks,
                   "rejects": len(s.rejects), "wall_s": round(w, 2), "cpu_s": round(s.cpu_s, 2),
+                  "parent_cpu_s": round(s.parent_cpu_s, 2),
                   "peak_rss_mb": round(s.peak_rss_mb, 1)}}))
 """
     out = {"load_before": _load(), **child(code), "load_after": _load()}
@@ -206,7 +207,7 @@ print(json.dumps({{"done": done, "wall_s": round(time.perf_counter() - t, 2),
     out["hist_bytes"] = sum(p.stat().st_size for p in hist)
     import duckdb
     lst = ", ".join(f"'{p}'" for p in hist)
-    out["hist_rows"] = duckdb.sql(f"SELECT count(*) FROM read_parquet([{lst}])").fetchone()[0]
+    out["hist_rows"] = duckdb.sql(f"SELECT count(*) FROM read_parquet([{lst}])").fetchall()[0][0]
     return out
 
 

@@ -43,6 +43,7 @@ class Summary:
     files: int = 0
     notes: list[str] = field(default_factory=list)
     cpu_s: float = 0.0  # parent + workers, user + system
+    parent_cpu_s: float = 0.0  # of which the parent (identification, commit)
     peak_rss_mb: float = 0.0  # the largest process
 
 
@@ -146,7 +147,8 @@ def ingest(store: Store, paths: list[str], tags: dict[str, str], jobs: int = 0,
     finally:
         found.cleanup()
     t1 = resource.getrusage(resource.RUSAGE_SELF)
-    summary.cpu_s += (t1.ru_utime - t0.ru_utime) + (t1.ru_stime - t0.ru_stime)
+    summary.parent_cpu_s = (t1.ru_utime - t0.ru_utime) + (t1.ru_stime - t0.ru_stime)
+    summary.cpu_s += summary.parent_cpu_s
     summary.peak_rss_mb = max(summary.peak_rss_mb, t1.ru_maxrss / 1024)
     return summary
 
