@@ -95,6 +95,9 @@ class Store:
             old = self.format()
             if old >= STORE_FORMAT:
                 return None
+            # below format 2, histograms can only be those of a migration killed after its
+            # renames (recover() rolled them forward) and before the marker: redo them all
+            shutil.rmtree(self.root / hist.TABLE, ignore_errors=True)
             staging = Staging(self, "migrate-" + secrets.token_hex(4))
             try:
                 staging.con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
