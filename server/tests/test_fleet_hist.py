@@ -154,3 +154,17 @@ def test_format_1_store_is_read_raw_then_migrated(tmp_path: Path) -> None:
     assert r.returncode == 0 and "store format 1 -> 2" in r.stderr, r.stderr
     r = dpmlens("fleet", "sql", "--store", str(store), "--format", "json", HIST_MATCHES_RAW)
     assert json.loads(r.stdout) == [{"differ": 0}]
+
+
+def test_worst_device_from_phase_worst_is_the_runs(store: Path) -> None:
+    con = Store(store).connect()
+    for by in ("kernel", "host"):
+        sc = stats.Scope(by)
+        derived = stats.worst_devices(con, sc, top=1000, derived=True)
+        raw = stats.worst_devices(con, sc, top=1000, derived=False)
+        assert derived == raw and len(raw) > 50
+    n = con.execute("SELECT count(*) FROM phase_worst").fetchall()[0][0]
+    cycles_phases = con.execute("SELECT count(*) FROM (SELECT DISTINCT capture_id, cycle, "
+                                "phase FROM callbacks)").fetchall()[0][0]
+    con.close()
+    assert n == cycles_phases  # one row per cycle and phase

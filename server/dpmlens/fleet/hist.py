@@ -22,6 +22,8 @@ import duckdb
 SIG_BITS = 8
 EXACT_BELOW = 1 << SIG_BITS  # 256 us
 TABLE = "callback_hist"
+WORST = "phase_worst"  # per (capture, cycle, phase): its slowest callback
+DERIVED = (TABLE, WORST)
 
 
 def _shift(col: str) -> str:
@@ -63,14 +65,31 @@ def aggregate_sql(files: list[Path]) -> str:
       ORDER BY driver, device, phase, kernel, bucket_us"""
 
 
+def worst_sql(files: list[Path]) -> str:
+    """SELECT of pm-graph's "worst device" per cycle and phase (one row each): what
+    `fleet report` counts per phase without reading every run."""
+    lst = ", ".join(_quote(str(f)) for f in files)
+    return f"""
+      SELECT kernel, host, machine, capture_id, cycle, phase,
+             max({{'u': duration_us, 'driver': driver, 'device': device}}) AS w,
+             max(duration_us) AS duration_us, capture_date
+      FROM read_parquet([{lst}], hive_partitioning = true, union_by_name = true)
+      WHERE duration_us IS NOT NULL
+      GROUP BY kernel, host, machine, capture_id, cycle, phase, capture_date"""
+
+
 def write(con: duckdb.DuckDBPyConnection, files: list[Path], out_dir: Path, name: str) -> None:
-    """Write the histograms of `files` (callbacks Parquet) under out_dir/callback_hist/
-    capture_date=D/<name>-<i>.parquet."""
+    """Write the derived tables of `files` (callbacks Parquet) under out_dir/<table>/
+    capture_date=D/<name>-<i>.parquet: the histograms and the worst device per phase."""
     if not files:
         return
-    con.execute(f"COPY ({aggregate_sql(files)}) TO {_quote(str(out_dir / TABLE))} "
-                "(FORMAT parquet, COMPRESSION zstd, PARTITION_BY (capture_date), "
-                f"OVERWRITE_OR_IGNORE, FILENAME_PATTERN '{name}-{{i}}')")
+    opts = ("(FORMAT parquet, COMPRESSION zstd, PARTITION_BY (capture_date), "
+            f"OVERWRITE_OR_IGNORE, FILENAME_PATTERN '{name}-{{i}}')")
+    con.execute(f"COPY ({aggregate_sql(files)}) TO {_quote(str(out_dir / TABLE))} {opts}")
+    con.execute(f"COPY (SELECT kernel, host, machine, capture_id, cycle, phase, "
+                f"w.driver AS driver, w.device AS device, duration_us, capture_date "
+                f"FROM ({worst_sql(files)}) ORDER BY capture_id, cycle, phase) "
+                f"TO {_quote(str(out_dir / WORST))} {opts}")
 
 
 def _quote(s: str) -> str:

@@ -28,10 +28,13 @@ PERCENTILE = {
 
 
 def build(con: duckdb.DuckDBPyConnection, scope: stats.Scope, settings: dict[str, Any],
-          store: str, baseline: str | None = None, histograms: bool = False
-          ) -> dict[str, Any]:
+          store: str, baseline: str | None = None, histograms: bool = False,
+          derived: bool | None = None) -> dict[str, Any]:
     """`histograms`: percentiles and tests from `callback_hist` (needs --by kernel and a
-    format-2 store); else exact, from the raw rows."""
+    format-2 store); else exact, from the raw rows. `derived`: the store has the derived
+    tables (format 2; default: as `histograms`)."""
+    if derived is None:
+        derived = histograms
     t0 = time.perf_counter()
     groups = stats.groups(con, scope)
     if baseline is not None and baseline not in groups:
@@ -68,7 +71,7 @@ def build(con: duckdb.DuckDBPyConnection, scope: stats.Scope, settings: dict[str
         },
         "drivers": [r for r in rows if r["device"] == "*"],
         "devices": [r for r in rows if r["device"] != "*"],
-        "worst_devices": stats.worst_devices(con, scope),
+        "worst_devices": stats.worst_devices(con, scope, derived=derived),
         "issues": stats.issues(con, scope),
     }
     for r in doc["drivers"]:

@@ -97,7 +97,8 @@ class Store:
                 return None
             # below format 2, histograms can only be those of a migration killed after its
             # renames (recover() rolled them forward) and before the marker: redo them all
-            shutil.rmtree(self.root / hist.TABLE, ignore_errors=True)
+            for t in hist.DERIVED:
+                shutil.rmtree(self.root / t, ignore_errors=True)
             staging = Staging(self, "migrate-" + secrets.token_hex(4))
             try:
                 staging.con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
@@ -113,8 +114,9 @@ class Store:
             write_text_atomic(self.root / MARKER, json.dumps(
                 {**info, "format": STORE_FORMAT,
                  "migrated_by": f"dpmlens {__version__}"}) + "\n")
-        return (f"{self.root}: store format {old} -> {STORE_FORMAT}: duration histograms "
-                f"(callback_hist) of {len(files)} callbacks files, {moved} files written")
+        return (f"{self.root}: store format {old} -> {STORE_FORMAT}: duration histograms and "
+                f"worst devices (callback_hist, phase_worst) of {len(files)} callbacks "
+                f"files, {moved} files written")
 
     # -- reading ---------------------------------------------------------------------------
     def connect(self, threads: int | None = None) -> duckdb.DuckDBPyConnection:
@@ -269,8 +271,8 @@ class Staging:
         ingest's own, so rewriting them is safe."""
         self.con.register("drop_ids", {"capture_id": np.array(sorted(drop), dtype=object)})
         for f in files:
-            if f.startswith(hist.TABLE + "/"):
-                (self.dir / f).unlink()  # no capture ids: rebuilt below
+            if f.split("/", 1)[0] in hist.DERIVED:
+                (self.dir / f).unlink()  # derived from the callbacks: rebuilt below
                 continue
             p = self.dir / f
             tmp = p.with_suffix(".filtered")
