@@ -9,9 +9,12 @@
 2. Store size: bytes on disk per cycle of that store.
 3. `fleet report` over 10^8 callback rows: a synthetic store written directly with DuckDB
    (66,667 cycles x 1,500 callbacks, 5 kernels, 200 hosts, 300 drivers; the schema, sort
-   order and partitioning of `fleet ingest`), then timed in a child process: all per-driver
-   and per-device percentiles + the regressions between the kernels; the same for one driver;
-   the whole report.
+   order and partitioning of `fleet ingest`) as a format-1 store, brought to format 2 by
+   `Store.migrate()` (timed: the duration histograms of all 10^8 rows, what ingests write
+   batch by batch), then timed in a child process: all per-driver and per-device
+   percentiles + the regressions between the kernels from the histograms; the same for one
+   driver; the whole report; and, as the same-run reference, the exact path from the raw
+   rows (`--exact`).
 
     python bench/bench_fleet.py [--captures 600] [--rows 100000000] [--skip-big]
 
@@ -71,9 +74,10 @@ s = ingest(Store({str(store)!r}), [{str(caps)!r}], {{}}, jobs=2)
 w = time.perf_counter() - t
 print(json.dumps({{"captures": s.captures, "cycles": s.cycles, "callbacks": s.callbacks,
                   "rejects": len(s.rejects), "wall_s": round(w, 2), "cpu_s": round(s.cpu_s, 2),
+                  "parent_cpu_s": round(s.parent_cpu_s, 2),
                   "peak_rss_mb": round(s.peak_rss_mb, 1)}}))
 """
-    out = child(code)
+    out = {"load_before": _load(), **child(code), "load_after": _load()}
     size = sum(p.stat().st_size for p in store.rglob("*") if p.is_file())
     cb_size = sum(p.stat().st_size for p in (store / "callbacks").rglob("*.parquet"))
     out.update({"cycles_per_s": round(out["cycles"] / out["wall_s"], 1),
@@ -182,39 +186,82 @@ def big_store(rows: int, per_cycle: int = 1500) -> Path:
     return store
 
 
-def report_bench(store: Path) -> dict:
+def migrate_bench(store: Path) -> dict:
+    """Format 1 -> 2: the histograms of every callback row (redone on each run: the store is
+    the benchmark's own)."""
+    marker = store / "dpmlens-store.json"
+    if json.loads(marker.read_text())["format"] != 1:
+        shutil.rmtree(store / "callback_hist", ignore_errors=True)
+        marker.write_text('{"format": 1, "created_by": "bench_fleet"}\n')
+    code = f"""
+import json, time, resource
+from dpmlens.fleet.store import Store
+t, c = time.perf_counter(), time.process_time()
+done = Store({str(store)!r}).migrate()
+print(json.dumps({{"done": done, "wall_s": round(time.perf_counter() - t, 2),
+                  "cpu_s": round(time.process_time() - c, 2),
+                  "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}}))
+"""
+    out = child(code)
+    hist = list((store / "callback_hist").rglob("*.parquet"))
+    out["hist_bytes"] = sum(p.stat().st_size for p in hist)
+    import duckdb
+    lst = ", ".join(f"'{p}'" for p in hist)
+    out["hist_rows"] = duckdb.sql(f"SELECT count(*) FROM read_parquet([{lst}])").fetchall()[0][0]
+    return out
+
+
+def report_bench(store: Path, exact: bool = True) -> dict:
     code = f"""
 import json, time, resource
 from dpmlens.fleet.store import Store
 cpu = time.process_time  # all threads of the process (DuckDB's too)
-from dpmlens.fleet import stats, regress, report_model, thresholds
+from dpmlens.fleet import hist_stats, stats, regress, report_model, thresholds
 con = Store({str(store)!r}).connect(threads=2)
 out = {{}}
 t = time.perf_counter(); n = con.execute("SELECT count(*) FROM callbacks").fetchone()[0]
 out["rows"] = n; out["count_s"] = round(time.perf_counter() - t, 2)
 sc = stats.Scope("kernel")
+def found(r):
+    return sorted({{(c.kind, c.driver, c.device, c.phase, c.changed_from) for c in r.changes}})
 t, c = time.perf_counter(), cpu()
 g = stats.groups(con, sc)
-rows = stats.callback_stats(con, sc)
+rows, binned = hist_stats.callback_stats(con, sc)
 out["percentiles_s"] = round(time.perf_counter() - t, 2)
-r = regress.find(con, sc, g, per_device=rows)
+r = regress.find(con, sc, g, per_device=rows, hist=binned)
 out["all_drivers_s"] = round(time.perf_counter() - t, 2)
 out["all_drivers_cpu_s"] = round(cpu() - c, 2)
-out["stats_rows"] = len(rows); out["tested"] = r.tested
-out["found"] = sorted({{(c.kind, c.driver, c.device, c.phase, c.changed_from) for c in r.changes}})
+out["stats_rows"] = len(rows); out["tested"] = r.tested; out["found"] = found(r)
 one = stats.Scope("kernel", driver="drv7")
 t, c = time.perf_counter(), cpu()
-rows1 = stats.callback_stats(con, one)
-r1 = regress.find(con, one, g, per_device=rows1)
+rows1, b1 = hist_stats.callback_stats(con, one)
+r1 = regress.find(con, one, g, per_device=rows1, hist=b1)
 out["one_driver_s"] = round(time.perf_counter() - t, 2)
 out["one_driver_cpu_s"] = round(cpu() - c, 2)
-out["one_found"] = len(r1.changes)
+out["one_found"] = found(r1)
 settings, _ = thresholds.load(None, "/")
 t, c = time.perf_counter(), cpu()
-doc = report_model.build(con, sc, settings, "big")
+doc = report_model.build(con, sc, settings, "big", histograms=True)
 out["full_report_s"] = round(time.perf_counter() - t, 2)
 out["full_report_cpu_s"] = round(cpu() - c, 2)
 out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+if {exact!r}:  # the same-run reference: exact quantiles and sampled tests from the raw rows
+    t, c = time.perf_counter(), cpu()
+    rows_x = stats.callback_stats(con, sc)
+    out["exact_percentiles_s"] = round(time.perf_counter() - t, 2)
+    rx = regress.find(con, sc, g, per_device=rows_x)
+    out["exact_all_drivers_s"] = round(time.perf_counter() - t, 2)
+    out["exact_all_drivers_cpu_s"] = round(cpu() - c, 2)
+    out["exact_found"] = found(rx)
+    ex = {{(x["grp"], x["driver"], x["device"], x["phase"]): x for x in rows_x}}
+    worst = 0.0
+    for x in rows:
+        e = ex[(x["grp"], x["driver"], x["device"], x["phase"])]
+        for q in ("p50_us", "p95_us", "p99_us"):
+            worst = max(worst, abs(x[q] - e[q]) / max(e[q], 1))
+    out["worst_percentile_error"] = worst
+    out["peak_rss_mb_with_exact"] = round(
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 print(json.dumps(out))
 """
     return child(code)
@@ -226,6 +273,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=100_000_000)
     ap.add_argument("--skip-big", action="store_true")
     ap.add_argument("--only-big", action="store_true")
+    ap.add_argument("--no-exact", action="store_true", help="skip the raw-row reference")
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     res: dict = {"uptime": subprocess.run(["uptime"], capture_output=True, text=True).stdout
@@ -240,12 +288,17 @@ def main() -> None:
         t = time.perf_counter()
         store = big_store(args.rows)
         res["big_store_build_s"] = round(time.perf_counter() - t, 1)
+        res["migrate"] = migrate_bench(store)
         res["big_store_bytes"] = sum(p.stat().st_size for p in store.rglob("*") if p.is_file())
-        res["report"] = report_bench(store)
+        res["report"] = report_bench(store, exact=not args.no_exact)
         res["uptime_after"] = subprocess.run(["uptime"], capture_output=True,
                                              text=True).stdout.strip()
     print(json.dumps(res, indent=1))
     (OUT / "last.json").write_text(json.dumps(res, indent=1))
+
+
+def _load() -> str:
+    return Path("/proc/loadavg").read_text().split(" ", 3)[:3].__str__()
 
 
 def _cpu() -> str:

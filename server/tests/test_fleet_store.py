@@ -257,6 +257,18 @@ def test_two_ingests_at_once_both_land(tmp_path: Path) -> None:
     assert [p.returncode for p in procs] == [0, 0], errs
     rows = _sql(store, "SELECT capture_id, count(*) AS n FROM captures GROUP BY ALL")
     assert len(rows) == 6 and all(r["n"] == 1 for r in rows)  # both landed, no duplicates
+    # the histograms hold the committed callbacks, once (also when one ingest dropped its copy)
+    assert _sql(store, HIST_MATCHES_RAW) == [{"differ": 0}]
+
+
+HIST_MATCHES_RAW = """
+    SELECT count(*) AS differ FROM (
+      SELECT kernel, driver, device, phase, count(*) AS n,
+             count(*) FILTER (WHERE error <> 0) AS f, sum(duration_us) AS s FROM callbacks
+      GROUP BY ALL) r FULL JOIN (
+      SELECT kernel, driver, device, phase, sum(n) AS n, sum(failures) AS f, sum(sum_us) AS s
+      FROM callback_hist GROUP BY ALL) h USING (kernel, driver, device, phase)
+    WHERE r.n IS DISTINCT FROM h.n OR r.f IS DISTINCT FROM h.f OR r.s IS DISTINCT FROM h.s"""
 
 
 def test_source_mapping_with_source(tmp_path: Path) -> None:

@@ -56,7 +56,13 @@ def register(subparsers: Any) -> None:
     rep.add_argument("--format", choices=("table", "json", "html"), default="table")
     rep.add_argument("-o", "--output", metavar="FILE", help="write the report here")
     rep.add_argument("--config", metavar="FILE", help=".dpmlens.toml with [fleet] thresholds")
+    rep.add_argument("--exact", action="store_true", help="percentiles and tests from the raw "
+                     "rows, not the duration histograms (slower; --by host|machine always are)")
     rep.set_defaults(handler=run_report)
+
+    mig = sub.add_parser("migrate", help="bring an older store to this dpmlens' format")
+    _store_arg(mig)
+    mig.set_defaults(handler=run_migrate)
 
 
 def _store_arg(p: argparse.ArgumentParser) -> None:
@@ -135,6 +141,21 @@ def run_sql(args: argparse.Namespace) -> int:
         pass
     write_rows(cols, data, args.format, sys.stdout)
     con.close()
+    return exit_codes.OK
+
+
+def run_migrate(args: argparse.Namespace) -> int:
+    from dpmlens.fleet.store import Store
+
+    store = Store(args.store)
+    try:
+        done = store.migrate()
+    except OSError as exc:
+        print(f"dpmlens: error: {exc.filename or args.store}: {exc.strerror or exc}; the store "
+              "is unchanged", file=sys.stderr)
+        return exit_codes.USAGE
+    print(f"dpmlens: fleet: {done or f'{args.store}: already at the current format'}",
+          file=sys.stderr)
     return exit_codes.OK
 
 

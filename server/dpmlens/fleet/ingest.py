@@ -8,11 +8,14 @@ read, writes the rejects, and commits.
 
 from __future__ import annotations
 
+import gc
+import lzma
 import math
 import multiprocessing
 import os
 import resource
 import secrets
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -25,6 +28,8 @@ from dpmlens.traces import CallbackStats, aggregate, build_index, load_traces, m
 
 BATCH_ROWS = 200_000  # callback rows per staged batch (~100 MB of Python lists at most)
 CHUNK = 100  # captures per worker task: fewer, larger files; still several tasks per worker
+RECYCLE = 400  # captures a worker parses before it is replaced
+_LOCK = threading.Lock()  # the summary: the pool's task thread and the result loop write it
 
 
 @dataclass
@@ -39,6 +44,7 @@ class Summary:
     files: int = 0
     notes: list[str] = field(default_factory=list)
     cpu_s: float = 0.0  # parent + workers, user + system
+    parent_cpu_s: float = 0.0  # of which the parent (identification, commit)
     peak_rss_mb: float = 0.0  # the largest process
 
 
@@ -64,6 +70,11 @@ class _Done:
 def _chunk(job: _Chunk) -> _Done:
     """Worker: parse a chunk of captures, write their rows into the staging folder."""
     t0 = resource.getrusage(resource.RUSAGE_SELF)
+    # parsing makes millions of short-lived objects while a batch of rows stays alive: with
+    # the default gen-0 threshold (700) the cyclic GC rescans them all the time (12-18% of a
+    # worker's CPU, measured); reference counting frees almost everything anyway
+    gc_was = gc.get_threshold()
+    gc.set_threshold(50_000, 50, 100)
     lock = writer_lock(job.staging)
     con = staging_connection()
     done = _Done([], [], {}, 0.0, 0.0)
@@ -99,6 +110,7 @@ def _chunk(job: _Chunk) -> _Done:
         con.close()
         if lock is not None:
             os.close(lock)
+        gc.set_threshold(*gc_was)
     t1 = resource.getrusage(resource.RUSAGE_SELF)
     done.cpu_s = (t1.ru_utime - t0.ru_utime) + (t1.ru_stime - t0.ru_stime)
     done.rss_mb = t1.ru_maxrss / 1024
@@ -115,34 +127,20 @@ def ingest(store: Store, paths: list[str], tags: dict[str, str], jobs: int = 0,
     info = {"id": ingest_id, "at": now.isoformat(), "version": __version__}
     summary = Summary(ingest_id)
     summary.recovered = store.recover()
+    migrated = store.migrate()  # an older store: histograms of its rows first
+    if migrated:
+        summary.notes.append(migrated)
     found = captures.find(paths)
     try:
-        known = store.known_ids()
-        todo: list[captures.Capture] = []
-        seen: set[str] = set()
         rejects = rows.empty()
         for path, why in found.errors:
             summary.rejects.append((path, why))
             rows.reject_row(rejects, path, None, why, info)
-        for cap in found.captures:
-            try:
-                captures.identify(cap)
-            except (OSError, EOFError, ValueError) as exc:
-                why = f"cannot read: {exc}"
-                summary.rejects.append((", ".join(cap.names), why))
-                rows.reject_row(rejects, ", ".join(cap.names), None, why, info)
-                continue
-            if cap.capture_id in known or cap.capture_id in seen:
-                summary.already += 1
-                continue
-            seen.add(cap.capture_id)
-            if "captured_at" not in cap.meta and "captured_at" not in tags:
-                cap.meta["captured_at"] = captures.file_date(cap)
-            todo.append(cap)
+        todo = _identified(found.captures, store.known_ids(), tags, info, rejects, summary)
         staging = Staging(store, ingest_id)
         try:
-            stats = _run(staging, todo, tags, info, jobs, source is not None, rejects, summary,
-                         progress)
+            stats = _run(staging, todo, len(found.captures), tags, info, jobs,
+                         source is not None, rejects, summary, progress)
             if source is not None and stats:
                 sm = rows.empty()
                 _map_sources(source, stats, sm, summary)
@@ -156,30 +154,69 @@ def ingest(store: Store, paths: list[str], tags: dict[str, str], jobs: int = 0,
     finally:
         found.cleanup()
     t1 = resource.getrusage(resource.RUSAGE_SELF)
-    summary.cpu_s += (t1.ru_utime - t0.ru_utime) + (t1.ru_stime - t0.ru_stime)
+    summary.parent_cpu_s = (t1.ru_utime - t0.ru_utime) + (t1.ru_stime - t0.ru_stime)
+    summary.cpu_s += summary.parent_cpu_s
     summary.peak_rss_mb = max(summary.peak_rss_mb, t1.ru_maxrss / 1024)
     return summary
 
 
-def _run(staging: Staging, todo: list[captures.Capture], tags: dict[str, str],
+def _identified(caps: list[captures.Capture], known: set[str], tags: dict[str, str],
+                info: dict[str, str], rejects: rows.Tables, summary: Summary
+                ) -> Iterator[captures.Capture]:
+    """The captures to parse, identified (content hash, header) one by one as the workers
+    ask for them: the parent hashes while the workers parse, not before they start."""
+    seen: set[str] = set()
+    for cap in caps:
+        try:
+            captures.identify(cap)
+        except (OSError, EOFError, ValueError, lzma.LZMAError) as exc:
+            why = f"cannot read: {exc}"
+            with _LOCK:
+                summary.rejects.append((", ".join(cap.names), why))
+                rows.reject_row(rejects, ", ".join(cap.names), None, why, info)
+            continue
+        if cap.capture_id in known or cap.capture_id in seen:
+            with _LOCK:
+                summary.already += 1
+            continue
+        seen.add(cap.capture_id)
+        if "captured_at" not in cap.meta and "captured_at" not in tags:
+            cap.meta["captured_at"] = captures.file_date(cap)
+        yield cap
+
+
+def _run(staging: Staging, todo: Iterator[captures.Capture], count: int, tags: dict[str, str],
          info: dict[str, str], jobs: int, want_stats: bool, rejects: rows.Tables,
          summary: Summary,
          progress: Callable[[str], None] | None) -> dict[str, list[CallbackStats]]:
+    """`todo`: the captures, produced lazily (at most `count`)."""
     n = jobs or min(len(os.sched_getaffinity(0)), 8)
-    size = max(1, min(CHUNK, math.ceil(len(todo) / max(n, 1))))
-    chunks = [_Chunk(i, todo[k:k + size], tags, info, want_stats, staging.dir)
-              for i, k in enumerate(range(0, len(todo), size))]
+    # several chunks per worker: the first start while the parent still identifies the rest
+    size = max(1, min(CHUNK, max(10, math.ceil(count / max(4 * n, 1)))))
+
+    def chunks() -> Iterator[_Chunk]:
+        batch: list[captures.Capture] = []
+        index = 0
+        for cap in todo:
+            batch.append(cap)
+            if len(batch) == size:
+                yield _Chunk(index, batch, tags, info, want_stats, staging.dir)
+                batch, index = [], index + 1
+        if batch:
+            yield _Chunk(index, batch, tags, info, want_stats, staging.dir)
+
     stats: dict[str, list[CallbackStats]] = {}
-    for done in _results(chunks, n):
-        for cid, cycles, callbacks, date in done.stored:
-            staging.ids.add(cid)
-            staging.dates[cid] = date
-            summary.captures += 1
-            summary.cycles += cycles
-            summary.callbacks += callbacks
-        for cid, names, why in done.rejected:
-            summary.rejects.append((names, why))
-            rows.reject_row(rejects, names, cid, why, info)
+    for done in _results(chunks(), n, count > size, size):
+        with _LOCK:
+            for cid, cycles, callbacks, date in done.stored:
+                staging.ids.add(cid)
+                staging.dates[cid] = date
+                summary.captures += 1
+                summary.cycles += cycles
+                summary.callbacks += callbacks
+            for cid, names, why in done.rejected:
+                summary.rejects.append((names, why))
+                rows.reject_row(rejects, names, cid, why, info)
         stats.update(done.stats)
         summary.cpu_s += done.cpu_s
         summary.peak_rss_mb = max(summary.peak_rss_mb, done.rss_mb)
@@ -188,13 +225,17 @@ def _run(staging: Staging, todo: list[captures.Capture], tags: dict[str, str],
     return stats
 
 
-def _results(chunks: list[_Chunk], n: int) -> Iterator[_Done]:
-    if n <= 1 or len(chunks) <= 1:
+def _results(chunks: Iterator[_Chunk], n: int, multi: bool, size: int) -> Iterator[_Done]:
+    """The pool's task thread pulls `chunks` (so identification runs beside the workers)."""
+    if n <= 1 or not multi:
         yield from map(_chunk, chunks)
         return
     ctx = multiprocessing.get_context("forkserver")
-    # a fresh worker every 4 chunks: memory stays flat over a long ingest
-    with ctx.Pool(min(n, len(chunks)), maxtasksperchild=4) as pool:
+    # workers fork from a server that has imported the readers and DuckDB: a fresh worker
+    # costs a fork, not a second of imports
+    ctx.set_forkserver_preload(["dpmlens.fleet.ingest"])
+    # a fresh worker every ~RECYCLE captures: memory stays flat over a long ingest
+    with ctx.Pool(n, maxtasksperchild=max(1, RECYCLE // size)) as pool:
         yield from pool.imap_unordered(_chunk, chunks)
 
 

@@ -8,7 +8,9 @@ For every (driver, device, phase) with enough runs on both sides:
     at least `min_effect_ms`;
   - failures: Fisher's exact test on failing/passing runs for callbacks that failed at all
     (others cannot reach significance), with its own Benjamini-Hochberg family.
-Medians and counts come from all runs (SQL); only the tests use the sample.
+Medians and counts come from all runs (SQL); only the tests use the sample. From the
+histograms (`callback_hist`, --by kernel) the tests use every run, binned
+(dpmlens.fleet.binned: U with the runs of a bucket tied; the bootstrap resamples counts).
 A change-point search (ruptures, binary segmentation, least squares) along the ordered
 groups says from which group on a reported callback changed.
 """
@@ -17,17 +19,20 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import duckdb
 import numpy as np
 import ruptures
 from scipy import stats as st
 
+from dpmlens.fleet import binned
+from dpmlens.fleet.hist_stats import Binned
 from dpmlens.fleet.stats import BY, Scope, callback_stats
 
 SAMPLE = 1000  # cycles sampled in the smallest group for the tests
 MIN_RUNS = 20
+Key = tuple[str, str, str, str]  # group, driver, device, phase
 
 
 @dataclass(frozen=True)
@@ -77,18 +82,20 @@ def pairs_for(groups: list[str], baseline: str | None) -> list[tuple[str, str]]:
 
 def find(con: duckdb.DuckDBPyConnection, scope: Scope, groups: list[str],
          baseline: str | None = None, settings: Settings | None = None,
-         per_device: list[dict[str, Any]] | None = None) -> Result:
-    """`per_device`: stats.callback_stats rows when the caller has them (saves a pass)."""
+         per_device: list[dict[str, Any]] | None = None,
+         hist: Binned | None = None) -> Result:
+    """`per_device`: stats.callback_stats rows when the caller has them (saves a pass);
+    `hist`: the per-device buckets of hist_stats (then the tests use every run, binned,
+    and no sample is read from the raw rows)."""
     cfg = settings or Settings()
     pairs = pairs_for(groups, baseline)
     res = Result(pairs)
     if not pairs:
         return res
-    col = BY[scope.by]
-    where, params = scope.where()
     summary = _summary(per_device if per_device is not None
                        else callback_stats(con, scope))
-    samples = _samples(con, col, where, params, groups)
+    data: _Runs = _BinnedRuns(hist) if hist is not None else _SampledRuns(
+        _samples(con, BY[scope.by], *scope.where(), groups))
     rng = np.random.default_rng(cfg.seed)
     for a, b in pairs:
         units = sorted(summary)
@@ -98,9 +105,8 @@ def find(con: duckdb.DuckDBPyConnection, scope: Scope, groups: list[str],
             sa, sb = summary[unit].get(a), summary[unit].get(b)
             if sa is None or sb is None or sa["n"] < MIN_RUNS or sb["n"] < MIN_RUNS:
                 continue
-            xa, xb = samples.get((a,) + unit), samples.get((b,) + unit)
-            if xa is not None and xb is not None and len(xa) >= MIN_RUNS <= len(xb):
-                p = float(st.mannwhitneyu(xa, xb, alternative="two-sided").pvalue)
+            p = data.test((a,) + unit, (b,) + unit)
+            if p is not None:
                 dur_rows.append((unit, p))
             if sa["failures"] or sb["failures"]:
                 table = [[sa["failures"], sa["n"] - sa["failures"]],
@@ -113,7 +119,7 @@ def find(con: duckdb.DuckDBPyConnection, scope: Scope, groups: list[str],
             change = (sb["median"] - sa["median"]) / 1000
             if q >= cfg.alpha or abs(change) < cfg.min_effect_ms:
                 continue
-            ci = _ci(samples[(a,) + unit], samples[(b,) + unit], cfg, rng)
+            ci = data.ci((a,) + unit, (b,) + unit, cfg, rng)
             if ci[0] <= 0 <= ci[1]:
                 continue
             res.changes.append(_change("slower" if change > 0 else "faster", unit, a, b, sa, sb,
@@ -127,11 +133,64 @@ def find(con: duckdb.DuckDBPyConnection, scope: Scope, groups: list[str],
             res.changes.append(_change("fails more" if rb > ra else "fails less", unit, a, b,
                                        sa, sb, change, None, p, q))
     if scope.by == "kernel" and baseline is None and len(groups) >= 3:
-        _change_points(res, samples, groups)
+        _change_points(res, data, groups)
     res.changes.sort(key=lambda c: (-abs(c.effect_ms_per_cycle) if c.kind in ("slower", "faster")
                                     else -abs(c.fail_rate_after - c.fail_rate_before) * 1e6,
                                     c.driver, c.device, c.phase))
     return res
+
+
+class _Runs(Protocol):
+    """The runs of one (group, driver, device, phase), as the tests need them."""
+
+    def test(self, a: Key, b: Key) -> float | None: ...
+    def ci(self, a: Key, b: Key, cfg: Settings,
+           rng: np.random.Generator) -> tuple[float, float]: ...
+    def series(self, key: Key) -> np.ndarray | None: ...
+
+
+class _SampledRuns:
+    """Raw runs of the sampled cycles (the exact path)."""
+
+    def __init__(self, samples: dict[Key, np.ndarray]) -> None:
+        self.samples = samples
+
+    def test(self, a: Key, b: Key) -> float | None:
+        xa, xb = self.samples.get(a), self.samples.get(b)
+        if xa is None or xb is None or not len(xa) >= MIN_RUNS <= len(xb):
+            return None
+        return float(st.mannwhitneyu(xa, xb, alternative="two-sided").pvalue)
+
+    def ci(self, a: Key, b: Key, cfg: Settings,
+           rng: np.random.Generator) -> tuple[float, float]:
+        return _ci(self.samples[a], self.samples[b], cfg, rng)
+
+    def series(self, key: Key) -> np.ndarray | None:
+        return self.samples.get(key)
+
+
+class _BinnedRuns:
+    """Every run, binned (callback_hist): tests from the counts (dpmlens.fleet.binned)."""
+
+    def __init__(self, hist: Binned) -> None:
+        self.hist = hist
+
+    def test(self, a: Key, b: Key) -> float | None:
+        ha, hb = self.hist.get(a), self.hist.get(b)
+        if ha is None or hb is None:
+            return None
+        return binned.mannwhitney_p(ha[0], ha[1], hb[0], hb[1])
+
+    def ci(self, a: Key, b: Key, cfg: Settings,
+           rng: np.random.Generator) -> tuple[float, float]:
+        ha, hb = self.hist.get(a), self.hist.get(b)
+        assert ha is not None and hb is not None
+        lo, hi = binned.median_change_ci(ha[0], ha[1], hb[0], hb[1], cfg.bootstrap, rng)
+        return round(lo / 1000, 3), round(hi / 1000, 3)
+
+    def series(self, key: Key) -> np.ndarray | None:
+        h = self.hist.get(key)
+        return None if h is None else binned.spread(h[0], h[1], int(SAMPLE * 1.2))
 
 
 def _change(kind: str, unit: tuple[str, str, str], a: str, b: str, sa: dict[str, Any],
@@ -155,7 +214,7 @@ def _summary(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str,
 
 
 def _samples(con: duckdb.DuckDBPyConnection, col: str, where: str, params: list[Any],
-             groups: list[str]) -> dict[tuple[str, str, str, str], np.ndarray]:
+             groups: list[str]) -> dict[Key, np.ndarray]:
     """Runs of the cycles whose hash falls below one rate, chosen so the smallest group
     gives about SAMPLE cycles (larger groups give proportionally more): the same cycles for
     every callback and every run, one filter in the scan, no join."""
@@ -191,14 +250,13 @@ def _ci(a: np.ndarray, b: np.ndarray, cfg: Settings,
             round(float(r.confidence_interval.high) / 1000, 3))
 
 
-def _change_points(res: Result, samples: dict[tuple[str, str, str, str], np.ndarray],
-                   groups: list[str]) -> None:
+def _change_points(res: Result, data: _Runs, groups: list[str]) -> None:
     """For each reported callback: the group from which its durations (or failures) changed,
     by one change point in the series of its sampled runs ordered by group."""
     for c in res.changes:
         series, owner = [], []
         for g in groups:
-            x = samples.get((g, c.driver, c.device, c.phase))
+            x = data.series((g, c.driver, c.device, c.phase))
             if x is None:
                 continue
             series.append(x)

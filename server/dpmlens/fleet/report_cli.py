@@ -13,10 +13,18 @@ from dpmlens.fleet.store import Store
 
 def run(args: argparse.Namespace) -> int:
     settings, _src = thresholds.load(args.config)
-    con = Store(args.store).connect()
+    store = Store(args.store)
+    con = store.connect()
+    derived = store.format() >= 2
+    histograms = args.by == "kernel" and not args.exact
+    if histograms and not derived:
+        print(f"dpmlens: note: {args.store}: store format {store.format()} has no duration "
+              "histograms; percentiles from the raw rows (slower); `dpmlens fleet migrate` "
+              "(or the next ingest) adds them", file=sys.stderr)
+        histograms = False
     try:
         doc = report_model.build(con, stats.Scope(args.by, args.since, args.driver), settings,
-                                 str(args.store), args.baseline)
+                                 str(args.store), args.baseline, histograms, derived)
     finally:
         con.close()
     if args.format == "json":

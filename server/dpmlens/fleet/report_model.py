@@ -13,22 +13,41 @@ from typing import Any
 
 import duckdb
 
-from dpmlens.fleet import regress, stats
+from dpmlens.fleet import hist_stats, regress, stats
 
 VERSION = 1
 
 
+PERCENTILE = {
+    "exact": "linear interpolation between closest ranks, position (n-1)q (Hyndman-Fan type "
+             "7; DuckDB quantile_cont, Spark percentile)",
+    "histogram": "linear interpolation between closest ranks, position (n-1)q (Hyndman-Fan "
+                 "type 7) over the callback_hist buckets: within 1/256 (0.39%) of the upper "
+                 "of the two closest ranks, exact below 256 us (--exact: from the raw rows)",
+}
+
+
 def build(con: duckdb.DuckDBPyConnection, scope: stats.Scope, settings: dict[str, Any],
-          store: str, baseline: str | None = None) -> dict[str, Any]:
+          store: str, baseline: str | None = None, histograms: bool = False,
+          derived: bool | None = None) -> dict[str, Any]:
+    """`histograms`: percentiles and tests from `callback_hist` (needs --by kernel and a
+    format-2 store); else exact, from the raw rows. `derived`: the store has the derived
+    tables (format 2; default: as `histograms`)."""
+    if derived is None:
+        derived = histograms
     t0 = time.perf_counter()
     groups = stats.groups(con, scope)
     if baseline is not None and baseline not in groups:
         from dpmlens.errors import UsageError
         raise UsageError(f"--baseline {baseline!r}: no such {scope.by} in the store "
                          f"(have: {', '.join(groups) or 'none'})")
-    rows = stats.callback_stats(con, scope)
+    binned = None
+    if histograms:
+        rows, binned = hist_stats.callback_stats(con, scope)
+    else:
+        rows = stats.callback_stats(con, scope)
     cfg = regress.Settings(alpha=settings["alpha"], min_effect_ms=settings["min_effect_ms"])
-    reg = regress.find(con, scope, groups, baseline, cfg, per_device=rows)
+    reg = regress.find(con, scope, groups, baseline, cfg, per_device=rows, hist=binned)
     doc: dict[str, Any] = {
         "version": VERSION,
         "store": store,
@@ -36,8 +55,8 @@ def build(con: duckdb.DuckDBPyConnection, scope: stats.Scope, settings: dict[str
         "since": scope.since,
         "driver": scope.driver,
         "groups": groups,
-        "percentile": "linear interpolation between closest ranks, position (n-1)q "
-                      "(Hyndman-Fan type 7; DuckDB quantile_cont, Spark percentile)",
+        "method": "histogram" if histograms else "exact",
+        "percentile": PERCENTILE["histogram" if histograms else "exact"],
         "settings": settings,
         "health": sorted(stats.health(con, scope, settings),
                          key=lambda h: groups.index(h["grp"]) if h["grp"] in groups else 0),
@@ -47,12 +66,12 @@ def build(con: duckdb.DuckDBPyConnection, scope: stats.Scope, settings: dict[str
             "tested_failures": reg.tested_failures,
             "alpha": cfg.alpha,
             "min_effect_ms": cfg.min_effect_ms,
-            "sample_cycles": regress.SAMPLE,
+            "sample_cycles": None if histograms else regress.SAMPLE,
             "changes": [_change(c) for c in reg.changes],
         },
         "drivers": [r for r in rows if r["device"] == "*"],
         "devices": [r for r in rows if r["device"] != "*"],
-        "worst_devices": stats.worst_devices(con, scope),
+        "worst_devices": stats.worst_devices(con, scope, derived=derived),
         "issues": stats.issues(con, scope),
     }
     for r in doc["drivers"]:

@@ -9,7 +9,11 @@ names (`kernel=6.10` in a folder name reads as the number 6.1 in Spark and Polar
 from __future__ import annotations
 
 # Bump when a table changes incompatibly; a store written with a higher number is refused.
-STORE_FORMAT = 1
+# 1: raw tables only. 2: + callback_hist (per-ingest duration histograms) and phase_worst
+# (the slowest callback per cycle and phase), both derived from callbacks (dpmlens.fleet.hist);
+# a format-1 store is read as it is (reports from the raw rows) and migrated by the next
+# ingest or `fleet migrate`.
+STORE_FORMAT = 2
 # the one folder level: capture_date=YYYY-MM-DD (for rejects: the ingest date)
 PARTITION = "capture_date"
 
@@ -66,6 +70,18 @@ TABLES: dict[str, list[tuple[str, str]]] = {
     "issues": [
         ("capture_id", "VARCHAR"), *_WHO, ("pattern", "VARCHAR"), ("example", "VARCHAR"),
         ("count", "BIGINT"),
+    ],
+    # per ingest: callbacks binned by duration (dpmlens.fleet.hist); derived from `callbacks`
+    "callback_hist": [
+        *_WHO[:1], ("driver", "VARCHAR"), ("device", "VARCHAR"), ("phase", "VARCHAR"),
+        ("bucket_us", "BIGINT"), ("width_us", "BIGINT"), ("n", "BIGINT"),
+        ("failures", "BIGINT"), ("on_path", "BIGINT"), ("path_us", "BIGINT"),
+        ("sum_us", "BIGINT"),
+    ],
+    # per ingest: the slowest callback of each (capture, cycle, phase); derived from `callbacks`
+    "phase_worst": [
+        ("capture_id", "VARCHAR"), ("cycle", "BIGINT"), *_WHO, ("phase", "VARCHAR"),
+        ("driver", "VARCHAR"), ("device", "VARCHAR"), ("duration_us", "BIGINT"),
     ],
     "rejects": [
         ("path", "VARCHAR"), ("capture_id", "VARCHAR"), ("reason", "VARCHAR"),

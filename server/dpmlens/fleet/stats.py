@@ -86,23 +86,32 @@ def _stats(con: duckdb.DuckDBPyConnection, scope: Scope, device: str) -> list[di
     return _dicts(con.execute(sql, cparams + params))
 
 
-def worst_devices(con: duckdb.DuckDBPyConnection, scope: Scope,
-                  top: int = 5) -> list[dict[str, Any]]:
+def worst_devices(con: duckdb.DuckDBPyConnection, scope: Scope, top: int = 5,
+                  derived: bool = False) -> list[dict[str, Any]]:
     """pm-graph's "worst device", per phase and group: how many cycles each device was the
-    slowest of its phase (per phase, not summed over phases)."""
+    slowest of its phase (per phase, not summed over phases). `derived`: from `phase_worst`
+    (one row per cycle and phase, format 2), else from every run; with --driver always from
+    the runs (the slowest of that driver's devices). A tie goes to the greatest (driver,
+    device), so both ways give the same answer."""
     col = BY[scope.by]
     where, params = scope.where()
+    if derived and not scope.driver:
+        w = f"""SELECT {col} AS grp, phase, driver AS drv, device AS dev
+                FROM phase_worst WHERE {where}"""
+    else:
+        w = f"""SELECT grp, phase, x.d AS drv, x.v AS dev FROM (
+                  SELECT {col} AS grp, phase,
+                         max({{'u': duration_us, 'd': driver, 'v': device}}) AS x
+                  FROM callbacks WHERE {where} AND duration_us IS NOT NULL
+                  GROUP BY capture_id, cycle, {col}, phase)"""
     sql = f"""
-      WITH w AS (
-        SELECT {col} AS grp, phase, arg_max(driver, duration_us) AS drv,
-               arg_max(device, duration_us) AS dev
-        FROM callbacks WHERE {where} GROUP BY capture_id, cycle, {col}, phase),
+      WITH w AS ({w}),
       c AS (SELECT grp, phase, drv || ' ' || dev AS dev, count(*) AS cycles,
                    row_number() OVER (PARTITION BY grp, phase ORDER BY count(*) DESC,
                                       drv || ' ' || dev) AS r
             FROM w GROUP BY grp, phase, drv, dev)
       SELECT coalesce(grp, '') AS grp, phase, dev AS device, cycles FROM c WHERE r <= {int(top)}
-      ORDER BY phase, grp, cycles DESC"""
+      ORDER BY phase, grp, cycles DESC, device"""
     return _dicts(con.execute(sql, params))
 
 

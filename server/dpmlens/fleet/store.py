@@ -19,6 +19,7 @@ import contextlib
 import fcntl
 import json
 import os
+import secrets
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -30,6 +31,7 @@ import numpy as np
 
 from dpmlens import __version__
 from dpmlens.errors import UsageError
+from dpmlens.fleet import hist
 from dpmlens.fleet.schema import PARTITION, SORT, STORE_FORMAT, TABLES
 
 MARKER = "dpmlens-store.json"
@@ -75,6 +77,46 @@ class Store:
                 f"{self.root}: written by a newer dpmlens ({info.get('created_by', '?')}, store "
                 f"format {fmt}); this dpmlens {__version__} reads formats up to {STORE_FORMAT}: "
                 "upgrade dpmlens")
+
+    def format(self) -> int:
+        """The store's format number (after check())."""
+        try:
+            return int(json.loads((self.root / MARKER).read_text())["format"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise StoreError(f"{self.root / MARKER}: unreadable store marker ({exc})") from None
+
+    def migrate(self) -> str | None:
+        """Bring a format-1 store to this format: write `callback_hist` over every callbacks
+        file there is, as one more immutable set of files, then update the marker (under the
+        store's lock, so no ingest commits meanwhile). None when there was nothing to do."""
+        self.check()
+        self.recover()
+        with self.lock():
+            old = self.format()
+            if old >= STORE_FORMAT:
+                return None
+            # below format 2, histograms can only be those of a migration killed after its
+            # renames (recover() rolled them forward) and before the marker: redo them all
+            for t in hist.DERIVED:
+                shutil.rmtree(self.root / t, ignore_errors=True)
+            staging = Staging(self, "migrate-" + secrets.token_hex(4))
+            try:
+                staging.con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+                staging.con.execute("SET threads = 2")
+                files = sorted(self.files("callbacks"))
+                hist.write(staging.con, files, staging.dir, staging.id)
+                moved = staging.commit_locked()
+            except BaseException:
+                staging.abort()
+                raise
+            from dpmlens.atomic import write_text_atomic
+            info = json.loads((self.root / MARKER).read_text())
+            write_text_atomic(self.root / MARKER, json.dumps(
+                {**info, "format": STORE_FORMAT,
+                 "migrated_by": f"dpmlens {__version__}"}) + "\n")
+        return (f"{self.root}: store format {old} -> {STORE_FORMAT}: duration histograms and "
+                f"worst devices (callback_hist, phase_worst) of {len(files)} callbacks "
+                f"files, {moved} files written")
 
     # -- reading ---------------------------------------------------------------------------
     def connect(self, threads: int | None = None) -> duckdb.DuckDBPyConnection:
@@ -202,29 +244,36 @@ class Staging:
     def commit(self, drop: set[str] | None = None) -> int:
         """Move the staged files into the store (under its lock); `drop`: capture ids to
         leave out because another ingest committed them meanwhile. Returns files moved."""
+        with self.store.lock():
+            return self.commit_locked(drop)
+
+    def commit_locked(self, drop: set[str] | None = None) -> int:
         store = self.store
-        with store.lock():
-            dup = (set(drop or ()) | store.known_ids()) & self.ids
+        dup = (set(drop or ()) | store.known_ids()) & self.ids
+        files = self.staged()
+        if dup:
+            self._filter(files, dup)
             files = self.staged()
-            if dup:
-                self._filter(files, dup)
-                files = self.staged()
-            for f in files:  # the data must be on disk before the journal points at it
-                _fsync(self.dir / f)
-            from dpmlens.atomic import write_text_atomic
-            write_text_atomic(self.dir / JOURNAL, json.dumps([[f, f] for f in files]))
-            store._rename_all(self.dir)
-            for f in {str(Path(f).parent) for f in files}:
-                _fsync_dir(store.root / f)
+        for f in files:  # the data must be on disk before the journal points at it
+            _fsync(self.dir / f)
+        from dpmlens.atomic import write_text_atomic
+        write_text_atomic(self.dir / JOURNAL, json.dumps([[f, f] for f in files]))
+        store._rename_all(self.dir)
+        for f in {str(Path(f).parent) for f in files}:
+            _fsync_dir(store.root / f)
         self.close()
         shutil.rmtree(self.dir, ignore_errors=True)
         return len(files)
 
     def _filter(self, files: list[str], drop: set[str]) -> None:
         """Rewrite staged files without the rows of `drop` (rare: two ingests of one capture
-        at once). Staged files are this ingest's own, so rewriting them is safe."""
+        at once), then the histograms from the callbacks left. Staged files are this
+        ingest's own, so rewriting them is safe."""
         self.con.register("drop_ids", {"capture_id": np.array(sorted(drop), dtype=object)})
         for f in files:
+            if f.split("/", 1)[0] in hist.DERIVED:
+                (self.dir / f).unlink()  # derived from the callbacks: rebuilt below
+                continue
             p = self.dir / f
             tmp = p.with_suffix(".filtered")
             self.con.execute(
@@ -238,6 +287,8 @@ class Staging:
                 p.unlink()
             else:
                 os.replace(tmp, p)
+        left = sorted(self.dir.glob("callbacks/*/*.parquet"))
+        hist.write(self.con, left, self.dir, f"{self.id}-refiltered")
 
     def abort(self) -> None:
         self.close()
@@ -261,6 +312,7 @@ def writer_lock(staging_dir: Path) -> int | None:
 
 def staging_connection() -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")
     con.execute("SET threads = 1")
     con.execute("SET preserve_insertion_order = false")
     return con
@@ -294,6 +346,8 @@ def write_batch(con: duckdb.DuckDBPyConnection, staging_dir: Path, name: str,
             f"PARTITION_BY ({PARTITION}), OVERWRITE_OR_IGNORE, "
             f"FILENAME_PATTERN '{name}-{{i}}')")
         con.unregister("batch")
+        if table == "callbacks":  # the batch's histograms, from the files just written
+            hist.write(con, sorted(out.glob(f"*/{name}-*.parquet")), staging_dir, name)
     con.unregister("dates")
 
 

@@ -155,12 +155,17 @@ def _wanted(name: str) -> str | None:
 
 
 def sleepgraph_pair(path: Path) -> Path | None:
-    """For X_dmesg.txt[.gz] the X_ftrace.txt[.gz] of the same sleepgraph test, if present."""
-    name = path.name[:-3] if path.name.endswith(".gz") else path.name
-    if not name.endswith("_dmesg.txt"):
+    """For X_dmesg.txt[.gz|.xz] the X_ftrace.txt[.gz|.xz] of the same sleepgraph test, and
+    for a folder's dmesg.txt its ftrace.txt or trace.txt (the capture lab's layout), if
+    present."""
+    name = path.name[:-3] if path.name.endswith((".gz", ".xz")) else path.name
+    if name == "dmesg.txt":
+        twins: tuple[str, ...] = ("ftrace.txt", "trace.txt")
+    elif name.endswith("_dmesg.txt"):
+        twins = (name[: -len("_dmesg.txt")] + "_ftrace.txt",)
+    else:
         return None
-    stem = name[: -len("_dmesg.txt")]
-    for cand in (stem + "_ftrace.txt", stem + "_ftrace.txt.gz"):
+    for cand in (t + ext for t in twins for ext in ("", ".gz", ".xz")):
         if (path.parent / cand).is_file():
             return path.parent / cand
     return None
