@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,17 +27,21 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, timeout=120, check=False)
 
 
+# The CLI run from a small launcher that reports its child's peak: a child forked from the
+# test process itself starts from pytest's resident set (Linux keeps the pre-exec high-water
+# mark in ru_maxrss), so a long test run would read as the CLI's peak.
+_LAUNCH = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
+           "sys.stderr.write('\\nPEAK %d\\n' % "
+           "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(r.returncode)")
+
+
 def _cli_peak(*args: str) -> tuple[subprocess.CompletedProcess[str], int]:
-    """`cli`, and the peak RSS (KiB) of that one process (wait4's rusage)."""
-    with tempfile.TemporaryFile("w+") as errf:  # (two pipes read in turn could deadlock)
-        p = subprocess.Popen([sys.executable, "-m", "dpmlens.cli", "trace", *args],
-                             text=True, stdout=subprocess.PIPE, stderr=errf)
-        out = p.stdout.read()  # type: ignore[union-attr]
-        _, status, usage = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
-        errf.seek(0)
-        err = errf.read()
-    return subprocess.CompletedProcess(p.args, p.returncode, out, err), usage.ru_maxrss
+    """`cli`, and the peak RSS (KiB) of that one CLI process."""
+    run = subprocess.run([sys.executable, "-c", _LAUNCH, sys.executable, "-m", "dpmlens.cli",
+                          "trace", *args], text=True, capture_output=True, timeout=120,
+                         check=False)
+    err, _, peak = run.stderr.rstrip("\n").rpartition("\nPEAK ")
+    return subprocess.CompletedProcess(run.args, run.returncode, run.stdout, err), int(peak)
 
 
 def _finite(obj: object) -> bool:
