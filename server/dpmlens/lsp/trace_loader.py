@@ -156,14 +156,18 @@ class Traces(LanguageFeature):
     async def remap(self) -> None:
         """Map the loaded traces again (the workspace index has more drivers now)."""
         traces = self.state
-        if traces.result is None:
+        base = traces.result
+        if base is None:
             return
         loop = asyncio.get_running_loop()
         generation = traces.generation
         result = await loop.run_in_executor(
-            None, traces.compute, traces.result.parsed, traces.mapping_inputs(self.server))
-        if traces.generation != generation:
-            return  # traces loaded (or cleared) meanwhile: this mapping is of the old ones
+            None, traces.compute, base.parsed, traces.mapping_inputs(self.server))
+        # traces loaded (or cleared) meanwhile: this mapping is of the old ones. A load that
+        # began before this remap (its generation already counted) and installed while it
+        # ran is seen by identity: installing here would bring the old capture back.
+        if traces.generation != generation or traces.result is not base:
+            return
         traces.install(result)
         self.refresh_lenses()
 
