@@ -20,20 +20,14 @@ import argparse
 import gzip
 import json
 import lzma
-import random
-import statistics
-import subprocess
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-TOP = HERE.parent
+# the A/B experiment's runners and statistics (lab/ is the script's own folder on sys.path)
+from ab_experiment import TOP, median_ci, per_cycle, whatif_files, write
+
+# the phases compared (prepare/complete: 1-3 ms, not what the ordering changes)
 PHASES = ["suspend", "suspend_late", "suspend_noirq", "resume_noirq", "resume_early", "resume"]
-
-
-def dpmlens() -> list[str]:
-    venv = TOP / ".venv" / "bin" / "dpmlens"
-    return [str(venv)] if venv.exists() else ["dpmlens"]
 
 
 def captures(folder: Path, without: str | None = None) -> list[str]:
@@ -48,28 +42,6 @@ def _text(path: str) -> str:
     opener = lzma.open if path.endswith(".xz") else gzip.open if path.endswith(".gz") else open
     with opener(path, "rt", errors="replace") as f:  # type: ignore[operator]
         return f.read()
-
-
-def run(cmd: list[str], paths: list[str], options: list[str]) -> dict:
-    out = subprocess.run(dpmlens() + ["trace", cmd, *paths, *options, "--format", "json"],
-                         check=True, capture_output=True, text=True)
-    return json.loads(out.stdout)
-
-
-def per_cycle(result: dict, key: str) -> dict[str, list[float]]:
-    values: dict[str, list[float]] = {p: [] for p in PHASES}
-    for r in result["runs"]:
-        if r["phase"] in values:
-            values[r["phase"]].append(r[key] / 1000.0)
-    return values
-
-
-def median_ci(xs: list[float], seed: int = 1) -> dict:
-    if not xs:
-        return {"n": 0, "median": None, "lo": None, "hi": None}
-    rng = random.Random(seed)
-    boots = sorted(statistics.median(rng.choices(xs, k=len(xs))) for _ in range(2000))
-    return {"n": len(xs), "median": statistics.median(xs), "lo": boots[50], "hi": boots[1949]}
 
 
 def rel(path: Path) -> str:
@@ -94,11 +66,11 @@ def main() -> int:
     if not new or not all(captures(f, args.without) for f in args.old):
         print("ordering_experiment: a capture folder has no partN/ftrace.txt", file=sys.stderr)
         return 1
-    measured_new = per_cycle(run("whatif", new, []), "measured_us")
+    measured_new = per_cycle(whatif_files(new, []), "measured_us")
     rows = []
     for folder in args.old:
         old = captures(folder, args.without)
-        fwd = run("whatif", old, ["--ordering", "6.16"])
+        fwd = whatif_files(old, ["--ordering", "6.16"])
         meas_old, pred = per_cycle(fwd, "measured_us"), per_cycle(fwd, "predicted_us")
         for ph in PHASES:
             m_old, m_new, pr = (median_ci(meas_old[ph]), median_ci(measured_new[ph]),
@@ -116,9 +88,7 @@ def main() -> int:
                         for f in [*args.old, args.new]},
               "forward": rows}
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(f"{args.out}.json.tmp")
-    tmp.write_text(json.dumps(result, indent=1) + "\n")
-    tmp.replace(f"{args.out}.json")
+    write(Path(f"{args.out}.json"), json.dumps(result, indent=1) + "\n")
     md = [("| from | phase | old kernel measured | predicted with --ordering 6.16 | predicted change "
            "| 6.16+ kernel measured | measured change | error |"), "|---|---|---|---|---|---|---|---|"]
 
@@ -132,9 +102,7 @@ def main() -> int:
         md.append(f"| {r['from']} | {r['phase']} | {ms(r['old_measured'])} | "
                   f"{ms(r['predicted_616'])} | {pct(r['predicted_change'])} | "
                   f"{ms(r['new_measured'])} | {pct(r['measured_change'])} | {pct(r['error'])} |")
-    tmp = Path(f"{args.out}.md.tmp")
-    tmp.write_text("\n".join(md) + "\n")
-    tmp.replace(f"{args.out}.md")
+    write(Path(f"{args.out}.md"), "\n".join(md) + "\n")
     print("\n".join(md))
     return 0
 
