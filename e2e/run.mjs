@@ -646,20 +646,21 @@ async function main() {
       await shot(page, "07-trace-progress");
       // A click on a toast that is still sliding in can miss: press Cancel again while the
       // load's toast is there and the extension has not logged the cancel (at most 5 times).
+      const cancelLogged = async (tenths) => {
+        for (let i = 0; i < tenths; i++) {
+          if (extensionLog(dirs.userData).includes("trace loading cancelled")) return true;
+          await page.waitForTimeout(100);
+        }
+        return false;
+      };
       let cancelled = false;
       for (let attempt = 0; attempt < 5 && !cancelled; attempt++) {
         const button = toast.last().locator(".monaco-button", { hasText: "Cancel" }).first();
         if (!(await button.isVisible().catch(() => false))) break;
         await button.click({ timeout: 2_000 }).catch(() => undefined);
-        for (let i = 0; i < 20 && !cancelled; i++) {
-          cancelled = extensionLog(dirs.userData).includes("trace loading cancelled");
-          if (!cancelled) await page.waitForTimeout(100);
-        }
+        cancelled = await cancelLogged(20);
       }
-      for (let i = 0; i < 100 && !cancelled; i++) {
-        cancelled = extensionLog(dirs.userData).includes("trace loading cancelled");
-        if (!cancelled) await page.waitForTimeout(100);
-      }
+      cancelled = cancelled || (await cancelLogged(100));
       check("a large trace load shows a progress notification and can be cancelled", cancelled);
       await page.waitForTimeout(BIG_CYCLES / 10); // past the end of the parse the cancel stopped
       const status = (await page.locator(".part.statusbar").innerText()).replace(/\s+/g, " ");

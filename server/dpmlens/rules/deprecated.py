@@ -155,15 +155,15 @@ def _set_macros(rule: Rule, ctx: Context, pos: Positions, table: PmTable) -> Ite
         # and how their callbacks are hidden, not one macro with another's #ifdef
         guard = _guard(ctx, table, all_names) if ifdef_all else None
         if guard is not None and maybe_all:
-            hidden_by = f"{guard} and __maybe_unused"
+            hidden_by, needs = f"{guard} and __maybe_unused", f"{guard} or __maybe_unused"
         else:
-            hidden_by = guard or "__maybe_unused"
+            hidden_by = needs = guard or "__maybe_unused"
         message = dict(
             what=f"{' and '.join(v + '()' for v in vias)} in {table.name} with callbacks "
             f"hidden behind {hidden_by}",
             replacement=" and ".join(f"{_SET_RENAMES[v]}()" for v in vias),
             ptr="pm_ptr" if runtime else "pm_sleep_ptr",
-            needs=hidden_by.replace(" and ", " or ") if guard and maybe_all else hidden_by,
+            needs=needs,
         )
         fixes: tuple[Fix, ...] = ()
         defined = all(n in ctx.model.functions for n in all_names)
