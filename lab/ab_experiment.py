@@ -66,7 +66,7 @@ def run_captures(args: argparse.Namespace) -> None:
                 continue
             cmd = [sys.executable, str(HERE / "run_lab.py"), "--quiet", "--kernel", args.kernel,
                    "--mode", "mem", "--cycles", str(per), "--retries", "5", "--nice", str(args.nice),
-                   "--out", str(out)] + extra
+                   "--out", str(out)] + extra + (["--sched"] if args.sched else [])
             print(f"ab: {' '.join(cmd[1:])}", file=sys.stderr)
             subprocess.run(cmd, check=True)
 
@@ -304,6 +304,9 @@ def main() -> int:
     p.add_argument("--work", type=Path, default=TOP / "build" / "lab" / "ab")
     p.add_argument("--out", type=Path, required=True, help="writes OUT.json and OUT.md")
     p.add_argument("--no-run", action="store_true")
+    p.add_argument("--sched", action="store_true",
+                   help="capture sched_switch/sched_waking too (run_lab.py --sched): what each "
+                        "callback waited for, for the CPU contention model")
     p.add_argument("--nice", type=int, default=5, help="qemu's niceness (run_lab.py --nice; "
                    "negative needs root: a loaded host starves TCG guests)")
     p.add_argument("--fixtures", type=Path, help="also write the captures as xz (ftrace, meta) "

@@ -3,7 +3,8 @@
 # (power:*, rpm:*, sleepgraph-style delay kprobes), run N suspend/resume cycles, then write
 # the captures as a tar onto the ahci disk (the host reads it after qemu exits).
 # Parameters come from the kernel command line: lab.mode=mem|freeze lab.cycles=N
-# lab.async=0|1 lab.quirks=HEX (USB port quirks) lab.rpm=0|1 lab.kprobes=0|1 lab.idle=S.
+# lab.async=0|1 lab.quirks=HEX (USB port quirks) lab.rpm=0|1 lab.kprobes=0|1 lab.idle=S
+# lab.sched=0|1 (sched_switch and sched_waking during the cycles: what a thread waited for).
 # "LAB:" lines on the console drive the host (lab/run_lab.py): it wakes freeze cycles.
 /bin/busybox --install -s /bin
 export PATH=/bin
@@ -13,8 +14,8 @@ T=/sys/kernel/tracing; [ -d $T/events ] || T=/sys/kernel/debug/tracing
 say() { echo "LAB: $*" > /dev/console; }
 arg() { v=$(tr ' ' '\n' < /proc/cmdline | sed -n "s/^lab\.$1=//p" | tail -1); echo "${v:-$2}"; }
 MODE=$(arg mode mem); N=$(arg cycles 3); ASYNC=$(arg async 1); QUIRKS=$(arg quirks "")
-RPM=$(arg rpm 0); KPROBES=$(arg kprobes 1); IDLE=$(arg idle 2)
-say "boot $(uname -r) mode=$MODE cycles=$N async=$ASYNC quirks=$QUIRKS rpm=$RPM kprobes=$KPROBES"
+RPM=$(arg rpm 0); KPROBES=$(arg kprobes 1); IDLE=$(arg idle 2); SCHED=$(arg sched 0)
+say "boot $(uname -r) mode=$MODE cycles=$N async=$ASYNC quirks=$QUIRKS rpm=$RPM kprobes=$KPROBES sched=$SCHED"
 
 for m in $(cat /etc/modules); do insmod /lib/modules/$m 2>/dev/null; done
 ip link set lo up 2>/dev/null
@@ -77,12 +78,14 @@ sleep "$IDLE"
 i=1
 while [ $i -le "$N" ]; do
   [ -n "$PROBES" ] && echo 1 > $T/events/kprobes/enable
+  if [ "$SCHED" = 1 ]; then echo 1 > $T/events/sched/sched_switch/enable; echo 1 > $T/events/sched/sched_waking/enable; fi
   if [ "$MODE" = mem ]; then
     echo 0 > /sys/class/rtc/rtc0/wakealarm; echo +5 > /sys/class/rtc/rtc0/wakealarm
   fi
   say "suspend $i"
   if echo "$MODE" > /sys/power/state; then say "resumed $i"; else say "failed $i"; fi
   [ -n "$PROBES" ] && echo 0 > $T/events/kprobes/enable
+  if [ "$SCHED" = 1 ]; then echo 0 > $T/events/sched/sched_switch/enable; echo 0 > $T/events/sched/sched_waking/enable; fi
   sleep "$IDLE"
   i=$((i + 1))
 done
@@ -91,7 +94,7 @@ echo 0 > $T/tracing_on; dmesg > /out/dmesg.txt
 say "collecting"
 {
   echo "kernel: $(uname -r)"; echo "cmdline: $(cat /proc/cmdline)"; echo "mode: $MODE"
-  echo "cycles: $N"; echo "pm_async: $(cat /sys/power/pm_async)"; echo "kprobes:$PROBES"
+  echo "cycles: $N"; echo "pm_async: $(cat /sys/power/pm_async)"; echo "kprobes:$PROBES"; echo "sched: $SCHED"
   echo "mem_sleep: $(cat /sys/power/mem_sleep)"
   for q in /sys/bus/usb/devices/*/*-port*/quirks; do echo "quirks: $q $(cat $q)"; done
   grep -H . $T/per_cpu/cpu*/stats 2>/dev/null | grep -E "overrun|dropped"

@@ -108,7 +108,8 @@ def boot(args: argparse.Namespace, vmlinuz: Path, initrd: Path, work: Path) -> N
     append = ["console=ttyS0,115200", "loglevel=4", "panic=1", "tsc=reliable",
               "log_buf_len=16M", f"lab.mode={args.mode}", f"lab.cycles={args.cycles}",
               f"lab.async={args.pm_async}", f"lab.rpm={int(args.rpm)}",
-              f"lab.kprobes={int(not args.no_kprobes)}", f"lab.idle={args.idle}"]
+              f"lab.kprobes={int(not args.no_kprobes)}", f"lab.idle={args.idle}",
+              f"lab.sched={int(args.sched)}"]
     if args.quirks:
         append.append(f"lab.quirks={args.quirks}")
     if args.sleepgraph:
@@ -202,6 +203,8 @@ def main() -> int:
     p.add_argument("--rpm", action="store_true", help="power/control=auto, autosuspend 100 ms")
     p.add_argument("--tp-printk", action="store_true", help="also print the events into dmesg")
     p.add_argument("--no-kprobes", action="store_true")
+    p.add_argument("--sched", action="store_true",
+                   help="also sched_switch/sched_waking during the cycles (who ran, who waited)")
     p.add_argument("--sleepgraph", action="store_true",
                    help="run pm-graph's sleepgraph.py -m mem -rtcwake 5 -dev -multi CYCLES 0 "
                         "in a debootstrapped bookworm root instead")

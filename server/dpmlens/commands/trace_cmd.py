@@ -443,7 +443,7 @@ def run_whatif(args: argparse.Namespace) -> int:
     changes = Changes(delays=delays, make_async=matcher(args.make_async),
                       make_sync=matcher(args.make_sync),
                       ordering="6.16" if args.ordering == "6.16" else "legacy",
-                      replace=replace, cpus=cpus)
+                      replace=replace, cpus=cpus, sched=traces.store.sched)
     words = [f"--delay {k}={v:g}" if k not in replace else f"--delay {k}={v_call}"
              for k, v in delays.items()
              for v_call in [_call_text(replace[k]) if k in replace else ""]]

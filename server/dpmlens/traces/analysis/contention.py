@@ -72,12 +72,15 @@ Measured = tuple[int, float, float, "MeasuredDelay | None"]
 
 def measured_segments(run: PhaseRun, nodes: Nodes,
                       delays_in: dict[int, list[MeasuredDelay]],
-                      locks: dict[int, tuple[float, float, float]] | None = None
+                      locks: dict[int, tuple[float, float, float]] | None = None,
+                      waits: dict[int, list[tuple[float, float]]] | None = None
                       ) -> list[list[Measured]]:
     """Per node, its measured segments. A delay row summing several calls (the importer's
     per-site sum) is one sleep of its total time from its first call: the placement is the
     same on both sides. locks: node -> (took the lock, let it go, waited us before taking
-    it), all from the phase start (traces.analysis.exclusive); the wait is cut out."""
+    it), all from the phase start (traces.analysis.exclusive); the wait is cut out. waits:
+    node -> the stretches (seconds) it waited for a device or a timer outside the delays
+    (traces.analysis.waits): sleeps too, no delay of their own."""
     t0 = run.start
     out = []
     for i, iv in enumerate(nodes.ivs):
@@ -90,6 +93,9 @@ def measured_segments(run: PhaseRun, nodes: Nodes,
             if de > ds:
                 sleeps.append((ds, de, d))
                 at = de
+        if waits and waits.get(i):
+            sleeps = _with_waits(sleeps, [((a - t0) * 1e6, (b - t0) * 1e6) for a, b in waits[i]],
+                                 s0, e0)
         lock = locks.get(i) if locks else None
         cuts = sorted({s0, e0, *(x for s, e, _ in sleeps for x in (s, e)),
                        *((min(max(lock[0] - lock[2], s0), e0), min(max(lock[0], s0), e0),
@@ -118,6 +124,35 @@ def measured_segments(run: PhaseRun, nodes: Nodes,
             segs.append((WORK, s0, s0, None))
         out.append(segs)
     return out
+
+
+def _with_waits(sleeps: list[tuple[float, float, MeasuredDelay | None]],
+                waits: list[tuple[float, float]], s0: float, e0: float
+                ) -> list[tuple[float, float, MeasuredDelay | None]]:
+    """The delays' sleeps, and the waits' stretches outside them (a delay is a wait with a
+    name: it keeps its own segment); in order, none overlapping."""
+    out = list(sleeps)
+    for a, b in waits:
+        a, b = max(a, s0), min(b, e0)
+        for ds, de, _ in sleeps:  # cut out the delays
+            if de <= a or ds >= b:
+                continue
+            if ds > a:
+                out.append((a, ds, None))
+            a = max(a, de)
+        if b > a:
+            out.append((a, b, None))
+    out.sort(key=lambda x: x[0])
+    merged: list[tuple[float, float, MeasuredDelay | None]] = []
+    for seg in out:
+        if merged and merged[-1][2] is None and seg[2] is None and seg[0] <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], seg[1]), None)
+        elif merged and seg[0] < merged[-1][1]:  # overlaps what is kept: the rest of it only
+            if seg[1] > merged[-1][1]:
+                merged.append((merged[-1][1], seg[1], seg[2]))
+        else:
+            merged.append(seg)
+    return merged
 
 
 def rate_integral(segs: list[list[Measured]], cpus: int) -> Callable[[float], float]:
@@ -150,11 +185,12 @@ def rate_integral(segs: list[list[Measured]], cpus: int) -> Callable[[float], fl
 
 
 def demands(run: PhaseRun, nodes: Nodes, delays_in: dict[int, list[MeasuredDelay]],
-            cpus: int, locks: dict[int, tuple[float, float, float]] | None = None
+            cpus: int, locks: dict[int, tuple[float, float, float]] | None = None,
+            waits: dict[int, list[tuple[float, float]]] | None = None
             ) -> list[list[Segment]]:
-    """Per node, its segments: sleeps as measured, work de-contended (the CPU time it
-    needed alone), the lock taken and let go where it was."""
-    segs = measured_segments(run, nodes, delays_in, locks)
+    """Per node, its segments: sleeps (and waits) as measured, work de-contended (the CPU
+    time it needed alone), the lock taken and let go where it was."""
+    segs = measured_segments(run, nodes, delays_in, locks, waits)
     integral = rate_integral(segs, cpus)
     out: list[list[Segment]] = []
     for node in segs:

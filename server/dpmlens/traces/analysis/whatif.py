@@ -37,6 +37,7 @@ from dpmlens.traces.analysis.delays import MeasuredDelay
 from dpmlens.traces.analysis.exclusive import Exclusion
 from dpmlens.traces.analysis.nodes import Nodes
 from dpmlens.traces.model.durations import format_us
+from dpmlens.traces.model.sched import SchedLog
 from dpmlens.traces.model.timeline import Interval, PhaseRun
 
 # --delay targets: CALLER, CALLER:FUNC or CALLER:FUNC(VALUE), VALUE in the delay
@@ -106,6 +107,9 @@ class Changes:
     # the guest's CPU count: callbacks running at once share them (traces.analysis.contention);
     # None: no contention (every callback as fast as measured, whatever runs beside it)
     cpus: int | None = None
+    # the capture's scheduler events (traces.model.sched): with them the contended replay
+    # tells a callback's waits for a device or a timer from its work
+    sched: SchedLog | None = None
 
     def delay_ms(self, d: MeasuredDelay) -> float | None:
         """The new time of delay `d`, None when no change targets it (the most specific
@@ -369,7 +373,7 @@ def apply_changes(run: PhaseRun, nodes: Nodes, changes: Changes,
 
 
 def _contend(run: PhaseRun, nodes: Nodes, delays_in: dict[int, list[MeasuredDelay]],
-             cpus: int, excl: Exclusion | None) -> None:
+             cpus: int, excl: Exclusion | None, sched: SchedLog | None) -> bool:
     """Give the nodes their segments for the contended replay: work de-contended from the
     capture, sleeps as measured less what the changes took off them, the lock where it was
     taken and let go."""
@@ -381,12 +385,21 @@ def _contend(run: PhaseRun, nodes: Nodes, delays_in: dict[int, list[MeasuredDela
             iv = nodes.ivs[i]
             got, let_go = excl.held[id(iv)]
             locks[i] = ((got - run.start) * 1e6, (let_go - run.start) * 1e6, excl.wait[id(iv)])
-    segs = demands(run, nodes, delays_in, cpus, locks)
+    waits: dict[int, list[tuple[float, float]]] = {}
+    if sched is not None:
+        from dpmlens.traces.analysis.waits import external_waits
+
+        for i, iv in enumerate(nodes.ivs):
+            w = external_waits(sched, iv.group.files[iv.index], iv.thread, iv.start, iv.end)
+            if w is not None:
+                waits[i] = w
+    segs = demands(run, nodes, delays_in, cpus, locks, waits)
     for i, cut in nodes.cut.items():
         segs[i] = [(kind, max(0.0, us - cut.get(id(d), 0.0))
                     if kind == SLEEP and d is not None else us, d) for kind, us, d in segs[i]]
     nodes.segments = segs  # type: ignore[assignment]
     nodes.cpus = cpus
+    return bool(waits)
 
 
 def _req_text(call: tuple[str, float]) -> str:
@@ -576,6 +589,7 @@ def what_if(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes)
     lag = (async_start_lag_us(runs, nodes_of)
            if changes.make_async is not None or changes.ordering != "legacy" else 0.0)
     contended = False
+    informed = 0  # runs whose waits the scheduler's events told apart from work
     for r in runs:
         nodes = nodes_of.get(id(r))
         if nodes is None:
@@ -583,14 +597,17 @@ def what_if(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes)
             continue
         nodes = apply_changes(r, nodes, changes, delays_in, lag, assumptions, excl)
         if changes.cpus:
-            _contend(r, nodes, delays_in, changes.cpus, excl)
+            informed += _contend(r, nodes, delays_in, changes.cpus, excl, changes.sched)
             contended = True
         replays.append(replay(r, nodes))
     if changes.cpus and contended:
         assumptions.add(
             f"CPU contention: callbacks running at once share {changes.cpus} CPUs (processor "
-            "sharing); a callback's time outside its measured delays is CPU work, its demand "
-            "the work's time at the rate the capture's concurrency gave it")
+            "sharing); a callback's time outside its measured delays"
+            + (" and its waits for a device or a timer (the scheduler's events, followed "
+               "through the threads it waited for)" if informed else "")
+            + " is CPU work, its demand the work's time at the rate the capture's "
+            "concurrency gave it")
     missing = []
     for text in changes.delays:
         t = parse_target(text)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpmlens.model.phases import PHASES
+from dpmlens.traces.model.sched import SchedLog
 
 GroupKey = tuple[str, str, str, str, str]  # driver, device, parent, phase, layer
 
@@ -122,6 +123,7 @@ class SampleStore:
         self.ambiguous: list[Group] = []  # groups whose driver/device split is a guess
         self.device_names: set[str] = set()  # device names a capture states on their own
         self.rpm: Any = None  # traces.rpm_events.RpmLog, only when a capture has rpm_* events
+        self.sched: SchedLog | None = None  # only when a capture has sched_switch events
 
     def thread_id(self, name: str) -> int:
         i = self._thread_ids.get(name)

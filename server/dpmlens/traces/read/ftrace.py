@@ -22,6 +22,7 @@ from typing import Any, BinaryIO
 
 from dpmlens import inputs, limits
 from dpmlens.traces.model.sample import Collector, DelayColumns
+from dpmlens.traces.model.sched import SchedLog
 from dpmlens.traces.read import ftrace_graph, rpm_events
 from dpmlens.traces.read.events import Assembler
 
@@ -71,6 +72,10 @@ OTHER_PROBES = ("mutex_lock_slowpath", "acpi_os_stall", "rt_mutex_slowlock",
                 "intel_opregion_init", "intel_fbdev_set_suspend")
 
 
+# the scheduler's events (traces.model.sched): what a callback's thread waited for
+SCHED_EVENTS = ("sched_switch", "sched_waking")
+
+
 def _trie(words: dict[str, str]) -> str:
     """An alternation of `words` (each followed by its own suffix pattern) as a prefix tree:
     re tries the alternatives of a flat `a|b|c` one by one at every ": " of the file, a tree
@@ -98,7 +103,8 @@ def _trie(words: dict[str, str]) -> str:
 # scan nothing measurable and saves a find per event).
 _EVENT = re.compile(rb": (?:device_pm_callback_(?:start|end): [^\n]*|suspend_resume: +|"
                     + _trie({**dict.fromkeys(DELAY_PROBES + KERNEL_FUNCS, "_(?:cal|ret): "),
-                              **dict.fromkeys(OTHER_PROBES, "_ret: ")}).encode()
+                              **dict.fromkeys(OTHER_PROBES, "_ret: "),
+                              **dict.fromkeys(SCHED_EVENTS, ": ")}).encode()
                     + rb"|rpm_(?:suspend|resume|idle|usage|return_int|status): "
                     + rb"|funcgraph_(?:entry|exit): "
                     + rb"|tracing_mark_write: (?:SUSPEND START|RESUME COMPLETE))")
@@ -113,6 +119,7 @@ _ERR0 = b", err=0"
 _S, _D, _CR, _RB, _R, _F = ord("s"), ord("d"), ord("\r"), ord("]"), ord("r"), ord("f")
 _T, _UT, _P, _NL, _SP = ord("t"), ord("T"), ord("p"), ord("\n"), ord(" ")
 _MARK = b"tracing_mark_write: "
+_US, _C, _W = ord("_"), ord("c"), ord("w")
 _CAL_RET_END = (ord("l"), ord("t"))  # "..._cal: " / "..._ret: " (suspend_resume ends "e: ")
 
 
@@ -374,6 +381,9 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
             except KeyError:
                 tid = tcache[tb] = task_thread(_task(tb))
             graph.entry(tid, buf[p + 1 : s], buf[e:le])
+        elif c == _S and buf[s + 7] == _US and buf[s + 3] == _C:  # sched_switch/_waking
+            # ("schedule_timeout_cal" has "u" there, "suspend_resume" "u" after the "s")
+            _sched(buf, s, e, le, p, ts, coll, tcache)
         elif c == _T and buf.startswith(_MARK, s + 2):  # sleepgraph's test start / end
             asm.test_marker(ts, buf[e - 1] == _UT)  # "...SUSPEND START" / "...COMPLETE"
         elif buf[e - 3] in _CAL_RET_END:  # <delay>_cal: / <delay>_ret:
@@ -444,6 +454,70 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
     for _, fw in stamps[si:]:
         _header(asm, fw)
     return rpm
+
+
+def _sched(buf: bytes, s: int, e: int, le: int, p: int, ts: float, coll: Collector,
+           tcache: dict[bytes, int]) -> None:
+    """One sched_switch or sched_waking line into the store's SchedLog:
+    "prev_comm=a prev_pid=1 prev_prio=120 prev_state=D ==> next_comm=b next_pid=2 next_prio=120",
+    "comm=a pid=1 prio=120 target_cpu=000" (a comm may hold spaces: fields found from the
+    right). pid 0, the idle task, is not tracked."""
+    log = coll.store.sched
+    if log is None:
+        log = coll.store.sched = SchedLog()
+    pl = buf[e:le]
+    try:
+        if buf[s + 8] == _W:  # sched_waking
+            j = pl.rfind(b" pid=")
+            k = pl.find(b" ", j + 5)
+            pid = int(pl[j + 5 : k if k > 0 else len(pl)])
+            if j < 5 or pid == 0:
+                return
+            thread = coll.store.task_thread(pl[5:j].decode("utf-8", "replace") + f"-{pid}")
+            line = buf[buf.rfind(b"\n", 0, p) + 1 : p]
+            waker_pid, irq = _waker(line)
+            waker = -1
+            if waker_pid > 0 and not irq:
+                tb = line[: line.rfind(b" [")] if b" [" in line else line
+                try:
+                    waker = tcache[tb]
+                except KeyError:
+                    waker = tcache[tb] = coll.store.task_thread(_task(tb))
+            log.woken(coll.file_id, ts, thread, waker)
+            return
+        j = pl.find(b" prev_pid=")
+        k = pl.find(b" prev_state=", j)
+        arrow = pl.find(b" ==> next_comm=", k)
+        n = pl.rfind(b" next_pid=")
+        if not (pl.startswith(b"prev_comm=") and 0 < j < k < arrow < n):
+            coll.skip("malformed sched_switch")
+            return
+        prev_pid = int(pl[j + 10 : pl.find(b" ", j + 10)])
+        next_pid = int(pl[n + 10 : pl.find(b" ", n + 10) if pl.find(b" ", n + 10) > 0 else len(pl)])
+        state = pl[k + 12 : arrow]
+        task_thread = coll.store.task_thread
+        prev = task_thread(pl[10:j].decode("utf-8", "replace") + f"-{prev_pid}") \
+            if prev_pid else -1
+        nxt = task_thread(pl[arrow + 15 : n].decode("utf-8", "replace") + f"-{next_pid}") \
+            if next_pid else -1
+        log.switch(coll.file_id, ts, prev, state[:1] == b"R", nxt)
+    except ValueError:
+        coll.skip("malformed sched event")
+
+
+def _waker(line: bytes) -> tuple[int, bool]:
+    """The pid of the task column and whether the flags column says interrupt context
+    ("d.h3.", "d.s3.": hard or soft irq; trace-cmd without flags: no)."""
+    cut = line.rfind(b" [")
+    task = (line[:cut] if cut >= 0 else line).strip()
+    dash = task.rfind(b"-")
+    try:
+        pid = int(task[dash + 1 :])
+    except ValueError:
+        pid = -1
+    flags = line[line.find(b"]", cut) + 1 :].split() if cut >= 0 else []
+    irq = bool(flags) and len(flags[0]) >= 3 and flags[0][2:3] in (b"h", b"s", b"H")
+    return pid, irq
 
 
 def _kfunc_ids(delays: DelayColumns) -> frozenset[int]:

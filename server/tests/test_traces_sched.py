@@ -1,0 +1,107 @@
+"""The scheduler's events in ftrace text (sched_switch, sched_waking): what a callback's thread
+waited for. A mechanism fixture (written here, by hand, in the kernel's format); the claim
+that it helps is tested on the lab's real A/B captures (test_lab_whatif.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dpmlens.traces import load_traces
+from dpmlens.traces.analysis.waits import external_waits
+from dpmlens.traces.model.sched import BLOCKED, EXTERNAL, READY, RUN, SchedLog
+
+# An async ata port suspend on a worker (pid 50) that hands the work to its scsi_eh thread
+# (pid 60) and blocks; scsi_eh works 2 ms, waits 3 ms for the disk (woken from a hard irq),
+# works 1 ms and wakes the worker, which finishes. Lines out of time order across CPUs, as
+# the per-CPU buffers give them.
+CAPTURE = """\
+# tracer: nop
+#
+#                                _-----=> irqs-off/BH-disabled
+#                               / _----=> need-resched
+#                              | / _---=> hardirq/softirq
+           sh-10      [000] .....   100.000000: suspend_resume: dpm_suspend[2] begin
+ kworker/u4:1-50      [001] .....   100.000500: device_pm_callback_start: ata_port ata1, parent: ata1, driver [suspend]
+ kworker/u4:1-50      [001] d..2.   100.001000: sched_switch: prev_comm=kworker/u4:1 prev_pid=50 prev_prio=120 prev_state=D ==> next_comm=scsi_eh_0 next_pid=60 next_prio=120
+    scsi_eh_0-60      [001] d..2.   100.003000: sched_switch: prev_comm=scsi_eh_0 prev_pid=60 prev_prio=120 prev_state=D ==> next_comm=swapper/1 next_pid=0 next_prio=120
+       <idle>-0       [001] dNh3.   100.006000: sched_waking: comm=scsi_eh_0 pid=60 prio=120 target_cpu=001
+       <idle>-0       [001] d..2.   100.006010: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=scsi_eh_0 next_pid=60 next_prio=120
+           sh-10      [000] d..2.   100.006500: sched_switch: prev_comm=sh prev_pid=10 prev_prio=120 prev_state=R+ ==> next_comm=Web Content next_pid=77 next_prio=120
+    scsi_eh_0-60      [001] d..4.   100.007000: sched_waking: comm=kworker/u4:1 pid=50 prio=120 target_cpu=001
+    scsi_eh_0-60      [001] d..2.   100.007010: sched_switch: prev_comm=scsi_eh_0 prev_pid=60 prev_prio=120 prev_state=S ==> next_comm=kworker/u4:1 next_pid=50 next_prio=120
+ kworker/u4:1-50      [001] .....   100.008000: device_pm_callback_end: ata_port ata1, err=0
+           sh-10      [000] .....   100.009000: suspend_resume: dpm_suspend[2] end
+ kworker/u4:1-50      [001] d..2.   100.009500: sched_switch: prev_comm=kworker/u4:1 prev_pid=50 prev_prio=120 prev_state=broken
+"""
+
+
+@pytest.fixture()
+def traces(tmp_path: Path):  # noqa: ANN201 - TraceSet
+    path = tmp_path / "ftrace.txt"
+    path.write_text(CAPTURE)
+    return load_traces([str(path)])
+
+
+def _thread(traces, task: str) -> int:  # noqa: ANN001
+    return traces.store.threads.index(task)
+
+
+def test_states_follow_the_switches_and_wakeups(traces) -> None:  # noqa: ANN001
+    log = traces.store.sched
+    assert log is not None
+    worker = _thread(traces, "kworker/u4:1-50")
+    eh = traces.store.task_thread("scsi_eh_0-60")
+    states = list(log.states(0, worker, 100.0005, 100.008))
+    # running until it blocks, blocked until scsi_eh woke it, then waiting for the CPU
+    assert [(s, round((b - a) * 1e6)) for a, b, s, _ in states] == [
+        (RUN, 500), (BLOCKED, 6000), (READY, 10), (RUN, 990)]
+    assert states[1][3] == eh  # the waker: scsi_eh, not an interrupt
+    eh_states = list(log.states(0, eh, 100.001, 100.007))
+    assert [(s, round((b - a) * 1e6)) for a, b, s, _ in eh_states] == [
+        (RUN, 2000), (BLOCKED, 3000), (READY, 10), (RUN, 990)]
+    assert eh_states[1][3] == EXTERNAL  # woken from a hard irq ("dNh3.")
+
+
+def test_a_wait_for_another_thread_is_that_threads_work(traces) -> None:  # noqa: ANN001
+    worker = _thread(traces, "kworker/u4:1-50")
+    waits = external_waits(traces.store.sched, 0, worker, 100.0005, 100.008)
+    # only scsi_eh's 3 ms wait for the disk; its 3 ms on the CPU are the callback's work
+    assert waits is not None
+    assert [(round((a - 100) * 1e6), round((b - 100) * 1e6)) for a, b in waits] == [(3000, 6000)]
+    # not followed (depth 0): the whole blocked stretch counts as work, as without the events
+    assert external_waits(traces.store.sched, 0, worker, 100.0005, 100.008, depth=0) == []
+
+
+def test_comm_with_spaces_preemption_and_a_broken_line(traces) -> None:  # noqa: ANN001
+    log = traces.store.sched
+    web = traces.store.task_thread("Web Content-77")
+    assert [s for _, _, s, _ in log.states(0, web, 100.0065, 100.009)] == [RUN]
+    sh = traces.store.task_thread("sh-10")
+    assert [s for _, _, s, _ in log.states(0, sh, 100.006, 100.0068)] == [RUN, READY]  # R+
+    assert traces.skipped_lines == 1  # the sched_switch without its next_ side
+    # the callbacks are read as without the scheduler's events
+    assert traces.sample_count == 1
+
+
+def test_no_events_no_waits() -> None:
+    assert external_waits(SchedLog(), 0, 3, 1.0, 2.0) is None
+
+
+def test_contended_whatif_uses_the_waits(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """`--cpus` on a capture with scheduler events says so in its assumptions, and the
+    no-change replay still reproduces the phase."""
+    from cli_helpers import run_cli
+
+    path = tmp_path / "ftrace.txt"
+    path.write_text(CAPTURE)
+    res = run_cli(capsys, "trace", "whatif", str(path), "--cpus", "2", "--format", "json")
+    assert res.code == 0, res.err
+    import json
+
+    out = json.loads(res.out)
+    assert any("scheduler's events" in a for a in out["assumptions"])
+    (run,) = [r for r in out["runs"] if r["phase"] == "suspend"]
+    assert abs(run["predicted_us"] - run["measured_us"]) < 0.01
