@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (trace lines as the kernel prints them)
 """The scheduler's events in ftrace text (sched_switch, sched_waking): what a callback's thread
 waited for. A mechanism fixture (written here, by hand, in the kernel's format); the claim
 that it helps is tested on the lab's real A/B captures (test_lab_whatif.py)."""
@@ -105,3 +106,29 @@ def test_contended_whatif_uses_the_waits(tmp_path: Path,
     assert any("scheduler's events" in a for a in out["assumptions"])
     (run,) = [r for r in out["runs"] if r["phase"] == "suspend"]
     assert abs(run["predicted_us"] - run["measured_us"]) < 0.01
+
+
+def test_time_split_of_the_callback(traces) -> None:  # noqa: ANN001
+    from dpmlens.traces.analysis.waits import group_splits
+
+    (g,) = group_splits(traces.store, 10)
+    assert (g.key[0], g.key[1], g.n) == ("ata_port", "ata1", 1)
+    # 0.5 + 0.99 ms on its CPU, 10 us runnable, scsi_eh's 2 + 0.01 + 0.99 ms for it, 3 ms
+    # for the disk: the 7.5 ms callback, all of it
+    assert [round(x) for x in (g.on_cpu, g.runnable, g.helpers, g.device, g.other)] == [
+        1490, 10, 3000, 3000, 0]
+    assert round(g.on_cpu + g.runnable + g.helpers + g.device + g.other) == round(g.median_us)
+
+
+def test_report_prints_the_split(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from cli_helpers import run_cli
+
+    path = tmp_path / "ftrace.txt"
+    path.write_text(CAPTURE)
+    res = run_cli(capsys, "trace", "report", str(path))
+    assert "Where the time went" in res.out
+    res = run_cli(capsys, "trace", "report", str(path), "--format", "json")
+    (row,) = json.loads(res.out)["time_split"]
+    assert row["device_wait_us"] == pytest.approx(3000, abs=1)

@@ -9,7 +9,11 @@ holder), it waited for that thread's work, which is followed the same way over t
 
 from __future__ import annotations
 
-from dpmlens.traces.model.sched import BLOCKED, EXTERNAL, SchedLog
+import statistics
+from dataclasses import dataclass
+
+from dpmlens.traces.model.sample import SampleStore
+from dpmlens.traces.model.sched import BLOCKED, EXTERNAL, RUN, SchedLog
 
 DEPTH = 3  # threads followed from a wait (the waker of the waker of the waker)
 
@@ -35,3 +39,84 @@ def _walk(log: SchedLog, file: int, thread: int, start: float, end: float, depth
             out.append((a, b))
         elif depth > 0 and waker != thread and log.has(file, waker):
             _walk(log, file, waker, a, b, depth - 1, out)
+
+
+@dataclass
+class TimeSplit:
+    """Where one callback's time went, in microseconds."""
+
+    on_cpu: float = 0.0  # its thread ran
+    runnable: float = 0.0  # its thread waited for a CPU
+    helpers: float = 0.0  # it waited for threads that ran or waited for a CPU (their work)
+    device: float = 0.0  # it (or a thread it waited for) waited for a device or a timer
+    other: float = 0.0  # it waited for threads not followed (deeper, or without events)
+
+
+def split(log: SchedLog, file: int, thread: int, start: float, end: float,
+          depth: int = DEPTH) -> TimeSplit | None:
+    """The callback's time by what its thread did; None without scheduler events of it."""
+    if not log.has(file, thread):
+        return None
+    out = TimeSplit()
+    _split(log, file, thread, start, end, depth, out, False)
+    return out
+
+
+def _split(log: SchedLog, file: int, thread: int, start: float, end: float, depth: int,
+           out: TimeSplit, helper: bool) -> None:
+    for a, b, state, waker in log.states(file, thread, start, end):
+        us = (b - a) * 1e6
+        if state == BLOCKED:
+            if waker == EXTERNAL or waker == -2:
+                out.device += us
+            elif depth > 0 and waker != thread and log.has(file, waker):
+                _split(log, file, waker, a, b, depth - 1, out, True)
+            else:
+                out.other += us
+        elif helper:
+            out.helpers += us
+        elif state == RUN:
+            out.on_cpu += us
+        else:
+            out.runnable += us
+
+
+@dataclass
+class GroupSplit:
+    """A callback's median split over its runs that have scheduler events."""
+
+    key: tuple[str, str, str, str, str]
+    n: int
+    median_us: float
+    on_cpu: float
+    runnable: float
+    helpers: float
+    device: float
+    other: float
+
+
+def group_splits(store: SampleStore, top: int) -> list[GroupSplit]:
+    """The `top` callbacks by total time that have scheduler events, each split (medians
+    of each part over its runs: they need not add up to the median time)."""
+    log = store.sched
+    if log is None:
+        return []
+    out = []
+    for key, g in store.groups.items():
+        parts: list[TimeSplit] = []
+        times = []
+        for i in range(len(g.durations)):
+            if g.threads[i] < 0:
+                continue
+            s = split(log, g.files[i], g.threads[i], g.starts[i],
+                      g.starts[i] + g.durations[i] / 1e6)
+            if s is not None:
+                parts.append(s)
+                times.append(g.durations[i])
+        if parts:
+            meds = [statistics.median(getattr(p, f) for p in parts)
+                    for f in ("on_cpu", "runnable", "helpers", "device", "other")]
+            out.append((sum(times), GroupSplit(key, len(parts), statistics.median(times),
+                                               *meds)))
+    out.sort(key=lambda x: -x[0])
+    return [g for _, g in out[:top]]

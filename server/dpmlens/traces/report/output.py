@@ -74,6 +74,7 @@ def report_json(traces: TraceSet, stats: list[CallbackStats], phases: list[Phase
     `timeline` adds every cycle's intervals: both grow with the number of cycles."""
     from dpmlens.traces.analysis.critical import across_cycles, summarize_paths
     from dpmlens.traces.analysis.delays import delay_sites, measured_delays
+    from dpmlens.traces.analysis.waits import group_splits
     from dpmlens.traces.model.timeline import build_timeline, timeline_json
     from dpmlens.traces.report.critical_output import (
         all_paths,
@@ -83,6 +84,7 @@ def report_json(traces: TraceSet, stats: list[CallbackStats], phases: list[Phase
         representative,
     )
     from dpmlens.traces.report.links_output import links_json
+    from dpmlens.traces.report.sched_output import splits_json
 
     shown = stats if top is None else stats[:top]
     steps, accounting = steps_json(traces)
@@ -120,6 +122,7 @@ def report_json(traces: TraceSet, stats: list[CallbackStats], phases: list[Phase
         "delays": delays_json(sites, traces.cycles),
         "runtime_pm": runtime,
         "device_links": links_json(traces.device_links, runs),
+        "time_split": splits_json(group_splits(traces.store, top or 15)),
     }
     if per_cycle:
         out["critical_path_per_cycle"] = [path_json(traces, p, mapped) for p in paths]
@@ -209,6 +212,10 @@ def report_text(traces: TraceSet, stats: list[CallbackStats], phases: list[Phase
         static(sites)
     parts.extend(paths_text(traces, paths, min(top, 15), delay_notes(delays), mapped))
     parts.extend(delays_text(sites, traces.cycles, min(top, 15)))
+    from dpmlens.traces.analysis.waits import group_splits
+    from dpmlens.traces.report.sched_output import splits_text
+
+    parts.extend(splits_text(group_splits(traces.store, min(top, 15))))
     parts.extend(runtime or [])
     from dpmlens.traces.report.links_output import links_text
 
