@@ -34,10 +34,11 @@ def test_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     # 4 device_links, 5 the critical path summarized across cycles (every cycle with --per-cycle)
     assert list(data) == ["version", "cycles", "callbacks", "phases", "skipped_lines",
                           "steps", "accounting", "name_splits", "critical_path",
-                          "critical_devices", "delays", "runtime_pm", "device_links"]
+                          "critical_devices", "delays", "runtime_pm", "device_links", "time_split"]
     assert (data["version"], data["cycles"], data["skipped_lines"]) == (5, 2, 1)
     assert data["runtime_pm"] is None  # no rpm_* events in this capture
     assert data["device_links"] is None  # no --links
+    assert data["time_split"] is None  # no sched_switch events
     assert len(data["callbacks"]) == 8
     first = data["callbacks"][0]
     assert list(first) == CALLBACK_KEYS
