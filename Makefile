@@ -84,14 +84,15 @@ captures:
 	lab/make-captures.sh
 
 # The A/B experiments (pm_async, USB fast enumeration) and the what-if checked against them:
-# 32 S3 cycles per configuration per kernel in 4 boots of 8, ~25 min a kernel on this machine
-# (as root, LAB_NICE=-5 keeps the TCG guests from being starved); tables in build/lab/ab-*.md.
+# 32 S3 cycles per configuration per kernel in 4 boots of 8, with the scheduler's events
+# (--sched: what the contention model reads), ~20 min a kernel on this machine (as root,
+# LAB_NICE=-5 keeps the TCG guests from being starved); tables in build/lab/ab-*.md.
 LAB_CYCLES ?= 32
 LAB_PARTS ?= 4
 LAB_NICE ?= 5
 lab-ab: $(STAMP)
-	$(PYTHON) lab/ab_experiment.py --kernel 6.1 --cycles $(LAB_CYCLES) --parts $(LAB_PARTS) --nice $(LAB_NICE) --out build/lab/ab-6.1
-	$(PYTHON) lab/ab_experiment.py --kernel 6.12 --cycles $(LAB_CYCLES) --parts $(LAB_PARTS) --nice $(LAB_NICE) --out build/lab/ab-6.12
+	$(PYTHON) lab/ab_experiment.py --kernel 6.1 --cycles $(LAB_CYCLES) --parts $(LAB_PARTS) --nice $(LAB_NICE) --sched --out build/lab/ab-6.1
+	$(PYTHON) lab/ab_experiment.py --kernel 6.12 --cycles $(LAB_CYCLES) --parts $(LAB_PARTS) --nice $(LAB_NICE) --sched --out build/lab/ab-6.12
 
 # --ordering 6.16 against a kernel that has it: 7.2 (trixie-backports) booted like the A/B
 # runs (2 boots of 8 S3 cycles), the 6.12 defaults replayed with the 6.16 order (~5 min).

@@ -330,19 +330,30 @@ def main() -> int:
                     "boots_with_hda_codec": {n: f"{sum(b['hda_codec'] for b in boots[n].values())} of {len(boots[n])}"
                                              for n in CONFIGS},
                     "boots": boots, "starved_rule": rule, "starved": starved}
-    result.update(analyse(args, boots, []))
-    # the variants: with the CPU contention model (--cpus auto: the captures' #P:2); every
-    # boot, the starved ones too
+    result.update(analyse(args, boots, ["--cpus", "off"]))
+    # the variants: with the CPU contention model (--cpus auto: the captures' #P:2; with the
+    # scheduler's events when captured, and without them); every boot, the starved ones too
     result["with_contention"] = compact(analyse(args, boots, ["--cpus", "auto"]))
+    if has_sched(args):
+        result["sched_events"] = True
+        result["with_contention_no_sched"] = compact(
+            analyse(args, boots, ["--cpus", "auto", "--no-sched"]))
     if any(starved.values()):
         args.keep = {n: all_parts(args, n) for n in CONFIGS}
-        result["with_starved_boots"] = compact(analyse(args, boots, []))
+        result["with_starved_boots"] = compact(analyse(args, boots, ["--cpus", "off"]))
     if args.fixtures:
         keep_fixtures(args)
     write(args.out.with_name(args.out.name + ".json"), json.dumps(result, indent=1) + "\n")
     write(args.out.with_name(args.out.name + ".md"), markdown(result))
     print(markdown(result))
     return 0
+
+
+def has_sched(args: argparse.Namespace) -> bool:
+    """Whether the boots were captured with the scheduler's events (meta.txt "sched: 1")."""
+    return any(line.strip() == "sched: 1" for name in CONFIGS
+               for f in part_files(all_parts(args, name), "meta")
+               for line in Path(f).read_text().splitlines())
 
 
 def keep_fixtures(args: argparse.Namespace) -> None:
@@ -423,7 +434,10 @@ def markdown(r: dict) -> str:
         if e["not_replayed"]:
             out.append("Not replayed: " + "; ".join(map(str, e["not_replayed"])))
         out.append("")
-    for key, title in (("with_contention", "With the CPU contention model (`--cpus auto`: 2 CPUs)"),
+    for key, title in (("with_contention", "With the CPU contention model (`--cpus auto`: 2 CPUs"
+                        + (", with the scheduler's events)" if r.get("sched_events") else ")")),
+                       ("with_contention_no_sched", "With the CPU contention model, without the "
+                        "scheduler's events (`--cpus auto --no-sched`)"),
                        ("with_starved_boots", "With the starved boots (every boot)")):
         if key in r:
             out += variant(r[key], title)

@@ -20,6 +20,8 @@ from dpmlens.traces.model.sched import BLOCKED, EXTERNAL, READY, RUN, SchedLog
 CAPTURE = """\
 # tracer: nop
 #
+# entries-in-buffer/entries-written: 14/14   #P:2
+#
 #                                _-----=> irqs-off/BH-disabled
 #                               / _----=> need-resched
 #                              | / _---=> hardirq/softirq
@@ -132,3 +134,26 @@ def test_report_prints_the_split(tmp_path: Path, capsys: pytest.CaptureFixture[s
     res = run_cli(capsys, "trace", "report", str(path), "--format", "json")
     (row,) = json.loads(res.out)["time_split"]
     assert row["device_wait_us"] == pytest.approx(3000, abs=1)
+
+
+def test_contention_is_on_by_default_with_the_events(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Without --cpus: the contention model (2 CPUs from #P:2) when the capture has the
+    scheduler's events; --no-sched or --cpus off turn it off."""
+    import json
+
+    from cli_helpers import run_cli
+
+    path = tmp_path / "ftrace.txt"
+    path.write_text(CAPTURE)
+
+    def assumptions(*extra: str) -> list[str]:
+        res = run_cli(capsys, "trace", "whatif", str(path), "--format", "json", *extra)
+        assert res.code == 0, res.err
+        return json.loads(res.out)["assumptions"]
+
+    assert any("share 2 CPUs" in a and "scheduler's events" in a for a in assumptions())
+    assert not any("CPU contention" in a for a in assumptions("--no-sched"))
+    assert not any("CPU contention" in a for a in assumptions("--cpus", "off"))
+    with_cpus = assumptions("--no-sched", "--cpus", "2")
+    assert any("CPU contention" in a and "scheduler's events" not in a for a in with_cpus)

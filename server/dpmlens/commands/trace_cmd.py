@@ -119,12 +119,17 @@ def register(subparsers: Any) -> None:
                     help="infer the locks (delays that never overlap across threads) from "
                     "another capture of the same machine, for a capture that cannot show "
                     "them (pm_async=0 runs nothing at the same time)")
-    wi.add_argument("--cpus", default="off", metavar="N|auto|off",
-                    help="model CPU contention: callbacks running at once share N CPUs (the "
-                    "work outside their measured delays is de-contended from the capture and "
-                    "re-contended in the replay); auto: the CPU count an ftrace capture "
-                    "states (#P:); off (the default): none (see docs/traces.md: on the lab's "
-                    "2-CPU guests it did not validate)")
+    wi.add_argument("--cpus", default=None, metavar="N|auto|off",
+                    help="model CPU contention: callbacks running at once share N CPUs (their "
+                    "work is de-contended from the capture and re-contended in the replay; "
+                    "their waits for a device or timer, from the sched_switch/sched_waking "
+                    "events, are kept); auto: the CPU count an ftrace capture states (#P:); "
+                    "off: none. Default: auto for a capture with sched_switch events, else "
+                    "off (without them every moment outside the measured delays counts as "
+                    "work, which did not validate: docs/traces.md)")
+    wi.add_argument("--no-sched", action="store_true",
+                    help="ignore the capture's sched_switch/sched_waking events (the "
+                    "contention model then counts a callback's waits as work)")
     wi.add_argument("--format", choices=("table", "json"), default="table")
     wi.set_defaults(handler=run_whatif)
     p.set_defaults(handler=help_handler(p))
@@ -419,7 +424,7 @@ def run_whatif(args: argparse.Namespace) -> int:
         from dpmlens.traces.analysis.contention import cpus_of
 
         cpus = cpus_of(args.paths)
-    elif args.cpus != "off":
+    elif args.cpus is not None and args.cpus != "off":
         try:
             cpus = int(args.cpus)
         except ValueError:
@@ -440,10 +445,15 @@ def run_whatif(args: argparse.Namespace) -> int:
             # (from a 6.16+ capture: the loop's dispatch is inferred from the measured starts)
             r.async_616 = False
     measured = measured_delays(traces, runs)
+    sched = None if args.no_sched else traces.store.sched
+    if args.cpus is None and sched is not None:  # the default: on, where it validated
+        from dpmlens.traces.analysis.contention import cpus_of
+
+        cpus = cpus_of(args.paths)
     changes = Changes(delays=delays, make_async=matcher(args.make_async),
                       make_sync=matcher(args.make_sync),
                       ordering="6.16" if args.ordering == "6.16" else "legacy",
-                      replace=replace, cpus=cpus, sched=traces.store.sched)
+                      replace=replace, cpus=cpus, sched=sched)
     words = [f"--delay {k}={v:g}" if k not in replace else f"--delay {k}={v_call}"
              for k, v in delays.items()
              for v_call in [_call_text(replace[k]) if k in replace else ""]]

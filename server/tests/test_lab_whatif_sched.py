@@ -1,0 +1,173 @@
+"""The what-if against the lab's second A/B experiment, captured with the scheduler's events
+(lab/ab_experiment.py --sched, make lab-ab): Debian's 6.1 and 6.12 kernels under qemu on a
+quiet host, 32 S3 cycles per configuration in 4 boots, checked in as xz
+(test-fixtures/lab/ab-sched/KERNEL/CONFIG/partN/) with the summaries the script made from them
+(ab-KERNEL.json; docs/traces.md "A/B experiments on real kernels").
+
+Nothing here boots qemu: the summaries are re-made from the checked-in captures, then the
+predictions are held to the measured B."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from traces_helpers import REPO
+
+from dpmlens.traces import load_traces
+from dpmlens.traces.analysis.delays import measured_delays
+from dpmlens.traces.analysis.waits import group_splits
+from dpmlens.traces.analysis.whatif import Changes, what_if
+from dpmlens.traces.model.timeline import build_timeline
+
+AB = REPO / "test-fixtures" / "lab" / "ab-sched"
+KERNELS = sorted(p.name for p in AB.iterdir() if p.is_dir()) if AB.is_dir() else []
+NOCODEC = "suspend (boots without the HDA codec)"
+PHASES = ("suspend", "resume", NOCODEC)
+
+
+def _captures(kernel: str, config: str) -> list[Path]:
+    return sorted((AB / kernel / config).glob("part*/ftrace.txt.xz"))
+
+
+def _summary(kernel: str) -> dict:
+    return json.loads((AB / f"ab-{kernel}.json").read_text())
+
+
+def _experiment(summary: dict, prefix: str) -> dict:
+    (e,) = [e for e in summary["experiments"] if e["label"].startswith(prefix)]
+    return e
+
+
+def _suspend(summary: dict) -> str:
+    """The suspend row to compare: over the boots without the HDA codec when some boots
+    have it (its ~0.6 s suspend on 6.12 comes and goes with a probe timeout at boot)."""
+    return NOCODEC if NOCODEC in summary["noise"] else "suspend"
+
+
+def test_both_kernels_are_checked_in() -> None:
+    assert KERNELS == ["6.1", "6.12"]
+    for kernel in KERNELS:
+        for config in ("A1", "A2", "async0", "fastenum"):
+            assert len(_captures(kernel, config)) == 4, (kernel, config)
+            metas = [(p.parent / "meta.txt").read_text() for p in _captures(kernel, config)]
+            assert all("sched: 1" in m for m in metas)
+
+
+@pytest.fixture(scope="module", params=KERNELS)
+def remade(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple:
+    """lab/ab_experiment.py --no-run over the checked-in captures (the dpmlens CLI only)."""
+    kernel = request.param
+    out = tmp_path_factory.mktemp("ab") / f"ab-{kernel}"
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    subprocess.run([sys.executable, str(REPO / "lab" / "ab_experiment.py"), "--kernel", kernel,
+                    "--no-run", "--work", str(AB), "--out", str(out)],
+                   check=True, capture_output=True, text=True, env=env, timeout=1200)
+    return kernel, json.loads(out.with_name(out.name + ".json").read_text())
+
+
+def test_the_summaries_are_what_the_checked_in_captures_give(remade: tuple) -> None:
+    kernel, got = remade
+    want = _summary(kernel)
+    assert got["starved"] == want["starved"] and got["boots"] == want["boots"]
+    compared = 0
+    for variant in ("", "with_contention", "with_contention_no_sched", "with_starved_boots"):
+        g, w = (got, want) if not variant else (got.get(variant), want.get(variant))
+        if w is None:
+            assert g is None, variant
+            continue
+        for name in ("A1", "A2", "async0", "fastenum"):
+            for ph in PHASES:
+                if ph in w["runs"][name]:
+                    assert g["runs"][name][ph]["median"] == pytest.approx(
+                        w["runs"][name][ph]["median"], abs=0.01), (variant, name, ph)
+        for e in g["experiments"]:
+            if "skipped" in e:  # --spec-minimums without the kernel tree here
+                continue
+            x = _experiment(w, e["label"])
+            for ph in PHASES:
+                if ph in x["phases"]:
+                    assert e["phases"][ph]["predicted"]["median"] == pytest.approx(
+                        x["phases"][ph]["predicted"]["median"], abs=0.01), (variant, e["label"], ph)
+                    compared += 1
+    assert compared >= 40
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_suspend_is_predicted_with_the_scheduler_events(kernel: str) -> None:
+    """The pm_async what-ifs on suspend, with the contention model informed by the
+    scheduler's events (the default for these captures): within max(10%, the A1/A2 noise)
+    from A1 and from A2."""
+    s = _summary(kernel)
+    ph = _suspend(s)
+    bound = max(10.0, s["noise"][ph])
+    model = {e["label"]: e for e in s["with_contention"]["experiments"]}
+    for prefix in ("pm_async 1 -> 0: --sync all", "pm_async 0 -> 1: --async (A2's"):
+        (label,) = [k for k in model if k.startswith(prefix)]
+        x = model[label]["phases"][ph]
+        assert abs(x["error_pct"]) <= bound, (prefix, x["error_pct"], bound)
+        if x.get("error_from_A2_pct") is not None:
+            assert abs(x["error_from_A2_pct"]) <= bound, (prefix, x["error_from_A2_pct"])
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_the_resume_what_ifs_still_predict_b(kernel: str) -> None:
+    """Resume on the second experiment, without and with the contention model: the rows that
+    model what the kernel does stay within max(10%, noise) from A1 and A2."""
+    s = _summary(kernel)
+    bound = max(10.0, s["noise"]["resume"])
+    for variant in (s, s["with_contention"]):
+        for prefix in ("fast enumeration: --delay hub_port_reset:msleep(50)=usleep",
+                       "fast enumeration: --delay hub_port_reset:msleep(50)=12",
+                       "fast enumeration: --spec-minimums", "pm_async 1 -> 0: --sync all",
+                       "pm_async 0 -> 1: --async (A2's"):
+            e = _experiment(variant, prefix)
+            if "skipped" in e:
+                continue
+            r = e["phases"]["resume"]
+            assert abs(r["error_pct"]) <= bound, (prefix, r["error_pct"])
+            if r.get("error_from_A2_pct") is not None:
+                assert abs(r["error_from_A2_pct"]) <= bound, prefix
+
+
+def test_without_the_model_sync_suspend_is_overestimated() -> None:
+    """6.1: the replay that keeps each callback's measured time adds up times stretched by
+    running together (+23% from A1, +20% from A2); the model brings it to +3% / +0.5%."""
+    s = _summary("6.1")
+    plain = _experiment(s, "pm_async 1 -> 0: --sync all")["phases"]["suspend"]
+    assert plain["error_pct"] > 15 and plain["error_from_A2_pct"] > 15
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_no_change_replays_the_captures_with_the_events(kernel: str) -> None:
+    """Contention with the scheduler's events and a change that changes nothing: every phase
+    of every configuration replays as measured."""
+    for config in ("A1", "async0"):
+        traces = load_traces(_captures(kernel, config)[:2])
+        assert traces.store.sched is not None and traces.store.sched.events > 10_000
+        runs = build_timeline(traces)
+        delays = measured_delays(traces, runs)
+        res = what_if(runs, delays, Changes(cpus=2, sched=traces.store.sched,
+                                            delays={"hub_port_reset:msleep(50)": 50.0}))
+        assert any("scheduler's events" in a for a in res.assumptions)
+        for r in res.replays:
+            assert r.predicted_us == pytest.approx(r.measured_us, rel=1e-4), (
+                config, r.run.cycle, r.run.phase)
+
+
+def test_where_the_usb_resume_time_goes() -> None:
+    """The split of the lab's resume: the USB devices wait for the device or a timer (their
+    reset sleeps, the hub's), not for a CPU; e1000's resume mostly waits too."""
+    traces = load_traces(_captures("6.1", "A1"))
+    rows = {(g.key[0], g.key[1], g.key[3]): g for g in group_splits(traces.store, 40)}
+    for dev in ("2-1", "2-2", "3-3"):
+        g = rows[("usb", dev, "resume")]
+        assert g.n == 32
+        assert g.device / g.median_us > 0.85, (dev, g)
+        assert g.on_cpu / g.median_us < 0.1, (dev, g)
+    e1000 = rows[("e1000", "0000:00:03.0", "resume")]
+    assert e1000.device > e1000.on_cpu > 0
