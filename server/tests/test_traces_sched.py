@@ -157,3 +157,18 @@ def test_contention_is_on_by_default_with_the_events(tmp_path: Path,
     assert not any("CPU contention" in a for a in assumptions("--cpus", "off"))
     with_cpus = assumptions("--no-sched", "--cpus", "2")
     assert any("CPU contention" in a and "scheduler's events" not in a for a in with_cpus)
+
+
+def test_the_editor_gets_the_split(tmp_path: Path) -> None:
+    """The language server's Callback rows carry `time_split` and the hover prints it."""
+    from dpmlens.lsp.hover import measured_table
+    from dpmlens.lsp.trace_mapping import map_traces, parse_traces
+
+    path = tmp_path / "ftrace.txt"
+    path.write_text(CAPTURE)
+    parsed = parse_traces([str(path)])
+    callbacks, _, _, _ = map_traces(parsed, [], lambda p: p)
+    (cb,) = [c for c in callbacks if c["device"] == "ata1"]
+    assert cb["time_split"]["device_wait_us"] == pytest.approx(3000, abs=1)
+    text = measured_table([cb])
+    assert "Where the time went" in text and "3.00 ms for a device or timer" in text

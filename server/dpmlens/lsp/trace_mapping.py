@@ -31,6 +31,7 @@ from dpmlens.traces.analysis.rpm_stats import RpmReport, runtime_stats
 from dpmlens.traces.analysis.whatif import Changes, what_if
 from dpmlens.traces.model.links import DeviceLinks
 from dpmlens.traces.model.timeline import PhaseRun, build_timeline
+from dpmlens.traces.model.traceset import TraceSet
 from dpmlens.traces.read.load import load_traces
 from dpmlens.traces.report.output import callback_json, phase_json
 from dpmlens.traces.report.rpm_output import runtime_rows
@@ -79,6 +80,9 @@ class ParsedTraces:
     # per phase: its wall time, the devices on its critical path, what-if savings (protocol:
     # slowestCallbacks "critical")
     critical_phases: list[dict[str, Any]] = field(default_factory=list)
+    # (driver, device, phase, layer) -> where its time went (sched_switch/sched_waking events;
+    # traces/analysis/waits.py), empty without them
+    splits: dict[tuple[str, str, str, str], dict[str, Any]] = field(default_factory=dict)
 
 
 def parse_traces(
@@ -108,7 +112,16 @@ def parse_traces(
                   if d.phase in shared},
         delay_sites=sites,
         critical_phases=critical_phases(runs, paths_, measured),
+        splits=_splits(ts),
     )
+
+
+def _splits(ts: TraceSet) -> dict[tuple[str, str, str, str], dict[str, Any]]:
+    from dpmlens.traces.analysis.waits import group_splits
+    from dpmlens.traces.report.sched_output import splits_json
+
+    rows = splits_json(group_splits(ts.store, len(ts.store.groups))) or []
+    return {(r["driver"], r["device"], r["phase"], r["layer"]): r for r in rows}
 
 
 # Replaying every run twice for the what-ifs costs ~4 ms per 100 runs; past this many runs
@@ -188,6 +201,9 @@ def map_traces(
         on = parsed.critical.get((s.driver, s.device, s.phase))
         cb["critical"] = None if on is None else {
             "on_path": on.on_path, "runs": on.runs, "contribution_us": on.contribution_us}
+        split = parsed.splits.get((s.driver, s.device, s.phase, s.layer))
+        cb["time_split"] = None if split is None else {
+            k: v for k, v in split.items() if k.endswith("_us") and k != "median_us"}
         callbacks.append(cb)
     runtime: list[dict[str, Any]] = []
     if parsed.runtime is not None:
