@@ -172,3 +172,48 @@ def test_the_editor_gets_the_split(tmp_path: Path) -> None:
     assert cb["time_split"]["device_wait_us"] == pytest.approx(3000, abs=1)
     text = measured_table([cb])
     assert "Where the time went" in text and "3.00 ms for a device or timer" in text
+
+
+def test_perfetto_sched_events_give_the_same_waits(tmp_path: Path) -> None:
+    """The same scenario as a Perfetto trace (the perfetto package's builder): sched_switch's
+    prev_state (0 running, >= 0x100 preempted, else blocked) and sched_waking's common_flags
+    (0x08 hard irq) say what the ftrace text's columns say."""
+    from perfetto.trace_builder.proto_builder import StreamingTraceProtoBuilder
+
+    ns = 1_000_000_000
+    path = tmp_path / "t.perfetto-trace"
+    with open(path, "wb") as f:
+        builder = StreamingTraceProtoBuilder(f)
+        packet = builder.create_packet()
+        bundle = packet.ftrace_events
+        bundle.cpu = 1
+
+        def add(t_us: float, pid: int) -> object:
+            ev = bundle.event.add()
+            ev.timestamp = 100 * ns + int(t_us * 1000)
+            ev.pid = pid
+            return ev
+
+        ev = add(500, 50).device_pm_callback_start
+        ev.driver, ev.device, ev.parent, ev.pm_ops, ev.event = "ata_port", "ata1", "ata1", "", 2
+        sw = add(1000, 50).sched_switch
+        sw.prev_pid, sw.prev_state, sw.next_pid = 50, 2, 60  # D
+        sw = add(3000, 60).sched_switch
+        sw.prev_pid, sw.prev_state, sw.next_pid = 60, 2, 0
+        ev = add(6000, 0)
+        ev.common_flags = 0x08 | 0x01  # hard irq, irqs off
+        ev.sched_waking.pid = 60
+        sw = add(6010, 0).sched_switch
+        sw.prev_pid, sw.prev_state, sw.next_pid = 0, 0, 60
+        add(7000, 60).sched_waking.pid = 50
+        sw = add(7010, 60).sched_switch
+        sw.prev_pid, sw.prev_state, sw.next_pid = 60, 1, 50  # S
+        ev = add(8000, 50).device_pm_callback_end
+        ev.driver, ev.device, ev.error = "ata_port", "ata1", 0
+        builder.write_packet(packet)
+    traces = load_traces([str(path)])
+    assert traces.files[0].format == "perfetto" and traces.sample_count == 1
+    worker = traces.store.threads.index("pid 50")
+    waits = external_waits(traces.store.sched, 0, worker, 100.0005, 100.008)
+    assert waits is not None
+    assert [(round((a - 100) * 1e6), round((b - 100) * 1e6)) for a, b in waits] == [(3000, 6000)]

@@ -16,10 +16,11 @@ from __future__ import annotations
 import heapq
 from array import array
 from collections.abc import Iterable, Iterator
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from dpmlens.model.phases import PM_EVENT_VERBS
 from dpmlens.traces.model.sample import Collector
+from dpmlens.traces.model.sched import SchedLog
 from dpmlens.traces.read import rpm_events
 from dpmlens.traces.read.events import Assembler
 from dpmlens.traces.read.rpm_events import text
@@ -163,6 +164,44 @@ class _CpuEvents:
         return ((self.ts[i], self.kind[i], i) for i in idx)
 
 
+# sched_switch prev_state: 0 is TASK_RUNNING; a preemption is reported as TASK_REPORT_MAX
+# (0x100 or above, by kernel version); else one state bit (S 1, D 2, ..., I 0x80): blocked.
+# sched_waking's common_flags: TRACE_FLAG_HARDIRQ 0x08, _SOFTIRQ 0x10, _NMI 0x40.
+_PREEMPTED_FROM = 0x100
+_IRQ_FLAGS = 0x08 | 0x10 | 0x40
+
+
+class _Sched:
+    """The scheduler's events (not the compact_sched encoding) into the store's SchedLog,
+    threads named as the PM events' ("pid N")."""
+
+    def __init__(self, coll: Collector) -> None:
+        self.coll = coll
+        self.threads: dict[int, int] = {}
+
+    def thread(self, pid: int) -> int:
+        t = self.threads.get(pid)
+        if t is None:
+            t = self.threads[pid] = self.coll.store.thread_id(f"pid {pid}")
+        return t
+
+    def event(self, ev: Any, kind: str) -> None:
+        store = self.coll.store
+        if store.sched is None:
+            store.sched = SchedLog()
+        ts = ev.timestamp / 1e9
+        if kind == "sched_switch":
+            e = ev.sched_switch
+            runnable = e.prev_state == 0 or e.prev_state >= _PREEMPTED_FROM
+            store.sched.switch(self.coll.file_id, ts,
+                               self.thread(e.prev_pid) if e.prev_pid > 0 else -1, runnable,
+                               self.thread(e.next_pid) if e.next_pid > 0 else -1)
+        elif ev.sched_waking.pid > 0:
+            irq = bool(ev.common_flags & _IRQ_FLAGS)
+            waker = -1 if irq or ev.pid <= 0 else self.thread(ev.pid)
+            store.sched.woken(self.coll.file_id, ts, self.thread(ev.sched_waking.pid), waker)
+
+
 def _tagged(
     events: Iterator[tuple[int, int, int]], cpu: int
 ) -> Iterator[tuple[int, int, int, int]]:
@@ -192,6 +231,7 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
     bad = 0
     n_events = 0
     rpm = rpm_events.PerfettoHook(coll)
+    sched = _Sched(coll)
     for raw in _packets(stream, coll):
         try:
             packet = packet_cls.FromString(raw)
@@ -226,6 +266,9 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
             elif kind == "generic":
                 rpm.generic(ev.timestamp, ev.pid, ev.generic)
                 continue
+            elif kind == "sched_switch" or kind == "sched_waking":
+                sched.event(ev, kind)
+                continue
             else:
                 if kind is None:
                     rpm.unknown(ev.timestamp, ev.pid, ev)
@@ -239,13 +282,7 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
     asm = Assembler(coll)
     # Perfetto has driver and device as separate fields: no split to guess.
     heads = [(k[0], k[1]) if len(k) > 1 else ("", "") for k in table]
-    threads: dict[int, int] = {}
-
-    def thread(pid: int) -> int:
-        t = threads.get(pid)
-        if t is None:
-            t = threads[pid] = coll.store.thread_id(f"pid {pid}")
-        return t
+    thread = sched.thread
 
     verbs = PM_EVENT_VERBS
     streams = [_tagged(ce.order(), c) for c, ce in cpus.items()]
