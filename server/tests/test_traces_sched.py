@@ -217,3 +217,57 @@ def test_perfetto_sched_events_give_the_same_waits(tmp_path: Path) -> None:
     waits = external_waits(traces.store.sched, 0, worker, 100.0005, 100.008)
     assert waits is not None
     assert [(round((a - 100) * 1e6), round((b - 100) * 1e6)) for a, b in waits] == [(3000, 6000)]
+
+
+def test_perfetto_compact_sched_gives_the_same_waits(tmp_path: Path) -> None:
+    """compact_sched (delta-encoded times; a switch's prev and a wake-up's waker follow from
+    the CPU's order): the same scenario, the same wait."""
+    from perfetto.trace_builder.proto_builder import StreamingTraceProtoBuilder
+
+    ns = 1_000_000_000
+    base = 100 * ns
+    path = tmp_path / "t.perfetto-trace"
+    with open(path, "wb") as f:
+        builder = StreamingTraceProtoBuilder(f)
+        packet = builder.create_packet()
+        bundle = packet.ftrace_events
+        bundle.cpu = 1
+        for t_us, kind in ((500, "start"), (8000, "end")):
+            ev = bundle.event.add()
+            ev.timestamp, ev.pid = base + int(t_us * 1000), 50
+            if kind == "start":
+                e = ev.device_pm_callback_start
+                e.driver, e.device, e.parent, e.pm_ops, e.event = "ata_port", "ata1", "ata1", "", 2
+            else:
+                e = ev.device_pm_callback_end
+                e.driver, e.device, e.error = "ata_port", "ata1", 0
+        cs = bundle.compact_sched
+        # switches: (us, prev_state, next_pid); the first only tells who is on the CPU
+        last = 0
+        for t_us, state, nxt in ((400, 0, 50), (1000, 2, 60), (3000, 2, 0), (6010, 0, 60),
+                                 (7010, 1, 50)):
+            t = base + t_us * 1000
+            cs.switch_timestamp.append(t - last)
+            last = t
+            cs.switch_prev_state.append(state)
+            cs.switch_next_pid.append(nxt)
+            cs.switch_next_prio.append(120)
+            cs.switch_next_comm_index.append(0)
+        last = 0
+        for t_us, pid, flags in ((6000, 60, 0x08), (7000, 50, 0)):
+            t = base + t_us * 1000
+            cs.waking_timestamp.append(t - last)
+            last = t
+            cs.waking_pid.append(pid)
+            cs.waking_target_cpu.append(1)
+            cs.waking_prio.append(120)
+            cs.waking_comm_index.append(0)
+            cs.waking_common_flags.append(flags)
+        cs.intern_table.append("x")
+        builder.write_packet(packet)
+    traces = load_traces([str(path)])
+    assert traces.sample_count == 1
+    worker = traces.store.threads.index("pid 50")
+    waits = external_waits(traces.store.sched, 0, worker, 100.0005, 100.008)
+    assert waits is not None
+    assert [(round((a - 100) * 1e6), round((b - 100) * 1e6)) for a, b in waits] == [(3000, 6000)]

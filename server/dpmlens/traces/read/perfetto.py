@@ -172,12 +172,46 @@ _IRQ_FLAGS = 0x08 | 0x10 | 0x40
 
 
 class _Sched:
-    """The scheduler's events (not the compact_sched encoding) into the store's SchedLog,
-    threads named as the PM events' ("pid N")."""
+    """The scheduler's events into the store's SchedLog, threads named as the PM events'
+    ("pid N"). The compact_sched encoding leaves out what follows from the CPU's order: a
+    switch's prev is the CPU's previous next, a wake-up's waker the task on the CPU."""
 
     def __init__(self, coll: Collector) -> None:
         self.coll = coll
         self.threads: dict[int, int] = {}
+        self.current: dict[int, int] = {}  # cpu -> pid on it (compact_sched), -1 unknown
+
+    def compact(self, cpu: int, cs: Any) -> None:
+        store = self.coll.store
+        if store.sched is None:
+            store.sched = SchedLog()
+        log, file = store.sched, self.coll.file_id
+        events: list[tuple[int, int, int]] = []  # (ts ns, 0 switch / 1 waking, index)
+        ts = 0
+        for i, delta in enumerate(cs.switch_timestamp):  # delta-encoded in the bundle
+            ts += delta
+            events.append((ts, 0, i))
+        ts = 0
+        for i, delta in enumerate(cs.waking_timestamp):
+            ts += delta
+            events.append((ts, 1, i))
+        events.sort()
+        n_switch, n_wake = len(cs.switch_prev_state), len(cs.waking_pid)
+        for t, kind, i in events:
+            if kind == 0:
+                if i >= n_switch or i >= len(cs.switch_next_pid):
+                    continue
+                prev, nxt = self.current.get(cpu, -1), cs.switch_next_pid[i]
+                state = cs.switch_prev_state[i]
+                log.switch(file, t / 1e9, self.thread(prev) if prev > 0 else -1,
+                           state == 0 or state >= _PREEMPTED_FROM,
+                           self.thread(nxt) if nxt > 0 else -1)
+                self.current[cpu] = nxt
+            elif i < n_wake and cs.waking_pid[i] > 0:
+                flags = cs.waking_common_flags[i] if i < len(cs.waking_common_flags) else 0
+                on = self.current.get(cpu, -1)
+                waker = -1 if flags & _IRQ_FLAGS or on <= 0 else self.thread(on)
+                log.woken(file, t / 1e9, self.thread(cs.waking_pid[i]), waker)
 
     def thread(self, pid: int) -> int:
         t = self.threads.get(pid)
@@ -245,6 +279,8 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
         if cpu is None:
             cpu = cpus[bundle.cpu] = _CpuEvents()
         rpm.descriptors_of(bundle)
+        if bundle.HasField("compact_sched"):
+            sched.compact(bundle.cpu, bundle.compact_sched)
         for ev in bundle.event:
             kind = ev.WhichOneof("event")
             if kind == "device_pm_callback_start":
