@@ -271,3 +271,20 @@ def test_perfetto_compact_sched_gives_the_same_waits(tmp_path: Path) -> None:
     waits = external_waits(traces.store.sched, 0, worker, 100.0005, 100.008)
     assert waits is not None
     assert [(round((a - 100) * 1e6), round((b - 100) * 1e6)) for a, b in waits] == [(3000, 6000)]
+
+
+@pytest.mark.parametrize("payload", [
+    "sched_switch: prev_comm= prev_pid=x prev_prio=1 prev_state=S ==> next_comm=a next_pid=2",
+    "sched_switch: prev_comm=a prev_pid=1 prev_state=S ==> next_comm=b next_pid=",
+    "sched_switch: ==> next_comm=b next_pid=2 next_prio=120",
+    "sched_switch: prev_comm=a prev_pid=99999999999999999999 prev_prio=1 prev_state=S ==> next_comm=b next_pid=2 next_prio=1",
+    "sched_waking: comm=a pid=",
+    "sched_waking: pid=5 prio=1",
+    "sched_waking: comm=a pid=-3 prio=1 target_cpu=000",
+    "sched_waking:",
+])
+def test_broken_sched_lines_are_skipped(tmp_path: Path, payload: str) -> None:
+    path = tmp_path / "ftrace.txt"
+    path.write_text(CAPTURE + f"   kworker/0:1-9   [000] d..2.   100.0095: {payload}\n")
+    traces = load_traces([str(path)])
+    assert traces.errors == [] and traces.sample_count == 1
