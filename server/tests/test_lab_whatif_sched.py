@@ -1,6 +1,6 @@
 """The what-if against the lab's second A/B experiment, captured with the scheduler's events
 (lab/ab_experiment.py --sched, make lab-ab): Debian's 6.1 and 6.12 kernels under qemu on a
-quiet host, 32 S3 cycles per configuration in 4 boots, checked in as xz
+quieter host, 32 S3 cycles per configuration in 4 boots (6.12: 48 in 6), checked in as xz
 (test-fixtures/lab/ab-sched/KERNEL/CONFIG/partN/) with the summaries the script made from them
 (ab-KERNEL.json; docs/traces.md "A/B experiments on real kernels").
 
@@ -53,7 +53,7 @@ def test_both_kernels_are_checked_in() -> None:
     assert KERNELS == ["6.1", "6.12"]
     for kernel in KERNELS:
         for config in ("A1", "A2", "async0", "fastenum"):
-            assert len(_captures(kernel, config)) == 4, (kernel, config)
+            assert len(_captures(kernel, config)) == {"6.1": 4, "6.12": 6}[kernel], (kernel, config)
             metas = [(p.parent / "meta.txt").read_text() for p in _captures(kernel, config)]
             assert all("sched: 1" in m for m in metas)
 
@@ -134,12 +134,46 @@ def test_the_resume_what_ifs_still_predict_b(kernel: str) -> None:
                 assert abs(r["error_from_A2_pct"]) <= bound, prefix
 
 
-def test_without_the_model_sync_suspend_is_overestimated() -> None:
-    """6.1: the replay that keeps each callback's measured time adds up times stretched by
-    running together (+23% from A1, +20% from A2); the model brings it to +3% / +0.5%."""
-    s = _summary("6.1")
-    plain = _experiment(s, "pm_async 1 -> 0: --sync all")["phases"]["suspend"]
-    assert plain["error_pct"] > 15 and plain["error_from_A2_pct"] > 15
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_without_the_events_suspend_is_not_predicted(kernel: str) -> None:
+    """What the events bring: the replay that keeps each callback's measured time adds up
+    times stretched by running together (`--sync all` +23% / +20% on 6.1, +19% on 6.12);
+    the model without the events shrinks device waits as if they were work (6.12: -15% and
+    +12%, boots without the codec)."""
+    s = _summary(kernel)
+    ph = _suspend(s)
+    plain = _experiment(s, "pm_async 1 -> 0: --sync all")["phases"][ph]
+    assert plain["error_pct"] > 10 and plain["error_from_A2_pct"] > 10
+    if kernel == "6.12":
+        blind = {e["label"]: e for e in s["with_contention_no_sched"]["experiments"]}
+        (sync,) = [v for k, v in blind.items() if k.startswith("pm_async 1 -> 0: --sync all")]
+        (informed,) = [v for k, v in blind.items() if k.startswith("pm_async 0 -> 1: --async (A2")]
+        assert sync["phases"][ph]["error_pct"] < -10
+        assert informed["phases"][ph]["error_pct"] > 10
+
+
+def test_fast_enumeration_suspend_on_6_12_is_the_sd_disks() -> None:
+    """The known miss (docs/traces.md): fast enumeration does not touch suspend, the
+    prediction is A as measured, and B measured 11.2% above A2 (boots without the codec).
+    Its USB callbacks suspend as in A1; its sd disks (written through to the host's image
+    files) are slower, in the boots that ran beside other jobs."""
+    s = _summary("6.12")
+    x = _experiment(s, "fast enumeration: --delay hub_port_reset:msleep(50)=12")["phases"][NOCODEC]
+    assert x["predicted"]["median"] == s["runs"]["A1"][NOCODEC]["median"]
+    assert -12 < x["error_from_A2_pct"] < -10 < x["error_pct"]
+
+    def medians(config: str) -> dict[tuple[str, str], float]:
+        from dpmlens.traces.analysis.aggregate import aggregate
+
+        traces = load_traces(_captures("6.12", config))
+        return {(c.driver, c.device): c.median_us for c in aggregate(traces)
+                if c.phase == "suspend"}
+
+    a, b = medians("A1"), medians("fastenum")
+    for dev in ("2-1", "3-3", "usb1", "usb2"):
+        assert abs(b[("usb", dev)] - a[("usb", dev)]) / a[("usb", dev)] < 0.06, dev
+    for dev in ("0:0:0:0", "6:0:0:0"):
+        assert b[("sd", dev)] > 1.1 * a[("sd", dev)], dev
 
 
 @pytest.mark.parametrize("kernel", KERNELS)

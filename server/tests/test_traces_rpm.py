@@ -371,7 +371,7 @@ def test_format_block_in_an_earlier_block_than_the_events(tmp_path: Path,
     monkeypatch.setattr(ftrace, "CHUNK", 256)  # the format, the filler and the events apart
     fmt = ('name: rpm_resume\nID: 1\nformat:\n\nprint fmt: "%s usage=%d flags=%x", '
            '__get_str(name), REC->usage_count, REC->flags\n\n')
-    filler = "".join(f"  bash-1 [000] 9.{i:06d}: sched_switch: nothing\n" for i in range(40))
+    filler = "".join(f"  bash-1 [000] 9.{i:06d}: irq_handler_entry: nothing\n" for i in range(40))
     events = ("  kworker/0:1-20 [000] 10.000000: rpm_resume: dev.0 usage=2 flags=4\n"
               "  kworker/0:1-20 [000] 10.000500: rpm_return_int: rpm_resume+0x10:dev.0 ret=0\n")
     (tmp_path / "t.txt").write_text("cpus=1\n" + fmt + filler + events)
