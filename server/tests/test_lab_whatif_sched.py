@@ -205,3 +205,33 @@ def test_where_the_usb_resume_time_goes() -> None:
         assert g.on_cpu / g.median_us < 0.1, (dev, g)
     e1000 = rows[("e1000", "0000:00:03.0", "resume")]
     assert e1000.device > e1000.on_cpu > 0
+
+
+REP = REPO / "test-fixtures" / "lab" / "ab-sched-rep"
+
+
+def test_the_quiet_host_replication_predicts_every_row(tmp_path: Path) -> None:
+    """6.12 again, 16 cycles per configuration with nothing else running on the host: the
+    summary is what its captures give, and every suspend and resume row that models what the
+    kernel does is within max(10%, the A1/A2 noise), fast enumeration's suspend included."""
+    out = tmp_path / "ab-6.12"
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    subprocess.run([sys.executable, str(REPO / "lab" / "ab_experiment.py"), "--kernel", "6.12",
+                    "--no-run", "--work", str(REP), "--out", str(out)],
+                   check=True, capture_output=True, text=True, env=env, timeout=1200)
+    got = json.loads(out.with_name(out.name + ".json").read_text())
+    want = json.loads((REP / "ab-6.12.json").read_text())
+    for name, runs in want["runs"].items():  # (no dmesg checked in: no kernel lines)
+        for ph in ("suspend", "resume"):
+            assert got["runs"][name][ph] == runs[ph], (name, ph)
+    assert got["with_contention"] == want["with_contention"]
+    model = {e["label"]: e for e in want["with_contention"]["experiments"]}
+    for ph in ("suspend", "resume"):
+        bound = max(10.0, want["noise"][ph])
+        for label, e in model.items():
+            if "skipped" in e or label.startswith(("--ordering", "pm_async 0 -> 1: --async all")):
+                continue
+            x = e["phases"][ph]
+            assert abs(x["error_pct"]) <= bound, (label, ph, x["error_pct"])
+            if x.get("error_from_A2_pct") is not None:
+                assert abs(x["error_from_A2_pct"]) <= bound, (label, ph)
