@@ -235,3 +235,26 @@ def test_the_quiet_host_replication_predicts_every_row(tmp_path: Path) -> None:
             assert abs(x["error_pct"]) <= bound, (label, ph, x["error_pct"])
             if x.get("error_from_A2_pct") is not None:
                 assert abs(x["error_from_A2_pct"]) <= bound, (label, ph)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_the_sync_suspend_path_is_b_s(kernel: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--sync all` from A1 names the devices of B's measured suspend path (>= 5% of the
+    phase on at least half the cycles): the sd disks and the USB devices."""
+    import importlib.util
+
+    from cli_helpers import run_cli
+
+    spec = importlib.util.spec_from_file_location("ab_experiment", REPO / "lab" / "ab_experiment.py")
+    ab = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ab)  # type: ignore[union-attr]
+    a1 = [str(p) for p in _captures(kernel, "A1")]
+    b = [str(p) for p in _captures(kernel, "async0")]
+    res = run_cli(capsys, "trace", "whatif", *a1, "--sync", "all", "--format", "json")
+    predicted = ab.path_devices(json.loads(res.out)["critical_path"], "suspend")
+    res = run_cli(capsys, "trace", "report", *b, "--format", "json")
+    measured = ab.path_devices(json.loads(res.out)["critical_path"], "suspend")
+    devices = {d for d in predicted if not d.startswith("(")}
+    assert devices == {d for d in measured if not d.startswith("(")}
+    assert {"sd 0:0:0:0", "sd 6:0:0:0", "usb 2-1", "usb 3-3"} <= devices
+    assert predicted["(callbacks' share of the phase)"] > 0.95
