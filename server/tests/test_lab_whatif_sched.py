@@ -245,7 +245,8 @@ def test_the_sync_suspend_path_is_b_s(kernel: str, capsys: pytest.CaptureFixture
 
     from cli_helpers import run_cli
 
-    spec = importlib.util.spec_from_file_location("ab_experiment", REPO / "lab" / "ab_experiment.py")
+    spec = importlib.util.spec_from_file_location("ab_experiment",
+                                                  REPO / "lab" / "ab_experiment.py")
     ab = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(ab)  # type: ignore[union-attr]
     a1 = [str(p) for p in _captures(kernel, "A1")]
