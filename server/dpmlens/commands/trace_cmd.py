@@ -420,11 +420,7 @@ def run_whatif(args: argparse.Namespace) -> int:
                              "hub_port_reset=10 or hub_port_reset:msleep(50)=12")
         delays[fn.strip()] = value
     cpus: int | None = None
-    if args.cpus == "auto":
-        from dpmlens.traces.analysis.contention import cpus_of
-
-        cpus = cpus_of(args.paths)
-    elif args.cpus is not None and args.cpus != "off":
+    if args.cpus not in (None, "auto", "off"):
         try:
             cpus = int(args.cpus)
         except ValueError:
@@ -446,7 +442,8 @@ def run_whatif(args: argparse.Namespace) -> int:
             r.async_616 = False
     measured = measured_delays(traces, runs)
     sched = None if args.no_sched else traces.store.sched
-    if args.cpus is None and sched is not None:  # the default: on, where it validated
+    # auto, and the default for a capture with the scheduler's events (where it validated)
+    if args.cpus == "auto" or (args.cpus is None and sched is not None):
         from dpmlens.traces.analysis.contention import cpus_of
 
         cpus = cpus_of(args.paths)

@@ -10,12 +10,33 @@ holder), it waited for that thread's work, which is followed the same way over t
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from dpmlens.traces.model.sample import SampleStore
 from dpmlens.traces.model.sched import BLOCKED, EXTERNAL, RUN, SchedLog
 
 DEPTH = 3  # threads followed from a wait (the waker of the waker of the waker)
+
+
+# what a stretch of a callback's time was, as the walk sees it
+ON_CPU, RUNNABLE, HELPERS, DEVICE, OTHER = range(5)
+
+
+def _walk(log: SchedLog, file: int, thread: int, start: float, end: float, depth: int,
+          visit: Callable[[float, float, int], None], helper: bool = False) -> None:
+    """Calls visit(from, to, what) over [start, end]: blocked stretches are followed into
+    the thread that ended them (`depth` more hops), unless an interrupt or a timer did."""
+    for a, b, state, waker in log.states(file, thread, start, end):
+        if state == BLOCKED:
+            if waker == EXTERNAL or waker == -2:
+                visit(a, b, DEVICE)
+            elif depth > 0 and waker != thread and log.has(file, waker):
+                _walk(log, file, waker, a, b, depth - 1, visit, True)
+            else:
+                visit(a, b, OTHER)
+        else:
+            visit(a, b, HELPERS if helper else ON_CPU if state == RUN else RUNNABLE)
 
 
 def external_waits(log: SchedLog, file: int, thread: int, start: float, end: float,
@@ -26,19 +47,13 @@ def external_waits(log: SchedLog, file: int, thread: int, start: float, end: flo
     if not log.has(file, thread):
         return None
     out: list[tuple[float, float]] = []
-    _walk(log, file, thread, start, end, depth, out)
-    return out
 
-
-def _walk(log: SchedLog, file: int, thread: int, start: float, end: float, depth: int,
-          out: list[tuple[float, float]]) -> None:
-    for a, b, state, waker in log.states(file, thread, start, end):
-        if state != BLOCKED:
-            continue
-        if waker == EXTERNAL or waker == -2:
+    def visit(a: float, b: float, what: int) -> None:
+        if what == DEVICE:
             out.append((a, b))
-        elif depth > 0 and waker != thread and log.has(file, waker):
-            _walk(log, file, waker, a, b, depth - 1, out)
+
+    _walk(log, file, thread, start, end, depth, visit)
+    return out
 
 
 @dataclass
@@ -57,28 +72,13 @@ def split(log: SchedLog, file: int, thread: int, start: float, end: float,
     """The callback's time by what its thread did; None without scheduler events of it."""
     if not log.has(file, thread):
         return None
-    out = TimeSplit()
-    _split(log, file, thread, start, end, depth, out, False)
-    return out
+    sums = [0.0] * 5
 
+    def visit(a: float, b: float, what: int) -> None:
+        sums[what] += (b - a) * 1e6
 
-def _split(log: SchedLog, file: int, thread: int, start: float, end: float, depth: int,
-           out: TimeSplit, helper: bool) -> None:
-    for a, b, state, waker in log.states(file, thread, start, end):
-        us = (b - a) * 1e6
-        if state == BLOCKED:
-            if waker == EXTERNAL or waker == -2:
-                out.device += us
-            elif depth > 0 and waker != thread and log.has(file, waker):
-                _split(log, file, waker, a, b, depth - 1, out, True)
-            else:
-                out.other += us
-        elif helper:
-            out.helpers += us
-        elif state == RUN:
-            out.on_cpu += us
-        else:
-            out.runnable += us
+    _walk(log, file, thread, start, end, depth, visit)
+    return TimeSplit(*sums)
 
 
 @dataclass

@@ -125,6 +125,12 @@ class SampleStore:
         self.rpm: Any = None  # traces.rpm_events.RpmLog, only when a capture has rpm_* events
         self.sched: SchedLog | None = None  # only when a capture has sched_switch events
 
+    def sched_log(self) -> SchedLog:
+        """The scheduler's events, made on the first one a reader finds."""
+        if self.sched is None:
+            self.sched = SchedLog()
+        return self.sched
+
     def thread_id(self, name: str) -> int:
         i = self._thread_ids.get(name)
         if i is None:

@@ -22,7 +22,6 @@ from typing import Any, BinaryIO
 
 from dpmlens import inputs, limits
 from dpmlens.traces.model.sample import Collector, DelayColumns
-from dpmlens.traces.model.sched import SchedLog
 from dpmlens.traces.read import ftrace_graph, rpm_events
 from dpmlens.traces.read.events import Assembler
 
@@ -462,9 +461,7 @@ def _sched(buf: bytes, s: int, e: int, le: int, p: int, ts: float, coll: Collect
     "prev_comm=a prev_pid=1 prev_prio=120 prev_state=D ==> next_comm=b next_pid=2 next_prio=120",
     "comm=a pid=1 prio=120 target_cpu=000" (a comm may hold spaces: fields found from the
     right). pid 0, the idle task, is not tracked."""
-    log = coll.store.sched
-    if log is None:
-        log = coll.store.sched = SchedLog()
+    log = coll.store.sched_log()
     pl = buf[e:le]
     try:
         if buf[s + 8] == _W:  # sched_waking

@@ -20,7 +20,6 @@ from typing import Any, BinaryIO
 
 from dpmlens.model.phases import PM_EVENT_VERBS
 from dpmlens.traces.model.sample import Collector
-from dpmlens.traces.model.sched import SchedLog
 from dpmlens.traces.read import rpm_events
 from dpmlens.traces.read.events import Assembler
 from dpmlens.traces.read.rpm_events import text
@@ -182,10 +181,7 @@ class _Sched:
         self.current: dict[int, int] = {}  # cpu -> pid on it (compact_sched), -1 unknown
 
     def compact(self, cpu: int, cs: Any) -> None:
-        store = self.coll.store
-        if store.sched is None:
-            store.sched = SchedLog()
-        log, file = store.sched, self.coll.file_id
+        log, file = self.coll.store.sched_log(), self.coll.file_id
         events: list[tuple[int, int, int]] = []  # (ts ns, 0 switch / 1 waking, index)
         ts = 0
         for i, delta in enumerate(cs.switch_timestamp):  # delta-encoded in the bundle
@@ -220,20 +216,17 @@ class _Sched:
         return t
 
     def event(self, ev: Any, kind: str) -> None:
-        store = self.coll.store
-        if store.sched is None:
-            store.sched = SchedLog()
+        log, file = self.coll.store.sched_log(), self.coll.file_id
         ts = ev.timestamp / 1e9
         if kind == "sched_switch":
             e = ev.sched_switch
             runnable = e.prev_state == 0 or e.prev_state >= _PREEMPTED_FROM
-            store.sched.switch(self.coll.file_id, ts,
-                               self.thread(e.prev_pid) if e.prev_pid > 0 else -1, runnable,
-                               self.thread(e.next_pid) if e.next_pid > 0 else -1)
+            log.switch(file, ts, self.thread(e.prev_pid) if e.prev_pid > 0 else -1, runnable,
+                       self.thread(e.next_pid) if e.next_pid > 0 else -1)
         elif ev.sched_waking.pid > 0:
             irq = bool(ev.common_flags & _IRQ_FLAGS)
             waker = -1 if irq or ev.pid <= 0 else self.thread(ev.pid)
-            store.sched.woken(self.coll.file_id, ts, self.thread(ev.sched_waking.pid), waker)
+            log.woken(file, ts, self.thread(ev.sched_waking.pid), waker)
 
 
 def _tagged(
