@@ -5,7 +5,9 @@ that it helps is tested on the lab's real A/B captures (test_lab_whatif.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -174,79 +176,74 @@ def test_the_editor_gets_the_split(tmp_path: Path) -> None:
     assert "Where the time went" in text and "3.00 ms for a device or timer" in text
 
 
-def test_perfetto_sched_events_give_the_same_waits(tmp_path: Path) -> None:
-    """The same scenario as a Perfetto trace (the perfetto package's builder): sched_switch's
-    prev_state (0 running, >= 0x100 preempted, else blocked) and sched_waking's common_flags
-    (0x08 hard irq) say what the ftrace text's columns say."""
+NS = 1_000_000_000
+
+
+def _perfetto(path: Path, sched: Callable[[Any, Callable[[float, int], Any]], None]) -> None:
+    """The ata port's callback (100.0005 s to 100.008 s on pid 50) in one CPU 1 bundle, and
+    what `sched(bundle, add)` puts beside it (add(us after 100 s, pid) -> a new event)."""
     from perfetto.trace_builder.proto_builder import StreamingTraceProtoBuilder
 
-    ns = 1_000_000_000
-    path = tmp_path / "t.perfetto-trace"
     with open(path, "wb") as f:
         builder = StreamingTraceProtoBuilder(f)
         packet = builder.create_packet()
         bundle = packet.ftrace_events
         bundle.cpu = 1
 
-        def add(t_us: float, pid: int) -> object:
+        def add(t_us: float, pid: int) -> Any:
             ev = bundle.event.add()
-            ev.timestamp = 100 * ns + int(t_us * 1000)
+            ev.timestamp = 100 * NS + int(t_us * 1000)
             ev.pid = pid
             return ev
 
         ev = add(500, 50).device_pm_callback_start
         ev.driver, ev.device, ev.parent, ev.pm_ops, ev.event = "ata_port", "ata1", "ata1", "", 2
-        sw = add(1000, 50).sched_switch
-        sw.prev_pid, sw.prev_state, sw.next_pid = 50, 2, 60  # D
-        sw = add(3000, 60).sched_switch
-        sw.prev_pid, sw.prev_state, sw.next_pid = 60, 2, 0
-        ev = add(6000, 0)
-        ev.common_flags = 0x08 | 0x01  # hard irq, irqs off
-        ev.sched_waking.pid = 60
-        sw = add(6010, 0).sched_switch
-        sw.prev_pid, sw.prev_state, sw.next_pid = 0, 0, 60
-        add(7000, 60).sched_waking.pid = 50
-        sw = add(7010, 60).sched_switch
-        sw.prev_pid, sw.prev_state, sw.next_pid = 60, 1, 50  # S
+        sched(bundle, add)
         ev = add(8000, 50).device_pm_callback_end
         ev.driver, ev.device, ev.error = "ata_port", "ata1", 0
         builder.write_packet(packet)
+
+
+def _port_waits(path: Path) -> list[tuple[int, int]]:
     traces = load_traces([str(path)])
     assert traces.files[0].format == "perfetto" and traces.sample_count == 1
     worker = traces.store.threads.index("pid 50")
     waits = external_waits(traces.store.sched, 0, worker, 100.0005, 100.008)
     assert waits is not None
-    assert [(round((a - 100) * 1e6), round((b - 100) * 1e6)) for a, b in waits] == [(3000, 6000)]
+    return [(round((a - 100) * 1e6), round((b - 100) * 1e6)) for a, b in waits]
+
+
+def test_perfetto_sched_events_give_the_same_waits(tmp_path: Path) -> None:
+    """The same scenario as a Perfetto trace (the perfetto package's builder): sched_switch's
+    prev_state (0 running, >= 0x100 preempted, else blocked) and sched_waking's common_flags
+    (0x08 hard irq) say what the ftrace text's columns say."""
+
+    def sched(bundle: Any, add: Callable[[float, int], Any]) -> None:
+        for t_us, pid, prev, state, nxt in ((1000, 50, 50, 2, 60), (3000, 60, 60, 2, 0),
+                                            (6010, 0, 0, 0, 60), (7010, 60, 60, 1, 50)):
+            sw = add(t_us, pid).sched_switch  # state 2: D, 1: S, 0: running
+            sw.prev_pid, sw.prev_state, sw.next_pid = prev, state, nxt
+        ev = add(6000, 0)
+        ev.common_flags = 0x08 | 0x01  # hard irq, irqs off
+        ev.sched_waking.pid = 60
+        add(7000, 60).sched_waking.pid = 50
+
+    path = tmp_path / "t.perfetto-trace"
+    _perfetto(path, sched)
+    assert _port_waits(path) == [(3000, 6000)]
 
 
 def test_perfetto_compact_sched_gives_the_same_waits(tmp_path: Path) -> None:
     """compact_sched (delta-encoded times; a switch's prev and a wake-up's waker follow from
     the CPU's order): the same scenario, the same wait."""
-    from perfetto.trace_builder.proto_builder import StreamingTraceProtoBuilder
 
-    ns = 1_000_000_000
-    base = 100 * ns
-    path = tmp_path / "t.perfetto-trace"
-    with open(path, "wb") as f:
-        builder = StreamingTraceProtoBuilder(f)
-        packet = builder.create_packet()
-        bundle = packet.ftrace_events
-        bundle.cpu = 1
-        for t_us, kind in ((500, "start"), (8000, "end")):
-            ev = bundle.event.add()
-            ev.timestamp, ev.pid = base + int(t_us * 1000), 50
-            if kind == "start":
-                e = ev.device_pm_callback_start
-                e.driver, e.device, e.parent, e.pm_ops, e.event = "ata_port", "ata1", "ata1", "", 2
-            else:
-                e = ev.device_pm_callback_end
-                e.driver, e.device, e.error = "ata_port", "ata1", 0
+    def sched(bundle: Any, add: Callable[[float, int], Any]) -> None:
         cs = bundle.compact_sched
         # switches: (us, prev_state, next_pid); the first only tells who is on the CPU
         last = 0
         for t_us, state, nxt in ((400, 0, 50), (1000, 2, 60), (3000, 2, 0), (6010, 0, 60),
                                  (7010, 1, 50)):
-            t = base + t_us * 1000
+            t = 100 * NS + t_us * 1000
             cs.switch_timestamp.append(t - last)
             last = t
             cs.switch_prev_state.append(state)
@@ -255,7 +252,7 @@ def test_perfetto_compact_sched_gives_the_same_waits(tmp_path: Path) -> None:
             cs.switch_next_comm_index.append(0)
         last = 0
         for t_us, pid, flags in ((6000, 60, 0x08), (7000, 50, 0)):
-            t = base + t_us * 1000
+            t = 100 * NS + t_us * 1000
             cs.waking_timestamp.append(t - last)
             last = t
             cs.waking_pid.append(pid)
@@ -264,13 +261,10 @@ def test_perfetto_compact_sched_gives_the_same_waits(tmp_path: Path) -> None:
             cs.waking_comm_index.append(0)
             cs.waking_common_flags.append(flags)
         cs.intern_table.append("x")
-        builder.write_packet(packet)
-    traces = load_traces([str(path)])
-    assert traces.sample_count == 1
-    worker = traces.store.threads.index("pid 50")
-    waits = external_waits(traces.store.sched, 0, worker, 100.0005, 100.008)
-    assert waits is not None
-    assert [(round((a - 100) * 1e6), round((b - 100) * 1e6)) for a, b in waits] == [(3000, 6000)]
+
+    path = tmp_path / "t.perfetto-trace"
+    _perfetto(path, sched)
+    assert _port_waits(path) == [(3000, 6000)]
 
 
 @pytest.mark.parametrize("payload", [

@@ -1,0 +1,58 @@
+"""The lab's A/B summaries in tests: re-made from checked-in captures with
+lab/ab_experiment.py --no-run (the dpmlens CLI only), and compared with the checked-in ones."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from traces_helpers import REPO
+
+NOCODEC = "suspend (boots without the HDA codec)"
+PHASES = ("suspend", "resume", NOCODEC)
+VARIANTS = ("", "with_contention", "with_contention_no_sched", "with_starved_boots")
+
+
+def remake(work: Path, kernel: str, out: Path) -> dict:
+    """The summary of the captures under work/KERNEL, written to out.json and returned."""
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    subprocess.run([sys.executable, str(REPO / "lab" / "ab_experiment.py"), "--kernel", kernel,
+                    "--no-run", "--work", str(work), "--out", str(out)],
+                   check=True, capture_output=True, text=True, env=env, timeout=1200)
+    return json.loads(out.with_name(out.name + ".json").read_text())
+
+
+def experiment(summary: dict, prefix: str) -> dict:
+    (e,) = [e for e in summary["experiments"] if e["label"].startswith(prefix)]
+    return e
+
+
+def compare(got: dict, want: dict) -> int:
+    """Asserts the runs' medians and every prediction's median of each variant the
+    checked-in summary has are what the re-made one says; returns how many predictions."""
+    assert got["starved"] == want["starved"] and got["boots"] == want["boots"]
+    compared = 0
+    for variant in VARIANTS:
+        g, w = (got, want) if not variant else (got.get(variant), want.get(variant))
+        if w is None:
+            assert g is None, variant
+            continue
+        for name in ("A1", "A2", "async0", "fastenum"):
+            for ph in PHASES:
+                if ph in w["runs"][name]:
+                    assert g["runs"][name][ph]["median"] == pytest.approx(
+                        w["runs"][name][ph]["median"], abs=0.01), (variant, name, ph)
+        for e in g["experiments"]:
+            if "skipped" in e:  # --spec-minimums without the kernel tree here
+                continue
+            x = experiment(w, e["label"])
+            for ph in PHASES:
+                if ph in x["phases"]:
+                    assert e["phases"][ph]["predicted"]["median"] == pytest.approx(
+                        x["phases"][ph]["predicted"]["median"], abs=0.01), (variant, e["label"], ph)
+                    compared += 1
+    return compared
