@@ -130,7 +130,8 @@ def _with_waits(sleeps: list[tuple[float, float, MeasuredDelay | None]],
                 waits: list[tuple[float, float]], s0: float, e0: float
                 ) -> list[tuple[float, float, MeasuredDelay | None]]:
     """The delays' sleeps, and the waits' stretches outside them (a delay is a wait with a
-    name: it keeps its own segment); in order, none overlapping."""
+    name: it keeps its own segment); in order, none overlapping (the delays do not overlap
+    each other, nor do the waits: traces.analysis.waits walks the time once)."""
     out = list(sleeps)
     for a, b in waits:
         a, b = max(a, s0), min(b, e0)
@@ -144,12 +145,9 @@ def _with_waits(sleeps: list[tuple[float, float, MeasuredDelay | None]],
             out.append((a, b, None))
     out.sort(key=lambda x: x[0])
     merged: list[tuple[float, float, MeasuredDelay | None]] = []
-    for seg in out:
-        if merged and merged[-1][2] is None and seg[2] is None and seg[0] <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], seg[1]), None)
-        elif merged and seg[0] < merged[-1][1]:  # overlaps what is kept: the rest of it only
-            if seg[1] > merged[-1][1]:
-                merged.append((merged[-1][1], seg[1], seg[2]))
+    for seg in out:  # back-to-back waits are one
+        if merged and merged[-1][2] is None and seg[2] is None and seg[0] == merged[-1][1]:
+            merged[-1] = (merged[-1][0], seg[1], None)
         else:
             merged.append(seg)
     return merged

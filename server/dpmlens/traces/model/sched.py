@@ -70,7 +70,7 @@ class SchedLog:
             t.wakers = array("l", (t.wakers[i] for i in order))
             t.ordered = True
         if t is not None and t.after is None and t.times:
-            state = _before(t.kinds, 0)
+            state = _before(t.kinds[0])
             after = array("b")
             for kind in t.kinds:
                 state = _after(kind, state)
@@ -90,7 +90,7 @@ class SchedLog:
             return
         times, kinds = t.times, t.kinds
         k = bisect.bisect_right(times, start)
-        state = t.after[k - 1] if k > 0 and t.after is not None else _before(kinds, 0)
+        state = t.after[k - 1] if k > 0 and t.after is not None else _before(kinds[0])
         at = start
         n = len(times)
         while at < end:
@@ -122,9 +122,8 @@ def _after(kind: int, state: int) -> int:
     return READY if state == BLOCKED else state  # _WOKEN
 
 
-def _before(kinds: array[int], k: int) -> int:
-    """The state before event k, from what the event is."""
-    kind = kinds[k]
+def _before(kind: int) -> int:
+    """The state before an event, from what the event is."""
     if kind == _SWITCH_IN:
         return READY
     if kind == _WOKEN:

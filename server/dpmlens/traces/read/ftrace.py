@@ -471,15 +471,15 @@ def _sched(buf: bytes, s: int, e: int, le: int, p: int, ts: float, coll: Collect
             if j < 5 or pid == 0:
                 return
             thread = coll.store.task_thread(pl[5:j].decode("utf-8", "replace") + f"-{pid}")
-            line = buf[buf.rfind(b"\n", 0, p) + 1 : p]
-            waker_pid, irq = _waker(line)
+            tb = buf[buf.rfind(b"\n", 0, p) + 1 : p]  # the waker: the task column, as _scan
             waker = -1
-            if waker_pid > 0 and not irq:
-                tb = line[: line.rfind(b" [")] if b" [" in line else line
-                try:
-                    waker = tcache[tb]
-                except KeyError:
-                    waker = tcache[tb] = coll.store.task_thread(_task(tb))
+            if not _in_irq(tb):
+                task = _task(tb)
+                if not task.endswith("-0"):  # pid 0: the idle task
+                    try:
+                        waker = tcache[tb]
+                    except KeyError:
+                        waker = tcache[tb] = coll.store.task_thread(task)
             log.woken(coll.file_id, ts, thread, waker)
             return
         j = pl.find(b" prev_pid=")
@@ -490,7 +490,8 @@ def _sched(buf: bytes, s: int, e: int, le: int, p: int, ts: float, coll: Collect
             coll.skip("malformed sched_switch")
             return
         prev_pid = int(pl[j + 10 : pl.find(b" ", j + 10)])
-        next_pid = int(pl[n + 10 : pl.find(b" ", n + 10) if pl.find(b" ", n + 10) > 0 else len(pl)])
+        after = pl.find(b" ", n + 10)
+        next_pid = int(pl[n + 10 : after if after > 0 else len(pl)])
         state = pl[k + 12 : arrow]
         task_thread = coll.store.task_thread
         prev = task_thread(pl[10:j].decode("utf-8", "replace") + f"-{prev_pid}") \
@@ -502,19 +503,12 @@ def _sched(buf: bytes, s: int, e: int, le: int, p: int, ts: float, coll: Collect
         coll.skip("malformed sched event")
 
 
-def _waker(line: bytes) -> tuple[int, bool]:
-    """The pid of the task column and whether the flags column says interrupt context
-    ("d.h3.", "d.s3.": hard or soft irq; trace-cmd without flags: no)."""
-    cut = line.rfind(b" [")
-    task = (line[:cut] if cut >= 0 else line).strip()
-    dash = task.rfind(b"-")
-    try:
-        pid = int(task[dash + 1 :])
-    except ValueError:
-        pid = -1
-    flags = line[line.find(b"]", cut) + 1 :].split() if cut >= 0 else []
-    irq = bool(flags) and len(flags[0]) >= 3 and flags[0][2:3] in (b"h", b"s", b"H")
-    return pid, irq
+def _in_irq(prefix: bytes) -> bool:
+    """Whether the flags column after "[cpu]" says interrupt context ("d.h3.", "d.s3.": hard
+    or soft irq; trace-cmd without flags: no)."""
+    cut = prefix.rfind(b" [")
+    flags = prefix[prefix.find(b"]", cut) + 1 :].split() if cut >= 0 else []
+    return bool(flags) and len(flags[0]) >= 3 and flags[0][2:3] in (b"h", b"s", b"H")
 
 
 def _kfunc_ids(delays: DelayColumns) -> frozenset[int]:
