@@ -170,6 +170,10 @@ _PREEMPTED_FROM = 0x100
 _IRQ_FLAGS = 0x08 | 0x10 | 0x40
 
 
+def _runnable(prev_state: int) -> bool:
+    return prev_state == 0 or prev_state >= _PREEMPTED_FROM
+
+
 class _Sched:
     """The scheduler's events into the store's SchedLog, threads named as the PM events'
     ("pid N"). The compact_sched encoding leaves out what follows from the CPU's order: a
@@ -197,16 +201,13 @@ class _Sched:
             if kind == 0:
                 if i >= n_switch or i >= len(cs.switch_next_pid):
                     continue
-                prev, nxt = self.current.get(cpu, -1), cs.switch_next_pid[i]
-                state = cs.switch_prev_state[i]
-                log.switch(file, t / 1e9, self.thread(prev) if prev > 0 else -1,
-                           state == 0 or state >= _PREEMPTED_FROM,
-                           self.thread(nxt) if nxt > 0 else -1)
+                nxt = cs.switch_next_pid[i]
+                log.switch(file, t / 1e9, self._tracked(self.current.get(cpu, -1)),
+                           _runnable(cs.switch_prev_state[i]), self._tracked(nxt))
                 self.current[cpu] = nxt
             elif i < n_wake and cs.waking_pid[i] > 0:
                 flags = cs.waking_common_flags[i] if i < len(cs.waking_common_flags) else 0
-                on = self.current.get(cpu, -1)
-                waker = -1 if flags & _IRQ_FLAGS or on <= 0 else self.thread(on)
+                waker = -1 if flags & _IRQ_FLAGS else self._tracked(self.current.get(cpu, -1))
                 log.woken(file, t / 1e9, self.thread(cs.waking_pid[i]), waker)
 
     def thread(self, pid: int) -> int:
@@ -215,17 +216,19 @@ class _Sched:
             t = self.threads[pid] = self.coll.store.thread_id(f"pid {pid}")
         return t
 
+    def _tracked(self, pid: int) -> int:
+        """The thread of a pid, -1 for the idle task (0) or none known (-1)."""
+        return self.thread(pid) if pid > 0 else -1
+
     def event(self, ev: Any, kind: str) -> None:
         log, file = self.coll.store.sched_log(), self.coll.file_id
         ts = ev.timestamp / 1e9
         if kind == "sched_switch":
             e = ev.sched_switch
-            runnable = e.prev_state == 0 or e.prev_state >= _PREEMPTED_FROM
-            log.switch(file, ts, self.thread(e.prev_pid) if e.prev_pid > 0 else -1, runnable,
-                       self.thread(e.next_pid) if e.next_pid > 0 else -1)
+            log.switch(file, ts, self._tracked(e.prev_pid), _runnable(e.prev_state),
+                       self._tracked(e.next_pid))
         elif ev.sched_waking.pid > 0:
-            irq = bool(ev.common_flags & _IRQ_FLAGS)
-            waker = -1 if irq or ev.pid <= 0 else self.thread(ev.pid)
+            waker = -1 if ev.common_flags & _IRQ_FLAGS else self._tracked(ev.pid)
             log.woken(file, ts, self.thread(ev.sched_waking.pid), waker)
 
 
