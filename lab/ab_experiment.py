@@ -43,7 +43,9 @@ TOP = HERE.parent
 PHASES = ["prepare", "suspend", "suspend_late", "suspend_noirq", "resume_noirq",
           "resume_early", "resume", "complete"]
 CONFIGS = {"A1": [], "async0": ["--pm-async", "0"], "fastenum": ["--quirks", "2"], "A2": []}
-TREES = {"6.1": "/work/linux/linux-source-6.1", "6.12": "/work/linux/linux-source-6.12"}
+# Debian's source trees (apt-get install linux-source-6.x, extracted); DPMLENS_LINUX moves them.
+LINUX = Path(os.environ.get("DPMLENS_LINUX", "/work/linux"))
+TREES = {k: str(LINUX / f"linux-source-{k}") for k in ("6.1", "6.12")}
 # The kernel's own phase lines (pm_debug_messages): "PM: resume of devices complete after 915.2 msecs"
 KERNEL_LINE = re.compile(r"PM: (noirq |early |late )?(suspend|resume) of devices complete after ([0-9.]+) msecs")
 KERNEL_PHASE = {("", "suspend"): "suspend", ("late ", "suspend"): "suspend_late",

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kernel_trees import K612
+
 from dpmlens.model.build import build_model
 from dpmlens.model.types import FileModel
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "test-fixtures" / "model"
-KERNEL = Path("/work/linux/linux-source-6.12")
+KERNEL = K612
 
 
 def build(src: str, path: str = "drivers/misc/foo.c") -> FileModel:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import run_cli
+from kernel_trees import K612
 
 from dpmlens import evidence
 from dpmlens.findings import Severity
@@ -19,7 +20,7 @@ from dpmlens.findings import Severity
 TOP = Path(__file__).resolve().parents[2]
 CAPTURE = TOP.parent / "shared/traces/pm-graph-4.6/suspend-160422-155735-ivybridge-dev-late"
 FIXTURE = TOP / "test-fixtures/traces-join/measured_sites.c"
-LINUX = Path("/work/linux/linux-source-6.12")
+LINUX = K612
 
 
 def _capture() -> Path:

@@ -16,6 +16,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from fleet_helpers import REPO, dpmlens
+from kernel_trees import K612
 from traces_helpers import shared_traces
 
 
@@ -272,7 +273,7 @@ HIST_MATCHES_RAW = """
 
 
 def test_source_mapping_with_source(tmp_path: Path) -> None:
-    tree = Path("/work/linux/linux-source-6.12/drivers/gpu/drm/i915")
+    tree = K612 / "drivers/gpu/drm/i915"
     if not tree.is_dir():
         pytest.skip(f"kernel tree not found at {tree} (CI has no kernel trees)")
     store = tmp_path / "store"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import tree_sitter as ts
+from kernel_trees import K612
 from lsprotocol import types
 
 from dpmlens.config import Config
@@ -26,7 +27,7 @@ FIXTURES = sorted((ROOT / "test-fixtures" / "rules").glob("*.c")) + [
     ROOT / "test-fixtures" / "demo" / "acme_als.c",
     ROOT / "test-fixtures" / "model" / "full_driver.c",
 ]
-KERNEL = Path("/work/linux/linux-source-6.12")
+KERNEL = K612
 REAL = ["drivers/usb/core/hub.c", "drivers/scsi/lpfc/lpfc_init.c",
         "drivers/net/ethernet/intel/e1000e/netdev.c"]
 
@@ -118,14 +119,14 @@ def test_random_edits_match_full_analysis_on_fixtures(path: Path) -> None:
     _random_edits(path, 40, seed=zlib.crc32(path.name.encode()) & 0xFFFF)  # the same each run
 
 
-@pytest.mark.skipif(not KERNEL.is_dir(), reason="needs linux-source-6.12 in /work/linux")
+@pytest.mark.skipif(not KERNEL.is_dir(), reason=f"needs linux-source-6.12 at {K612}")
 @pytest.mark.parametrize("rel", REAL)
 def test_random_edits_match_full_analysis_on_real_drivers(rel: str) -> None:
     reused, full = _random_edits(KERNEL / rel, 120, seed=11)
     assert reused > 0, "the shortcut was never taken on a real driver"
 
 
-@pytest.mark.skipif(not KERNEL.is_dir(), reason="needs linux-source-6.12 in /work/linux")
+@pytest.mark.skipif(not KERNEL.is_dir(), reason=f"needs linux-source-6.12 at {K612}")
 @pytest.mark.parametrize("rel", ["drivers/usb/core/hub.c", "drivers/usb/host/xhci.c"])
 def test_random_edits_with_the_helpers_of_the_directory(rel: str) -> None:
     # the rules follow callbacks into the other files of the directory, as in the editor

@@ -11,10 +11,11 @@ import os
 from pathlib import Path
 
 import pytest
+from kernel_trees import LINUX as LINUX_ROOT
 
 from dpmlens.kbuild import dead, kconfig_deps
 
-LINUX = Path("/work/linux")
+LINUX = LINUX_ROOT
 
 
 def _write(root: Path, files: dict[str, str]) -> None:

@@ -17,8 +17,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from kernel_trees import K612
 
-KERNEL = Path(os.environ.get("DPMLENS_KERNEL_612", "/work/linux/linux-source-6.12"))
+KERNEL = Path(os.environ.get("DPMLENS_KERNEL_612", str(K612)))
 BIN = Path(sys.executable).parent
 
 

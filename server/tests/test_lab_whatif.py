@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import run_cli
-from lab_summaries import NOCODEC, compare, remake
+from lab_summaries import NOCODEC, compare, remake, spec_minimums_were_remade
 from lab_summaries import experiment as _experiment
 from traces_helpers import REPO
 
@@ -255,3 +255,8 @@ def test_a_6_8_or_later_kernel_line_says_the_loop_dispatches() -> None:
     assert runs and all(r.loop_dispatch == (r.direction == "up") for r in runs)
     old = load_traces([lab / "k61-mem" / "dmesg.txt.gz"])
     assert [f.kernel_version for f in old.files] == [(6, 1)]
+
+
+def test_the_spec_minimums_rows_were_remade() -> None:
+    """Runs last: the rows that need the source trees were re-made and compared above."""
+    spec_minimums_were_remade()

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from kernel_trees import K612
 from lsp_harness import command, line_of, open_file, wait_for
 from lsprotocol import types
 from pytest_lsp import LanguageClient
@@ -147,7 +148,7 @@ async def test_load_with_work_done_token_reports_progress(client: LanguageClient
     assert reports[0].cancellable
 
 
-KERNEL_USB_CORE = Path("/work/linux/linux-source-6.12/drivers/usb/core")
+KERNEL_USB_CORE = K612 / "drivers/usb/core"
 SHARED_TRACES = Path(__file__).resolve().parents[3] / "shared" / "traces"
 
 

@@ -6,6 +6,7 @@ import random
 from pathlib import Path
 
 import pytest
+from kernel_trees import K612
 from lsprotocol import types
 
 from dpmlens.findings import Severity
@@ -14,7 +15,7 @@ from dpmlens.lsp.settings import parse_settings
 from dpmlens.syntax.parser import parse
 
 FIXTURE = Path(__file__).resolve().parents[2] / "test-fixtures" / "lsp" / "ws" / "foo_core.c"
-HUB = Path("/work/linux/linux-source-6.12/drivers/usb/core/hub.c")
+HUB = K612 / "drivers/usb/core/hub.c"
 
 
 def test_settings_full_object():

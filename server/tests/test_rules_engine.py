@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from kernel_trees import K612
 
 from dpmlens.config import Config, RuleSetting
 from dpmlens.engine import analyze_model, analyze_source
@@ -13,7 +14,7 @@ from dpmlens.findings import Severity
 from dpmlens.model.build import build_model
 
 FIXTURES = Path(__file__).resolve().parents[2] / "test-fixtures" / "rules"
-KERNEL = Path("/work/linux/linux-source-6.12")
+KERNEL = K612
 
 
 def _fixture(name: str, config: Config | None = None):
@@ -110,7 +111,7 @@ def test_broken_and_empty_sources_do_not_raise() -> None:
 
 @pytest.mark.skipif(
     not (KERNEL / "drivers/usb/core/hub.c").is_file(),
-    reason="linux-source-6.12 not extracted at /work/linux",
+    reason=f"linux-source-6.12 not extracted at {K612}",
 )
 def test_hub_c_padded_usb_delays_are_reported() -> None:
     path = KERNEL / "drivers/usb/core/hub.c"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from kernel_trees import LINUX as LINUX_ROOT
 
 from dpmlens.config import Config
 from dpmlens.engine import analyze_source
@@ -18,7 +19,7 @@ from dpmlens.findings import Finding, Severity
 from dpmlens.rules import pm_guards
 from dpmlens.rules.severity_policy import QUIET_TAG
 
-LINUX = Path("/work/linux")
+LINUX = LINUX_ROOT
 
 _NIC = b"""
 #include <linux/pci.h>
@@ -198,7 +199,7 @@ K12 = LINUX / "linux-source-6.12"
 K61 = LINUX / "linux-source-6.1"
 
 
-@pytest.mark.skipif(not K12.exists(), reason="no 6.12 tree in /work/linux")
+@pytest.mark.skipif(not K12.exists(), reason=f"no 6.12 tree at {K12}")
 def test_real_612() -> None:
     # pm_clk_suspend()/pm_clk_resume() are NULL without CONFIG_PM_CLK: the #ifdef must stay
     assert _findings(K12 / "drivers/clk/mmp/clk-audio.c", "deprecated-pm-ops-macro") == []
@@ -213,7 +214,7 @@ def test_real_612() -> None:
     assert any(f.severity == Severity.WARNING for f in ath9k)
 
 
-@pytest.mark.skipif(not K61.exists(), reason="no 6.1 tree in /work/linux")
+@pytest.mark.skipif(not K61.exists(), reason=f"no 6.1 tree at {K61}")
 def test_real_61() -> None:
     # virtio_device_freeze/restore are declared only under CONFIG_PM_SLEEP (virtio.h)
     assert _findings(K61 / "drivers/virtio/virtio_pci_common.c", "deprecated-pm-ops-macro") == []

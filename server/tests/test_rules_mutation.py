@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from kernel_trees import K612
 from model_helpers import KERNEL
 
 from dpmlens.config import Config
@@ -28,7 +29,7 @@ SEED = 20261122
 SAMPLE = 60
 
 pytestmark = pytest.mark.skipif(
-    not DRIVERS.is_dir(), reason="linux-source-6.12 not extracted at /work/linux"
+    not DRIVERS.is_dir(), reason=f"linux-source-6.12 not extracted at {K612}"
 )
 
 # rule -> (phases of the callback to mutate, the statement injected at the top of its body)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from kernel_trees import LINUX as LINUX_ROOT
 
 from dpmlens.config import Config
 from dpmlens.engine import analyze_source
@@ -18,7 +19,7 @@ from dpmlens.model.build import build_model
 from dpmlens.model.walker import Walker
 
 FIXTURES = Path(__file__).resolve().parents[2] / "test-fixtures" / "rules"
-LINUX = Path("/work/linux")
+LINUX = LINUX_ROOT
 
 
 def _findings(path: Path, rule: str) -> list[Finding]:

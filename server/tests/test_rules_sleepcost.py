@@ -3,9 +3,8 @@ and asymmetric-pm-callbacks built on it and on their tables, on real tree-sitter
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from kernel_trees import K612
 
 from dpmlens.config import Config
 from dpmlens.engine import analyze_source
@@ -15,7 +14,7 @@ from dpmlens.rules.context import Context
 from dpmlens.rules.pmwork import inert_prepare
 from dpmlens.rules.sleepcost import Estimator
 
-KERNEL = Path("/work/linux/linux-source-6.12")
+KERNEL = K612
 _DELAYS = {"msleep": (0, "ms"), "usleep_range": (0, "us"), "mdelay": (0, "ms")}
 _WAITS = {"wait_for_completion_timeout": "wait", "request_firmware": "firmware"}
 
@@ -110,7 +109,7 @@ def test_inert_prepare_names_what_changes() -> None:
     assert inert_prepare(ctx, "c") == "x->armed ="
 
 
-@pytest.mark.skipif(not KERNEL.exists(), reason="linux-source-6.12 not extracted in /work/linux")
+@pytest.mark.skipif(not KERNEL.exists(), reason=f"linux-source-6.12 not extracted at {K612}")
 def test_real_pcie_controller_noirq_perst_wait_is_no_async_candidate() -> None:
     """imx6's 200 ms of PERST# timing sits in its resume_noirq callback: its children (the
     PCI devices) wait for it anyway and the noirq phase ends with async_synchronize_full(),

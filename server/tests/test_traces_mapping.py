@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from kernel_trees import K612
 from traces_helpers import FIXTURES
 
 from dpmlens.traces import aggregate, build_index, load_traces, map_to_source
 from dpmlens.traces.source.mapping import module_names
 
 SRC = FIXTURES / "src"
-KERNEL = Path("/work/linux/linux-source-6.12")
+KERNEL = K612
 
 
 def _mapped():  # noqa: ANN202
