@@ -61,12 +61,14 @@ def run_captures(args: argparse.Namespace) -> None:
     per = max(1, args.cycles // parts)
     for part in range(1, parts + 1):
         for name, extra in CONFIGS.items():
+            if args.configs and name not in args.configs:
+                continue
             out = args.work / args.kernel / name / f"part{part}"
             if (out / "ftrace.txt").exists():
                 continue
             cmd = [sys.executable, str(HERE / "run_lab.py"), "--quiet", "--kernel", args.kernel,
                    "--mode", "mem", "--cycles", str(per), "--retries", "5", "--nice", str(args.nice),
-                   "--out", str(out)] + extra + (["--sched"] if args.sched else [])
+                   "--out", str(out)] + extra + (["--sched"] if args.sched else []) + (["--no-kprobes"] if args.no_kprobes else [])
             print(f"ab: {' '.join(cmd[1:])}", file=sys.stderr)
             subprocess.run(cmd, check=True)
 
@@ -307,6 +309,10 @@ def main() -> int:
     p.add_argument("--sched", action="store_true",
                    help="capture sched_switch/sched_waking too (run_lab.py --sched): what each "
                         "callback waited for, for the CPU contention model")
+    p.add_argument("--no-kprobes", action="store_true",
+                   help="capture without the delay kprobes (run_lab.py --no-kprobes)")
+    p.add_argument("--configs", type=lambda s: s.split(","), default=None,
+                   help="capture only these configurations (comma-separated, e.g. A1,async0,A2)")
     p.add_argument("--nice", type=int, default=5, help="qemu's niceness (run_lab.py --nice; "
                    "negative needs root: a loaded host starves TCG guests)")
     p.add_argument("--fixtures", type=Path, help="also write the captures as xz (ftrace, meta) "

@@ -463,9 +463,17 @@ def run_whatif(args: argparse.Namespace) -> int:
         other = _load(args.locks_from)
         other_runs = build_timeline(other)
         changes.locks = infer(other_runs, measured_delays(other, other_runs))
-        if changes.locks is None:
+        if not args.no_sched:  # hand-overs between callbacks (traces.analysis.handoffs)
+            from dpmlens.traces.analysis.handoffs import ask_offsets, contention
+
+            found = contention(other_runs, other.store.sched)
+            if found is not None:
+                changes.sched_locks = [(lk, ask_offsets(other_runs, lk, found))
+                                       for lk in found.locks]
+        if changes.locks is None and not changes.sched_locks:
             print(f"dpmlens: warning: --locks-from {' '.join(args.locks_from)}: no delays "
-                  "that never overlap across threads", file=sys.stderr)
+                  "that never overlap across threads, no callbacks woken by each other",
+                  file=sys.stderr)
     if args.spec_minimums:
         from dpmlens.traces.analysis.delays import delay_sites
         from dpmlens.traces.source.delay_sites import join_sites, spec_minimums
