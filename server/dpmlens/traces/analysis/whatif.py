@@ -29,6 +29,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from dpmlens.model.phases import PHASES
 from dpmlens.traces.analysis.critical import _RANK as _RANK_OF
@@ -36,6 +37,9 @@ from dpmlens.traces.analysis.critical import PhaseGraph
 from dpmlens.traces.analysis.delays import MeasuredDelay
 from dpmlens.traces.analysis.exclusive import Exclusion
 from dpmlens.traces.analysis.handoffs import SchedLock
+
+if TYPE_CHECKING:
+    from dpmlens.traces.analysis.bands import Sureness
 from dpmlens.traces.analysis.nodes import Nodes
 from dpmlens.traces.model.durations import format_us
 from dpmlens.traces.model.sched import SchedLog
@@ -542,6 +546,7 @@ class WhatIf:
     assumptions: list[str]
     not_replayed: list[str]  # changes that found nothing to change, delays outside callbacks
     evidence: Evidence | None = None
+    sure: Sureness | None = None  # its band and what to capture next (traces.analysis.bands)
 
     def per_phase(self) -> list[tuple[str, int, float, float]]:
         """(phase, runs, measured mean us, predicted mean us) in the order of a cycle."""
@@ -635,7 +640,9 @@ def what_if(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes)
             assumptions.add(note)
     evidence.waits = bool(informed)
     evidence.cpus = changes.cpus
-    return WhatIf(replays, sorted(assumptions), missing, evidence)
+    from dpmlens.traces.analysis.bands import sureness
+
+    return WhatIf(replays, sorted(assumptions), missing, evidence, sureness(changes, evidence))
 
 
 def _locks(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes,
