@@ -109,7 +109,7 @@ def boot_facts(args: argparse.Namespace) -> dict[str, dict[str, dict]]:
                 "e1000_resume_ms": e1000[0] if e1000 else None, "hda_codec": codec,
                 "host_load": load[0] if load else None}
     ref = statistics.median([b["e1000_resume_ms"] for runs in out.values() for b in runs.values()
-                             if b["e1000_resume_ms"] is not None])
+                             if b["e1000_resume_ms"] is not None] or [0.0])
     for runs in out.values():
         for b in runs.values():
             b["starved"] = b["e1000_resume_ms"] is not None and b["e1000_resume_ms"] > 2 * ref
@@ -131,10 +131,47 @@ def async_devices(args: argparse.Namespace, name: str) -> list[str]:
     return sorted(out)
 
 
-def whatif_files(paths: list[str], options: list[str]) -> dict:
-    out = subprocess.run(dpmlens() + ["trace", "whatif", *paths, *options, "--format", "json"],
+# The CLI's answers, by (command, files, options): each asked once. An analysis is first run
+# with RECORD set, which notes the calls it makes and answers them with EMPTY; those run in
+# parallel (--jobs), then the analysis runs again on the answers (a call that depended on
+# another's answer, the informed --async's device list, runs when it is met).
+CACHE: dict[tuple, dict] = {}
+RECORD: list[tuple] | None = None
+EMPTY = {"whatif": {"runs": [], "critical_path": [], "not_replayed": []},
+         "report": {"callbacks": [], "critical_path": [], "timeline": []}}
+
+
+def cli(key: tuple) -> dict:
+    if key in CACHE:
+        return CACHE[key]
+    if RECORD is not None:
+        RECORD.append(key)
+        return EMPTY[key[0]]
+    command, paths, options = key
+    out = subprocess.run(dpmlens() + ["trace", command, *paths, *options, "--format", "json"],
                          check=True, capture_output=True, text=True)
-    return json.loads(out.stdout)
+    CACHE[key] = json.loads(out.stdout)
+    return CACHE[key]
+
+
+def prefetched(jobs: int, fn, *a, **kw):  # any analysis
+    """fn(*a, **kw) with the CLI calls it makes run JOBS at a time first."""
+    global RECORD
+    from concurrent.futures import ThreadPoolExecutor
+
+    RECORD = []
+    try:
+        fn(*a, **kw)
+        wanted = list(dict.fromkeys(k for k in RECORD if k not in CACHE))
+    finally:
+        RECORD = None
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        list(pool.map(cli, wanted))
+    return fn(*a, **kw)
+
+
+def whatif_files(paths: list[str], options: list[str]) -> dict:
+    return cli(("whatif", tuple(paths), tuple(options)))
 
 
 def whatif(args: argparse.Namespace, name: str, options: list[str]) -> dict:
@@ -142,9 +179,7 @@ def whatif(args: argparse.Namespace, name: str, options: list[str]) -> dict:
 
 
 def report_files(paths: list[str], extra: list[str] | None = None) -> dict:
-    out = subprocess.run(dpmlens() + ["trace", "report", *paths, "--format", "json", *(extra or [])],
-                         check=True, capture_output=True, text=True)
-    return json.loads(out.stdout)
+    return cli(("report", tuple(paths), tuple(extra or [])))
 
 
 def report(args: argparse.Namespace, name: str, extra: list[str] | None = None) -> dict:
@@ -319,10 +354,14 @@ def main() -> int:
     p.add_argument("--sched", action="store_true",
                    help="capture sched_switch/sched_waking too (run_lab.py --sched): what each "
                         "callback waited for, for the CPU contention model")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                   help="dpmlens calls run at once (default: the CPU count)")
     p.add_argument("--evidence", action="store_true",
                    help="also predict the sync, async and delay rows from less evidence "
                         "(ignoring the delay kprobes, the scheduler's events, both): "
                         "OUT.json \"evidence\", for lab/band_table.py")
+    p.add_argument("--evidence-only", action="store_true",
+                   help="only the rows --evidence re-runs, and those variants (quicker)")
     p.add_argument("--no-kprobes", action="store_true",
                    help="capture without the delay kprobes (run_lab.py --no-kprobes)")
     p.add_argument("--configs", type=lambda s: s.split(","), default=None,
@@ -338,7 +377,7 @@ def main() -> int:
         if not all_parts(args, name):
             print(f"ab: no captures for {name} under {args.work / args.kernel}", file=sys.stderr)
             return 1
-    boots = boot_facts(args)
+    boots = prefetched(args.jobs, boot_facts, args)
     rule = boots.pop("_rule")
     args.keep = {n: [p for p in all_parts(args, n) if not boots[n][p.name]["starved"]] for n in CONFIGS}
     starved = {n: [b for b, f in boots[n].items() if f["starved"]] for n in CONFIGS}
@@ -350,22 +389,32 @@ def main() -> int:
                     "boots_with_hda_codec": {n: f"{sum(b['hda_codec'] for b in boots[n].values())} of {len(boots[n])}"
                                              for n in CONFIGS if boots[n]},
                     "boots": boots, "starved_rule": rule, "starved": starved}
-    result.update(analyse(args, boots, ["--cpus", "off"]))
-    # the variants: with the CPU contention model (--cpus auto: the captures' #P:2; with the
-    # scheduler's events when captured, and without them); every boot, the starved ones too
-    result["with_contention"] = compact(analyse(args, boots, ["--cpus", "auto"]))
-    if has_sched(args):
-        result["sched_events"] = True
-        result["with_contention_no_sched"] = compact(
-            analyse(args, boots, ["--cpus", "auto", "--no-sched"]))
-    if args.evidence:
-        # the same predictions from less of the capture: what each kind of evidence is worth
-        # (the error bands of traces/analysis/bands.yaml, lab/band_table.py)
-        result["evidence"] = {kind: compact(analyse(args, boots, opts, EVIDENCE_ROWS))
-                              for kind, opts in evidence_options(args).items()}
-    if any(starved.values()):
+    def variants() -> dict:
+        if args.evidence_only:  # the evidence rows only (lab/band_table.py)
+            out = dict(analyse(args, boots, ["--cpus", "off"], EVIDENCE_ROWS))
+            out["evidence"] = {kind: compact(analyse(args, boots, opts, EVIDENCE_ROWS))
+                               for kind, opts in evidence_options(args).items()}
+            return out
+        out = dict(analyse(args, boots, ["--cpus", "off"]))
+        # the variants: with the CPU contention model (--cpus auto: the captures' #P:2; with
+        # the scheduler's events when captured, and without them)
+        out["with_contention"] = compact(analyse(args, boots, ["--cpus", "auto"]))
+        if has_sched(args):
+            out["sched_events"] = True
+            out["with_contention_no_sched"] = compact(
+                analyse(args, boots, ["--cpus", "auto", "--no-sched"]))
+        if args.evidence:
+            # the same predictions from less of the capture: what each kind of evidence is
+            # worth (the error bands of traces/analysis/bands.yaml, lab/band_table.py)
+            out["evidence"] = {kind: compact(analyse(args, boots, opts, EVIDENCE_ROWS))
+                               for kind, opts in evidence_options(args).items()}
+        return out
+
+    result.update(prefetched(args.jobs, variants))
+    if any(starved.values()) and not args.evidence_only:  # every boot, the starved ones too
         args.keep = {n: all_parts(args, n) for n in CONFIGS}
-        result["with_starved_boots"] = compact(analyse(args, boots, ["--cpus", "off"]))
+        result["with_starved_boots"] = compact(
+            prefetched(args.jobs, analyse, args, boots, ["--cpus", "off"]))
     if args.fixtures:
         keep_fixtures(args)
     write(args.out.with_name(args.out.name + ".json"), json.dumps(result, indent=1) + "\n")
