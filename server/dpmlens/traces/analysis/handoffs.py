@@ -22,6 +22,7 @@ hands it on (at its callback end when nobody waited). The devices' nearest commo
 from __future__ import annotations
 
 import bisect
+import math
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from dpmlens.traces.model.timeline import Interval, PhaseRun
 
 MIN_WAIT_US = 1000.0  # a shorter hand-over is a wake-up in passing, not a lock to replay
 MIN_RUNS = 2  # phase runs that must show a pair before it is an edge
+MIN_SHARE = 0.25  # ... and this share of the phase's runs (a lock shows in most of them)
 
 
 class Running:
@@ -170,13 +172,15 @@ def contention(runs: list[PhaseRun], log: SchedLog | None) -> Contention | None:
             if key not in seen:
                 seen.add(key)
                 e.runs += 1
-    # a pair (either way round) needs MIN_RUNS runs, or every run of a capture with fewer
+    # a pair (either way round) needs MIN_RUNS runs (every run of a capture with fewer) and
+    # MIN_SHARE of the phase's runs
     pair_runs: dict[tuple[str, frozenset[str]], int] = defaultdict(int)
     for e in edges.values():
         pair_runs[(e.phase, frozenset((e.waiter, e.holder)))] += e.runs
     kept = [e for e in edges.values()
             if pair_runs[(e.phase, frozenset((e.waiter, e.holder)))]
-            >= min(MIN_RUNS, phase_runs[e.phase])]
+            >= max(min(MIN_RUNS, phase_runs[e.phase]),
+                   math.ceil(MIN_SHARE * phase_runs[e.phase]))]
     ancestry = next((r.ancestry for r in runs if r.ancestry), None) or {}
     locks = []
     for phase in sorted({e.phase for e in kept}):
