@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import re
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -283,3 +284,61 @@ def ask_offsets(runs: list[PhaseRun], lock: SchedLock, found: Contention) -> dic
                     and w.holder.device in members:
                 per[w.waiter.device].append((w.start - w.waiter.start) * 1e6)
     return {d: statistics.median(v) for d, v in per.items()}
+
+
+# USB devices by name (2-1, 1-1.4) and root hubs (usb2): the controller is the first ancestor
+# that is neither
+_USB_DEVICE = re.compile(r"^\d+-[\d.]+$")
+_ROOT_HUB = re.compile(r"^usb\d+$")
+
+
+def topology_locks(runs: list[PhaseRun]) -> list[SchedLock]:
+    """Locks from the device names alone, for a capture with neither the scheduler's events
+    nor delay kprobes: the USB devices behind one host controller, in resume (after S3 a
+    controller that lost its state resets and re-addresses every device under its
+    address0_mutex; one that kept it does not, and then this is wrong: the what-if says it
+    rests on names only)."""
+    ancestry = next((r.ancestry for r in runs if r.ancestry), None) or {}
+    by_ctrl: dict[str, set[str]] = defaultdict(set)
+    nruns = 0
+    for r in runs:
+        if r.phase != "resume":
+            continue
+        nruns += 1
+        for iv in r.intervals:
+            if _USB_DEVICE.match(iv.device):
+                ctrl = _controller(iv.device, ancestry)
+                if ctrl is not None:
+                    by_ctrl[ctrl].add(iv.device)
+    return [SchedLock("resume", sorted(devs), [], ctrl, nruns)
+            for ctrl, devs in sorted(by_ctrl.items()) if len(devs) >= 2]
+
+
+def _controller(device: str, ancestry: dict[str, str]) -> str | None:
+    seen = {device}
+    d = device
+    while d in ancestry and ancestry[d] not in seen:
+        d = ancestry[d]
+        seen.add(d)
+        if not (_USB_DEVICE.match(d) or _ROOT_HUB.match(d)):
+            return d
+    return None
+
+
+def end_order_spans(runs: list[PhaseRun], lock: SchedLock) -> Exclusion:
+    """Held spans without timing evidence: the members of a run held the lock one after
+    another in the order their callbacks ended, each from the previous one's end (or its own
+    start) to its own end, and waited from its start for the one before it."""
+    members = set(lock.devices)
+    out = Exclusion([], lock.devices, lock.runs)
+    for r in runs:
+        if r.phase != lock.phase:
+            continue
+        prev_end = -math.inf
+        for iv in sorted((iv for iv in r.intervals if iv.device in members),
+                         key=lambda iv: iv.end):
+            took = max(iv.start, min(prev_end, iv.end))
+            out.held[id(iv)] = (took, iv.end)
+            out.wait[id(iv)] = (took - iv.start) * 1e6
+            prev_end = iv.end
+    return out

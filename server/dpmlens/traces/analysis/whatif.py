@@ -684,6 +684,23 @@ def _locks(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes,
         evidence.locks.append(f"from --locks-from (scheduler events) in {lk.phase}: "
                               f"{', '.join(lk.devices)}")
         taken |= set(lk.devices)
+    if changes.sched is None and excl is None and not changes.sched_locks:
+        # no timing evidence of a lock at all: the USB devices behind one controller, by name
+        from dpmlens.traces.analysis.handoffs import end_order_spans, topology_locks
+
+        for lk in topology_locks(runs):
+            if taken & set(lk.devices):
+                continue
+            out.append(end_order_spans(runs, lk))
+            assumptions.add(
+                f"serialized as one lock in resume by their names alone: "
+                f"{', '.join(lk.devices)} behind {lk.shared} (an xHCI that lost its state "
+                "over S3 resets and re-addresses each device under its address0_mutex); "
+                "where they overlapped, each held it from the end of the one before it; no "
+                "event in the capture shows it")
+            evidence.locks.append(f"topology (names) in resume: {', '.join(lk.devices)} "
+                                  f"behind {lk.shared}")
+            taken |= set(lk.devices)
     return out
 
 
