@@ -155,3 +155,25 @@ def test_on_the_lab_612_capture_the_usb_devices_wait_for_each_other() -> None:
     g = rows[("3-3", "resume")]
     assert g.callbacks > 0.6 * g.median_us
     assert set(g.waited_for) == {"2-1", "2-2"}
+
+
+def test_without_events_the_usb_devices_behind_one_controller_are_a_lock_by_name(
+        tmp_path: Path) -> None:
+    # the same capture without the scheduler's events, and the root hub's parent named (its
+    # own resume callback): 2-1 and 2-2 are behind controller 0000:00:14.0
+    lines = [x for x in CAPTURE.splitlines() if "sched_" not in x]
+    lines.insert(5, " kworker/u4:3-70      [000] .....   100.000000: device_pm_callback_start: "
+                    "usb usb2, parent: 0000:00:14.0, type [resume]")
+    lines.insert(6, " kworker/u4:3-70      [000] .....   100.000000: device_pm_callback_end: "
+                    "usb usb2, err=0")
+    path = tmp_path / "ftrace.txt"
+    path.write_text("\n".join(lines) + "\n")
+    traces = load_traces([str(path)])
+    runs = build_timeline(traces)
+    res = what_if(runs, [], Changes(make_sync=matcher(["all"])))
+    (rep,) = [r for r in res.replays if r.run.phase == "resume"]
+    # 2-1 (82 ms), then 2-2 from 2-1's end to its own (41 ms): the overlap was its wait
+    assert 120000 < rep.predicted_us < 130000
+    assert res.evidence is not None
+    assert res.evidence.locks == ["topology (names) in resume: 2-1, 2-2 behind 0000:00:14.0"]
+    assert any("by their names alone" in a for a in res.assumptions)
