@@ -475,6 +475,10 @@ def run_whatif(args: argparse.Namespace) -> int:
                 changes.sched_locks = [(lk, ask_offsets(other_runs, lk, found))
                                        for lk in found.locks]
         if changes.locks is None and not changes.sched_locks:
+            from dpmlens.traces.analysis.handoffs import topology_locks
+
+            changes.name_locks = topology_locks(other_runs)
+        if changes.locks is None and not changes.sched_locks and not changes.name_locks:
             print(f"dpmlens: warning: --locks-from {' '.join(args.locks_from)}: no delays "
                   "that never overlap across threads, no callbacks woken by each other",
                   file=sys.stderr)

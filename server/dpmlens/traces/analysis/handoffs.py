@@ -294,10 +294,10 @@ _ROOT_HUB = re.compile(r"^usb\d+$")
 
 def topology_locks(runs: list[PhaseRun]) -> list[SchedLock]:
     """Locks from the device names alone, for a capture with neither the scheduler's events
-    nor delay kprobes: the USB devices behind one host controller, in resume (after S3 a
-    controller that lost its state resets and re-addresses every device under its
-    address0_mutex; one that kept it does not, and then this is wrong: the what-if says it
-    rests on names only)."""
+    nor delay kprobes: the USB devices behind one host controller whose resume callbacks
+    ran at the same time on different threads (after S3 a controller that lost its state
+    resets and re-addresses every device under its address0_mutex; one that kept it does
+    not, and then this is wrong: the what-if says it rests on names only)."""
     ancestry = next((r.ancestry for r in runs if r.ancestry), None) or {}
     by_ctrl: dict[str, set[str]] = defaultdict(set)
     nruns = 0
@@ -305,11 +305,12 @@ def topology_locks(runs: list[PhaseRun]) -> list[SchedLock]:
         if r.phase != "resume":
             continue
         nruns += 1
-        for iv in r.intervals:
-            if _USB_DEVICE.match(iv.device):
-                ctrl = _controller(iv.device, ancestry)
-                if ctrl is not None:
-                    by_ctrl[ctrl].add(iv.device)
+        usb = [(iv, c) for iv in r.intervals if _USB_DEVICE.match(iv.device)
+               for c in [_controller(iv.device, ancestry)] if c is not None]
+        for k, (x, cx) in enumerate(usb):
+            for y, cy in usb[k + 1:]:
+                if cx == cy and x.thread != y.thread and y.start < x.end and x.start < y.end:
+                    by_ctrl[cx] |= {x.device, y.device}
     return [SchedLock("resume", sorted(devs), [], ctrl, nruns)
             for ctrl, devs in sorted(by_ctrl.items()) if len(devs) >= 2]
 

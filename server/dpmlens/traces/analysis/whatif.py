@@ -112,6 +112,9 @@ class Changes:
     # the same from the scheduler's events of that capture: each lock with the median time
     # (us) from a member's callback start to its ask (traces.analysis.handoffs)
     sched_locks: list[tuple[SchedLock, dict[str, float]]] = field(default_factory=list)
+    # ... and by the device names, when that capture has no timing evidence of its locks
+    # either (traces.analysis.handoffs.topology_locks)
+    name_locks: list[SchedLock] = field(default_factory=list)
     # the guest's CPU count: callbacks running at once share them (traces.analysis.contention);
     # None: no contention (every callback as fast as measured, whatever runs beside it)
     cpus: int | None = None
@@ -688,7 +691,7 @@ def _locks(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes,
         # no timing evidence of a lock at all: the USB devices behind one controller, by name
         from dpmlens.traces.analysis.handoffs import end_order_spans, topology_locks
 
-        for lk in topology_locks(runs):
+        for lk in topology_locks(runs) or changes.name_locks:
             if taken & set(lk.devices):
                 continue
             out.append(end_order_spans(runs, lk))
