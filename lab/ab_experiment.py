@@ -63,12 +63,14 @@ def run_captures(args: argparse.Namespace) -> None:
     per = max(1, args.cycles // parts)
     for part in range(1, parts + 1):
         for name, extra in CONFIGS.items():
+            if args.configs and name not in args.configs:
+                continue
             out = args.work / args.kernel / name / f"part{part}"
             if (out / "ftrace.txt").exists():
                 continue
             cmd = [sys.executable, str(HERE / "run_lab.py"), "--quiet", "--kernel", args.kernel,
                    "--mode", "mem", "--cycles", str(per), "--retries", "5", "--nice", str(args.nice),
-                   "--out", str(out)] + extra + (["--sched"] if args.sched else [])
+                   "--out", str(out)] + extra + (["--sched"] if args.sched else []) + (["--no-kprobes"] if args.no_kprobes else [])
             print(f"ab: {' '.join(cmd[1:])}", file=sys.stderr)
             subprocess.run(cmd, check=True)
 
@@ -95,7 +97,7 @@ def files(args: argparse.Namespace, name: str, kind: str) -> list[str]:
 def boot_facts(args: argparse.Namespace) -> dict[str, dict[str, dict]]:
     """Per run and boot: the e1000 resume callback's median (the starvation yardstick: CPU
     work that no knob touches), whether the HDA codec probed, the host's load."""
-    out: dict[str, dict[str, dict]] = {}
+    out: dict[str, dict[str, dict]] = {name: {} for name in CONFIGS}
     for name in CONFIGS:
         for part in all_parts(args, name):
             rep = report_files(part_files([part], "ftrace"))
@@ -109,7 +111,7 @@ def boot_facts(args: argparse.Namespace) -> dict[str, dict[str, dict]]:
                 "e1000_resume_ms": e1000[0] if e1000 else None, "hda_codec": codec,
                 "host_load": load[0] if load else None}
     ref = statistics.median([b["e1000_resume_ms"] for runs in out.values() for b in runs.values()
-                             if b["e1000_resume_ms"] is not None])
+                             if b["e1000_resume_ms"] is not None] or [0.0])
     for runs in out.values():
         for b in runs.values():
             b["starved"] = b["e1000_resume_ms"] is not None and b["e1000_resume_ms"] > 2 * ref
@@ -131,10 +133,47 @@ def async_devices(args: argparse.Namespace, name: str) -> list[str]:
     return sorted(out)
 
 
-def whatif_files(paths: list[str], options: list[str]) -> dict:
-    out = subprocess.run(dpmlens() + ["trace", "whatif", *paths, *options, "--format", "json"],
+# The CLI's answers, by (command, files, options): each asked once. An analysis is first run
+# with RECORD set, which notes the calls it makes and answers them with EMPTY; those run in
+# parallel (--jobs), then the analysis runs again on the answers (a call that depended on
+# another's answer, the informed --async's device list, runs when it is met).
+CACHE: dict[tuple, dict] = {}
+RECORD: list[tuple] | None = None
+EMPTY = {"whatif": {"runs": [], "critical_path": [], "not_replayed": []},
+         "report": {"callbacks": [], "critical_path": [], "timeline": []}}
+
+
+def cli(key: tuple) -> dict:
+    if key in CACHE:
+        return CACHE[key]
+    if RECORD is not None:
+        RECORD.append(key)
+        return EMPTY[key[0]]
+    command, paths, options = key
+    out = subprocess.run(dpmlens() + ["trace", command, *paths, *options, "--format", "json"],
                          check=True, capture_output=True, text=True)
-    return json.loads(out.stdout)
+    CACHE[key] = json.loads(out.stdout)
+    return CACHE[key]
+
+
+def prefetched(jobs: int, fn, *a, **kw):  # any analysis
+    """fn(*a, **kw) with the CLI calls it makes run JOBS at a time first."""
+    global RECORD
+    from concurrent.futures import ThreadPoolExecutor
+
+    RECORD = []
+    try:
+        fn(*a, **kw)
+        wanted = list(dict.fromkeys(k for k in RECORD if k not in CACHE))
+    finally:
+        RECORD = None
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        list(pool.map(cli, wanted))
+    return fn(*a, **kw)
+
+
+def whatif_files(paths: list[str], options: list[str]) -> dict:
+    return cli(("whatif", tuple(paths), tuple(options)))
 
 
 def whatif(args: argparse.Namespace, name: str, options: list[str]) -> dict:
@@ -142,9 +181,7 @@ def whatif(args: argparse.Namespace, name: str, options: list[str]) -> dict:
 
 
 def report_files(paths: list[str], extra: list[str] | None = None) -> dict:
-    out = subprocess.run(dpmlens() + ["trace", "report", *paths, "--format", "json", *(extra or [])],
-                         check=True, capture_output=True, text=True)
-    return json.loads(out.stdout)
+    return cli(("report", tuple(paths), tuple(extra or [])))
 
 
 def report(args: argparse.Namespace, name: str, extra: list[str] | None = None) -> dict:
@@ -205,7 +242,7 @@ def experiments(args: argparse.Namespace) -> list[tuple[str, str, list[str], str
     # with pm_async=0 shows no lock (nothing runs at the same time): both are read from A2,
     # the other run of the defaults (which devices ran on workers; which delays never
     # overlapped), never its timings
-    known = [x for d in async_devices(args, "A2") for x in ("--async", d)]
+    known = [x for d in async_devices(args, "A2") for x in ("--async", d)] if args.keep.get("A2") else []
     locks = ["--locks-from", *files(args, "A2", "ftrace")]
     return [  # (label, from, options, measured B)
         ("pm_async 1 -> 0: --sync all", "A1", ["--sync", "all"], "async0"),
@@ -221,30 +258,40 @@ def experiments(args: argparse.Namespace) -> list[tuple[str, str, list[str], str
     ]
 
 
-def analyse(args: argparse.Namespace, boots: dict[str, dict[str, dict]], cpus: list[str]) -> dict:
+def analyse(args: argparse.Namespace, boots: dict[str, dict[str, dict]], cpus: list[str],
+            rows: tuple[str, ...] | None = None) -> dict:
     """Medians, noise and every experiment over the boots in args.keep; CPUS: the what-if's
-    --cpus option (empty: its default)."""
-    measured = {name: per_cycle(whatif(args, name, cpus), "measured_us") for name in CONFIGS}
-    kernel = {name: kernel_lines(args, name) for name in CONFIGS}
+    options (--cpus, --no-sched, ...; empty: its defaults); ROWS: only the experiments whose
+    labels start with one of these."""
+    present = [n for n in CONFIGS if args.keep.get(n)]
+    measured = {name: per_cycle(whatif(args, name, cpus), "measured_us") for name in present}
+    kernel = {name: kernel_lines(args, name) for name in present}
     nocodec = {name: [p for p in args.keep[name] if not boots[name][p.name]["hda_codec"]]
-               for name in CONFIGS}
-    compare_nocodec = any(boots[n][p.name]["hda_codec"] for n in CONFIGS for p in args.keep[n])
+               for name in present}
+    compare_nocodec = any(boots[n][p.name]["hda_codec"] for n in present for p in args.keep[n])
     if compare_nocodec:
-        for name in CONFIGS:
+        for name in present:
             if nocodec[name]:
                 measured[name][NOCODEC] = per_cycle(whatif_files(
                     part_files(nocodec[name], "ftrace"), cpus), "measured_us")["suspend"]
     phases = PHASES + ([NOCODEC] if compare_nocodec else [])
-    result: dict = {"cycles_per_run": {n: len(measured[n]["resume"]) for n in CONFIGS},
-                    "boots_used": {n: [p.name for p in args.keep[n]] for n in CONFIGS},
+    result: dict = {"cycles_per_run": {n: len(measured[n]["resume"]) for n in present},
+                    "boots_used": {n: [p.name for p in args.keep[n]] for n in present},
                     "runs": {}, "noise": {}, "experiments": []}
-    for name in CONFIGS:
+    for name in present:
         result["runs"][name] = {ph: median_ci(measured[name].get(ph, [])) for ph in phases}
         result["runs"][name]["kernel_lines"] = {ph: median_ci(v) for ph, v in kernel[name].items()}
     for ph in phases:
         a1, a2 = result["runs"]["A1"][ph]["median"], result["runs"]["A2"][ph]["median"]
         result["noise"][ph] = abs(a1 - a2) / max(a1, a2) * 100 if a1 and a2 else None
     for label, base, options, target in experiments(args):
+        if rows is not None and not label.startswith(rows):
+            continue
+        if base not in present or (target is not None and target not in present):
+            result["experiments"].append({"label": label, "skipped": "not captured: "
+                                          + ", ".join(n for n in (base, target)
+                                                      if n is not None and n not in present)})
+            continue
         if "--source" in options and not Path(options[options.index("--source") + 1]).exists():
             result["experiments"].append({"label": label, "skipped":
                                           f"{options[options.index('--source') + 1]} is absent"})
@@ -309,6 +356,18 @@ def main() -> int:
     p.add_argument("--sched", action="store_true",
                    help="capture sched_switch/sched_waking too (run_lab.py --sched): what each "
                         "callback waited for, for the CPU contention model")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                   help="dpmlens calls run at once (default: the CPU count)")
+    p.add_argument("--evidence", action="store_true",
+                   help="also predict the sync, async and delay rows from less evidence "
+                        "(ignoring the delay kprobes, the scheduler's events, both): "
+                        "OUT.json \"evidence\", for lab/band_table.py")
+    p.add_argument("--evidence-only", action="store_true",
+                   help="only the rows --evidence re-runs, and those variants (quicker)")
+    p.add_argument("--no-kprobes", action="store_true",
+                   help="capture without the delay kprobes (run_lab.py --no-kprobes)")
+    p.add_argument("--configs", type=lambda s: s.split(","), default=None,
+                   help="capture only these configurations (comma-separated, e.g. A1,async0,A2)")
     p.add_argument("--nice", type=int, default=5, help="qemu's niceness (run_lab.py --nice; "
                    "negative needs root: a loaded host starves TCG guests)")
     p.add_argument("--fixtures", type=Path, help="also write the captures as xz (ftrace, meta) "
@@ -316,11 +375,11 @@ def main() -> int:
     args = p.parse_args()
     if not args.no_run:
         run_captures(args)
-    for name in CONFIGS:
+    for name in ("A1", "A2"):
         if not all_parts(args, name):
             print(f"ab: no captures for {name} under {args.work / args.kernel}", file=sys.stderr)
             return 1
-    boots = boot_facts(args)
+    boots = prefetched(args.jobs, boot_facts, args)
     rule = boots.pop("_rule")
     args.keep = {n: [p for p in all_parts(args, n) if not boots[n][p.name]["starved"]] for n in CONFIGS}
     starved = {n: [b for b, f in boots[n].items() if f["starved"]] for n in CONFIGS}
@@ -330,25 +389,66 @@ def main() -> int:
                     # under load the HDA codec probe can time out at boot ("Cannot probe
                     # codecs"): that boot lacks the codec, whose suspend is ~0.6 s on 6.12
                     "boots_with_hda_codec": {n: f"{sum(b['hda_codec'] for b in boots[n].values())} of {len(boots[n])}"
-                                             for n in CONFIGS},
+                                             for n in CONFIGS if boots[n]},
                     "boots": boots, "starved_rule": rule, "starved": starved}
-    result.update(analyse(args, boots, ["--cpus", "off"]))
-    # the variants: with the CPU contention model (--cpus auto: the captures' #P:2; with the
-    # scheduler's events when captured, and without them); every boot, the starved ones too
-    result["with_contention"] = compact(analyse(args, boots, ["--cpus", "auto"]))
-    if has_sched(args):
-        result["sched_events"] = True
-        result["with_contention_no_sched"] = compact(
-            analyse(args, boots, ["--cpus", "auto", "--no-sched"]))
-    if any(starved.values()):
+    def variants() -> dict:
+        if args.evidence_only:  # the evidence rows only (lab/band_table.py)
+            out = dict(analyse(args, boots, ["--cpus", "off"], EVIDENCE_ROWS))
+            out["evidence"] = {kind: compact(analyse(args, boots, opts, EVIDENCE_ROWS))
+                               for kind, opts in evidence_options(args).items()}
+            return out
+        out = dict(analyse(args, boots, ["--cpus", "off"]))
+        # the variants: with the CPU contention model (--cpus auto: the captures' #P:2; with
+        # the scheduler's events when captured, and without them)
+        out["with_contention"] = compact(analyse(args, boots, ["--cpus", "auto"]))
+        if has_sched(args):
+            out["sched_events"] = True
+            out["with_contention_no_sched"] = compact(
+                analyse(args, boots, ["--cpus", "auto", "--no-sched"]))
+        if args.evidence:
+            # the same predictions from less of the capture: what each kind of evidence is
+            # worth (the error bands of traces/analysis/bands.yaml, lab/band_table.py)
+            out["evidence"] = {kind: compact(analyse(args, boots, opts, EVIDENCE_ROWS))
+                               for kind, opts in evidence_options(args).items()}
+        return out
+
+    result.update(prefetched(args.jobs, variants))
+    if any(starved.values()) and not args.evidence_only:  # every boot, the starved ones too
         args.keep = {n: all_parts(args, n) for n in CONFIGS}
-        result["with_starved_boots"] = compact(analyse(args, boots, ["--cpus", "off"]))
+        result["with_starved_boots"] = compact(
+            prefetched(args.jobs, analyse, args, boots, ["--cpus", "off"]))
     if args.fixtures:
         keep_fixtures(args)
     write(args.out.with_name(args.out.name + ".json"), json.dumps(result, indent=1) + "\n")
     write(args.out.with_name(args.out.name + ".md"), markdown(result))
     print(markdown(result))
     return 0
+
+
+# the experiments the evidence variants re-run (one a change kind: sync, async, delay)
+EVIDENCE_ROWS = ("pm_async 1 -> 0: --sync all", "pm_async 0 -> 1: --async (A2's",
+                 "fast enumeration: --delay hub_port_reset:msleep(50)=12")
+
+
+def evidence_options(args: argparse.Namespace) -> dict[str, list[str]]:
+    """The what-if's options per evidence kind the captures allow: the delay kprobes (with
+    their returns), the scheduler's events, both, neither (each less by ignoring events)."""
+    sched = has_sched(args)
+    kprobes = has_kprobes(args)
+    have = {"kprobes+sched": sched and kprobes, "sched": sched, "kprobes": kprobes, "neither": True}
+    return {kind: opts for kind, opts in EVIDENCE_OPTIONS.items() if have[kind]}
+
+
+EVIDENCE_OPTIONS = {"kprobes+sched": [], "sched": ["--no-delays"], "kprobes": ["--no-sched"],
+                    "neither": ["--no-sched", "--no-delays"]}
+
+
+def has_kprobes(args: argparse.Namespace) -> bool:
+    """Whether the boots were captured with delay kprobes and their returns (meta.txt
+    "kprobes: msleep ...", the probes the guest could set)."""
+    return any(line.startswith("kprobes:") and "msleep" in line for name in CONFIGS
+               for f in part_files(all_parts(args, name), "meta")
+               for line in Path(f).read_text().splitlines())
 
 
 def has_sched(args: argparse.Namespace) -> bool:
@@ -409,7 +509,8 @@ def markdown(r: dict) -> str:
     for ph in r["noise"]:
         noise = r["noise"][ph]
         out.append(f"| {ph} | {fmt(runs['A1'][ph])} | {fmt(runs['A2'][ph])} | "
-                   f"{'-' if noise is None else f'{noise:.1f}%'} | {fmt(runs['async0'][ph])} | {fmt(runs['fastenum'][ph])} |")
+                   f"{'-' if noise is None else f'{noise:.1f}%'} | {fmt(runs.get('async0', {}).get(ph, {}))} | "
+                   f"{fmt(runs.get('fastenum', {}).get(ph, {}))} |")
     kl = r["runs"]
     if any(kl[n]["kernel_lines"]["resume"]["n"] for n in kl):
         out += ["", "The kernel's own `PM: resume of devices complete after` lines (ms): "
@@ -438,11 +539,14 @@ def markdown(r: dict) -> str:
         out.append("")
     for key, title in (("with_contention", "With the CPU contention model (`--cpus auto`: 2 CPUs"
                         + (", with the scheduler's events)" if r.get("sched_events") else ")")),
-                       ("with_contention_no_sched", "With the CPU contention model, without the "
-                        "scheduler's events (`--cpus auto --no-sched`)"),
+                       ("with_contention_no_sched", ("With the CPU contention model, without the "
+                                                     "scheduler's events (`--cpus auto --no-sched`)")),
                        ("with_starved_boots", "With the starved boots (every boot)")):
         if key in r:
             out += variant(r[key], title)
+    for kind, v in (r.get("evidence") or {}).items():
+        out += variant(v, f"Evidence: {kind} (the what-if's defaults"
+                       + (f", {' '.join(EVIDENCE_OPTIONS[kind])})" if EVIDENCE_OPTIONS[kind] else ")"))
     return "\n".join(out) + "\n"
 
 

@@ -130,6 +130,9 @@ def register(subparsers: Any) -> None:
     wi.add_argument("--no-sched", action="store_true",
                     help="ignore the capture's sched_switch/sched_waking events (the "
                     "contention model then counts a callback's waits as work)")
+    wi.add_argument("--no-delays", action="store_true",
+                    help="ignore the capture's delay kprobes (msleep_cal/_ret, ...): predict "
+                    "as from a capture without them (the lab's error bands per evidence)")
     wi.add_argument("--format", choices=("table", "json"), default="table")
     wi.set_defaults(handler=run_whatif)
     p.set_defaults(handler=help_handler(p))
@@ -440,7 +443,7 @@ def run_whatif(args: argparse.Namespace) -> int:
             r.loop_dispatch = args.ordering == "6.8" and r.direction == "up"
             # (from a 6.16+ capture: the loop's dispatch is inferred from the measured starts)
             r.async_616 = False
-    measured = measured_delays(traces, runs)
+    measured = [] if args.no_delays else measured_delays(traces, runs)
     sched = None if args.no_sched else traces.store.sched
     # auto, and the default for a capture with the scheduler's events (where it validated)
     if args.cpus == "auto" or (args.cpus is None and sched is not None):
@@ -462,10 +465,23 @@ def run_whatif(args: argparse.Namespace) -> int:
 
         other = _load(args.locks_from)
         other_runs = build_timeline(other)
-        changes.locks = infer(other_runs, measured_delays(other, other_runs))
-        if changes.locks is None:
+        changes.locks = (None if args.no_delays else
+                         infer(other_runs, measured_delays(other, other_runs)))
+        if not args.no_sched:  # hand-overs between callbacks (traces.analysis.handoffs)
+            from dpmlens.traces.analysis.handoffs import ask_offsets, contention
+
+            found = contention(other_runs, other.store.sched)
+            if found is not None:
+                changes.sched_locks = [(lk, ask_offsets(other_runs, lk, found))
+                                       for lk in found.locks]
+        if changes.locks is None and not changes.sched_locks:
+            from dpmlens.traces.analysis.handoffs import topology_locks
+
+            changes.name_locks = topology_locks(other_runs)
+        if changes.locks is None and not changes.sched_locks and not changes.name_locks:
             print(f"dpmlens: warning: --locks-from {' '.join(args.locks_from)}: no delays "
-                  "that never overlap across threads", file=sys.stderr)
+                  "that never overlap across threads, no callbacks woken by each other",
+                  file=sys.stderr)
     if args.spec_minimums:
         from dpmlens.traces.analysis.delays import delay_sites
         from dpmlens.traces.source.delay_sites import join_sites, spec_minimums

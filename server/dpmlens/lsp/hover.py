@@ -114,9 +114,13 @@ def split_note(r: dict[str, Any]) -> str:
     for key, what in (("runnable_us", "waiting for one"),
                       ("helpers_us", "in threads it waited for"),
                       ("device_wait_us", "for a device or timer"),
-                      ("other_wait_us", "waiting on other threads")):
+                      ("other_wait_us", "waiting on other threads"),
+                      ("other_callbacks_us", "waiting for another callback")):
         if sp.get(key):
             parts.append(f"{_fmt_ms(sp[key])} {what}")
+    who = [w["device"] for w in sp.get("waited_for") or []][:3]
+    if sp.get("other_callbacks_us") and who:
+        parts[-1] += f" ({', '.join(who)}: not this device's time)"
     return f"{r['phase']} {r.get('device') or '?'}: " + ", ".join(parts)
 
 

@@ -203,7 +203,8 @@ def map_traces(
             "on_path": on.on_path, "runs": on.runs, "contribution_us": on.contribution_us}
         split = parsed.splits.get((s.driver, s.device, s.phase, s.layer))
         cb["time_split"] = None if split is None else {
-            k: v for k, v in split.items() if k.endswith("_us") and k != "median_us"}
+            k: v for k, v in split.items()
+            if (k.endswith("_us") and k != "median_us") or k == "waited_for"}
         callbacks.append(cb)
     runtime: list[dict[str, Any]] = []
     if parsed.runtime is not None:

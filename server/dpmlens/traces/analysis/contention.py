@@ -209,6 +209,7 @@ def replay_contended(nodes: Nodes, segments: list[list[Segment]], cpus: int,
     n = len(nodes)
     deps = nodes.deps
     took = {i: h[3] for i, h in nodes.held.items()}
+    lock_of = {i: int(h[4]) for i, h in nodes.held.items()}
     waiting = [len(d) for d in deps]
     users: list[list[int]] = [[] for _ in range(n)]
     for i, ds in enumerate(deps):
@@ -223,29 +224,32 @@ def replay_contended(nodes: Nodes, segments: list[list[Segment]], cpus: int,
     left = [0.0] * n  # what is left of the current segment (work: demand, sleep: us)
     working: set[int] = set()
     sleeping: set[int] = set()
-    queue: list[tuple[float, float, int]] = []  # lock waiters: (asked, took, node)
-    holder = -1
+    # per lock: its waiters (asked, took, node), its holder, the last to let go and when
+    queue: dict[int, list[tuple[float, float, int]]] = {}
+    holder: dict[int, int] = {}
     asked: dict[int, float] = {}
-    released: list[float] = [-1, -math.inf]  # the last holder to let go, and when
+    released: dict[int, tuple[int, float]] = {}
     now = -math.inf
     k, k_end = 0, -math.inf
     eps = 1e-6  # us
 
     def enter(i: int, t: float) -> None:
         """Node i goes on from its current segment at t (or ends)."""
-        nonlocal k, k_end, holder
+        nonlocal k, k_end
         segs = segments[i]
         while seg_at[i] < len(segs):
             kind, amount, _ = segs[seg_at[i]]
             if kind == ACQUIRE:
                 # granted by the loop, among the asks of the same microsecond
                 asked[i] = t
-                heapq.heappush(queue, (round(t), took.get(i, t), i))
+                heapq.heappush(queue.setdefault(lock_of.get(i, 0), []),
+                               (round(t), took.get(i, t), i))
                 return
             if kind == RELEASE:
-                if holder == i:
-                    holder = -1
-                    released[:] = [i, t]
+                lk = lock_of.get(i, 0)
+                if holder.get(lk, -1) == i:
+                    holder[lk] = -1
+                    released[lk] = (i, t)
             elif amount > eps:
                 left[i] = amount
                 (sleeping if kind == SLEEP else working).add(i)
@@ -260,14 +264,16 @@ def replay_contended(nodes: Nodes, segments: list[list[Segment]], cpus: int,
                 start[u] = start_of(u)
                 heapq.heappush(pending, (max(start[u], t), u))
 
-    while pending or working or sleeping or queue:
-        if holder < 0 and queue:
+    while pending or working or sleeping or any(queue.values()):
+        lk = next((x for x, q in queue.items() if q and holder.get(x, -1) < 0), None)
+        if lk is not None:
             due = _next_due(working, sleeping, left, pending, cpus, now)
             if due - now > 1.0 or not (pending or working or sleeping):
-                _, _, w = heapq.heappop(queue)
-                holder = w
-                if released[0] >= 0 and released[1] > asked[w]:
-                    lock_by[w] = int(released[0])
+                _, _, w = heapq.heappop(queue[lk])
+                holder[lk] = w
+                last, at = released.get(lk, (-1, -math.inf))
+                if last >= 0 and at > asked[w]:
+                    lock_by[w] = last
                 seg_at[w] += 1
                 enter(w, now)
                 continue
@@ -300,8 +306,9 @@ def replay_contended(nodes: Nodes, segments: list[list[Segment]], cpus: int,
             sleeping.discard(i)
             seg_at[i] += 1
             enter(i, now)
-    for _, _, w in queue:  # never got the lock (a holder that never let go): end as asked
-        end[w] = max(end[w], start[w])
+    for q in queue.values():  # never got the lock (a holder that never let go): as asked
+        for _, _, w in q:
+            end[w] = max(end[w], start[w])
     return k, k_end
 
 

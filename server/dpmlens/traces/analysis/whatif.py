@@ -29,12 +29,17 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from dpmlens.model.phases import PHASES
 from dpmlens.traces.analysis.critical import _RANK as _RANK_OF
 from dpmlens.traces.analysis.critical import PhaseGraph
 from dpmlens.traces.analysis.delays import MeasuredDelay
 from dpmlens.traces.analysis.exclusive import Exclusion
+from dpmlens.traces.analysis.handoffs import SchedLock
+
+if TYPE_CHECKING:
+    from dpmlens.traces.analysis.bands import Sureness
 from dpmlens.traces.analysis.nodes import Nodes
 from dpmlens.traces.model.durations import format_us
 from dpmlens.traces.model.sched import SchedLog
@@ -104,6 +109,12 @@ class Changes:
     # locks inferred from another capture of the same machine (--locks-from), when this one
     # cannot show them (a pm_async=0 capture runs nothing at the same time)
     locks: Exclusion | None = None
+    # the same from the scheduler's events of that capture: each lock with the median time
+    # (us) from a member's callback start to its ask (traces.analysis.handoffs)
+    sched_locks: list[tuple[SchedLock, dict[str, float]]] = field(default_factory=list)
+    # ... and by the device names, when that capture has no timing evidence of its locks
+    # either (traces.analysis.handoffs.topology_locks)
+    name_locks: list[SchedLock] = field(default_factory=list)
     # the guest's CPU count: callbacks running at once share them (traces.analysis.contention);
     # None: no contention (every callback as fast as measured, whatever runs beside it)
     cpus: int | None = None
@@ -286,18 +297,20 @@ def _replay_locked(n: int, all_deps: list[list[tuple[int, str]]], held: dict[int
     for i in range(n):
         if not waiting[i]:
             ready(i)
-    lock_free, holder = -math.inf, -1
+    free: dict[float, tuple[float, int]] = {}  # lock -> (free from, its last holder)
     k, k_end = 0, -math.inf
     while heap:
         _, _, i = heapq.heappop(heap)
         t = start[i]
         if i in held:
-            before, holding, after = held[i][:3]
+            before, holding, after, _, lock = held[i]
             ask = t + before
+            lock_free, holder = free.get(lock, (-math.inf, -1))
             if lock_free > ask:
                 lock_by[i] = holder
             got = max(ask, lock_free)
-            lock_free, holder = got + holding, i
+            lock_free = got + holding
+            free[lock] = (lock_free, i)
             e = end[i] = lock_free + after
             dur[i] = e - t
         else:
@@ -313,21 +326,24 @@ def _replay_locked(n: int, all_deps: list[list[tuple[int, str]]], held: dict[int
 
 def apply_changes(run: PhaseRun, nodes: Nodes, changes: Changes,
                   delays_in: dict[int, list[MeasuredDelay]], async_lag_us: float,
-                  assumptions: set[str], excl: Exclusion | None = None) -> Nodes:
+                  assumptions: set[str], locks: list[Exclusion] | None = None) -> Nodes:
     """The durations and dependencies the changes imply (in place: build_nodes made the
-    nodes for this replay)."""
+    nodes for this replay). `locks`: the locks shared by the nodes (a node takes the first
+    that names it)."""
     if changes.empty():
         return nodes
     sync = run.sync_thread
-    if excl is not None:
+    locks = locks or []
+    for no, excl in enumerate(locks):
         for i, iv in enumerate(nodes.ivs):
             span = excl.held.get(id(iv))
-            if span is not None:
+            if span is not None and i not in nodes.held:
                 before = max(0.0, (span[0] - iv.start) * 1e6 - excl.wait[id(iv)])
                 holding = (span[1] - span[0]) * 1e6
-                # (the 4th: when it took the lock, which asked first when both asked at once)
+                # (the 4th: when it took the lock, which asked first when both asked at once;
+                # the 5th: which lock)
                 nodes.held[i] = [before, holding, max(0.0, (iv.end - span[1]) * 1e6),
-                                 (span[0] - run.start) * 1e6]
+                                 (span[0] - run.start) * 1e6, float(no)]
     for i, iv in enumerate(nodes.ivs):
         for d in delays_in.get(id(iv), ()):
             call = changes.replacement(d) if changes.replace else None
@@ -355,7 +371,7 @@ def apply_changes(run: PhaseRun, nodes: Nodes, changes: Changes,
             nodes.cut.setdefault(i, {})[id(d)] = saved
             parts = nodes.held.get(i)
             if parts is not None:  # the part of the callback the call ran in
-                span = excl.held[id(iv)] if excl is not None else (d.start, d.end)
+                span = locks[int(parts[4])].held[id(iv)]
                 x = 0 if d.end <= span[0] else 2 if d.start >= span[1] else 1
                 parts[x] = max(0.0, parts[x] - saved)
     # prepare and complete never run async (drivers/base/power/main.c dpm_prepare/complete)
@@ -373,18 +389,18 @@ def apply_changes(run: PhaseRun, nodes: Nodes, changes: Changes,
 
 
 def _contend(run: PhaseRun, nodes: Nodes, delays_in: dict[int, list[MeasuredDelay]],
-             cpus: int, excl: Exclusion | None, sched: SchedLog | None) -> bool:
+             cpus: int, excl: list[Exclusion], sched: SchedLog | None) -> bool:
     """Give the nodes their segments for the contended replay: work de-contended from the
     capture, sleeps as measured less what the changes took off them, the lock where it was
     taken and let go."""
     from dpmlens.traces.analysis.contention import SLEEP, demands
 
     locks = {}
-    if excl is not None:
-        for i in nodes.held:
-            iv = nodes.ivs[i]
-            got, let_go = excl.held[id(iv)]
-            locks[i] = ((got - run.start) * 1e6, (let_go - run.start) * 1e6, excl.wait[id(iv)])
+    for i, h in nodes.held.items():
+        iv = nodes.ivs[i]
+        lock = excl[int(h[4])]
+        got, let_go = lock.held[id(iv)]
+        locks[i] = ((got - run.start) * 1e6, (let_go - run.start) * 1e6, lock.wait[id(iv)])
     waits: dict[int, list[tuple[float, float]]] = {}
     if sched is not None:
         from dpmlens.traces.analysis.waits import external_waits
@@ -532,6 +548,8 @@ class WhatIf:
     replays: list[Replay]
     assumptions: list[str]
     not_replayed: list[str]  # changes that found nothing to change, delays outside callbacks
+    evidence: Evidence | None = None
+    sure: Sureness | None = None  # its band and what to capture next (traces.analysis.bands)
 
     def per_phase(self) -> list[tuple[str, int, float, float]]:
         """(phase, runs, measured mean us, predicted mean us) in the order of a cycle."""
@@ -574,18 +592,11 @@ def what_if(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes)
         if touched or changes.empty():
             # (an untouched run would replay to itself; the no-change replay is the check)
             nodes_of[id(r)] = build_nodes(r)
-    excl = None
+    locks: list[Exclusion] = []
+    evidence = Evidence(delays=any(d.total_us > 0 for d in delays),
+                        sched=changes.sched is not None and changes.sched.events > 0)
     if moves or changed or changes.ordering != "legacy":
-        from dpmlens.traces.analysis.exclusive import infer
-
-        excl = infer(runs, delays)
-        if excl is None and changes.locks is not None:
-            from dpmlens.traces.analysis.exclusive import held_spans
-
-            excl = held_spans(runs, delays, changes.locks)
-            assumptions.add("(from --locks-from) " + excl.describe())
-        elif excl is not None:
-            assumptions.add(excl.describe())
+        locks = _locks(runs, delays, changes, assumptions, evidence)
     lag = (async_start_lag_us(runs, nodes_of)
            if changes.make_async is not None or changes.ordering != "legacy" else 0.0)
     contended = False
@@ -595,9 +606,9 @@ def what_if(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes)
         if nodes is None:
             replays.append(Replay(r, r.wall_us, r.wall_us, None, 0.0))
             continue
-        nodes = apply_changes(r, nodes, changes, delays_in, lag, assumptions, excl)
+        nodes = apply_changes(r, nodes, changes, delays_in, lag, assumptions, locks)
         if changes.cpus:
-            informed += _contend(r, nodes, delays_in, changes.cpus, excl, changes.sched)
+            informed += _contend(r, nodes, delays_in, changes.cpus, locks, changes.sched)
             contended = True
         replays.append(replay(r, nodes))
     if changes.cpus and contended:
@@ -630,4 +641,78 @@ def what_if(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes)
         note = blocked_workers_note(runs)
         if note:
             assumptions.add(note)
-    return WhatIf(replays, sorted(assumptions), missing)
+    evidence.waits = bool(informed)
+    evidence.cpus = changes.cpus
+    from dpmlens.traces.analysis.bands import sureness
+
+    return WhatIf(replays, sorted(assumptions), missing, evidence, sureness(changes, evidence))
+
+
+def _locks(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes,
+           assumptions: set[str], evidence: Evidence) -> list[Exclusion]:
+    """The locks the replay keeps: inferred from the delay kprobes (calls of one site that
+    never overlap across threads: traces.analysis.exclusive), then from the scheduler's
+    events (hand-overs between callbacks: traces.analysis.handoffs) for the devices the
+    first left out; from another capture (--locks-from) when this one shows none."""
+    from dpmlens.traces.analysis.exclusive import held_spans, infer
+    from dpmlens.traces.analysis.handoffs import contention, lock_spans
+
+    out: list[Exclusion] = []
+    excl = infer(runs, delays)
+    if excl is None and changes.locks is not None:
+        excl = held_spans(runs, delays, changes.locks)
+        assumptions.add("(from --locks-from) " + excl.describe())
+        evidence.locks.append(f"from --locks-from (delay kprobes): {', '.join(excl.devices)}")
+    elif excl is not None:
+        assumptions.add(excl.describe())
+        evidence.locks.append(f"delay kprobes (calls that never overlap): "
+                              f"{', '.join(excl.devices)}")
+    if excl is not None:
+        out.append(excl)
+    taken = set(excl.devices) if excl is not None else set()
+    found = contention(runs, changes.sched) if changes.sched is not None else None
+    mine = [lk for lk in (found.locks if found else []) if not taken & set(lk.devices)]
+    for lk in mine:
+        out.append(lock_spans(runs, lk, found))
+        assumptions.add(lk.describe())
+        evidence.locks.append(f"scheduler events (hand-overs) in {lk.phase}: "
+                              f"{', '.join(lk.devices)}"
+                              + (f" behind {lk.shared}" if lk.shared else ""))
+        taken |= set(lk.devices)
+    for lk, ask in changes.sched_locks:
+        if taken & set(lk.devices):
+            continue
+        out.append(lock_spans(runs, lk, None, ask))
+        assumptions.add("(from --locks-from) " + lk.describe())
+        evidence.locks.append(f"from --locks-from (scheduler events) in {lk.phase}: "
+                              f"{', '.join(lk.devices)}")
+        taken |= set(lk.devices)
+    if changes.sched is None and excl is None and not changes.sched_locks:
+        # no timing evidence of a lock at all: the USB devices behind one controller, by name
+        from dpmlens.traces.analysis.handoffs import end_order_spans, topology_locks
+
+        for lk in topology_locks(runs) or changes.name_locks:
+            if taken & set(lk.devices):
+                continue
+            out.append(end_order_spans(runs, lk))
+            assumptions.add(
+                f"serialized as one lock in resume by their names alone: "
+                f"{', '.join(lk.devices)} behind {lk.shared} (an xHCI that lost its state "
+                "over S3 resets and re-addresses each device under its address0_mutex); "
+                "where they overlapped, each held it from the end of the one before it; no "
+                "event in the capture shows it")
+            evidence.locks.append(f"topology (names) in resume: {', '.join(lk.devices)} "
+                                  f"behind {lk.shared}")
+            taken |= set(lk.devices)
+    return out
+
+
+@dataclass
+class Evidence:
+    """What a what-if's prediction rests on (traces.analysis.bands rates it)."""
+
+    delays: bool = False  # delay kprobes with their returns: measured sleeps
+    sched: bool = False  # sched_switch/sched_waking in the capture (and used)
+    waits: bool = False  # the contended replay told waits from work with them
+    cpus: int | None = None  # the CPU contention model's CPUs (None: off)
+    locks: list[str] = field(default_factory=list)  # each lock kept, and from what

@@ -10,7 +10,7 @@ from dpmlens.traces.model.traceset import TraceSet
 from dpmlens.traces.report.critical_output import representative
 from dpmlens.traces.report.table import table
 
-WHATIF_JSON_VERSION = 2  # 2: "ordering"
+WHATIF_JSON_VERSION = 3  # 2: "ordering"; 3: "evidence", "bands", "capture_next", ...
 
 
 def _totals(w: WhatIf) -> tuple[float, float]:
@@ -54,6 +54,9 @@ def whatif_json(traces: TraceSet, w: WhatIf, changes: list[str],
         "critical_path": [_chain_json(traces, r) for r in _representative(w)],
         "assumptions": w.assumptions, "not_replayed": w.not_replayed,
         "ordering": ordering,
+        # version 3: how sure (traces.analysis.bands)
+        **(w.sure.json(w.evidence, w.per_phase()) if w.sure is not None
+           and w.evidence is not None else {}),
     }
 
 
@@ -70,6 +73,7 @@ def whatif_text(traces: TraceSet, w: WhatIf, changes: list[str]) -> str:
     rows.append(["total per cycle", "", format_us(measured), format_us(predicted),
                  signed_us(round(predicted - measured, 3))])
     out += ["Phase wall time (mean over cycles):", table(rows, {1, 2, 3, 4})]
+    out += _sureness_text(w)
     changed = [r for r in _representative(w)
                if abs(r.predicted_us - r.measured_us) > max(0.01 * r.measured_us, 100)]
     if changed:
@@ -99,3 +103,31 @@ def whatif_text(traces: TraceSet, w: WhatIf, changes: list[str]) -> str:
         out.append("\nNot replayed:")
         out += [f"  - {a}" for a in w.not_replayed]
     return "\n".join(out) + "\n"
+
+
+def _sureness_text(w: WhatIf) -> list[str]:
+    """The evidence, the lab's band per banded phase, what to capture next time."""
+    sure, ev = w.sure, w.evidence
+    if sure is None or ev is None or not sure.changes:
+        return []
+    have = {"kprobes+sched": "delay kprobes and the scheduler's events",
+            "kprobes": "delay kprobes, no scheduler events",
+            "sched": "the scheduler's events, no delay kprobes",
+            "neither": "neither delay kprobes nor scheduler events"}[sure.evidence]
+    out = [f"\nHow sure (evidence: {have}"
+           + (f"; locks: {'; '.join(ev.locks)}" if ev.locks else "") + "):"]
+    per = {ph: p for ph, _, _, p in w.per_phase()}
+    for ph, band in sure.bands.items():
+        if ph not in per:
+            continue
+        if band is None:
+            out.append(f"  {ph}: no lab-measured band for {'+'.join(sure.changes)} with this "
+                       "evidence: the prediction may be far off")
+            continue
+        lo, hi = band.measured_range(per[ph])
+        out.append(f"  {ph}: {format_us(per[ph])}, band {band.text()} for "
+                   f"{band.change} with {band.evidence} (the lab's {band.rows} prediction(s): "
+                   f"{band.basis}): expect {format_us(lo)} to {format_us(hi)}")
+    if sure.capture_next:
+        out.append(f"  Next time: {sure.capture_next}.")
+    return out
