@@ -145,13 +145,40 @@ def _load(paths: list[str]):  # noqa: ANN202 - TraceSet
     # collector would only rescan them again and again (a third of the analysis time).
     gc.disable()
 
-    traces = load_traces(paths)
+    from dpmlens.capture.archive import ArchiveError, opened
+
+    try:
+        with opened(paths) as arch:  # `dpmlens capture` archives (.tar.gz) read as folders
+            traces = load_traces(arch.paths)
+            _archive_links(traces, arch)
+    except ArchiveError as exc:
+        raise UsageError(str(exc)) from None
+    for f in traces.files:
+        f.path = arch.name(f.path)
+    traces.errors = [arch.name(e) for e in traces.errors]
+    traces.ignored = [arch.name(e) for e in traces.ignored]
     if traces.sample_count == 0 and not traces.phase_times and traces.store.rpm is None:
         problems = "; ".join(traces.errors) or "; ".join(
             f"{f.path}: {', '.join(f.notes) or 'no PM callback samples'}" for f in traces.files
         )
         raise UsageError(f"no PM timing data read: {problems}")
     return traces
+
+
+def _archive_links(traces: Any, arch: Any) -> None:
+    """The device links a `dpmlens capture` archive holds (its devlink.txt), used unless
+    --links or a .dpmlens.toml names others (_links, after this, replaces them)."""
+    from dpmlens.traces.model.links import load_links
+
+    for path in arch.links:
+        try:
+            links = load_links(str(path))
+        except OSError:
+            continue
+        if links.count:
+            links.source = arch.name(links.source)
+            traces.device_links = links
+            return
 
 
 def run_report(args: argparse.Namespace) -> int:
