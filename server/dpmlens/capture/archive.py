@@ -84,3 +84,22 @@ def read_meta(path: Path) -> dict[str, str]:
         if sep and key and " " not in key:
             meta.setdefault(key, value.strip())
     return meta
+
+
+def power_async(paths: list[str]) -> dict[str, tuple[str, str]]:
+    """device -> (power/async value, its sysfs folder) from the power-async.txt files under
+    `paths` (`dpmlens capture` writes "DEVICE enabled|disabled SYSFS-PATH" lines)."""
+    out: dict[str, tuple[str, str]] = {}
+    for p in paths:
+        root = Path(p)
+        files = sorted(root.rglob("power-async.txt")) if root.is_dir() else []
+        for f in files:
+            try:
+                text = f.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            for line in text.splitlines():
+                parts = line.split()
+                if len(parts) == 3 and parts[2].startswith("/sys/"):
+                    out.setdefault(parts[0], (parts[1], parts[2]))
+    return out

@@ -20,6 +20,7 @@ KPROBES=@KPROBES@      # 1: sleepgraph's delay kprobes (msleep, usleep_range, ud
 SCHED=@SCHED@          # 1: sched_switch and sched_waking during the cycles
 BUFFER_KB=@BUFFER_KB@  # trace buffer per CPU; 0: sized from CYCLES and the free memory
 ARCHIVE=@ARCHIVE@      # empty: ./dpmlens-capture-HOST-DATE.tar.gz
+R=${DPMLENS_CAPTURE_ROOT:-}  # tests only: a fake tree holding sys/, proc/, dev/ and boot/
 
 usage() {
   echo "usage: $0 [-n CYCLES] [-m mem|freeze] [-s deep|s2idle] [-w WAKE_S] [-i IDLE_S] [-W auto|rtcwake|alarm|none] [-b BUFFER_KB] [-o ARCHIVE]" >&2
@@ -42,20 +43,20 @@ isnum "$BUFFER_KB" || die "-b $BUFFER_KB: expected KiB per CPU (0: automatic)"
 case $WAKER in auto|rtcwake|alarm|none) ;; *) die "-W $WAKER: expected auto, rtcwake, alarm or none" ;; esac
 case $MEM_SLEEP in ''|deep|s2idle) ;; *) die "-s $MEM_SLEEP: expected deep or s2idle" ;; esac
 [ "$(id -u)" = 0 ] || die "run as root (it writes /sys/power/state and tracefs)"
-grep -qw "$MODE" /sys/power/state 2>/dev/null ||
-  die "-m $MODE: this kernel offers only '$(cat /sys/power/state 2>/dev/null)' in /sys/power/state"
+grep -qw "$MODE" $R/sys/power/state 2>/dev/null ||
+  die "-m $MODE: this kernel offers only '$(cat $R/sys/power/state 2>/dev/null)' in $R/sys/power/state"
 
 # tracefs, mounted if nothing has mounted it
 T=""
 UNMOUNT=""
-for d in /sys/kernel/tracing /sys/kernel/debug/tracing; do
+for d in $R/sys/kernel/tracing $R/sys/kernel/debug/tracing; do
   [ -f "$d/trace" ] && { T=$d; break; }
 done
 if [ -z "$T" ]; then
-  if mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; then
-    T=/sys/kernel/tracing; UNMOUNT=$T
-  elif mount -t debugfs nodev /sys/kernel/debug 2>/dev/null && [ -f /sys/kernel/debug/tracing/trace ]; then
-    T=/sys/kernel/debug/tracing; UNMOUNT=/sys/kernel/debug
+  if mount -t tracefs nodev $R/sys/kernel/tracing 2>/dev/null; then
+    T=$R/sys/kernel/tracing; UNMOUNT=$T
+  elif mount -t debugfs nodev $R/sys/kernel/debug 2>/dev/null && [ -f $R/sys/kernel/debug/tracing/trace ]; then
+    T=$R/sys/kernel/debug/tracing; UNMOUNT=$R/sys/kernel/debug
   else
     die "no tracefs (a kernel without CONFIG_FTRACE?)"
   fi
@@ -100,7 +101,7 @@ restore() {
     [ -n "$old" ] && echo "$old" 2>/dev/null > "$path"
   done
   for e in $PROBES_ADDED; do echo "-:dpmlens/$e" 2>/dev/null >> "$T/kprobe_events"; done
-  [ -w /sys/class/rtc/rtc0/wakealarm ] && echo 0 > /sys/class/rtc/rtc0/wakealarm 2>/dev/null
+  [ -w $R/sys/class/rtc/rtc0/wakealarm ] && echo 0 > $R/sys/class/rtc/rtc0/wakealarm 2>/dev/null
   [ -n "$UNMOUNT" ] && umount "$UNMOUNT" 2>/dev/null
   rm -rf "$WORK"
 }
@@ -109,9 +110,9 @@ trap 'log "interrupted: settings restored, nothing saved"; exit 130' INT TERM HU
 
 # --- what the machine is -------------------------------------------------------------------
 KVER=$(uname -r)
-NCPU=$(grep -c '^processor' /proc/cpuinfo)
+NCPU=$(grep -c '^processor' $R/proc/cpuinfo)
 {
-  for f in /proc/config.gz "/boot/config-$KVER"; do
+  for f in $R/proc/config.gz "$R/boot/config-$KVER"; do
     [ -r "$f" ] || continue
     echo "# from $f"
     case $f in *.gz) gzip -dc "$f" ;; *) cat "$f" ;; esac |
@@ -120,18 +121,18 @@ NCPU=$(grep -c '^processor' /proc/cpuinfo)
   done
 } > "$OUT/kconfig.txt" 2>/dev/null
 HZ=$(sed -n 's/^CONFIG_HZ=//p' "$OUT/kconfig.txt")
-[ -n "$HZ" ] || log "note: no /proc/config.gz or /boot/config-$KVER: CONFIG_HZ unknown"
+[ -n "$HZ" ] || log "note: no $R/proc/config.gz or $R/boot/config-$KVER: CONFIG_HZ unknown"
 
 # device links (supplier--consumer), as `dpmlens trace --links` reads them
-if [ -d /sys/class/devlink ]; then
-  ls /sys/class/devlink > "$OUT/devlink.txt"
+if [ -d $R/sys/class/devlink ]; then
+  ls $R/sys/class/devlink > "$OUT/devlink.txt"
 else
-  echo "# no /sys/class/devlink on this kernel" > "$OUT/devlink.txt"
+  echo "# no $R/sys/class/devlink on this kernel" > "$OUT/devlink.txt"
 fi
 # each device's power/async ("DEVICE enabled|disabled SYSFS-PATH"): the knob `trace advise` turns
-find /sys/devices -name async -path '*/power/async' 2>/dev/null | while read -r f; do
+find $R/sys/devices -name async -path '*/power/async' 2>/dev/null | while read -r f; do
   d=${f%/power/async}
-  echo "${d##*/} $(cat "$f" 2>/dev/null) $d"
+  echo "${d##*/} $(cat "$f" 2>/dev/null) ${d#"$R"}"
 done > "$OUT/power-async.txt"
 
 # --- tracing setup -------------------------------------------------------------------------
@@ -144,8 +145,8 @@ if [ "$BUFFER_KB" = 0 ]; then
   [ "$SCHED" = 1 ] && per=$((per + 5120))
   BUFFER_KB=$((CYCLES * per))
   [ "$BUFFER_KB" -lt 16384 ] && BUFFER_KB=16384
-  avail=$(sed -n 's/^MemAvailable: *\([0-9]*\).*/\1/p' /proc/meminfo)
-  [ -n "$avail" ] || avail=$(sed -n 's/^MemFree: *\([0-9]*\).*/\1/p' /proc/meminfo)
+  avail=$(sed -n 's/^MemAvailable: *\([0-9]*\).*/\1/p' $R/proc/meminfo)
+  [ -n "$avail" ] || avail=$(sed -n 's/^MemFree: *\([0-9]*\).*/\1/p' $R/proc/meminfo)
   cap=$((avail / 4 / (NCPU > 0 ? NCPU : 1)))
   if [ "$BUFFER_KB" -gt "$cap" ]; then
     log "note: the trace buffer is limited to $cap KiB per CPU by the free memory"
@@ -211,13 +212,13 @@ SCHED_OK=0
 if [ "$SCHED" = 1 ] && [ -f "$T/events/sched/sched_switch/enable" ]; then SCHED_OK=1; fi
 
 # the PM core's own timing lines in the kernel log
-setting /sys/power/pm_print_times 1
-setting /sys/power/pm_debug_messages 1
-[ -n "$MEM_SLEEP" ] && { setting /sys/power/mem_sleep "$MEM_SLEEP" || die "cannot set mem_sleep to $MEM_SLEEP"; }
+setting $R/sys/power/pm_print_times 1
+setting $R/sys/power/pm_debug_messages 1
+[ -n "$MEM_SLEEP" ] && { setting $R/sys/power/mem_sleep "$MEM_SLEEP" || die "cannot set mem_sleep to $MEM_SLEEP"; }
 
 if [ "$WAKER" = auto ]; then
-  if command -v rtcwake >/dev/null 2>&1 && [ -e /dev/rtc0 ]; then WAKER=rtcwake
-  elif [ -w /sys/class/rtc/rtc0/wakealarm ]; then WAKER=alarm
+  if command -v rtcwake >/dev/null 2>&1 && [ -e $R/dev/rtc0 ]; then WAKER=rtcwake
+  elif [ -w $R/sys/class/rtc/rtc0/wakealarm ]; then WAKER=alarm
   else WAKER=none; log "note: no rtcwake and no RTC wakealarm: wake the machine yourself each cycle"
   fi
 fi
@@ -250,9 +251,9 @@ while [ "$i" -le "$CYCLES" ]; do
   log "suspend $i of $CYCLES"
   case $WAKER in
     rtcwake) rtcwake -m "$MODE" -s "$WAKE" > /dev/null 2>&1 ;;
-    alarm) echo 0 > /sys/class/rtc/rtc0/wakealarm
-           echo "+$WAKE" > /sys/class/rtc/rtc0/wakealarm && echo "$MODE" > /sys/power/state ;;
-    none) echo "$MODE" > /sys/power/state ;;
+    alarm) echo 0 > $R/sys/class/rtc/rtc0/wakealarm
+           echo "+$WAKE" > $R/sys/class/rtc/rtc0/wakealarm && echo "$MODE" > $R/sys/power/state ;;
+    none) echo "$MODE" > $R/sys/power/state ;;
   esac
   rc=$?
   events 0
@@ -279,16 +280,16 @@ callbacks=$(grep -c 'device_pm_callback_start:' "$OUT/ftrace.txt")
   echo "capture: dpmlens @VERSION@"
   echo "kernel: $KVER"
   echo "uname: $(uname -a)"
-  echo "cmdline: $(cat /proc/cmdline)"
+  echo "cmdline: $(cat $R/proc/cmdline)"
   echo "config_hz: ${HZ:-unknown}"
   echo "cpus: $NCPU"
   echo "mode: $MODE"
-  echo "mem_sleep: $(cat /sys/power/mem_sleep 2>/dev/null)"
+  echo "mem_sleep: $(cat $R/sys/power/mem_sleep 2>/dev/null)"
   echo "cycles: $CYCLES"
   echo "failed_cycles: $failed"
   echo "waker: $WAKER"
   echo "wake_s: $WAKE"
-  echo "pm_async: $(cat /sys/power/pm_async 2>/dev/null)"
+  echo "pm_async: $(cat $R/sys/power/pm_async 2>/dev/null)"
   echo "kprobes:$PROBES_ADDED"
   echo "kprobe_notes:$PROBE_NOTES"
   echo "sched: $SCHED_OK"
@@ -296,10 +297,10 @@ callbacks=$(grep -c 'device_pm_callback_start:' "$OUT/ftrace.txt")
   echo "trace_clock: $(current "$T/trace_clock")"
   echo "overrun: $overrun"
   echo "callback_events: $callbacks"
-  for f in /sys/class/dmi/id/sys_vendor /sys/class/dmi/id/product_name /sys/class/dmi/id/bios_version; do
+  for f in $R/sys/class/dmi/id/sys_vendor $R/sys/class/dmi/id/product_name $R/sys/class/dmi/id/bios_version; do
     [ -r "$f" ] && echo "dmi_${f##*/}: $(cat "$f")"
   done
-  for q in /sys/bus/usb/devices/*/*-port*/quirks; do [ -r "$q" ] && echo "usb_port_quirks: $q $(cat "$q")"; done
+  for q in $R/sys/bus/usb/devices/*/*-port*/quirks; do [ -r "$q" ] && echo "usb_port_quirks: $q $(cat "$q")"; done
   grep -H . "$T"/per_cpu/cpu*/stats 2>/dev/null | grep -E 'overrun|dropped' | sed 's/^/stats: /'
   sed 's/^/kprobe_events: /' "$T/kprobe_events" 2>/dev/null | grep 'dpmlens/'
   sed 's/^/tracing_error_log: /' "$T/error_log" 2>/dev/null
