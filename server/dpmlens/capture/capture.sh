@@ -79,13 +79,13 @@ PROBES_ADDED=""
 
 # setting PATH VALUE: remember PATH's current value (the [selected] one of a choice list),
 # then write VALUE. Absent or read-only files are skipped quietly (not every kernel has them).
+# Remembered even when equal: the cycles toggle some of them directly.
 current() {   # "a [b] c" -> b; "7 (expanded: 1408)" -> 1408; "1 x" -> 1
   sed -n 's/.*\[\(.*\)\].*/\1/p; t; s/.*(expanded: \([0-9]*\)).*/\1/p; t; s/ .*//; p' "$1" 2>/dev/null | head -1
 }
 setting() {
   [ -w "$1" ] || return 1
   old=$(current "$1")
-  [ "$old" = "$2" ] && return 0
   printf '%s\t%s\n' "$1" "$old" >> "$RESTORE"
   echo "$2" 2>/dev/null > "$1"
 }

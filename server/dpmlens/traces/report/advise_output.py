@@ -15,11 +15,14 @@ def _item_json(rank: int, a: Advice) -> dict[str, Any]:
         "rank": rank, "kind": a.kind, "title": a.title, "targets": a.targets,
         "saving_us": a.saving_us,
         "saving_range_us": list(a.saving_range_us) if a.phases else None,
-        "band": {"minus_pct": a.band[0], "plus_pct": a.band[1], "source": a.band[2]}
-        if a.kind != "busy-wait" else None,
+        "band": None if a.band is None else {
+            "suspend_minus_pct": a.band.down[0], "suspend_plus_pct": a.band.down[1],
+            "resume_minus_pct": a.band.up[0], "resume_plus_pct": a.band.up[1],
+            "source": a.band.source},
         "busy_us": a.busy_us,
         "phases": [{"phase": p.phase, "runs": p.runs, "predicted_before_us": p.predicted_before_us,
-                    "predicted_after_us": p.predicted_after_us, "saving_us": p.saving_us}
+                    "predicted_after_us": p.predicted_after_us, "saving_us": p.saving_us,
+                    "band_pct": list(a.band.of(p.phase)) if a.band else None}
                    for p in a.phases],
         "knob": a.knob, "patch": a.patch, "whatif": a.whatif, "evidence": a.evidence,
         "notes": a.notes,
@@ -50,12 +53,15 @@ def advise_text(adv: Advised) -> str:
         else:
             lo, hi = a.saving_range_us
             head = (f"{i}. {a.title}: saves {format_us(a.saving_us)} a cycle "
-                    f"(band {format_us(lo)} to {format_us(hi)}: -{a.band[0]:g}%/+{a.band[1]:g}%"
-                    " on the predicted phase time)")
+                    f"(band {format_us(lo)} to {format_us(hi)})")
         out.append(head)
         for p in a.phases:
+            band = ""
+            if a.band is not None:
+                minus, plus = a.band.of(p.phase)
+                band = f" (-{minus:g}%/+{plus:g}%)"
             out.append(f"     {p.phase}: {format_us(p.predicted_before_us)} -> "
-                       f"{format_us(p.predicted_after_us)}")
+                       f"{format_us(p.predicted_after_us)}{band}")
         for k in a.knob:
             out.append(f"     now:   {k}")
         if a.patch:
@@ -64,8 +70,8 @@ def advise_text(adv: Advised) -> str:
             out.append(f"     check: dpmlens trace whatif CAPTURE {' '.join(a.whatif)}")
         for n in a.notes:
             out.append(f"     note:  {n}")
-        if a.band[2]:
-            out.append(f"     band:  {a.band[2]}")
+        if a.band is not None:
+            out.append(f"     band:  {a.band.source}")
         out.append("")
     rows = [f"  {ph}: measured {format_us(adv.measured_us[ph])}, replayed "
             f"{format_us(b.predicted_before_us)}" for ph, b in adv.baseline.items()
