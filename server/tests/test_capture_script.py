@@ -41,20 +41,20 @@ POWER = {"state": "freeze mem disk", "pm_print_times": "0", "pm_debug_messages":
 
 # one synthetic cycle per rtcwake call; timestamps move on by 10 s a call
 CYCLE = """\
-init-1 [000] ..... {t}.000100: suspend_resume: suspend_enter[3] begin
-init-1 [000] ..... {t}.000200: suspend_resume: suspend_enter[3] end
-init-1 [000] ..... {t}.001000: suspend_resume: dpm_suspend[2] begin
-kworker/0:1-20 [000] ..... {t}.001100: device_pm_callback_start: usb 2-1, parent: usb2, type [suspend]
-kworker/0:1-20 [000] ..... {t}.001200: msleep_cal: (msleep+0x0/0x40) time=20
-kworker/0:1-20 [000] ..... {t}.021300: msleep_ret: (usb_port_suspend+0x3ab/0x6c0 [usbcore] <- msleep)
-kworker/0:1-20 [000] ..... {t}.021400: device_pm_callback_end: usb 2-1, err=0
-init-1 [000] ..... {t}.022000: suspend_resume: dpm_suspend[2] end
-init-1 [000] ..... {t}.500000: suspend_resume: dpm_resume[16] begin
-kworker/0:1-20 [000] ..... {t}.500100: device_pm_callback_start: usb 2-1, parent: usb2, type [resume]
-kworker/0:1-20 [000] ..... {t}.500200: msleep_cal: (msleep+0x0/0x40) time=50
-kworker/0:1-20 [000] ..... {t}.550300: msleep_ret: (hub_port_reset+0x3ab/0x6c0 [usbcore] <- msleep)
-kworker/0:1-20 [000] ..... {t}.560000: device_pm_callback_end: usb 2-1, err=0
-init-1 [000] ..... {t}.561000: suspend_resume: dpm_resume[16] end
+init-1 [000] .... {t}.000100: suspend_resume: suspend_enter[3] begin
+init-1 [000] .... {t}.000200: suspend_resume: suspend_enter[3] end
+init-1 [000] .... {t}.001000: suspend_resume: dpm_suspend[2] begin
+kworker/0:1-20 [000] .... {t}.001100: device_pm_callback_start: usb 2-1, parent: usb2, [suspend]
+kworker/0:1-20 [000] .... {t}.001200: msleep_cal: (msleep+0x0/0x40) time=20
+kworker/0:1-20 [000] .... {t}.021300: msleep_ret: (usb_port_suspend+0x3ab/0x6c0 <- msleep)
+kworker/0:1-20 [000] .... {t}.021400: device_pm_callback_end: usb 2-1, err=0
+init-1 [000] .... {t}.022000: suspend_resume: dpm_suspend[2] end
+init-1 [000] .... {t}.500000: suspend_resume: dpm_resume[16] begin
+kworker/0:1-20 [000] .... {t}.500100: device_pm_callback_start: usb 2-1, parent: usb2, [resume]
+kworker/0:1-20 [000] .... {t}.500200: msleep_cal: (msleep+0x0/0x40) time=50
+kworker/0:1-20 [000] .... {t}.550300: msleep_ret: (hub_port_reset+0x3ab/0x6c0 <- msleep)
+kworker/0:1-20 [000] .... {t}.560000: device_pm_callback_end: usb 2-1, err=0
+init-1 [000] .... {t}.561000: suspend_resume: dpm_resume[16] end
 """
 
 
