@@ -1,7 +1,9 @@
 #!/bin/sh
 # Build a busybox-static initramfs for one unpacked Debian kernel: busybox, lab/guest-init.sh
 # as /init, and the modules of the lab's emulated devices (dependencies first, decompressed,
-# loaded in order by /init).  Usage: [EXTRA_MODS=ext4] build-initramfs.sh KVER OUT.cpio.gz
+# loaded in order by /init).  Usage: [EXTRA_MODS=ext4] [CAPTURE_SH=capture.sh]
+# build-initramfs.sh KVER OUT.cpio.gz (CAPTURE_SH: `dpmlens capture`'s script as /capture.sh,
+# which /init then runs instead of its own tracing: lab/run_capture.py)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 CACHE=${LAB_CACHE:-$here/cache}
@@ -17,6 +19,10 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/bin" "$tmp/lib/modules" "$tmp/proc" "$tmp/sys" "$tmp/dev" "$tmp/out" "$tmp/etc"
 cp "$BUSYBOX" "$tmp/bin/busybox"
 cp "$here/guest-init.sh" "$tmp/init"; chmod +x "$tmp/init"
+if [ -n "${CAPTURE_SH:-}" ]; then   # the script reads CONFIG_HZ where a distribution puts it
+  cp "$CAPTURE_SH" "$tmp/capture.sh"
+  mkdir -p "$tmp/boot" && cp "$root/boot/config-$kver" "$tmp/boot/" 2>/dev/null || true
+fi
 : > "$tmp/etc/modules"
 for m in $MODS; do
   modprobe -d "$root" -S "$kver" --show-depends "$m" | while read -r kind path _; do

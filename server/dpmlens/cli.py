@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     import argparse
 
 COMMANDS = (
+    "dpmlens.commands.capture_cmd",
     "dpmlens.commands.check_cmd",
     "dpmlens.commands.cc_cmd",
     "dpmlens.commands.fleet_cmd",
@@ -27,7 +28,7 @@ COMMANDS = (
     "dpmlens.commands.trace_cmd",
 )
 
-NAMES = ("check", "cc", "rules", "serve", "trace")  # the commands' names, for the hints
+NAMES = ("capture", "check", "cc", "rules", "serve", "trace")  # the commands' names, for the hints
 
 # Flags kbuild passes its checker (CHECKFLAGS, c_flags) and gcc's own spellings.
 _COMPILER_FLAG = ("-D", "-U", "-I", "-W", "-f", "-m", "-O", "-g", "-std=", "-include", "-isystem",

@@ -135,10 +135,29 @@ def register(subparsers: Any) -> None:
                     "as from a capture without them (the lab's error bands per evidence)")
     wi.add_argument("--format", choices=("table", "json"), default="table")
     wi.set_defaults(handler=run_whatif)
+    adv = sub.add_parser(
+        "advise",
+        help="what to change first: ranked changes with the time each saves",
+        description="Read a capture, list the changes that shorten the phases' critical paths "
+        "(devices made async, delays at their spec minimum with --source, USB fast "
+        "enumeration, busy-waits), replay each with the what-if and rank them by the time "
+        "saved per cycle, with the band of that kind of change. Each row gives the knob to "
+        "try now, the patch, and the `trace whatif` options that check it.",
+    )
+    adv.add_argument("paths", nargs="+", metavar="CAPTURE")
+    adv.add_argument("--source", metavar="DIR",
+                     help="kernel tree: delays are checked against their spec minimums")
+    adv.add_argument("--links", metavar="FILE", help=_LINKS_HELP)
+    adv.add_argument("--top", type=int, default=10, metavar="N", help="rows to show (10)")
+    adv.add_argument("--format", choices=("table", "json"), default="table")
+    adv.set_defaults(handler=run_advise)
     p.set_defaults(handler=help_handler(p))
 
 
-def _load(paths: list[str]):  # noqa: ANN202 - TraceSet
+def _load(paths: list[str], extras: dict[str, Any] | None = None):  # noqa: ANN202 - TraceSet
+    """`extras`, when given, gets what the captures hold beside the traces: "cpus" (the CPU
+    count an ftrace header states) and "power_async" (device -> (value, sysfs path) from a
+    `dpmlens capture` archive's power-async.txt)."""
     import gc
 
     from dpmlens.traces import load_traces
@@ -148,13 +167,46 @@ def _load(paths: list[str]):  # noqa: ANN202 - TraceSet
     # collector would only rescan them again and again (a third of the analysis time).
     gc.disable()
 
-    traces = load_traces(paths)
+    from dpmlens.capture.archive import ArchiveError, opened
+
+    try:
+        with opened(paths) as arch:  # `dpmlens capture` archives (.tar.gz) read as folders
+            traces = load_traces(arch.paths)
+            _archive_links(traces, arch)
+            if extras is not None:
+                from dpmlens.capture.archive import power_async
+                from dpmlens.traces.analysis.contention import cpus_of
+
+                extras["cpus"] = cpus_of(arch.paths)
+                extras["power_async"] = power_async(arch.paths)
+    except ArchiveError as exc:
+        raise UsageError(str(exc)) from None
+    for f in traces.files:
+        f.path = arch.name(f.path)
+    traces.errors = [arch.name(e) for e in traces.errors]
+    traces.ignored = [arch.name(e) for e in traces.ignored]
     if traces.sample_count == 0 and not traces.phase_times and traces.store.rpm is None:
         problems = "; ".join(traces.errors) or "; ".join(
             f"{f.path}: {', '.join(f.notes) or 'no PM callback samples'}" for f in traces.files
         )
         raise UsageError(f"no PM timing data read: {problems}")
     return traces
+
+
+def _archive_links(traces: Any, arch: Any) -> None:
+    """The device links a `dpmlens capture` archive holds (its devlink.txt), used unless
+    --links or a .dpmlens.toml names others (_links, after this, replaces them)."""
+    from dpmlens.traces.model.links import load_links
+
+    for path in arch.links:
+        try:
+            links = load_links(str(path))
+        except OSError:
+            continue
+        if links.count:
+            links.source = arch.name(links.source)
+            traces.device_links = links
+            return
 
 
 def run_report(args: argparse.Namespace) -> int:
@@ -433,7 +485,8 @@ def run_whatif(args: argparse.Namespace) -> int:
     if args.spec_minimums and not args.source:
         raise UsageError("--spec-minimums needs --source DIR: the spec quantity of a delay "
                          "comes from its call site in the source")
-    traces = _load(args.paths)
+    extras: dict[str, Any] = {}
+    traces = _load(args.paths, extras)
     _links(traces, args.links, args.source)
     runs = build_timeline(traces)
     if not runs:
@@ -447,9 +500,7 @@ def run_whatif(args: argparse.Namespace) -> int:
     sched = None if args.no_sched else traces.store.sched
     # auto, and the default for a capture with the scheduler's events (where it validated)
     if args.cpus == "auto" or (args.cpus is None and sched is not None):
-        from dpmlens.traces.analysis.contention import cpus_of
-
-        cpus = cpus_of(args.paths)
+        cpus = extras["cpus"]
     changes = Changes(delays=delays, make_async=matcher(args.make_async),
                       make_sync=matcher(args.make_sync),
                       ordering="6.16" if args.ordering == "6.16" else "legacy",
@@ -508,6 +559,56 @@ def run_whatif(args: argparse.Namespace) -> int:
         sys.stdout.write(dumps(whatif_json(traces, result, words, ordering)))
     else:
         sys.stdout.write(whatif_text(traces, result, words))
+    for e in traces.errors:
+        print(f"dpmlens: warning: {e}", file=sys.stderr)
+    return exit_codes.OK
+
+
+def run_advise(args: argparse.Namespace) -> int:
+    from dpmlens.traces.analysis.advise import Evidence, SiteMinimum, advise
+    from dpmlens.traces.analysis.delays import measured_delays
+    from dpmlens.traces.analysis.whatif import Changes
+    from dpmlens.traces.model.timeline import build_timeline
+    from dpmlens.traces.report.advise_output import advise_json, advise_text
+    from dpmlens.traces.report.output import dumps
+
+    if args.top < 1:
+        raise UsageError("--top must be at least 1")
+    if args.source and not os.path.exists(args.source):
+        raise UsageError(f"--source {args.source}: no such file or directory")
+    extras: dict[str, Any] = {}
+    traces = _load(args.paths, extras)
+    _links(traces, args.links, args.source)
+    runs = build_timeline(traces)
+    if not runs:
+        raise UsageError("no callback timestamps in the captures: nothing to replay")
+    measured = measured_delays(traces, runs)
+    sched = traces.store.sched
+    # the contention model where it validated: with the scheduler's events (as trace whatif)
+    base = Changes(cpus=extras["cpus"] if sched is not None else None, sched=sched)
+    minimums = None
+    if args.source:
+        from dpmlens.traces.analysis.delays import delay_sites
+        from dpmlens.traces.source.delay_sites import join_sites
+
+        sites = delay_sites(measured, [])
+        join_sites(sites, args.source)
+        minimums = []
+        for site in sites:
+            st = site.static
+            if st and st.get("min_ms") is not None and st["min_ms"] < (st.get("value_ms") or 0):
+                req = site.requested_ms if site.requested_ms == site.requested_ms else -1.0
+                minimums.append(SiteMinimum((site.caller, site.func, req), float(st["min_ms"]),
+                                            float(st["value_ms"]), st["call"], st["path"],
+                                            int(st["line"]), str(st["spec"])))
+    ev = Evidence(delays=bool(measured), sched=sched is not None,
+                  links=traces.device_links is not None)
+    result = advise(runs, measured, base, ev, async_paths=extras["power_async"],
+                    minimums=minimums, top=args.top)
+    if args.format == "json":
+        sys.stdout.write(dumps(advise_json(result)))
+    else:
+        sys.stdout.write(advise_text(result))
     for e in traces.errors:
         print(f"dpmlens: warning: {e}", file=sys.stderr)
     return exit_codes.OK
