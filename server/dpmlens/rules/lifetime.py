@@ -34,7 +34,7 @@ import tree_sitter as ts
 from dpmlens.findings import ChainStep, Finding
 from dpmlens.model import footprint
 from dpmlens.model.types import DriverStruct
-from dpmlens.model.walker import Reached, chain_steps
+from dpmlens.model.walker import Reached, chain_steps, parameter_names
 from dpmlens.rules import cnav
 from dpmlens.rules import lifetime_paths as paths
 from dpmlens.rules.context import Context
@@ -154,6 +154,11 @@ def bound_device(arg: str, params: frozenset[str], holders: frozenset[str]) -> b
     return arg.endswith(".dev") and not arg.startswith("&")
 
 
+def _wakeup_off(r: Reached, table: Table) -> bool:
+    """`device_init_wakeup(dev, false)`: the call turns wakeup off."""
+    return r.call.args[1:2] != () and r.call.args[1].strip() in table.wakeup_off
+
+
 class _FileFacts:
     """Per file: probe walks, remove releases, devm actions (shared by the five rules)."""
 
@@ -183,9 +188,8 @@ class _FileFacts:
         for res in self.table.resources.values():
             if callee in res.release:
                 out.add(res.name)
-        if callee == "device_init_wakeup" and r is not None and r.call.args[1:2]:
-            if r.call.args[1].strip() in self.table.wakeup_off:
-                out.add("wakeup")
+        if callee == "device_init_wakeup" and r is not None and _wakeup_off(r, self.table):
+            out.add("wakeup")
         return out
 
     def probe(self, name: str) -> Probe | None:
@@ -198,7 +202,7 @@ class _FileFacts:
         func = self.ctx.node(fdef.start_byte, fdef.end_byte, kind="function_definition")
         if func is None:
             return None
-        params = frozenset(p for p in cnav.parameter_names(func) if p)
+        params = frozenset(p for p in parameter_names(func) if p)
         probe = Probe(name, func, params)
         names = self.table.names()
         for r in self.ctx.reach(name, towards=names):
@@ -221,18 +225,19 @@ class _FileFacts:
             rel = self._released_by(action, None)
             if action in self.ctx.model.functions:
                 rel |= self.releases_in(action)
-            for res in rel:
-                yield Event("managed", res, r, top, node)
+            for managed in rel:
+                yield Event("managed", managed, r, top, node)
             return
-        for res in self._released_by(callee, r):
-            yield Event("release", res, r, top, node)
+        for released in self._released_by(callee, r):
+            yield Event("release", released, r, top, node)
         for res in self.table.resources.values():
             if callee in res.managed:
                 yield Event("managed", res.name, r, top, node)
             if callee in res.acquire:
-                if res.name == "wakeup" and callee == "device_init_wakeup":
-                    if not r.call.args[1:2] or r.call.args[1].strip() in self.table.wakeup_off:
-                        continue
+                if callee == "device_init_wakeup" and (
+                    not r.call.args[1:2] or _wakeup_off(r, self.table)
+                ):
+                    continue
                 holders = self.table.holders
                 if bound_device(_first_arg(node), params or frozenset(), holders):
                     yield Event("acquire", res.name, r, top, node)
@@ -273,7 +278,7 @@ def _keywords(opts: Options) -> Keywords:
     words = {
         "enable": ("pm_runtime_enable",),
         "autosuspend": ("pm_runtime_use_autosuspend",),
-        "usage": ("pm_runtime_get",  "pm_runtime_resume_and_get"),
+        "usage": ("pm_runtime_get", "pm_runtime_resume_and_get"),
         "wakeup": ("device_init_wakeup", "device_wakeup_enable"),
         "wake-irq": ("dev_pm_set_wake_irq", "dev_pm_set_dedicated_wake_irq"),
     }[opts.resource]
@@ -332,9 +337,7 @@ def _acquires(probe: Probe, resource: str) -> list[Event]:
     return list(out.values())
 
 
-def _released_for(
-    exit_: paths.Exit, a: Event, probe: Probe, resource: str
-) -> bool:
+def _released_for(exit_: paths.Exit, a: Event, probe: Probe, resource: str) -> bool:
     """Is the resource undone on the way from `a` out through `exit_`?"""
     e = exit_.node
     for ev in probe.events:
@@ -475,8 +478,12 @@ def _steps(
     steps = list(chain_steps(a.reached, probe.name, ctx.model.path, fdef.name_span, "probe"))
     for x in leaking[:3]:
         steps.append(
-            ChainStep(probe.name, ctx.model.path, node_span(x.node),
-                      f"probe fails here ({x.kind}) without {res.undo}")  # fmt: skip
+            ChainStep(
+                probe.name,
+                ctx.model.path,
+                node_span(x.node),
+                f"probe fails here ({x.kind}) without {res.undo}",
+            )  # fmt: skip
         )
     if unbind and remove and remove in ctx.model.functions:
         rdef = ctx.model.functions[remove]
@@ -539,8 +546,10 @@ def _usage_in_remove(
         if later:
             continue
         node = facts.call_node(r)
-        if node is None or paths.own_result_test(node) is not None and any(
-            w.call.callee in res.release for w in walk
+        if (
+            node is None
+            or paths.own_result_test(node) is not None
+            and any(w.call.callee in res.release for w in walk)
         ):
             continue
         yield ctx.report(
@@ -553,4 +562,3 @@ def _usage_in_remove(
             paths=f"at unbind: {remove}() takes it and never drops it",
             fix=f"add {res.undo} after pm_runtime_disable() in {remove}()",
         )
-

@@ -70,8 +70,10 @@ def _ladder_start(body: ts.Node) -> int:
     for stmt in body.named_children:
         if stmt.type == "comment":
             continue
-        if stmt.type == "labeled_statement" and prev is not None and prev.type in (
-            "return_statement", "goto_statement"
+        if (
+            stmt.type == "labeled_statement"
+            and prev is not None
+            and prev.type in ("return_statement", "goto_statement")
         ):
             return stmt.start_byte
         prev = stmt
@@ -107,9 +109,8 @@ def _walk(node: ts.Node) -> Iterator[ts.Node]:
 
 def _return_at_end(func: ts.Node, region: tuple[int, int]) -> ts.Node | None:
     for n in _walk(func):
-        if n.type == "return_statement" and region[0] <= n.start_byte < region[1]:
-            if n.end_byte == region[1]:
-                return n
+        if n.type == "return_statement" and region[0] <= n.start_byte and n.end_byte == region[1]:
+            return n
     return None
 
 
@@ -130,9 +131,11 @@ def _error_return(ret: ts.Node, labels: list[int]) -> str | None:
         return None
     while v.type == "parenthesized_expression" and v.named_children:
         v = v.named_children[0]
-    if v.type == "unary_expression" or v.type == "call_expression" and cnav.text(
-        v.child_by_field_name("function")
-    ) in _ERROR_CALLS:
+    if (
+        v.type == "unary_expression"
+        or v.type == "call_expression"
+        and cnav.text(v.child_by_field_name("function")) in _ERROR_CALLS
+    ):
         return "return"
     if v.type == "call_expression":
         # `return devm_foo_register(...);`: its failure is probe's
@@ -196,9 +199,7 @@ def reaches(a: ts.Node, e: ts.Node) -> bool:
             break
         if parent.start_byte <= e.start_byte < parent.end_byte:
             # the lowest common ancestor: two arms of one if?
-            if parent.type == "if_statement" and not _same_arm(parent, cur, e):
-                return False
-            return True
+            return parent.type != "if_statement" or _same_arm(parent, cur, e)
         if _leaves(cur):
             return False
         cur = parent
