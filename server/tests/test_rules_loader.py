@@ -34,8 +34,8 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
 def test_shipped_rules_load_with_unique_ids_and_types() -> None:
     rules = load_rules()
     ids = [r.id for r in rules]
-    assert len(ids) == 11 and len(set(ids)) == 11
-    assert len({r.kernel_type for r in rules}) == 11
+    assert len(ids) == 16 and len(set(ids)) == 16
+    assert len({r.kernel_type for r in rules}) == 16
     for r in rules:
         assert r.url.startswith("https://docs.kernel.org/"), r.id
         assert r.note and r.message

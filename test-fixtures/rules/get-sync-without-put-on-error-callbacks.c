@@ -209,6 +209,7 @@ static int foo_probe(struct platform_device *pdev)
 
 	foo->dev = &pdev->dev;
 	foo->ddev.device_alloc_chan_resources = foo_alloc_chan_resources;
+	/* expect: runtime-pm-enable-not-undone */
 	pm_runtime_enable(&pdev->dev);
 	/* expect: get-sync-without-put-on-error(warning) */
 	return pm_runtime_get_sync(&pdev->dev);

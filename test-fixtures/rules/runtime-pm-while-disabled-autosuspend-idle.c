@@ -70,6 +70,7 @@ static int codec_probe(struct i2c_client *client)
 {
 	pm_runtime_set_autosuspend_delay(&client->dev, 1000);
 	pm_runtime_use_autosuspend(&client->dev);
+	/* expect: runtime-pm-enable-not-undone */
 	pm_runtime_enable(&client->dev);
 	return 0;
 }

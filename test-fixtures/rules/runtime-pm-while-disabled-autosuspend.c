@@ -93,6 +93,7 @@ static int dmac_probe(struct platform_device *pdev)
 {
 	pm_runtime_set_autosuspend_delay(&pdev->dev, 500);
 	pm_runtime_use_autosuspend(&pdev->dev);
+	/* expect: runtime-pm-enable-not-undone */
 	pm_runtime_enable(&pdev->dev);
 	return 0;
 }

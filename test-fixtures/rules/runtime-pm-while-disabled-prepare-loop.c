@@ -84,6 +84,7 @@ static int ctl_probe(struct platform_device *pdev)
 {
 	pm_runtime_set_autosuspend_delay(&pdev->dev, 200);
 	pm_runtime_use_autosuspend(&pdev->dev);
+	/* expect: runtime-pm-enable-not-undone */
 	pm_runtime_enable(&pdev->dev);
 	return 0;
 }

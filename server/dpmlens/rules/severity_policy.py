@@ -82,6 +82,7 @@ class Policy:
     cheap: Severity
     subsystems: tuple[Subsystem, ...] = ()
     cosmetic_rules: frozenset[str] = frozenset()  # capped like latency_rules when dead/legacy
+    lifetime_rules: frozenset[str] = frozenset()  # probe/remove balance: capped the same way
 
 
 @lru_cache(maxsize=1)
@@ -138,6 +139,7 @@ def _parse(data: dict[str, Any]) -> Policy:
         cheap=Severity.parse(str(measured.get("cheap", "info"))),
         subsystems=tuple(_subsystem(s) for s in data.get("subsystem_policy") or ()),
         cosmetic_rules=frozenset(str(r) for r in data.get("cosmetic_rules") or ()),
+        lifetime_rules=frozenset(str(r) for r in data.get("lifetime_rules") or ()),
     )
 
 
@@ -277,7 +279,11 @@ def dead_driver(finding: Finding, reason: str, legacy: bool = False) -> Finding:
     (message suffix, `dead` field, tag)."""
     severity = finding.severity
     p = policy()
-    latency = finding.rule in p.latency_rules or finding.rule in p.cosmetic_rules
+    latency = (
+        finding.rule in p.latency_rules
+        or finding.rule in p.cosmetic_rules
+        or finding.rule in p.lifetime_rules
+    )
     if latency:
         severity = min(severity, p.legacy if legacy else p.dead_driver)
     found = replace(
@@ -377,6 +383,7 @@ def table_markdown() -> list[str]:
             )
     latency = ", ".join(f"`{r}`" for r in sorted(p.latency_rules))
     cosmetic = ", ".join(f"`{r}`" for r in sorted(p.cosmetic_rules)) or "none"
+    lifetime = ", ".join(f"`{r}`" for r in sorted(p.lifetime_rules)) or "none"
     legacy = ", ".join(f"`{k}` ({v})" for k, v in sorted(p.legacy_symbols.items()))
     out += [
         "",
@@ -387,13 +394,13 @@ def table_markdown() -> list[str]:
         f" `kbuild/dead.py`): every symbol that builds the file depends on `BROKEN`, is"
         f" `COMPILE_TEST`-only or sits under `UNUSED_BOARD_FILES`, or the file is in"
         f" `drivers/staging/**/deprecated`: latency findings ({latency}) and cosmetic ones"
-        f" ({cosmetic}) become"
+        f" ({cosmetic}) and probe/remove balance ones ({lifetime}) become"
         f" **{'quiet' if p.dead_quiet else p.dead_driver}**, the others keep their severity;"
         f" all name the reason"
         f" (`[dead driver: ...]`, JSON `dead`). `--include-dead` turns this off.",
         f"- **Legacy hardware** (hardware nobody can test: {legacy}): a driver that only"
         f" these buses or platforms build (Kconfig), or a delay compiled only under"
-        f" `#ifdef CONFIG_<one of them>`: latency and cosmetic findings at most"
+        f" `#ifdef CONFIG_<one of them>`: latency, cosmetic and balance findings at most"
         f" **{'quiet' if p.legacy_quiet else p.legacy}**, the"
         f" others keep their severity and name it (`[legacy hardware: ...]`, JSON `dead`).",
         *(

@@ -1,0 +1,564 @@
+"""Checker `lifetime-balance`: PM state a probe sets up that a probe failure or an unbind
+leaves behind (issue 30).
+
+The resources and what undoes them are data: rules/tables/lifetime-pairs.yaml. For each
+driver struct of the file whose probe sets one up (directly or in a same-file helper, the
+helper's call in probe standing for it):
+
+- every error exit of probe after the set-up (lifetime_paths: failure returns, gotos with
+  their label ladder) that meets no undo on its way (in probe, in a helper it calls, in a
+  devm action registered before it, or a managed `devm_` form) leaks it on that probe failure;
+- the driver's `.remove` (`.remove_new`) that reaches no undo, with nothing managed, leaks it
+  on every unbind; a driver with no remove and no `suppress_bind_attrs` too.
+
+Per resource: `autosuspend` is reported only where runtime PM is disabled without turning
+autosuspend off (a path that leaves runtime PM enabled as well is the enable rule's finding,
+whose fix undoes both); `usage` only where probe itself drops the count on its success path
+(a count kept over the driver's life is the bus's or the driver's design) and for a count
+taken in `.remove` and never dropped. Calls on a child device the driver registers
+(`&input->dev`) are left out: deleting that device undoes them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+import tree_sitter as ts
+
+from dpmlens.findings import ChainStep, Finding
+from dpmlens.model import footprint
+from dpmlens.model.types import DriverStruct
+from dpmlens.model.walker import Reached, chain_steps, parameter_names
+from dpmlens.rules import cnav
+from dpmlens.rules import lifetime_paths as paths
+from dpmlens.rules.context import Context
+from dpmlens.rules.loader import Rule, load_table
+from dpmlens.rules.plugin import Keywords, checker
+from dpmlens.rules.sleep_slack import tree_version
+from dpmlens.syntax.parser import node_span
+
+Kind = Literal["enable", "autosuspend", "usage", "wakeup", "wake-irq"]
+_DEVM_ACTIONS = frozenset({"devm_add_action", "devm_add_action_or_reset"})
+
+
+@dataclass(frozen=True)
+class Options:
+    resource: Kind
+
+
+@dataclass(frozen=True)
+class Resource:
+    name: str
+    what: str
+    acquire: frozenset[str]
+    release: frozenset[str]
+    managed: frozenset[str]
+    undo: str
+    managed_fix: str
+
+
+@dataclass(frozen=True)
+class Table:
+    resources: dict[str, Resource]
+    wakeup_off: frozenset[str]
+    bus_undoes: dict[str, dict[str, str]]  # bus -> resource -> why
+    holders: frozenset[str]
+
+    def names(self) -> frozenset[str]:
+        out: set[str] = set(_DEVM_ACTIONS)
+        for r in self.resources.values():
+            out |= r.acquire | r.release | r.managed
+        return frozenset(out)
+
+
+@lru_cache(maxsize=4)
+def load_pairs(rules_dir: str | None) -> Table:
+    data = load_table("lifetime-pairs", rules_dir)
+    res = {
+        str(k): Resource(
+            str(k),
+            str(v["what"]),
+            frozenset(v["acquire"]),
+            frozenset(v["release"]),
+            frozenset(v.get("managed") or ()),
+            str(v["undo"]),
+            str(v.get("managed_fix") or ""),
+        )
+        for k, v in data["resources"].items()
+    }
+    buses: dict[str, dict[str, str]] = {}
+    for bus, spec in (data.get("bus_undoes") or {}).items():
+        for r in spec["resources"]:
+            buses.setdefault(str(bus), {})[str(r)] = " ".join(str(spec["why"]).split())
+    return Table(
+        res,
+        frozenset(str(a) for a in data.get("wakeup_off_args") or ()),
+        buses,
+        frozenset(str(h) for h in data.get("bound_holders") or ()),
+    )
+
+
+def _rules_dir(rule: Rule) -> str | None:
+    """The rules directory the rule came from (its table lives beside it)."""
+    return str(Path(rule.path).parent) if rule.path else None
+
+
+# --- events in probe ----------------------------------------------------------------------
+
+
+@dataclass
+class Event:
+    kind: Literal["acquire", "release", "managed"]
+    resource: str
+    reached: Reached
+    top: ts.Node  # the call written in probe (the helper call for a helper's event)
+    node: ts.Node  # the call itself (in probe or in a helper)
+
+
+@dataclass
+class Probe:
+    """What one probe function does, for every resource (computed once per file)."""
+
+    name: str
+    func: ts.Node
+    params: frozenset[str]
+    events: list[Event] = field(default_factory=list)
+
+
+def _first_arg(call: ts.Node) -> str:
+    args = call.child_by_field_name("arguments")
+    named = [a for a in args.named_children if a.type != "comment"] if args else []
+    return re.sub(r"\s+", "", cnav.text(named[0])) if named else ""
+
+
+def _arg(call: ts.Node, i: int) -> str:
+    args = call.child_by_field_name("arguments")
+    named = [a for a in args.named_children if a.type != "comment"] if args else []
+    return re.sub(r"\s+", "", cnav.text(named[i])) if len(named) > i else ""
+
+
+def bound_device(arg: str, params: frozenset[str], holders: frozenset[str]) -> bool:
+    """Is `arg` (a call's device argument, spaces removed) the device being bound?"""
+    arg = arg.strip("()")
+    if arg in params or arg == "dev" or arg.endswith("->dev") and not arg.startswith("&"):
+        return True
+    m = re.fullmatch(r"&(?:\(\*?)?([\w>.\-]*?)(\w+)\)?->dev", arg)
+    if m:
+        return m.group(2) in params or m.group(2) in holders
+    return arg.endswith(".dev") and not arg.startswith("&")
+
+
+def _wakeup_off(r: Reached, table: Table) -> bool:
+    """`device_init_wakeup(dev, false)`: the call turns wakeup off."""
+    return r.call.args[1:2] != () and r.call.args[1].strip() in table.wakeup_off
+
+
+class _FileFacts:
+    """Per file: probe walks, remove releases, devm actions (shared by the five rules)."""
+
+    def __init__(self, ctx: Context, table: Table) -> None:
+        self.ctx = ctx
+        self.table = table
+        self._probes: dict[str, Probe] = {}
+        self._action_releases: dict[str, frozenset[str]] = {}
+        self._reach_releases: dict[str, frozenset[str]] = {}
+
+    def call_node(self, r: Reached) -> ts.Node | None:
+        return self.ctx.call_node(r.call, r.model) if r.model is self.ctx.model else None
+
+    def releases_in(self, function: str) -> frozenset[str]:
+        """Resources whose release `function` reaches (itself or its helpers)."""
+        known = self._reach_releases.get(function)
+        if known is None:
+            names = self.table.names()
+            found: set[str] = set()
+            for r in self.ctx.reach(function, towards=names):
+                found |= self._released_by(r.call.callee, r)
+            known = self._reach_releases[function] = frozenset(found)
+        return known
+
+    def _released_by(self, callee: str, r: Reached | None) -> set[str]:
+        out = set()
+        for res in self.table.resources.values():
+            if callee in res.release:
+                out.add(res.name)
+        if callee == "device_init_wakeup" and r is not None and _wakeup_off(r, self.table):
+            out.add("wakeup")
+        return out
+
+    def probe(self, name: str) -> Probe | None:
+        if name in self._probes:
+            return self._probes[name]
+        found = self.ctx.lookup(name, self.ctx.model)
+        if found is None or found[0] is not self.ctx.model:
+            return None
+        fdef = found[1]
+        func = self.ctx.node(fdef.start_byte, fdef.end_byte, kind="function_definition")
+        if func is None:
+            return None
+        params = frozenset(p for p in parameter_names(func) if p)
+        probe = Probe(name, func, params)
+        names = self.table.names()
+        for r in self.ctx.reach(name, towards=names):
+            top_call = r.hops[0].call if r.hops else r.call
+            node = self.call_node(r)
+            top = self.ctx.call_node(top_call, self.ctx.model)
+            if node is None or top is None:
+                continue
+            probe.events.extend(self._events(r, node, top, params if not r.hops else None))
+        self._probes[name] = probe
+        return probe
+
+    def _events(
+        self, r: Reached, node: ts.Node, top: ts.Node, params: frozenset[str] | None
+    ) -> Iterator[Event]:
+        callee = r.call.callee
+        if callee in _DEVM_ACTIONS:
+            action = _arg(node, 1)
+            action = action.split(")")[-1]  # a cast: (void (*)(void *))pm_runtime_disable
+            rel = self._released_by(action, None)
+            if action in self.ctx.model.functions:
+                rel |= self.releases_in(action)
+            for managed in rel:
+                yield Event("managed", managed, r, top, node)
+            return
+        for released in self._released_by(callee, r):
+            yield Event("release", released, r, top, node)
+        for res in self.table.resources.values():
+            if callee in res.managed:
+                yield Event("managed", res.name, r, top, node)
+            if callee in res.acquire:
+                if callee == "device_init_wakeup" and (
+                    not r.call.args[1:2] or _wakeup_off(r, self.table)
+                ):
+                    continue
+                holders = self.table.holders
+                if bound_device(_first_arg(node), params or frozenset(), holders):
+                    yield Event("acquire", res.name, r, top, node)
+
+
+# --- the driver's remove --------------------------------------------------------------------
+
+_REMOVE = re.compile(rb"\.\s*remove(?:_new)?\s*=\s*(?:__exit_p\s*\(\s*)?&?\s*(\w+)")
+_SUPPRESS = re.compile(rb"\.\s*suppress_bind_attrs\s*=\s*(?:true|1)\b")
+
+
+def _remove_of(ctx: Context, d: DriverStruct) -> tuple[str | None, bool]:
+    """(the remove function a driver struct names, whether it suppresses bind attributes)."""
+    if d.span is None:
+        return None, False
+    lines = ctx.model.source.split(b"\n")
+    text = b"\n".join(lines[d.span.line - 1 : d.span.end_line])
+    m = _REMOVE.search(text)
+    name = m.group(1).decode() if m else None
+    if name in ("NULL", None):
+        name = None
+    return name, _SUPPRESS.search(text) is not None
+
+
+def _modular(ctx: Context, d: DriverStruct) -> bool:
+    """Can the driver be unbound by unloading it? (`module_*_driver()`, or a module_exit();
+    a built-in driver with no .remove is never unbound in practice: every resource it holds
+    stays, so a PM undo alone is no fix.)"""
+    if d.registration and d.registration.startswith("module_"):
+        return True
+    return b"module_exit(" in ctx.model.source
+
+
+# --- the rule -----------------------------------------------------------------------------
+
+
+def _keywords(opts: Options) -> Keywords:
+    words = {
+        "enable": ("pm_runtime_enable",),
+        "autosuspend": ("pm_runtime_use_autosuspend",),
+        "usage": ("pm_runtime_get", "pm_runtime_resume_and_get"),
+        "wakeup": ("device_init_wakeup", "device_wakeup_enable"),
+        "wake-irq": ("dev_pm_set_wake_irq", "dev_pm_set_dedicated_wake_irq"),
+    }[opts.resource]
+    return Keywords(words=words)
+
+
+@checker(
+    "lifetime-balance",
+    Options,
+    fields={"call", "function", "via", "what", "paths", "fix"},
+    keywords=_keywords,
+)
+def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
+    """PM state set up in probe that a probe failure or an unbind leaves behind."""
+    opts: Options = rule.options
+    table = load_pairs(_rules_dir(rule))
+    res = table.resources[opts.resource]
+    with footprint.unit(ctx.model, footprint.NAMES):
+        acquires = ctx.model.calls_to(*res.acquire)
+    if not acquires or not ctx.model.drivers:
+        return
+    footprint.read_all(ctx.model, "probe/remove balance reads the driver's whole lifetime")
+    facts = ctx._cache.get("lifetime")
+    if not isinstance(facts, _FileFacts) or facts.table is not table:
+        facts = ctx._cache["lifetime"] = _FileFacts(ctx, table)
+    seen: set[tuple[str, int]] = set()
+    for d in ctx.model.drivers:
+        if not d.probe or opts.resource in table.bus_undoes.get(d.bus, {}):
+            continue
+        probe = facts.probe(d.probe)
+        if probe is None:
+            continue
+        remove, suppress = _remove_of(ctx, d)
+        if opts.resource == "usage":
+            found = list(_usage(rule, ctx, facts, probe, remove, d))
+        else:
+            modular = not suppress and _modular(ctx, d)
+            found = list(_leaks(rule, ctx, facts, probe, remove, modular, res))
+        for f in found:
+            key = (f.path, f.span.line)
+            if key not in seen:
+                seen.add(key)
+                yield f
+
+
+def _events(probe: Probe, resource: str, kind: str) -> list[Event]:
+    return [e for e in probe.events if e.resource == resource and e.kind == kind]
+
+
+def _acquires(probe: Probe, resource: str) -> list[Event]:
+    """One event per probe-level statement (a helper that sets up and undoes on its own
+    failure counts once, as a set-up)."""
+    out: dict[int, Event] = {}
+    for e in _events(probe, resource, "acquire"):
+        out.setdefault(e.top.start_byte, e)
+    return list(out.values())
+
+
+def _released_for(exit_: paths.Exit, a: Event, probe: Probe, resource: str) -> bool:
+    """Is the resource undone on the way from `a` out through `exit_`?"""
+    e = exit_.node
+    for ev in probe.events:
+        if ev.resource != resource:
+            continue
+        if ev.kind == "managed" and ev.top.start_byte < e.start_byte:
+            return True
+        if ev.kind != "release" or ev.top.start_byte == a.top.start_byte:
+            continue
+        if paths.on_path(ev.top, a.top.end_byte, e):
+            return True
+        if exit_.region and exit_.region[0] <= ev.top.start_byte < exit_.region[1]:
+            return True
+    return False
+
+
+@dataclass
+class _Leak:
+    acquire: Event
+    exits: list[paths.Exit]
+    unbind: str | None  # why an unbind leaks it, or None
+
+
+def _leaks(
+    rule: Rule,
+    ctx: Context,
+    facts: _FileFacts,
+    probe: Probe,
+    remove: str | None,
+    modular: bool,
+    res: Resource,
+) -> Iterator[Finding]:
+    name = res.name
+    check = "enable" if name == "autosuspend" else name  # what must be undone on the path
+    managed_anywhere = bool(_events(probe, name, "managed"))
+    remove_releases = facts.releases_in(remove) if remove else frozenset()
+    for a in _acquires(probe, name):
+        if paths.leaves_on_success(a.top):
+            continue
+        own = paths.own_result_test(a.top)
+        leaking = []
+        for x in paths.exits_after(probe.func, a.top.end_byte):
+            if own is not None and own.start_byte <= x.node.start_byte < own.end_byte:
+                continue
+            if not paths.reaches(a.top, x.node) or _released_for(x, a, probe, name):
+                continue
+            if name == "autosuspend" and not _released_for(x, a, probe, check):
+                continue  # runtime PM left enabled too: the enable rule's finding
+            leaking.append(x)
+        unbind = None
+        success_release = any(
+            ev.top.start_byte > a.top.end_byte and paths.on_success_path(ev.top, probe.func)
+            for ev in _events(probe, name, "release")
+        )
+        if not managed_anywhere and not success_release:
+            if remove is not None and name not in remove_releases:
+                if name != "autosuspend" or check in remove_releases:
+                    unbind = f"at unbind: {remove}() has no {res.undo}"
+            elif remove is None and modular and name != "autosuspend":
+                unbind = "at unbind or module unload: the driver has no .remove"
+        if not leaking and unbind is None:
+            continue
+        yield _finding(rule, ctx, probe, a, leaking, unbind, res, remove)
+
+
+def _finding(
+    rule: Rule,
+    ctx: Context,
+    probe: Probe,
+    a: Event,
+    leaking: list[paths.Exit],
+    unbind: str | None,
+    res: Resource,
+    remove: str | None,
+) -> Finding:
+    parts = []
+    if leaking:
+        first = leaking[0]
+        how = f"{first.kind}" + (f", return at line {first.end_line}" if first.region else "")
+        more = f" and {len(leaking) - 1} more" if len(leaking) > 1 else ""
+        parts.append(f"when probe fails at line {first.line} ({how}){more}")
+    if unbind:
+        parts.append(unbind)
+    where = []
+    if leaking:
+        where.append("on the error path" + ("s" if len(leaking) > 1 else ""))
+    if unbind and remove:
+        where.append(f"in {remove}()")
+    elif unbind:
+        where.append("in a .remove callback")
+    fix = f"add {res.undo} " + " and ".join(where) if where else f"add {res.undo}"
+    if res.managed_fix and res.name != "autosuspend" and _tree_has_managed(ctx, res):
+        fix += f", or use {res.managed_fix}"
+    if res.name == "enable":
+        auto = [e for e in _acquires(probe, "autosuspend")]
+        if auto and not _events(probe, "autosuspend", "release"):
+            fix += " (it also undoes pm_runtime_use_autosuspend())"
+    elif res.name == "autosuspend":
+        fix = f"call {res.undo} before pm_runtime_disable() there"
+    call = a.reached.call
+    steps = _steps(ctx, probe, a, leaking, unbind, remove, res)
+    finding = ctx.report(
+        rule,
+        call,
+        path=a.reached.model.path,
+        function=probe.name,
+        call=call.callee,
+        via=ctx.via(a.reached),
+        what=res.what,
+        paths="; ".join(parts),
+        fix=fix,
+    )
+    return replace(finding, chain=steps)
+
+
+# devm_device_init_wakeup() and devm_pm_set_wake_irq() are in v6.15 and later kernels
+_MANAGED_SINCE = {"wakeup": (6, 15), "wake-irq": (6, 15)}
+
+
+def _tree_has_managed(ctx: Context, res: Resource) -> bool:
+    since = _MANAGED_SINCE.get(res.name)
+    if since is None:
+        return True
+    version = tree_version(os.path.dirname(os.path.abspath(ctx.model.path)))
+    return version is None or version >= since
+
+
+def _steps(
+    ctx: Context,
+    probe: Probe,
+    a: Event,
+    leaking: list[paths.Exit],
+    unbind: str | None,
+    remove: str | None,
+    res: Resource,
+) -> tuple[ChainStep, ...]:
+    fdef = ctx.model.functions[probe.name]
+    steps = list(chain_steps(a.reached, probe.name, ctx.model.path, fdef.name_span, "probe"))
+    for x in leaking[:3]:
+        steps.append(
+            ChainStep(
+                probe.name,
+                ctx.model.path,
+                node_span(x.node),
+                f"probe fails here ({x.kind}) without {res.undo}",
+            )  # fmt: skip
+        )
+    if unbind and remove and remove in ctx.model.functions:
+        rdef = ctx.model.functions[remove]
+        steps.append(ChainStep(remove, ctx.model.path, rdef.name_span, f"no {res.undo}"))
+    return tuple(steps)
+
+
+# --- usage counts ---------------------------------------------------------------------------
+
+
+def _usage(
+    rule: Rule,
+    ctx: Context,
+    facts: _FileFacts,
+    probe: Probe,
+    remove: str | None,
+    d: DriverStruct,
+) -> Iterator[Finding]:
+    res = facts.table.resources["usage"]
+    releases = _events(probe, "usage", "release")
+    for a in _acquires(probe, "usage"):
+        if paths.leaves_on_success(a.top):
+            continue
+        # probe drops the count itself on its success path: its error paths must too
+        drops = [
+            ev for ev in releases
+            if ev.top.start_byte > a.top.end_byte and paths.on_success_path(ev.top, probe.func)
+        ]  # fmt: skip
+        if not drops:
+            continue
+        last = max(ev.top.start_byte for ev in drops)
+        own = paths.own_result_test(a.top)
+        leaking = [
+            x
+            for x in paths.exits_after(probe.func, a.top.end_byte)
+            if x.node.start_byte < last
+            and not (own is not None and own.start_byte <= x.node.start_byte < own.end_byte)
+            and paths.reaches(a.top, x.node)
+            and not _released_for(x, a, probe, "usage")
+        ]
+        if leaking:
+            yield _finding(rule, ctx, probe, a, leaking, None, res, remove)
+    if remove and "usage" not in facts.table.bus_undoes.get(d.bus, {}):
+        yield from _usage_in_remove(rule, ctx, facts, remove, res)
+
+
+_TAKES = frozenset({"pm_runtime_get_sync", "pm_runtime_resume_and_get", "pm_runtime_get"})
+
+
+def _usage_in_remove(
+    rule: Rule, ctx: Context, facts: _FileFacts, remove: str, res: Resource
+) -> Iterator[Finding]:
+    """A count taken in remove (to power the device for its teardown) and never dropped."""
+    names = res.acquire | res.release | res.managed
+    walk = list(ctx.reach(remove, towards=frozenset(names)))
+    for i, r in enumerate(walk):
+        if r.call.callee not in _TAKES or r.hops:
+            continue
+        later = [w for w in walk[i + 1 :] if w.call.callee in res.release]
+        if later:
+            continue
+        node = facts.call_node(r)
+        if (
+            node is None
+            or paths.own_result_test(node) is not None
+            and any(w.call.callee in res.release for w in walk)
+        ):
+            continue
+        yield ctx.report(
+            rule,
+            r.call,
+            function=remove,
+            call=r.call.callee,
+            via="",
+            what="a runtime PM usage count taken",
+            paths=f"at unbind: {remove}() takes it and never drops it",
+            fix=f"add {res.undo} after pm_runtime_disable() in {remove}()",
+        )
