@@ -782,6 +782,10 @@ def _beyond_spec_at(rule: Rule, a: _Analysis, d: Delay) -> Finding | None:
         if _exceptional(d):
             return None  # a quirk's or an error path's wait: not paid on every cycle
         stated = _stated_need(text, d.ms)
+        if not admit and _cites_time(a.spec, text):
+            # "The YAS530 datasheet says TVSKW is up to 30 ms, after that 1 ms ...": the
+            # comment cites the requirement the wait implements, so it has a known minimum
+            return None
         if not admit and not variants and _states_figure(text, d.ms):
             # "OTP registers can't be accessed for 20 ms after streaming starts" before
             # msleep(20): the comment is the device's requirement, and the wait meets it
@@ -821,6 +825,12 @@ _REQUIRES = re.compile(
     r"|minimum|takes?|until|after|before|datasheet|spec(?:ification)?|ready)\b",
     re.IGNORECASE,
 )
+
+
+def _cites_time(spec: SpecTable, text: str) -> bool:
+    """Does the comment cite the hardware's documentation (a datasheet, a spec, a manual:
+    `citation_words` of rules/tables/spec-delays.yaml) and state a time?"""
+    return bool(spec.citation_words.search(text)) and _STATED.search(text) is not None
 
 
 def _states_figure(text: str, delay_ms: float) -> bool:
