@@ -56,13 +56,26 @@ def test_if_without_else_is_conditional_and_named() -> None:
 
 def test_loops_are_no_fixed_total() -> None:
     for body in (
-        "for (a = 0; a < 3; a++) msleep(30);",
         "while (a--) { msleep(30); }",
         "do { msleep(30); } while (a);",
+        "for (a = 0; a < 3; a++) { if (ready(x)) break; msleep(30); }",  # a poll
+        "for (a = 0; !ready(x); a++) msleep(30);",
     ):
         cost = _cost(body)
-        assert cost.fixed == 0 and cost.looped, body
+        assert cost.fixed == 0 and cost.looped and not cost.repeated, body
     assert not _cost("for (a = 0; a < 3; a++) b++;").looped
+
+
+def test_a_counted_loop_repeats_its_body_per_iteration() -> None:
+    # issue 31 (max310x): a loop over the ports pays the body's wait on every iteration
+    cost = _cost("for (a = 0; a < s->nr; a++) { b(); msleep(30); msleep(20); }")
+    assert cost.fixed == 0 and not cost.looped
+    assert cost.repeated == (("for (a = 0; a < s->nr; a++)", 50.0),)
+    # a conditional wait in it is no count per iteration
+    cost = _cost("for (a = 0; a < 3; a++) { msleep(30); if (q) msleep(100); }")
+    assert cost.repeated == (("for (a = 0; a < 3; a++)", 30.0),) and cost.looped
+    # under an if, the loop's cost is no fixed count of the cycle either
+    assert _cost("if (q) for (a = 0; a < 3; a++) msleep(30);").looped
 
 
 def test_callback_total_follows_helpers_and_names_conditions() -> None:
@@ -78,9 +91,12 @@ def test_callback_total_follows_helpers_and_names_conditions() -> None:
     cycle = (
         "the longest path through baz_resume() waits 320 ms in fixed delays per resume,"
         " + 1800 ms only with `baz->quirks & BAZ_QUIRK_SLOW_WAKE`, + 1000 ms only with `ret`,"
-        " + 350 ms under 3 other conditions (waits in loops not counted)"
+        " + 350 ms under 3 other conditions, + 30 ms per iteration of `for (i = 0; i < 3; i++)`"
     )
-    assert all(f.message.endswith(cycle) for f in found), found[0].message
+    # the loop's own finding has named its loop already: "that loop"
+    that = cycle.replace("`for (i = 0; i < 3; i++)`", "that loop")
+    assert all(f.message.endswith((cycle, that)) for f in found), found[0].message
+    assert sum(f.message.endswith(that) for f in found) == 1
     assert any("msleep(60) waits 60 ms only with `ret == 2`" in f.message for f in found)
     assert any("msleep(250) waits 250 ms only with `baz->model == 7`" in f.message for f in found)
 
