@@ -929,14 +929,16 @@ def _cites_time(spec: SpecTable, text: str, delay_ms: float) -> bool:
     """Does the comment cite the hardware's documentation (a datasheet, a spec, a manual:
     `citation_words` of rules/tables/spec-delays.yaml) and state a time that accounts for
     most of the delay (at least 75% of it: "up to 30 ms, after that 1 ms" before a 31 ms
-    wait)? "The datasheet does not specify ... reset time is < 10ms, I sleep 20ms to be
-    sure" states a need of half the wait: that wait's margin has no cited minimum."""
+    wait)? The delay's own figure is no citation ("The datasheet does not specify ... reset
+    time is < 10ms, I sleep 20ms to be sure": a need of half the wait, and the wait); a
+    comment whose only figure is the delay's is `_states_figure`'s case."""
     if not spec.citation_words.search(text):
         return False
     for m in _STATED.finditer(text):
         unit = m.group(2).lower()
         scale = 1.0 if unit.startswith("m") else (1000.0 if unit == "s" else 0.001)
-        if float(m.group(1)) * scale >= 0.75 * delay_ms:
+        value = float(m.group(1)) * scale
+        if value >= 0.75 * delay_ms and abs(value - delay_ms) > 1e-9:
             return True
     return False
 
