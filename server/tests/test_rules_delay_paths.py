@@ -11,7 +11,13 @@ import tree_sitter as ts
 from dpmlens.config import Config
 from dpmlens.engine import analyze_source
 from dpmlens.rules import cnav
-from dpmlens.rules.delay_paths import PathCost, path_cost
+from dpmlens.rules.delay_paths import (
+    PathCost,
+    error_exit,
+    only_when,
+    path_conditions,
+    path_cost,
+)
 from dpmlens.syntax.parser import parse
 
 FIXTURES = Path(__file__).resolve().parents[2] / "test-fixtures" / "rules"
@@ -123,3 +129,58 @@ static DEFINE_SIMPLE_DEV_PM_OPS(q_pm_ops, q_suspend, q_resume);
     assert found[0].message.endswith(
         "the longest path through q_resume() waits 100 ms in fixed delays per resume"
     ), "a sub-millisecond conditional wait is not worth naming"
+
+
+def _call(src: str, name: str = "msleep") -> ts.Node:
+    tree = parse(src.encode())
+    stack = [tree.root_node]
+    while stack:
+        n = stack.pop()
+        if n.type == "call_expression" and cnav.text(n.child_by_field_name("function")) == name:
+            return n
+        stack.extend(n.children)
+    raise AssertionError(f"no call to {name}")
+
+
+def test_error_exits_passed_are_the_success_path() -> None:
+    # issue 31 (pcie-mediatek-gen3): the second mdelay(100) is not "when `!(err)`"
+    src = """int f(struct x *p) {
+        int err = init(p);
+        if (err) { dev_err(p->dev, "no\\n"); return err; }
+        err = on(p);
+        if (err)
+            goto err_phy_on;
+        if (p->mode == 3)
+            return 0;
+        msleep(100);
+        return 0;
+    err_phy_on:
+        return err;
+    }"""
+    assert path_conditions(_call(src)) == ["!(p->mode == 3)"]
+    assert error_exit(_call(src, "dev_err").parent.parent.parent)  # the first `if`
+
+
+def test_a_poll_returning_its_count_is_no_error_exit() -> None:
+    src = """int f(struct x *p) {
+        int i;
+        for (i = 0; i < 10; i++) {
+            if ((readl(p->base) & 1) == 1)
+                return i;
+            msleep(10);
+        }
+        return -ETIMEDOUT;
+    }"""
+    assert path_conditions(_call(src)) == ["!((readl(p->base) & 1) == 1)"]
+
+
+def test_a_caller_constant_decides_the_condition() -> None:
+    src = "void f(struct p *port, int on) { update(port); if (on) msleep(50); }"
+    call = _call(src)
+
+    def decide(n: ts.Node) -> int | None:
+        return 1 if cnav.text(n).strip("() ") == "on" else None
+
+    assert only_when(call) == "on"
+    assert only_when(call, decide) is None
+    assert path_conditions(call, decide) == []
