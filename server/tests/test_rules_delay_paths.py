@@ -11,7 +11,13 @@ import tree_sitter as ts
 from dpmlens.config import Config
 from dpmlens.engine import analyze_source
 from dpmlens.rules import cnav
-from dpmlens.rules.delay_paths import PathCost, path_cost
+from dpmlens.rules.delay_paths import (
+    PathCost,
+    error_exit,
+    only_when,
+    path_conditions,
+    path_cost,
+)
 from dpmlens.syntax.parser import parse
 
 FIXTURES = Path(__file__).resolve().parents[2] / "test-fixtures" / "rules"
@@ -56,13 +62,26 @@ def test_if_without_else_is_conditional_and_named() -> None:
 
 def test_loops_are_no_fixed_total() -> None:
     for body in (
-        "for (a = 0; a < 3; a++) msleep(30);",
         "while (a--) { msleep(30); }",
         "do { msleep(30); } while (a);",
+        "for (a = 0; a < 3; a++) { if (ready(x)) break; msleep(30); }",  # a poll
+        "for (a = 0; !ready(x); a++) msleep(30);",
     ):
         cost = _cost(body)
-        assert cost.fixed == 0 and cost.looped, body
+        assert cost.fixed == 0 and cost.looped and not cost.repeated, body
     assert not _cost("for (a = 0; a < 3; a++) b++;").looped
+
+
+def test_a_counted_loop_repeats_its_body_per_iteration() -> None:
+    # issue 31 (max310x): a loop over the ports pays the body's wait on every iteration
+    cost = _cost("for (a = 0; a < s->nr; a++) { b(); msleep(30); msleep(20); }")
+    assert cost.fixed == 0 and not cost.looped
+    assert cost.repeated == (("for (a = 0; a < s->nr; a++)", 50.0),)
+    # a conditional wait in it is no count per iteration
+    cost = _cost("for (a = 0; a < 3; a++) { msleep(30); if (q) msleep(100); }")
+    assert cost.repeated == (("for (a = 0; a < 3; a++)", 30.0),) and cost.looped
+    # under an if, the loop's cost is no fixed count of the cycle either
+    assert _cost("if (q) for (a = 0; a < 3; a++) msleep(30);").looped
 
 
 def test_callback_total_follows_helpers_and_names_conditions() -> None:
@@ -78,9 +97,12 @@ def test_callback_total_follows_helpers_and_names_conditions() -> None:
     cycle = (
         "the longest path through baz_resume() waits 320 ms in fixed delays per resume,"
         " + 1800 ms only with `baz->quirks & BAZ_QUIRK_SLOW_WAKE`, + 1000 ms only with `ret`,"
-        " + 350 ms under 3 other conditions (waits in loops not counted)"
+        " + 350 ms under 3 other conditions, + 30 ms per iteration of `for (i = 0; i < 3; i++)`"
     )
-    assert all(f.message.endswith(cycle) for f in found), found[0].message
+    # the loop's own finding has named its loop already: "that loop"
+    that = cycle.replace("`for (i = 0; i < 3; i++)`", "that loop")
+    assert all(f.message.endswith((cycle, that)) for f in found), found[0].message
+    assert sum(f.message.endswith(that) for f in found) == 1
     assert any("msleep(60) waits 60 ms only with `ret == 2`" in f.message for f in found)
     assert any("msleep(250) waits 250 ms only with `baz->model == 7`" in f.message for f in found)
 
@@ -107,3 +129,58 @@ static DEFINE_SIMPLE_DEV_PM_OPS(q_pm_ops, q_suspend, q_resume);
     assert found[0].message.endswith(
         "the longest path through q_resume() waits 100 ms in fixed delays per resume"
     ), "a sub-millisecond conditional wait is not worth naming"
+
+
+def _call(src: str, name: str = "msleep") -> ts.Node:
+    tree = parse(src.encode())
+    stack = [tree.root_node]
+    while stack:
+        n = stack.pop()
+        if n.type == "call_expression" and cnav.text(n.child_by_field_name("function")) == name:
+            return n
+        stack.extend(n.children)
+    raise AssertionError(f"no call to {name}")
+
+
+def test_error_exits_passed_are_the_success_path() -> None:
+    # issue 31 (pcie-mediatek-gen3): the second mdelay(100) is not "when `!(err)`"
+    src = """int f(struct x *p) {
+        int err = init(p);
+        if (err) { dev_err(p->dev, "no\\n"); return err; }
+        err = on(p);
+        if (err)
+            goto err_phy_on;
+        if (p->mode == 3)
+            return 0;
+        msleep(100);
+        return 0;
+    err_phy_on:
+        return err;
+    }"""
+    assert path_conditions(_call(src)) == ["!(p->mode == 3)"]
+    assert error_exit(_call(src, "dev_err").parent.parent.parent)  # the first `if`
+
+
+def test_a_poll_returning_its_count_is_no_error_exit() -> None:
+    src = """int f(struct x *p) {
+        int i;
+        for (i = 0; i < 10; i++) {
+            if ((readl(p->base) & 1) == 1)
+                return i;
+            msleep(10);
+        }
+        return -ETIMEDOUT;
+    }"""
+    assert path_conditions(_call(src)) == ["!((readl(p->base) & 1) == 1)"]
+
+
+def test_a_caller_constant_decides_the_condition() -> None:
+    src = "void f(struct p *port, int on) { update(port); if (on) msleep(50); }"
+    call = _call(src)
+
+    def decide(n: ts.Node) -> int | None:
+        return 1 if cnav.text(n).strip("() ") == "on" else None
+
+    assert only_when(call) == "on"
+    assert only_when(call, decide) is None
+    assert path_conditions(call, decide) == []

@@ -17,7 +17,8 @@ static int card_set_par(struct fb_info *info)
 	struct card *c = info->par;
 
 	writel(1, c->regs);
-	/* expect: busy-wait-in-pm-callback(quiet), delay-beyond-spec(quiet) */
+	/* expect: busy-wait-in-pm-callback(quiet) */
+	/* ok: delay-beyond-spec */
 	mdelay(60);
 	return 0;
 }
@@ -32,7 +33,8 @@ static int card_suspend(struct device *dev)
 	struct card *c = dev_get_drvdata(dev);
 
 	writel(0, c->regs);
-	/* expect: busy-wait-in-pm-callback(warning), delay-beyond-spec(quiet) */
+	/* expect: busy-wait-in-pm-callback(warning) */
+	/* ok: delay-beyond-spec */
 	mdelay(60);
 	return 0;
 }
@@ -43,7 +45,8 @@ static int card_resume(struct device *dev)
 	struct card *c = info->par;
 
 	writel(2, c->regs);
-	/* expect: busy-wait-in-pm-callback(quiet), delay-beyond-spec(quiet) */
+	/* expect: busy-wait-in-pm-callback(quiet) */
+	/* ok: delay-beyond-spec */
 	mdelay(20);
 	card_set_par(info);
 	return 0;
@@ -64,7 +67,8 @@ static int card_poweroff(struct device *dev)
 	struct card *c = dev_get_drvdata(dev);
 
 	writel(5, c->regs);
-	/* expect: busy-wait-in-pm-callback(quiet), delay-beyond-spec(quiet) */
+	/* expect: busy-wait-in-pm-callback(quiet) */
+	/* ok: delay-beyond-spec */
 	mdelay(30);
 	return 0;
 }

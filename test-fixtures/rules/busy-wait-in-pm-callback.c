@@ -199,7 +199,8 @@ static int nic_resume(struct device *dev)
 	struct pll *pll = dev_get_drvdata(dev);
 
 	if (test_and_clear_bit(0, &pll->reset_flags))
-		/* expect: busy-wait-in-pm-callback(info), delay-beyond-spec(quiet) */
+		/* expect: busy-wait-in-pm-callback(info) */
+		/* ok: delay-beyond-spec */
 		mdelay(100);
 	return 0;
 }

@@ -59,11 +59,13 @@ static const struct dev_pm_ops dma_pm_ops = {
 	LATE_SYSTEM_SLEEP_PM_OPS(dma_suspend_late, NULL)
 };
 
-/* A helper shared with probe that re-enables runtime PM before using it. */
+/* A helper shared with probe that re-enables runtime PM before using it: the enable only
+ * takes back suspend_noirq's own pm_runtime_disable(), the PM core's disable of suspend_late
+ * still holds, and the get powers nothing up (info: nothing fails; issue 31). */
 static int host_power_up(struct device *dev)
 {
 	pm_runtime_enable(dev);
-	/* ok: runtime-pm-while-disabled */
+	/* expect: runtime-pm-while-disabled(info) */
 	return pm_runtime_get_sync(dev);
 }
 

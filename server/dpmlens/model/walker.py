@@ -230,6 +230,20 @@ class Walker:
             )
             seen.discard(call.callee)
 
+    def bindings_after(self, hops: tuple[Hop, ...]) -> dict[str, int]:
+        """The parameters the walk bound to constants on its way down `hops` (those of the
+        function the last hop enters): `max310x_power(port, 1)` -> {"on": 1}."""
+        bindings: dict[str, int] = {}
+        for hop in hops:
+            bindings = self.bind(hop.model, hop.call, bindings)
+        return bindings
+
+    def bind(self, model: FileModel, call: CallSite, bindings: Mapping[str, int]) -> dict[str, int]:
+        """The callee's parameters that `call` (in `model`) passes a constant under
+        `bindings`, as the walk binds them when it enters the callee."""
+        target = self.lookup(call.callee, model)
+        return {} if target is None else self._bind(model, call, target[0], target[1], bindings)
+
     def _memo_for(self, model: FileModel, bindings: Mapping[str, int]) -> condeval.Memo:
         """Decided conditions (by node id) and calls (by -start-1) of `model` under `bindings`:
         the same helper is walked from several callbacks, and with and without `towards`."""

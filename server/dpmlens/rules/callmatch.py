@@ -14,7 +14,8 @@ callback in one of these phases. Rule files configure it entirely:
         file_calls: [dev_pm_set_wake_irq]
       once_per_callback: true         # only the first (dominant) matching call of a callback
       grade: runtime-effect           # a named grader (GRADES below) sets {effect} and severity
-      stop_after: [pm_runtime_enable] # a call to one of these ends the callback's walk
+      stop_after: [pm_runtime_enable] # a call to one of these ends the callback's walk,
+      stop_unless: [undoes-own-disable]  # unless one of these (STOP_CONDITIONS) holds for it
       rollback:                       # `by` calls after an `of` call in the same callback
         of: [pm_runtime_get*]         # undo or balance it: never reported
         by: [pm_runtime_put*]
@@ -44,6 +45,10 @@ CONDITIONS: dict[str, Callable[[Context, Callback, CallSite], bool]] = {
     "active-at-suspend": runtime_state.active_at_suspend,
     "count-only": runtime_state.count_only,
 }
+# a stop_after call that does not end the walk: it does not do what the stop assumes
+STOP_CONDITIONS: dict[str, Callable[[Context, Callback, CallSite], bool]] = {
+    "undoes-own-disable": runtime_state.undoes_own_disable,
+}
 # what a reported call does there: (a severity below the rule's, or None; the {effect} text)
 GRADES: dict[str, Callable[[Context, Callback, CallSite], tuple[Severity | None, str]]] = {
     "runtime-effect": runtime_state.effect,
@@ -71,6 +76,7 @@ class Options:
     skip_sources: tuple[str, ...] = ()
     unless: tuple[Literal["pinned-active", "active-at-suspend", "count-only"], ...] = ()
     stop_after: tuple[str, ...] = ()
+    stop_unless: tuple[Literal["undoes-own-disable"], ...] = ()
     calls_when_file_calls: CallsWhen | None = None
     once_per_callback: bool = False
     rollback: Rollback | None = None
@@ -137,6 +143,7 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
     unless = [CONDITIONS[n] for n in opts.unless]
     grade = GRADES[opts.grade] if opts.grade else None
     stops = _matcher(list(opts.stop_after)) if opts.stop_after else None
+    go_on = [STOP_CONDITIONS[n] for n in opts.stop_unless]
     undone_by = _matcher(list(opts.rollback.by)) if opts.rollback else None
     undoes = _matcher(list(opts.rollback.of)) if opts.rollback else None
     seen: set[tuple[str, int]] = set()
@@ -145,7 +152,9 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
         for reached in ctx.reach(cb.function):
             call = reached.call
             if stops is not None and stops(call.callee):
-                break  # what the rule is about no longer holds on this path
+                if not any(cond(ctx, cb, call) for cond in go_on):
+                    break  # what the rule is about no longer holds on this path
+                continue
             if undoes is not None and undoes(call.callee):
                 was_open, opened = opened, True
             else:

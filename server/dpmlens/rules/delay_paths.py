@@ -3,8 +3,11 @@
 A sequence adds up; `if/else`, `switch` and `?:` take the most expensive branch; the body of
 an `if` without `else` is conditional and kept apart, named by its condition ("+ 100 ms only
 with `priv->quirks & QUIRK_X`"); a delay inside a loop is no fixed total (the loop may run
-any number of times) and only marks the cost as `looped`. What a call costs (a delay, or a
-helper's own path cost) is the caller's business: `path_cost(body, leaf)`.
+any number of times) and only marks the cost as `looped`, except in a counted loop that runs
+its whole body on every iteration (`for (i = 0; i < s->devtype->nr; i++) max310x_power(port,
+1);`): its cost is kept per iteration (`repeated`), named by the loop. What a call costs (a
+delay, or a helper's own path cost) is the caller's business: `path_cost(body, leaf)`; what
+the path knows about conditions (the constants a caller passed), `decide`.
 """
 
 from __future__ import annotations
@@ -26,14 +29,18 @@ class PathCost:
     fixed: float = 0.0  # ms on the worst path, without conditional blocks
     conditional: tuple[tuple[str, float], ...] = ()  # (condition, ms) of `if`s without else
     looped: bool = False  # some delay sits in a loop (not counted)
+    # (loop head, ms per iteration) of counted loops that run their whole body each time
+    repeated: tuple[tuple[str, float], ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not (self.fixed or self.conditional or self.looped)
+        return not (self.fixed or self.conditional or self.looped or self.repeated)
 
 
 ZERO = PathCost()
 Leaf = Callable[[ts.Node], PathCost | None]  # a call expression's own cost, if any
+# a condition's value where the path decides it (a parameter bound to a caller's constant)
+Decide = Callable[[ts.Node], "int | None"]
 
 
 def seq(a: PathCost, b: PathCost) -> PathCost:
@@ -43,13 +50,15 @@ def seq(a: PathCost, b: PathCost) -> PathCost:
         return a
     # two blocks under the same condition both run when it holds: their costs add up
     both = _merge(a.conditional, b.conditional, lambda x, y: x + y)
-    return PathCost(a.fixed + b.fixed, both, a.looped or b.looped)
+    loops = _merge(a.repeated, b.repeated, lambda x, y: x + y)
+    return PathCost(a.fixed + b.fixed, both, a.looped or b.looped, loops)
 
 
 def alt(a: PathCost, b: PathCost) -> PathCost:
     """One of two branches runs: the worst one counts."""
     either = _merge(a.conditional, b.conditional, max)
-    return PathCost(max(a.fixed, b.fixed), either, a.looped or b.looped)
+    loops = _merge(a.repeated, b.repeated, max)
+    return PathCost(max(a.fixed, b.fixed), either, a.looped or b.looped, loops)
 
 
 def only_if(cond: str, body: PathCost) -> PathCost:
@@ -57,7 +66,9 @@ def only_if(cond: str, body: PathCost) -> PathCost:
     if body.empty:
         return ZERO
     own = ((cond, body.fixed),) if body.fixed else ()
-    return PathCost(0.0, _merge(own, body.conditional, lambda x, y: x + y), body.looped)
+    # a loop's repeated cost under a condition: no fixed count per cycle any more
+    looped = body.looped or bool(body.repeated)
+    return PathCost(0.0, _merge(own, body.conditional, lambda x, y: x + y), looped)
 
 
 def _merge(
@@ -92,56 +103,88 @@ def _balanced(s: str) -> bool:
     return depth == 0
 
 
-def path_cost(node: ts.Node, leaf: Leaf) -> PathCost:
-    """The worst-path fixed-delay cost of running `node` (a function body or any statement)."""
+def path_cost(node: ts.Node, leaf: Leaf, decide: Decide | None = None) -> PathCost:
+    """The worst-path fixed-delay cost of running `node` (a function body or any statement);
+    `decide` gives the value of a condition the path determines (None: unknown)."""
     t = node.type
     if t in _SKIP:
         return ZERO
     if t == "call_expression":
         args = node.child_by_field_name("arguments")
-        before = path_cost(args, leaf) if args is not None else ZERO
+        before = path_cost(args, leaf, decide) if args is not None else ZERO
         return seq(before, leaf(node) or ZERO)
-    if t == "if_statement":
+    if t in ("if_statement", "conditional_expression"):
         cond = node.child_by_field_name("condition")
-        first = path_cost(cond, leaf) if cond is not None else ZERO
+        first = path_cost(cond, leaf, decide) if cond is not None else ZERO
         cons = node.child_by_field_name("consequence")
-        then = path_cost(cons, leaf) if cons is not None else ZERO
+        then = path_cost(cons, leaf, decide) if cons is not None else ZERO
         other = node.child_by_field_name("alternative")
+        known = decide(cond) if decide is not None and cond is not None else None
+        if known is not None:  # only the branch the path takes runs
+            taken = then if known else (path_cost(other, leaf, decide) if other else ZERO)
+            return seq(first, taken)
         if other is None:
             return seq(first, only_if(condition_text(node), then))
-        return seq(first, alt(then, path_cost(other, leaf)))
-    if t == "conditional_expression":
-        cond = node.child_by_field_name("condition")
-        first = path_cost(cond, leaf) if cond is not None else ZERO
-        a = node.child_by_field_name("consequence")
-        b = node.child_by_field_name("alternative")
-        return seq(
-            first,
-            alt(path_cost(a, leaf) if a else ZERO, path_cost(b, leaf) if b else ZERO),
-        )
+        return seq(first, alt(then, path_cost(other, leaf, decide)))
     if t == "switch_statement":
         cond = node.child_by_field_name("condition")
-        first = path_cost(cond, leaf) if cond is not None else ZERO
+        first = path_cost(cond, leaf, decide) if cond is not None else ZERO
         body = node.child_by_field_name("body")
         worst = ZERO
         for case in body.named_children if body is not None else ():
-            worst = alt(worst, path_cost(case, leaf))
+            worst = alt(worst, path_cost(case, leaf, decide))
         return seq(first, worst)
     if t in _LOOPS:
         inner = ZERO
         for child in node.named_children:
-            inner = seq(inner, path_cost(child, leaf))
-        return PathCost(looped=True) if not inner.empty else ZERO
+            inner = seq(inner, path_cost(child, leaf, decide))
+        if inner.empty:
+            return ZERO
+        head = counted_loop(node)
+        if head is not None and inner.fixed and not inner.looped and not inner.repeated:
+            # every iteration pays the body's fixed cost; its conditional ones are no count
+            return PathCost(looped=bool(inner.conditional), repeated=((head, inner.fixed),))
+        return PathCost(looped=True)
     total = ZERO
     for child in node.named_children:
-        total = seq(total, path_cost(child, leaf))
+        total = seq(total, path_cost(child, leaf, decide))
     return total
 
 
-def only_when(node: ts.Node) -> str | None:
+def counted_loop(loop: ts.Node) -> str | None:
+    """The head of a `for` loop that counts (`for (i = 0; i < n; i++)`: a counter compared
+    with a bound and stepped by the update) and runs its whole body on every iteration (no
+    break, continue, return or goto in it): what it repeats is paid once per iteration, not
+    per poll. None for any other loop."""
+    if loop.type != "for_statement":
+        return None
+    cond = loop.child_by_field_name("condition")
+    update = loop.child_by_field_name("update")
+    body = loop.child_by_field_name("body")
+    if cond is None or update is None or body is None or _has_exit(body):
+        return None
+    while cond.type == "parenthesized_expression" and cond.named_children:
+        cond = cond.named_children[0]
+    op = cond.child_by_field_name("operator") if cond.type == "binary_expression" else None
+    if op is None or op.type not in ("<", "<=", ">", ">=", "!="):
+        return None
+    left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
+    names = {cnav.text(n) for n in (left, right) if n is not None and n.type == "identifier"}
+    stepped = re.fullmatch(r"\s*(?:(\w+)\s*(?:\+\+|--|[-+]=\s*1)|(?:\+\+|--)\s*(\w+))\s*",
+                           cnav.text(update))  # fmt: skip
+    counter = next((g for g in stepped.groups() if g), None) if stepped else None
+    if counter is None or counter not in names or "(" in cnav.text(cond):
+        return None  # a loop that calls something to decide goes on: a poll
+    init = loop.child_by_field_name("initializer")
+    head = f"for ({cnav.text(init).rstrip(';').strip() if init is not None else ''};"
+    head += f" {cnav.text(cond).strip()}; {cnav.text(update).strip()})"
+    return " ".join(head.split())
+
+
+def only_when(node: ts.Node, decide: Decide | None = None) -> str | None:
     """The condition of the innermost `if` without `else` whose body holds `node`, if any
-    (within its function)."""
-    branch = conditional_if(node)
+    (within its function; `decide`: see conditional_if)."""
+    branch = conditional_if(node, decide)
     return condition_text(branch) if branch is not None else None
 
 
@@ -153,9 +196,11 @@ def _condition_end(if_node: ts.Node) -> int:
     return cond.end_byte if cond is not None else if_node.start_byte
 
 
-def path_conditions(node: ts.Node) -> list[str]:
+def path_conditions(node: ts.Node, decide: Decide | None = None) -> list[str]:
     """Every condition `node` runs under in its function, outermost first: `if` conditions
-    (negated in the `else`), `case` labels and enclosing `#if`/`#ifdef` lines."""
+    (negated in the `else`), `case` labels and enclosing `#if`/`#ifdef` lines. Not named:
+    conditions the path decides (`decide`: a caller's constant), and the error exits before
+    it (`if (err) goto err_phy;`): getting past them is the success path, not a condition."""
     out: list[str] = []
     cur = node
     while cur.parent is not None and cur.parent.type not in (
@@ -164,7 +209,9 @@ def path_conditions(node: ts.Node) -> list[str]:
     ):
         parent = cur.parent
         t = parent.type
-        if t == "if_statement":
+        if t == "if_statement" and decide is not None and _decided(parent, decide):
+            pass  # the path's constants decide it
+        elif t == "if_statement":
             cond = condition_text(parent)
             alt = parent.child_by_field_name("alternative")
             if cond and alt is not None and alt.start_byte <= cur.start_byte < alt.end_byte:
@@ -186,12 +233,22 @@ def path_conditions(node: ts.Node) -> list[str]:
             for sib in reversed(parent.named_children):
                 if sib.start_byte >= cur.start_byte or sib.type != "if_statement":
                     continue
-                if sib.child_by_field_name("alternative") is None and _exits(sib):
+                if (
+                    sib.child_by_field_name("alternative") is None
+                    and _exits(sib)
+                    and not error_exit(sib)  # past an error exit is the success path
+                    and not (decide is not None and _decided(sib, decide))
+                ):
                     cond = condition_text(sib)
                     if cond:
                         out.append(f"!({cond})")
         cur = parent
     return out[::-1]
+
+
+def _decided(if_node: ts.Node, decide: Decide) -> bool:
+    cond = if_node.child_by_field_name("condition")
+    return cond is not None and decide(cond) is not None
 
 
 def _exits(if_node: ts.Node) -> bool:
@@ -202,14 +259,19 @@ def _exits(if_node: ts.Node) -> bool:
     return body is not None and body.type in ("return_statement", "goto_statement")
 
 
-def conditional_if(node: ts.Node) -> ts.Node | None:
-    """The innermost `if` without `else` whose body holds `node` (within its function)."""
+def conditional_if(node: ts.Node, decide: Decide | None = None) -> ts.Node | None:
+    """The innermost `if` without `else` whose body holds `node` (within its function), not
+    counting those the path decides true (`if (on)` with `on` bound to 1 by the caller)."""
     cur = node
     while cur.parent is not None and cur.parent.type != "function_definition":
         parent = cur.parent
         if parent.type == "if_statement" and parent.child_by_field_name("alternative") is None:
             cons = parent.child_by_field_name("consequence")
-            if cons is not None and cons.start_byte <= node.start_byte < cons.end_byte:
+            if (
+                cons is not None
+                and cons.start_byte <= node.start_byte < cons.end_byte
+                and not (decide is not None and _decided(parent, decide))
+            ):
                 return parent
         cur = parent
     return None
@@ -234,6 +296,33 @@ def leaves_function(if_node: ts.Node) -> bool:
     if body.type == "goto_statement":
         label = cnav.text(body.child_by_field_name("label"))
         return not _NORMAL_EXIT.fullmatch(label)
+    return False
+
+
+# what an error exit returns: an errno, an error variable, an error pointer's code
+_ERROR_VALUE = re.compile(
+    r"-\s*E[A-Z0-9]+|\w*(?:err|ret|rc|status|result)\w*|PTR_ERR\s*\(.*\)|dev_err_probe\s*\(.*\)",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def error_exit(if_node: ts.Node) -> bool:
+    """Does the `if`'s body end by giving up: `return -EIO`, `return err` (a variable named
+    for an error code), `return PTR_ERR(x)`, or a `goto` to an error label (not `out`,
+    `done`, ...)? A poll's `return i` or an early `return 0` is no error exit."""
+    body = if_node.child_by_field_name("consequence")
+    while body is not None and body.type == "compound_statement":
+        named = [c for c in body.named_children if c.type != "comment"]
+        body = named[-1] if named else None
+    if body is None:
+        return False
+    if body.type == "goto_statement":
+        return leaves_function(if_node)
+    if body.type == "return_statement":
+        value = cnav.text(body).removeprefix("return").strip(" ;\t\n")
+        while value.startswith("(") and value.endswith(")") and _balanced(value[1:-1]):
+            value = value[1:-1].strip()
+        return _ERROR_VALUE.fullmatch(value) is not None
     return False
 
 

@@ -28,6 +28,7 @@ class SpecTable:
     quantities: tuple[Quantity, ...]
     constants: dict[str, tuple[Quantity, int, str, str]]  # name -> (q, raw, unit, documented)
     padding_words: re.Pattern[str]
+    citation_words: re.Pattern[str]  # words that cite a datasheet, a spec, a manual
     delay_functions: dict[str, tuple[int, str]]
     report_from_ms: float
     unit_constants: dict[str, str]
@@ -71,10 +72,17 @@ def _parse_spec(data: dict[str, Any], over: dict[str, float]) -> SpecTable:
         if str(v.get("unit", "ms")) not in UNIT_MS:
             raise ValueError(f"delay function {name}: unknown unit {v.get('unit')!r}")
     words = "|".join(re.escape(w) for w in data.get("padding_words", []))
+    cites = "|".join(re.escape(w) for w in data.get("citation_words", []))
     return SpecTable(
         quantities=tuple(quantities),
         constants=constants,
         padding_words=re.compile(rf"\b(?:{words})\b", re.IGNORECASE) if words else re.compile("$^"),
+        # a word, not a hyphenated part ("out-of-spec" cites nothing)
+        citation_words=(
+            re.compile(rf"(?<![\w-])(?:{cites})(?![\w-])", re.IGNORECASE)
+            if cites
+            else re.compile("$^")
+        ),
         delay_functions={
             str(k): (int(v.get("arg", 0)), str(v.get("unit", "ms")))
             for k, v in (data.get("delay_functions") or {}).items()

@@ -24,18 +24,21 @@ from typing import Literal
 import tree_sitter as ts
 
 from dpmlens.findings import Finding, Fix, Severity, TextEdit
-from dpmlens.model import footprint, ops_structs
+from dpmlens.model import condeval, footprint, ops_structs
 from dpmlens.model.build import build_model
 from dpmlens.model.consteval import eval_int
 from dpmlens.model.phases import PHASES
 from dpmlens.model.types import CallSite, FileModel
 from dpmlens.rules import cnav, severity_policy
-from dpmlens.rules.context import Callback, Context, Reached
+from dpmlens.rules.context import Callback, Context, Hop, Reached
 from dpmlens.rules.delay_paths import (
     ZERO,
+    Decide,
     PathCost,
+    alt,
     checks_first,
     conditional_if,
+    counted_loop,
     leaves_function,
     only_when,
     path_conditions,
@@ -261,7 +264,8 @@ class _Analysis:
         self.others: dict[str, _FileDelays] = {}  # path -> delays of a helper file
         # one walk per function: SIMPLE_DEV_PM_OPS names each function in three phases
         self.walks: dict[str, list[Reached]] = {}
-        self._costs: dict[str, PathCost] = {}
+        self._costs: dict[tuple[str, bool], PathCost] = {}
+        self._spins: dict[tuple[str, int], bool] = {}  # delays busy-wait-in-pm-callback reports
         # Without a resolver the walk stays in this file: no delay here, nothing to reach.
         walk_needed = only is None and bool(
             self.local.delays or self.local.by_param or ctx.resolver is not None
@@ -288,16 +292,27 @@ class _Analysis:
                 if start in fd.delays:
                     fd.reached_by.setdefault(start, (cb, r))
 
-    def cost(self, function: str) -> PathCost:
+    def cost(self, function: str, spinning: bool = False) -> PathCost:
         """The worst-path fixed-delay cost of callback `function`, through the helpers and
-        delays its walk (ctx.reach) reached: a helper the walk did not enter costs nothing."""
-        hit = self._costs.get(function)
+        delays its walk (ctx.reach) reached: a helper the walk did not enter costs nothing.
+        `spinning`: the busy-waits only (mdelay(), udelay(), ndelay())."""
+        hit = self._costs.get((function, spinning))
         if hit is None:
             walk = self.walks.get(function, [])
-            delays = {(r.model.path, r.call.start_byte) for r in walk}
-            entered = {(h.model.path, h.call.start_byte) for r in walk for h in r.hops}
-            hit = self._costs[function] = _PathWalk(self, delays, entered).function(
-                self.ctx.model, function
+            delays = {
+                (r.model.path, r.call.start_byte)
+                for r in walk
+                if not spinning or r.call.callee in _SPINNING
+            }
+            # a call through a function pointer enters each target the walk followed
+            entered: dict[tuple[str, int], list[Hop]] = {}
+            for r in walk:
+                for h in r.hops:
+                    targets = entered.setdefault((h.model.path, h.call.start_byte), [])
+                    if all(t.call.callee != h.call.callee for t in targets):
+                        targets.append(h)
+            hit = self._costs[(function, spinning)] = _PathWalk(self, delays, entered).function(
+                self.ctx.model, function, {}
             )
         return hit
 
@@ -344,28 +359,38 @@ class _PathWalk:
     entered that helper there (so a helper the walk pruned costs nothing)."""
 
     def __init__(
-        self, a: _Analysis, delays: set[tuple[str, int]], entered: set[tuple[str, int]]
+        self,
+        a: _Analysis,
+        delays: set[tuple[str, int]],
+        entered: dict[tuple[str, int], list[Hop]],
     ) -> None:
         self.a, self.delays, self.entered = a, delays, entered
-        self.memo: dict[tuple[str, str], PathCost] = {}
+        self.memo: dict[tuple[str, str, tuple[tuple[str, int], ...]], PathCost] = {}
 
-    def function(self, model: FileModel, name: str) -> PathCost:
+    def function(self, model: FileModel, name: str, bindings: dict[str, int]) -> PathCost:
+        """`name`'s worst path with its parameters bound as the walk bound them (`bindings`:
+        `max310x_power(port, 1)` pays the `if (on)` wait)."""
         fd = self.a.file_of(model)
         fn = model.functions.get(name)
         if fd is None or fn is None:
             return ZERO
-        key = (model.path, name)
+        key = (model.path, name, tuple(sorted(bindings.items())))
         hit = self.memo.get(key)
         if hit is not None:
             return hit
         self.memo[key] = ZERO  # a recursive call costs nothing more
         node = self.a.ctx.node(fn.start_byte, fn.end_byte, fd.model, kind="function_definition")
         body = node.child_by_field_name("body") if node is not None else None
-        cost = path_cost(body, lambda call: self._leaf(fd, call)) if body is not None else ZERO
+        decide = _decider(fd.model, bindings)
+        cost = (
+            path_cost(body, lambda call: self._leaf(fd, call, bindings), decide)
+            if body is not None
+            else ZERO
+        )
         self.memo[key] = cost
         return cost
 
-    def _leaf(self, fd: _FileDelays, call: ts.Node) -> PathCost | None:
+    def _leaf(self, fd: _FileDelays, call: ts.Node, bindings: dict[str, int]) -> PathCost | None:
         key = (fd.model.path, call.start_byte)
         if key in self.delays:
             d = fd.delays.get(call.start_byte)
@@ -374,16 +399,28 @@ class _PathWalk:
             if d.most_ms > d.ms and d.value.conditional:
                 return PathCost(d.ms, ((d.value.conditional[0], d.most_ms - d.ms),))
             return PathCost(d.ms)
-        if key in self.entered:
-            callee = cnav.text(call.child_by_field_name("function"))
-            target = self.a.ctx.lookup(callee, fd.model)
+        worst: PathCost | None = None
+        for hop in self.entered.get(key, ()):
+            # a direct call enters its one callee; a call through a function pointer
+            # (`pcie->soc->power_up(pcie)`) each target the walk followed: the worst counts
+            target = self.a.ctx.lookup(hop.call.callee, fd.model)
             if target is not None:
-                return self.function(target[0], callee)
-        return None
+                inner = self.a.ctx.walker.bind(fd.model, hop.call, bindings)
+                cost = self.function(target[0], hop.call.callee, inner)
+                worst = cost if worst is None else alt(worst, cost)
+        return worst
 
 
 _FULL: OrderedDict[str, FileModel] = OrderedDict()
 _FULL_SIZE = 16
+
+
+def _decider(model: FileModel, bindings: dict[str, int]) -> Decide | None:
+    """A condition's value under the constants the walk bound (None without any: the walk
+    prunes nothing else either)."""
+    if not bindings:
+        return None
+    return lambda node: condeval.evaluate(node, bindings, model.defines)
 
 
 def _full(model: FileModel) -> FileModel:
@@ -442,7 +479,7 @@ def _keywords(_opts: Options) -> Keywords:
     "delays",
     Options,
     fields={"delay", "via", "reason", "cycle", "arg", "value", "where", "worst", "range",
-            "bound", "loop", "callee", "phase", "callback", "when", "instead"},
+            "bound", "loop", "callee", "phase", "callback", "when", "instead", "total"},
     keywords=_keywords,
     per_function=True,
 )  # fmt: skip
@@ -467,10 +504,11 @@ def _where(a: _Analysis, d: Delay) -> tuple[Callback | None, Reached | None, str
 
 def _report(
     rule: Rule, a: _Analysis, d: Delay, severity: Severity, cb: Callback | None,
-    r: Reached | None, fixes: tuple[Fix, ...] = (), **fields: object,
+    r: Reached | None, fixes: tuple[Fix, ...] = (), repeated: bool = False, **fields: object,
 ) -> Finding:  # fmt: skip
     """The finding at delay `d`, in its own file, with the chain from `cb` when reached,
-    under the severity policy (phase kind x size, rules/tables/severity-policy.yaml)."""
+    under the severity policy (phase kind x size, rules/tables/severity-policy.yaml);
+    `repeated`: a counted loop pays it once per iteration."""
     found = a.ctx.report(
         rule, d.call, path=d.file.model.path, severity=severity, cb=cb, reached=r,
         fixes=fixes, **fields,
@@ -479,7 +517,7 @@ def _report(
     facts = severity_policy.DelayFacts(
         d.call.callee, d.ms, d.file.model.path,
         _runtime_reach(a, d) if reached else None, _shared_op(a, d, r) if reached else None,
-        _ifdef_configs(a, d, r), _error_path(a, d, r),
+        _ifdef_configs(a, d, r), _error_path(a, d, r), repeated,
     )  # fmt: skip
     return severity_policy.cap_delay(found, facts)
 
@@ -602,19 +640,54 @@ def _call_text(d: Delay) -> str:
     return f"{d.call.callee}({', '.join(d.call.args)})"
 
 
-def _condition(a: _Analysis, d: Delay, r: Reached | None) -> str | None:
-    """The `if` (without else) that the delay, or a helper call on its way, depends on."""
+_Place = tuple[ts.Node, "Decide | None", str]
+
+
+def _places(a: _Analysis, d: Delay, r: Reached | None) -> list[_Place]:
+    """The delay's call node and each helper call on its way (innermost first), each with
+    what the walk's constants decide in its function (`max310x_power(port, 1)`: `on` is 1
+    there, so `if (on)` is no condition) and that function's name."""
+    hops = r.hops if r is not None else ()
+    out: list[_Place] = []
     if d.node is not None:
-        cond = only_when(d.node)
-        if cond:
-            return cond
-    for hop in reversed(r.hops if r is not None else ()):
+        decide = _decider(d.file.model, a.ctx.walker.bindings_after(hops))
+        out.append((d.node, decide, d.call.caller or "?"))
+    for k in range(len(hops) - 1, -1, -1):
+        hop = hops[k]
         fd = a.file_of(hop.model)
         node = a.ctx.call_node(hop.call, fd.model) if fd is not None else None
-        cond = only_when(node) if node is not None else None
+        if node is not None:
+            decide = _decider(hop.model, a.ctx.walker.bindings_after(hops[:k]))
+            out.append((node, decide, hop.call.caller or "?"))
+    return out
+
+
+def _condition(a: _Analysis, d: Delay, r: Reached | None) -> str | None:
+    """The `if` (without else) that the delay, or a helper call on its way, depends on (one
+    the path's constants decide is none)."""
+    for node, decide, _fn in _places(a, d, r):
+        cond = only_when(node, decide)
         if cond:
             return cond
     return None
+
+
+def _repeated(a: _Analysis, d: Delay, r: Reached | None) -> tuple[str, str] | None:
+    """(loop head, function) of the counted loop that repeats the delay, or a helper call on
+    its way, on every iteration (`for (i = 0; i < s->devtype->nr; i++)
+    max310x_power(&s->p[i].port, 1);`), when every loop around them counts that way. None
+    when there is no loop, or one that polls (its wait is no fixed cost)."""
+    found = None
+    for node, _decide, function in _places(a, d, r):
+        cur: ts.Node | None = node
+        while cur is not None and cur.type != "function_definition":
+            if cur.type in _LOOPS:
+                head = counted_loop(cur)
+                if head is None:
+                    return None
+                found = (head, function)
+            cur = cur.parent
+    return found
 
 
 def _once(a: _Analysis, d: Delay, r: Reached | None) -> str | None:
@@ -668,14 +741,11 @@ def _exceptional(d: Delay) -> bool:
 
 def _path_conditions(a: _Analysis, d: Delay, r: Reached) -> str:
     """Every condition on the way from the callback to the delay (`if`s, `else`s, `case`s,
-    `#ifdef`s of each helper call and of the delay itself), outermost first."""
+    `#ifdef`s of each helper call and of the delay itself), outermost first; not those the
+    path's constants decide, nor the error exits it got past (delay_paths.path_conditions)."""
     parts: list[str] = []
-    for hop in r.hops:
-        fd = a.file_of(hop.model)
-        node = a.ctx.call_node(hop.call, fd.model) if fd is not None else None
-        parts += path_conditions(node) if node is not None else []
-    if d.node is not None:
-        parts += path_conditions(d.node)
+    for node, decide, _fn in reversed(_places(a, d, r)):
+        parts += path_conditions(node, decide)
     return " && ".join(dict.fromkeys(parts))
 
 
@@ -683,8 +753,9 @@ def _quote(cond: str, limit: int = 60) -> str:
     return f"`{cond}`" if len(cond) <= limit else f"`{cond[: limit - 3]}...`"
 
 
-def _cycle(a: _Analysis, cb: Callback) -> str:
-    """What the callback waits in fixed delays on its worst path, conditional ones apart."""
+def _cycle(a: _Analysis, cb: Callback, named_loop: str | None = None) -> str:
+    """What the callback waits in fixed delays on its worst path, conditional ones apart
+    (`named_loop`: a loop head the message has already named, called "that loop")."""
     cost = a.cost(cb.function)
     if cost.fixed:
         text = (
@@ -701,6 +772,9 @@ def _cycle(a: _Analysis, cb: Callback) -> str:
             rest = fmt_ms(sum(ms for _c, ms in conds[2:]))
             n = len(conds) - 2
             text += f", + {rest} under {n} other condition{'s' if n > 1 else ''}"
+    for head, ms in cost.repeated[:2]:
+        loop = "that loop" if head == named_loop else _quote(head, 80)
+        text += f", + {fmt_ms(ms)} per iteration of {loop}"
     if cost.looped:
         text += " (waits in loops not counted)"
     return text
@@ -754,6 +828,14 @@ def _beyond_spec_at(rule: Rule, a: _Analysis, d: Delay) -> Finding | None:
     cond = _condition(a, d, r)
     if cond:
         waits += f" only with {_quote(cond)}"
+    # a counted loop around the delay or a helper call on its way (a loop over the ports):
+    # the wait is paid once per iteration, on every cycle
+    repeated = _repeated(a, d, r) if cb is not None and not cond else None
+    if repeated is not None:
+        head, function = repeated
+        waits += f" on each iteration of {_quote(head, 80)}"
+        if cb is not None and function != cb.function:
+            waits += f" in {function}()"
     # Info only for what a maintainer can act on: a margin the comment itself admits,
     # paid by every device on every cycle. A wait some devices or states pay (a quirk,
     # a chip revision, a loop over ports), padding a header documents, or a margin
@@ -777,11 +859,17 @@ def _beyond_spec_at(rule: Rule, a: _Analysis, d: Delay) -> Finding | None:
         else:
             severity = Severity.HINT
     else:
-        if cb is None or d.in_loop or d.ms < a.spec.report_from_ms:
+        if cb is None or (d.in_loop and repeated is None) or d.ms < a.spec.report_from_ms:
             return None
         if _exceptional(d):
             return None  # a quirk's or an error path's wait: not paid on every cycle
+        if _spin_reported(a, d):
+            return None  # busy-wait-in-pm-callback reports this cost (one finding per wait)
         stated = _stated_need(text, d.ms)
+        if not admit and _cites_time(a.spec, text, d.ms):
+            # "The YAS530 datasheet says TVSKW is up to 30 ms, after that 1 ms ...": the
+            # comment cites the requirement the wait implements, so it has a known minimum
+            return None
         if not admit and not variants and _states_figure(text, d.ms):
             # "OTP registers can't be accessed for 20 ms after streaming starts" before
             # msleep(20): the comment is the device's requirement, and the wait meets it
@@ -802,14 +890,28 @@ def _beyond_spec_at(rule: Rule, a: _Analysis, d: Delay) -> Finding | None:
             # defect: a hint (the editor shows it faintly; CI does not fail on it)
             reason = ": a fixed wait with no known spec minimum"
             severity = Severity.HINT
+        if (
+            repeated is not None
+            and not variants
+            and not _quirk_branch(d)
+            and r is not None
+            and not _path_conditions(a, d, r)  # (an early `return 0` skips it for some)
+        ):
+            # the loop multiplies the wait (max310x: 50 ms per port on every resume): a
+            # patch can often wait once for all iterations; the severity policy caps it
+            reason += f", which the loop repeats: every {cb.phase} pays it once per iteration"
+            severity = Severity.WARNING
     if cb is not None:
-        cycle = _cycle(a, cb)
+        cycle = _cycle(a, cb, repeated[0] if repeated is not None else None)
     else:
         cycle = (
             f"every call pays {fmt_ms(d.ms)} (no PM callback of this file reaches it; its"
             " callers may be in other files)"
         )
-    return _report(rule, a, d, severity, cb, r, delay=waits, reason=reason, via=where, cycle=cycle)
+    return _report(
+        rule, a, d, severity, cb, r, repeated=repeated is not None,
+        delay=waits, reason=reason, via=where, cycle=cycle,
+    )  # fmt: skip
 
 
 _STATED = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|msec|msecs|milliseconds?|us|usec|usecs|s)\b", re.I)
@@ -821,6 +923,24 @@ _REQUIRES = re.compile(
     r"|minimum|takes?|until|after|before|datasheet|spec(?:ification)?|ready)\b",
     re.IGNORECASE,
 )
+
+
+def _cites_time(spec: SpecTable, text: str, delay_ms: float) -> bool:
+    """Does the comment cite the hardware's documentation (a datasheet, a spec, a manual:
+    `citation_words` of rules/tables/spec-delays.yaml) and state a time that accounts for
+    most of the delay (at least 75% of it: "up to 30 ms, after that 1 ms" before a 31 ms
+    wait)? The delay's own figure is no citation ("The datasheet does not specify ... reset
+    time is < 10ms, I sleep 20ms to be sure": a need of half the wait, and the wait); a
+    comment whose only figure is the delay's is `_states_figure`'s case."""
+    if not spec.citation_words.search(text):
+        return False
+    for m in _STATED.finditer(text):
+        unit = m.group(2).lower()
+        scale = 1.0 if unit.startswith("m") else (1000.0 if unit == "s" else 0.001)
+        value = float(m.group(1)) * scale
+        if value >= 0.75 * delay_ms and abs(value - delay_ms) > 1e-9:
+            return True
+    return False
 
 
 def _states_figure(text: str, delay_ms: float) -> bool:
@@ -1028,35 +1148,62 @@ def _hop_in_loop(a: _Analysis, r: Reached) -> bool:
 
 
 def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
-    irq_safe = a.ctx.file_calls_any(("pm_runtime_irq_safe",))
-    wrappers: dict[str, dict[str, int]] = {}  # path -> that file's lock wrappers
+    yield from _each_delay(a, lambda d: _busy_wait_at(rule, a, min_ms, d))
+
+
+# busy-wait-in-pm-callback's match.min_ms (rules/busy-wait-in-pm-callback.yaml): what
+# delay-beyond-spec leaves to it (both rules' delays are 20 ms and more there)
+_SPIN_MIN_MS = 10.0
+
+
+def _spin_reported(a: _Analysis, d: Delay) -> bool:
+    """Does busy-wait-in-pm-callback report this delay (a busy-wait a PM callback reaches
+    where it could sleep)? Then it states the wait's cost, and delay-beyond-spec does not
+    repeat it as a hint of its own."""
+    key = (d.file.model.path, d.call.start_byte)
+    hit = a._spins.get(key)
+    if hit is None:
+        hit = a._spins[key] = (
+            d.call.callee in _SPINNING and d.ms >= _SPIN_MIN_MS and _spin_site(a, d) is not None
+        )
+    return hit
+
+
+def _spin_site(a: _Analysis, d: Delay) -> tuple[Callback, Reached] | None:
+    """The callback and path of a busy-wait that could sleep instead: reached from a PM
+    callback, the driver not choosing mdelay()/msleep() by context, no lock or atomic caller,
+    not in a runtime callback of an irq-safe device."""
+    if d.call.callee not in _SPINNING or _context_switched(d):
+        return None
+    cb, r, _where_text = _where(a, d)
+    if cb is None or r is None:
+        return None
+    if PHASES[cb.phase].kind == "runtime" and a.ctx.file_calls_any(("pm_runtime_irq_safe",)):
+        return None
+    wrappers = a.ctx._cache.setdefault("delays:lock-wrappers", {})
 
     def wrappers_of(model: FileModel) -> dict[str, int]:
         w = wrappers.get(model.path)
         if w is None:
             w = wrappers[model.path] = lock_wrappers(model)
-        return w
+        return w  # type: ignore[no-any-return]
 
-    yield from _each_delay(a, lambda d: _busy_wait_at(rule, a, min_ms, d, irq_safe, wrappers_of))
-
-
-def _busy_wait_at(
-    rule: Rule, a: _Analysis, min_ms: float, d: Delay, irq_safe: bool,
-    wrappers_of: Callable[[FileModel], dict[str, int]],
-) -> Finding | None:  # fmt: skip
-    if d.call.callee not in _SPINNING or d.ms < min_ms or _context_switched(d):
-        return None
-    cb, r, where = _where(a, d)
-    if cb is None or r is None:
-        return None
-    if irq_safe and PHASES[cb.phase].kind == "runtime":
-        return None
     if lock_held(r.model, r.call, wrappers_of(r.model)) or any(
         lock_held(h.model, h.call, wrappers_of(h.model)) for h in r.hops
     ):
         return None
     if r.hops and atomic_callers(r.model, d.call.caller, wrappers_of(r.model)):
         return None  # a helper shared with atomic callers cannot simply sleep
+    return cb, r
+
+
+def _busy_wait_at(rule: Rule, a: _Analysis, min_ms: float, d: Delay) -> Finding | None:
+    if d.call.callee not in _SPINNING or d.ms < min_ms:
+        return None
+    site = _spin_site(a, d)
+    if site is None:
+        return None
+    cb, r = site
     # A polling loop (`do { if (ready) break; mdelay(10); } while (...)`, also one that
     # calls the helper holding the mdelay()) lives in low-level code that is often shared
     # with atomic paths: advisory only.
@@ -1082,10 +1229,20 @@ def _busy_wait_at(
         value=f"{d.ms:g}",
         callback=cb.function,
         via=a.ctx.via(r),
+        total=_spin_total(a, cb, d),
         when=(f" when {_quote(cond, 160)}" if cond else "") + _loop_text(d, looped)
         + (f" (only the first time: until `{once}` is set)" if once else ""),
         instead=f"{helper}()" if helper else "msleep() or fsleep()",
     )  # fmt: skip
+
+
+def _spin_total(a: _Analysis, cb: Callback, d: Delay) -> str:
+    """` (X ms of busy-waits on the longest path through cb())` when the callback's worst
+    path spins longer than this one wait (two mdelay(100) in a power-up: 200 ms)."""
+    cost = a.cost(cb.function, spinning=True)
+    if cost.fixed <= d.ms:
+        return ""
+    return f" ({fmt_ms(cost.fixed)} of busy-waits on the longest path through {cb.function}())"
 
 
 _EVENT_FLAG = re.compile(r"\btest_(?:and_(?:clear|set)_)?bit\s*\(")

@@ -4,7 +4,9 @@
 With runtime PM disabled, `rpm_resume()` returns 1 (success) for a device whose status is
 RPM_ACTIVE (drivers/base/power/runtime.c, rpm_resume: "disable_depth > 0 ... RPM_ACTIVE"),
 and puts only change the usage count. So a call is a problem only when the device may be
-runtime-suspended there, or when the driver relies on a put to power the device off.
+runtime-suspended there, or when the driver relies on a put to power the device off, or on a
+get to power it up (`pm_runtime_enable(); pm_runtime_get_sync();` in a power-up helper shared
+with probe, while the PM core's disable still holds: `undoes_own_disable`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,44 @@ _SUSPENDS = frozenset({"pm_runtime_idle", "pm_request_idle", "pm_runtime_suspend
 _DOWN_MAIN = frozenset({"prepare", "suspend", "freeze", "poweroff"})
 _UP_MAIN = frozenset({"complete", "resume", "thaw", "restore"})
 _DOWN = frozenset(m for m, p in PHASES.items() if p.direction == "down" and p.kind != "runtime")
+
+
+_DISABLES = frozenset({"pm_runtime_disable", "__pm_runtime_disable"})
+
+
+def undoes_own_disable(ctx: Context, cb: Callback, call: CallSite) -> bool:
+    """Is `call` a `pm_runtime_enable()` in an up-phase late/noirq/early callback whose table
+    also disables runtime PM on the way down (`pm_runtime_disable()` in .suspend, or in
+    suspend_noirq through a power-down helper)? It then only takes back the driver's own
+    disable: the PM core's `__pm_runtime_disable()` from device_suspend_late() holds
+    disable_depth at 1 until device_resume_early() enables it again, so runtime PM stays
+    disabled after it (drivers/base/power/main.c; runtime.c, pm_runtime_enable())."""
+    if call.callee != "pm_runtime_enable":
+        return False
+    info = PHASES.get(cb.phase)
+    if info is None or info.direction != "up" or info.kind == "runtime":
+        return False
+    return any(_reaches(ctx, c, _DISABLES) for c in _same_table(ctx, cb, _DOWN))
+
+
+def own_enable_before(ctx: Context, cb: Callback, call: CallSite) -> str | None:
+    """The down-phase callback whose pm_runtime_disable() the `pm_runtime_enable()` before
+    `call` (a get/resume, on the callback's walk) takes back, or None: the driver then relies
+    on the get to power the device up, as it does in probe."""
+    if call.callee not in _RESUMES:
+        return None
+    enabled = False
+    for r in ctx.reach(cb.function):
+        if r.call.start_byte == call.start_byte and r.call.callee == call.callee:
+            break
+        if undoes_own_disable(ctx, cb, r.call):
+            enabled = True
+    if not enabled:
+        return None
+    for c in _same_table(ctx, cb, _DOWN):
+        if _reaches(ctx, c, _DISABLES):
+            return f"the {c.phase} callback {c.function}()"
+    return None
 
 
 def is_suspend_type(name: str) -> bool:
@@ -92,6 +132,8 @@ def active_at_suspend(ctx: Context, cb: Callback, call: CallSite) -> bool:
     down = _same_table(ctx, cb, _DOWN_MAIN)
     if not any(_reaches(ctx, c, _ACTIVATES) for c in down):
         return False
+    if own_enable_before(ctx, cb, call) is not None:
+        return False  # active or not, the driver relies on the get to power up
     if ctx.file_calls_any(_AUTOSUSPEND) and not any(
         r.call.callee in _ACTIVATES and always_runs(ctx, r, loops=False)
         for c in down
@@ -169,6 +211,8 @@ def pinned_active(ctx: Context, cb: Callback, call: CallSite) -> bool:
     """
     if _forced_down(ctx, cb):
         return False  # pm_runtime_force_suspend() on the way down: the device is suspended
+    if own_enable_before(ctx, cb, call) is not None:
+        return False  # the driver relies on the get to power up: that is the finding
     down = next((d for d, u in PAIRS.items() if u == cb.phase), None)
     if down is not None:
         pair = _same_table(ctx, cb, {down})
@@ -220,6 +264,18 @@ def effect(ctx: Context, cb: Callback, call: CallSite) -> tuple[Severity | None,
             "so this only drops the usage count and the later runtime resume of the same"
             " device returns at once: the power cycle the callback intends does not happen"
             " (nothing fails; do it outside the late/noirq/early phases, or without runtime PM)"
+        )
+    undone = own_enable_before(ctx, cb, call)
+    if undone is not None:
+        # drivers/base/power/runtime.c rpm_resume(): with disable_depth > 0 it returns 1 if
+        # the device was RPM_ACTIVE when the PM core disabled it, else -EACCES; no callback
+        return Severity.INFO, (
+            f"and the pm_runtime_enable() before it only takes back the driver's own"
+            f" pm_runtime_disable() of {undone}: the PM core's disable from suspend_late"
+            " holds until resume_early, so this get only raises the usage count (it returns"
+            " 1 for a device that was active when the PM core disabled runtime PM, -EACCES"
+            " otherwise) and runs no runtime_resume callback: unlike in probe, it powers"
+            " nothing up"
         )
     info = PHASES.get(cb.phase)
     if info is not None and info.direction == "down":

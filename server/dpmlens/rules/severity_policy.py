@@ -41,6 +41,7 @@ class Row:
     severity: Severity
     quiet: bool = False  # `severity: quiet`: a hint left out unless asked
     quiet_hints: bool = False  # the checker's own hints (no spec known, an inventory) quiet
+    repeated: bool = False  # only for a delay a counted loop pays once per iteration
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,7 @@ def _parse(data: dict[str, Any]) -> Policy:
         sizes[str(rule)] = str(spec.get("size", "ms"))
         rows[str(rule)] = tuple(
             Row(str(r["phase"]), float(r.get("min", 0)), *_severity(r["severity"]),
-                bool(r.get("quiet_hints", False)))
+                bool(r.get("quiet_hints", False)), bool(r.get("repeated", False)))
             for r in spec.get("rows") or ()
         )
     measured = data.get("measured") or {}
@@ -178,6 +179,7 @@ class DelayFacts:
     shared_op: str | None = None  # "foo_set_par() is also struct fb_ops .fb_set_par"
     configs: tuple[str, ...] = ()  # CONFIG_ symbols an #ifdef around the delay's path needs
     error_path: str | None = None  # "returns -EBUSY": the delay runs only on a failure
+    repeated: bool = False  # a counted loop pays it once per iteration (a loop over ports)
 
 
 def phase_kind(phase: str | None, facts: DelayFacts) -> str:
@@ -207,7 +209,7 @@ def row_for(rule: str, phase: str | None, facts: DelayFacts) -> Row | None:
     kind = phase_kind(phase, facts)
     amount = size(rule, facts)
     for row in policy().rows.get(rule, ()):
-        if row.phase == kind and amount >= row.min:
+        if row.phase == kind and amount >= row.min and (facts.repeated or not row.repeated):
             return row
     return None
 
@@ -222,9 +224,10 @@ def _when(phase: str | None) -> str:
 def _cost(rule: str, phase: str | None, facts: DelayFacts) -> str:
     if rule == "msleep-under-20ms":
         return f"at most {size(rule, facts):g} ms more than asked at HZ={_HZ}"
+    each = " per iteration of its loop" if facts.repeated else ""
     if rule == "busy-wait-in-pm-callback":
-        return f"{facts.ms:g} ms of one CPU"
-    return f"{facts.ms:g} ms"
+        return f"{facts.ms:g} ms of one CPU{each}"
+    return f"{facts.ms:g} ms{each}"
 
 
 def cap_delay(finding: Finding, facts: DelayFacts) -> Finding:
@@ -374,6 +377,8 @@ def table_markdown() -> list[str]:
         size_text = _SIZE_TEXT.get(p.sizes.get(rule, "ms"), p.sizes.get(rule, "ms"))
         for row in rows:
             bound = f">= {row.min:g} ms" if row.min else "any"
+            if row.repeated:
+                bound += " per iteration of a counted loop"
             shown = "quiet (hint, only with `--all-costs`)" if row.quiet else str(row.severity)
             if row.quiet_hints:
                 shown += " (its own hints: quiet)"
