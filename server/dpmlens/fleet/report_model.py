@@ -108,7 +108,10 @@ def _clean(v: Any) -> Any:
     if isinstance(v, (list, tuple)):
         return [_clean(x) for x in v]
     if isinstance(v, float):
-        return None if math.isnan(v) or math.isinf(v) else round(v, 6)
+        if math.isnan(v) or math.isinf(v):
+            return None
+        # six decimals, but six significant digits below 0.001: a p of 1.1e-5 stays one
+        return round(v, 6) if abs(v) >= 1e-3 or v == 0 else float(f"{v:.6g}")
     if isinstance(v, (str, int, bool)) or v is None:
         return v
     return str(v)
