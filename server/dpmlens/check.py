@@ -46,6 +46,7 @@ class CheckRun:
     jobs: int = 1
     baseline_suppressed: int = 0  # findings hidden because the baseline already has them
     quiet_hidden: int = 0  # latency costs the severity policy leaves out (--all-costs)
+    notes: list[str] = field(default_factory=list)  # what was not read (a partial tree)
     # (path, line) -> that source line, for printers that quote the code (checkpatch, SARIF).
     source_lines: dict[tuple[str, int], str] = field(default_factory=dict)
 

@@ -22,7 +22,24 @@ from dpmlens.traces.read.dmesg import strip_prefix
         ("<6>[    1.000000] msg", 1.0, "msg"),
         ("kern  :info  : [    2.500000] msg", 2.5, "msg"),
         ("Mar  3 10:00:01 myhost kernel: msg", math.nan, "msg"),
-        ("2026-11-22T04:21:07.123456+00:00 myhost kernel: msg", math.nan, "msg"),
+        # a wall stamp with a fraction is the time when the kernel's own is missing
+        ("2026-11-22T04:21:07.123456+00:00 myhost kernel: msg", 1795321267.123456, "msg"),
+        ("Nov 28 10:00:01.123456 host kernel: msg", 36001.123456, "msg"),
+        ("2022-06-20T16:42:31,123456+02:00 usb 1-1: msg", 1655743351.123456, "usb 1-1: msg"),
+        # pasted forms: LAVA, Qubes, svlogd, journalctl -o short-monotonic, dmesg -T
+        ("2020-10-05 16:45:59.342000  <6>[   26.868299] PM: suspend entry (deep)", 26.868299,
+         "PM: suspend entry (deep)"),
+        ("[2022-03-20 22:59:10] [  256.243014] INFO: task", 256.243014, "INFO: task"),
+        ("2015-10-01T18:25:37.34135 kern.debug: [    0.520776] pci x", 0.520776, "pci x"),
+        ("[   12.345678] myhost kernel: msg", 12.345678, "msg"),
+        ("[Mon Jun 20 16:42:31 2022] msg", math.nan, "msg"),
+        ("[  T27] msg", math.nan, "msg"),
+        # a user-space line of a syslog paste is no kernel message
+        ("Aug 01 20:50:01 pop-os systemd[1]: Starting System Suspend...", math.nan, ""),
+        ("Aug 01 20:50:01 pop-os kernel: PM: suspend entry (deep)", math.nan,
+         "PM: suspend entry (deep)"),
+        ("Feb 11 22:13:20 h kernel:  0-0056: calling f @ 1, parent: none", math.nan,
+         " 0-0056: calling f @ 1, parent: none"),
         ("Nov 22 04:21:07 myhost kernel: [   7.000001] msg", 7.000001, "msg"),
         # an empty driver name keeps its leading space after the separator
         ("[    3.000000]  0-0056: calling f @ 1, parent: none", 3.0,
@@ -33,7 +50,7 @@ from dpmlens.traces.read.dmesg import strip_prefix
 def test_strip_prefix(line: str, ts: float, msg: str) -> None:
     got_ts, got_msg = strip_prefix(line)
     assert got_msg == msg
-    assert (math.isnan(got_ts) and math.isnan(ts)) or got_ts == ts
+    assert (math.isnan(got_ts) and math.isnan(ts)) or got_ts == pytest.approx(ts, abs=1e-6)
 
 
 def test_old_format_converts_ns_shift_and_takes_drivers_from_other_lines() -> None:

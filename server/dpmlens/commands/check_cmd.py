@@ -302,6 +302,11 @@ def _evidence(args: argparse.Namespace, run_: Any) -> bool:
 
             cache_dir = Path(args.cache_dir or default_dir())
         run_.findings, _marked = evidence.mark_dead(run_.findings, cache_dir)
+        from dpmlens.kbuild.dead import notes_for
+
+        run_.notes = notes_for(getattr(args, "paths", None) or ["."])
+        for note in run_.notes:  # what was not read changes the answers: said, once a tree
+            print(f"dpmlens: note: {note}", file=sys.stderr)
     if args.traces:
         joined = evidence.join_traces(run_.findings, args.traces)
         run_.findings = joined.findings

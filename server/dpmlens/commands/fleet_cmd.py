@@ -56,6 +56,8 @@ def register(subparsers: Any) -> None:
     rep.add_argument("--format", choices=("table", "json", "html"), default="table")
     rep.add_argument("-o", "--output", metavar="FILE", help="write the report here")
     rep.add_argument("--config", metavar="FILE", help=".dpmlens.toml with [fleet] thresholds")
+    rep.add_argument("--min-runs", type=int, metavar="N", help="test a callback only with at "
+                     "least N runs on both sides (default: [fleet] min_runs, else 5)")
     rep.add_argument("--exact", action="store_true", help="percentiles and tests from the raw "
                      "rows, not the duration histograms (slower; --by host|machine always are)")
     rep.set_defaults(handler=run_report)

@@ -127,6 +127,40 @@ def identify(cap: Capture) -> None:
     for d in sorted(digests):  # order of files does not matter
         h.update(d)
     cap.capture_id = h.hexdigest()
+    if "kernel" not in cap.meta:
+        _release_beside(cap)
+
+
+_META_KERNEL = re.compile(r"^kernel: (\S+)\s*$", re.MULTILINE)
+
+
+def _release_beside(cap: Capture) -> None:
+    """A trace alone in its folder (the ftrace of a run whose dmesg was kept apart, the
+    capture lab's parts): the kernel release from a kernel log beside it (`Linux version`),
+    else from the lab's `meta.txt` (`kernel: 6.1.0-56-amd64`). Not part of the capture id."""
+    for folder in dict.fromkeys(f.parent for f in cap.files):
+        beside = sorted(f for f in folder.iterdir() if f.is_file() and f not in cap.files)
+        for f in beside:
+            name = f.name[:-3] if f.name.endswith((".gz", ".xz")) else f.name
+            if not (name in ("dmesg.txt", "dmesg.log", "dmesg") or name.endswith("_dmesg.txt")):
+                continue
+            try:
+                with _open(f) as s:
+                    head = s.read(HEAD_BYTES).decode("utf-8", "replace")
+            except (OSError, EOFError, lzma.LZMAError, gzip.BadGzipFile):
+                continue
+            if m := _LINUX.search(head):
+                cap.meta["kernel"] = m.group(1)
+                return
+        meta = folder / "meta.txt"
+        if meta.is_file():
+            try:
+                text = meta.read_text(encoding="utf-8", errors="replace")[:HEAD_BYTES]
+            except OSError:
+                continue
+            if m := _META_KERNEL.search(text):
+                cap.meta["kernel"] = m.group(1)
+                return
 
 
 def _open(path: Path):  # type: ignore[no-untyped-def]

@@ -16,7 +16,7 @@ import duckdb
 import numpy as np
 
 from dpmlens.fleet import binned
-from dpmlens.fleet.stats import Scope
+from dpmlens.fleet.stats import Scope, group_expr
 
 QS = (0.5, 0.95, 0.99)
 Key = tuple[str, str, str, str]  # group, driver, device, phase
@@ -45,14 +45,14 @@ def callback_stats(con: duckdb.DuckDBPyConnection,
     where, params = scope.where()
     con.execute(f"""
       CREATE OR REPLACE TEMP TABLE h AS
-      SELECT coalesce(kernel, '') AS grp, driver, device, phase, bucket_us,
+      SELECT {group_expr('kernel')} AS grp, driver, device, phase, bucket_us,
              any_value(width_us) AS width_us, sum(n)::BIGINT AS n,
              sum(failures)::BIGINT AS failures, sum(on_path)::BIGINT AS on_path,
              sum(path_us)::BIGINT AS path_us, sum(sum_us)::BIGINT AS sum_us
       FROM callback_hist WHERE {where} GROUP BY ALL""", params)
     cwhere, cparams = Scope(scope.by, scope.since).where()
     cycles = dict(con.execute(
-        f"SELECT coalesce(kernel, ''), count(*) FROM captures WHERE {cwhere} GROUP BY ALL",
+        f"SELECT {group_expr('kernel')}, count(*) FROM captures WHERE {cwhere} GROUP BY ALL",
         cparams).fetchall())
     per_driver = _rows(con, """
       SELECT grp, driver, '*' AS device, phase, bucket_us, any_value(width_us) AS width_us,

@@ -13,6 +13,12 @@ from dpmlens.fleet.store import Store
 
 def run(args: argparse.Namespace) -> int:
     settings, _src = thresholds.load(args.config)
+    if getattr(args, "min_runs", None) is not None:
+        if args.min_runs < 2:
+            print("dpmlens: error: --min-runs must be at least 2 (a test needs two runs a "
+                  "side)", file=sys.stderr)
+            return exit_codes.USAGE
+        settings["min_runs"] = args.min_runs
     store = Store(args.store)
     con = store.connect()
     derived = store.format() >= 2

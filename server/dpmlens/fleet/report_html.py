@@ -55,6 +55,26 @@ def distribution_svg(title: str, rows: list[dict[str, Any]], highlight: set[str]
     return "".join(parts)
 
 
+def _methods(reg: dict[str, Any]) -> str:
+    return ", ".join(f"{n} {m}" for m, n in reg["methods"].items()) or "none"
+
+
+def _not_tested(reg: dict[str, Any], by: str) -> str:
+    """What the regression tests left out, and why: every callback, every group."""
+    out = [f"<h3 id=not-tested>Not tested ({len(reg['not_tested'])})</h3>"]
+    for g in reg["not_compared"]:
+        out.append(f"<p class=muted>{_e(by)} {_e(g['group'])}: {_e(g['reason'])}</p>")
+    if reg["not_tested"]:
+        out.append("<table id=not-tested-table><tr><th>callback</th><th>phase</th>"
+                   f"<th>{_e(by)}</th><th>runs</th><th>why</th></tr>")
+        for s in reg["not_tested"]:
+            out.append(f"<tr><td>{_e(s['driver'])} {_e(s['device'])}</td><td>{_e(s['phase'])}"
+                       f"</td><td>{_e(s['before'])} → {_e(s['after'])}</td><td>{s['n_before']}"
+                       f" → {s['n_after']}</td><td>{_e(s['reason'])}</td></tr>")
+        out.append("</table>")
+    return "".join(out)
+
+
 def write(doc: dict[str, Any]) -> str:
     by = doc["by"]
     devs: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
@@ -72,11 +92,13 @@ def write(doc: dict[str, Any]) -> str:
     out.append(f"<h2 id=regressions>Regressions ({len(reg['changes'])})</h2><p class=muted>"
                f"{reg['tested']} callbacks tested over {len(reg['pairs'])} pair(s); "
                f"Mann-Whitney U, Benjamini-Hochberg at {reg['alpha']}, bootstrap 95% CI, "
-               f"minimum effect {reg['min_effect_ms']} ms; failures: Fisher's exact test.</p>")
+               f"minimum effect {reg['min_effect_ms']} ms, at least {reg['min_runs']} runs a "
+               f"side; U tests: {_e(_methods(reg))}; failures: Fisher's exact test.</p>")
     if reg["changes"]:
         out.append("<table id=changes><tr><th>change</th><th>callback</th><th>phase</th>"
                    f"<th>{_e(by)}</th><th>median ms</th><th>change ms [95% CI]</th>"
-                   "<th>ms/cycle</th><th>fail rate</th><th>q</th><th>changed from</th></tr>")
+                   "<th>ms/cycle</th><th>fail rate</th><th>p (test)</th><th>q</th>"
+                   "<th>changed from</th><th>note</th></tr>")
         for c in reg["changes"]:
             ci = f" [{c['ci_ms'][0]:+.2f}, {c['ci_ms'][1]:+.2f}]" if c["ci_ms"] else ""
             out.append(
@@ -86,7 +108,8 @@ def write(doc: dict[str, Any]) -> str:
                 f"{_ms(c['median_after_us'])}</td><td>{c['change_ms']:+.2f}{ci}</td>"
                 f"<td>{c['effect_ms_per_cycle']:+.2f}</td><td>"
                 f"{c['fail_rate_before'] * 100:.1f}% → {c['fail_rate_after'] * 100:.1f}%</td>"
-                f"<td>{c['q']:.2g}</td><td>{_e(c['changed_from'])}</td></tr>")
+                f"<td>{c['p']:.2g} ({_e(c['method'])})</td><td>{c['q']:.2g}</td>"
+                f"<td>{_e(c['changed_from'])}</td><td>{_e(c['phase_note'])}</td></tr>")
         out.append("</table><div>")
         for c in reg["changes"]:
             rows = sorted(devs.get((c["driver"], c["device"], c["phase"]), []),
@@ -98,6 +121,7 @@ def write(doc: dict[str, Any]) -> str:
         out.append("</div>")
     else:
         out.append("<p>none</p>")
+    out.append(_not_tested(reg, by))
     out.append(f"<h2>Health</h2><table><tr><th>{_e(by)}</th><th>cycles</th><th>hosts</th>"
                "<th>pass</th><th>fail</th><th>suspend p50/p95 ms</th><th>resume p50/p95 ms"
                "</th><th>status</th></tr>")

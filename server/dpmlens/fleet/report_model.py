@@ -46,7 +46,8 @@ def build(con: duckdb.DuckDBPyConnection, scope: stats.Scope, settings: dict[str
         rows, binned = hist_stats.callback_stats(con, scope)
     else:
         rows = stats.callback_stats(con, scope)
-    cfg = regress.Settings(alpha=settings["alpha"], min_effect_ms=settings["min_effect_ms"])
+    cfg = regress.Settings(alpha=settings["alpha"], min_effect_ms=settings["min_effect_ms"],
+                           min_runs=int(settings.get("min_runs", regress.MIN_RUNS)))
     reg = regress.find(con, scope, groups, baseline, cfg, per_device=rows, hist=binned)
     doc: dict[str, Any] = {
         "version": VERSION,
@@ -67,7 +68,13 @@ def build(con: duckdb.DuckDBPyConnection, scope: stats.Scope, settings: dict[str
             "alpha": cfg.alpha,
             "min_effect_ms": cfg.min_effect_ms,
             "sample_cycles": None if histograms else regress.SAMPLE,
+            "min_runs": cfg.min_runs,
+            "methods": dict(sorted(reg.methods.items())),
             "changes": [_change(c) for c in reg.changes],
+            # every callback of a pair that was not tested, and why (too few runs, one side)
+            "not_tested": [asdict(s) for s in reg.skipped],
+            "not_compared": [{"group": g, "reason": _uncompared(g, scope.by, baseline)}
+                             for g in reg.uncompared],
         },
         "drivers": [r for r in rows if r["device"] == "*"],
         "devices": [r for r in rows if r["device"] != "*"],
@@ -79,6 +86,13 @@ def build(con: duckdb.DuckDBPyConnection, scope: stats.Scope, settings: dict[str
     doc["elapsed_seconds"] = round(time.perf_counter() - t0, 3)
     clean: dict[str, Any] = _clean(doc)
     return clean
+
+
+def _uncompared(group: str, by: str, baseline: str | None) -> str:
+    if group.startswith("unknown ") and baseline is None:
+        return (f"its captures do not say their {by}: not placed between the others (give "
+                f"--baseline, or ingest with --meta {by}=...)")
+    return "the only group: nothing to compare with"
 
 
 def _change(c: regress.Change) -> dict[str, Any]:
@@ -94,7 +108,10 @@ def _clean(v: Any) -> Any:
     if isinstance(v, (list, tuple)):
         return [_clean(x) for x in v]
     if isinstance(v, float):
-        return None if math.isnan(v) or math.isinf(v) else round(v, 6)
+        if math.isnan(v) or math.isinf(v):
+            return None
+        # six decimals, but six significant digits below 0.001: a p of 1.1e-5 stays one
+        return round(v, 6) if abs(v) >= 1e-3 or v == 0 else float(f"{v:.6g}")
     if isinstance(v, (str, int, bool)) or v is None:
         return v
     return str(v)

@@ -19,6 +19,12 @@ import duckdb
 BY = {"kernel": "kernel", "host": "host", "machine": "machine"}
 
 
+def group_expr(col: str) -> str:
+    """The group of a row in SQL: captures that do not say their kernel (host, machine) are
+    one named group, "unknown kernel", never an empty name."""
+    return f"coalesce(nullif({col}, ''), 'unknown {col}')"
+
+
 @dataclass(frozen=True)
 class Scope:
     by: str = "kernel"
@@ -48,7 +54,7 @@ def groups(con: duckdb.DuckDBPyConnection, scope: Scope) -> list[str]:
     where = where.replace("driver = ?", "TRUE") if scope.driver else where
     if scope.driver:
         params = params[:-1]
-    rows = con.execute(f"SELECT DISTINCT coalesce({col}, '') FROM captures WHERE {where}",
+    rows = con.execute(f"SELECT DISTINCT {group_expr(col)} FROM captures WHERE {where}",
                        params).fetchall()
     vals = [r[0] for r in rows]
     return sorted(vals, key=version_key) if scope.by == "kernel" else sorted(vals)
@@ -67,13 +73,13 @@ def _stats(con: duckdb.DuckDBPyConnection, scope: Scope, device: str) -> list[di
     where, params = scope.where()
     cwhere, cparams = Scope(scope.by, scope.since).where()
     sql = f"""
-      WITH g AS (SELECT coalesce({col}, '') AS grp, count(*) AS cycles FROM captures
+      WITH g AS (SELECT {group_expr(col)} AS grp, count(*) AS cycles FROM captures
                  WHERE {cwhere} GROUP BY ALL)
       SELECT s.grp, driver, device, phase, n, g.cycles, q[1] AS p50_us, q[2] AS p95_us,
              q[3] AS p99_us, mean_us, failures, failures / n AS failure_rate,
              on_path / n AS critical_share, path_us / n AS critical_us_per_run
       FROM (
-        SELECT coalesce({col}, '') AS grp, driver, {device} AS device, phase, count(*) AS n,
+        SELECT {group_expr(col)} AS grp, driver, {device} AS device, phase, count(*) AS n,
                list_transform(quantile_cont(duration_us, [0.5, 0.95, 0.99]),
                               lambda x: round(x, 3)) AS q,
                avg(duration_us) AS mean_us,
@@ -96,11 +102,11 @@ def worst_devices(con: duckdb.DuckDBPyConnection, scope: Scope, top: int = 5,
     col = BY[scope.by]
     where, params = scope.where()
     if derived and not scope.driver:
-        w = f"""SELECT {col} AS grp, phase, driver AS drv, device AS dev
+        w = f"""SELECT {group_expr(col)} AS grp, phase, driver AS drv, device AS dev
                 FROM phase_worst WHERE {where}"""
     else:
         w = f"""SELECT grp, phase, x.d AS drv, x.v AS dev FROM (
-                  SELECT {col} AS grp, phase,
+                  SELECT {group_expr(col)} AS grp, phase,
                          max({{'u': duration_us, 'd': driver, 'v': device}}) AS x
                   FROM callbacks WHERE {where} AND duration_us IS NOT NULL
                   GROUP BY capture_id, cycle, {col}, phase)"""
@@ -124,7 +130,7 @@ def issues(con: duckdb.DuckDBPyConnection, scope: Scope, top: int = 20) -> list[
     sql = f"""
       SELECT pattern, any_value(example) AS example, sum(count) AS lines,
              count(DISTINCT capture_id) AS captures, count(DISTINCT host) AS hosts,
-             list(DISTINCT coalesce({col}, '') ORDER BY coalesce({col}, '')) AS groups
+             list(DISTINCT {group_expr(col)} ORDER BY {group_expr(col)}) AS groups
       FROM issues WHERE {where} GROUP BY pattern ORDER BY captures DESC, lines DESC
       LIMIT {int(top)}"""
     return _dicts(con.execute(sql, params))
@@ -141,7 +147,7 @@ def health(con: duckdb.DuckDBPyConnection, scope: Scope,
     sus = thresholds["suspend_max_ms"] * 1000
     res = thresholds["resume_max_ms"] * 1000
     sql = f"""
-      SELECT coalesce({col}, '') AS grp, count(*) AS cycles,
+      SELECT {group_expr(col)} AS grp, count(*) AS cycles,
              count(DISTINCT host) AS hosts, count(DISTINCT machine) AS machines,
              avg((outcome = 'pass')::INT) AS pass_rate,
              avg((outcome = 'fail')::INT) AS fail_rate,

@@ -8,6 +8,7 @@ fail_rate_max = 0.01            # a group failing more cycles than this is "bad"
 over_max = 0.05                 # ... or with more cycles than this over a limit
 alpha = 0.05                    # false-discovery rate of the regression tests
 min_effect_ms = 1.0             # smaller changes of a median are not regressions
+min_runs = 5                    # fewer runs of a callback on a side: not tested (listed)
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-DEFAULTS: dict[str, float] = {
+DEFAULTS: dict[str, float] = {  # min_runs is an int
     "suspend_max_ms": 1000.0, "resume_max_ms": 1000.0, "fail_rate_max": 0.01,
-    "over_max": 0.05, "alpha": 0.05, "min_effect_ms": 1.0,
+    "over_max": 0.05, "alpha": 0.05, "min_effect_ms": 1.0, "min_runs": 5,
 }
 KEYS = set(DEFAULTS) | {"store"}
 
@@ -52,6 +53,11 @@ def load(path: str | None, start: str = ".") -> tuple[dict[str, Any], Path | Non
             if not isinstance(v, str) or not v:
                 raise ConfigError(f"{found}: [fleet] store must be a folder path")
             out[k] = str((found.parent / v).resolve()) if not Path(v).is_absolute() else v
+        elif k == "min_runs":
+            if isinstance(v, bool) or not isinstance(v, int) or v < 2:
+                raise ConfigError(f"{found}: [fleet] min_runs must be a whole number >= 2, "
+                                  f"not {v!r}")
+            out[k] = v
         elif isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
             raise ConfigError(f"{found}: [fleet] {k} must be a number >= 0, not {v!r}")
         else:

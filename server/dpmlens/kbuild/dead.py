@@ -198,6 +198,37 @@ def find_top(path: str) -> Path | None:
     return None
 
 
+FACTS_OFF = "dead-driver facts are off"
+
+
+def not_read(path: str) -> str | None:
+    """What is missing for the dead-driver facts of the kernel tree `path` is in, as one line
+    naming it, or None (a whole tree, or no kernel tree at all). A partial tree (a directory
+    with `drivers/` and `include/linux/` or `arch/`, without the top-level `Kconfig`,
+    `Makefile` or `scripts/kconfig/`, as in an extract of drivers/ and include/ only) and a
+    top-level Kconfig that cannot be read would otherwise change the answers silently."""
+    top = find_top(path)
+    if top is not None:
+        try:
+            with open(top / "Kconfig", "rb") as f:
+                f.read(1)
+        except OSError as exc:
+            return f"{top}/Kconfig cannot be read ({exc.strerror or exc}): {FACTS_OFF}"
+        return None
+    cur = Path(os.path.abspath(path))
+    for d in [cur, *cur.parents]:
+        if (d / "drivers").is_dir() and ((d / "include" / "linux").is_dir()
+                                         or (d / "arch").is_dir()):
+            missing = [name for name, there in (
+                ("Kconfig", (d / "Kconfig").is_file()), ("Makefile", (d / "Makefile").is_file()),
+                ("scripts/kconfig/", (d / "scripts" / "kconfig").is_dir())) if not there]
+            if "Kconfig" in missing and ((d / "Kconfig").exists() or (d / "Kconfig").is_symlink()):
+                missing[missing.index("Kconfig")] = "readable Kconfig"
+            return (f"{d}: a partial kernel tree (no top-level {', '.join(missing)}): "
+                    f"{FACTS_OFF}")
+    return None
+
+
 def _fresh(index: KconfigIndex, top: Path) -> bool:
     for rel, entries in index.files.items():
         for _r, mtime, size in entries:
@@ -247,6 +278,16 @@ def load(
             except OSError:
                 pass  # a cache we cannot write costs time, never the answer
     return DeadDrivers(top, index, legacy)
+
+
+def notes_for(paths: Iterable[str]) -> list[str]:
+    """`not_read` of each checked path, one line per tree."""
+    out: list[str] = []
+    for p in paths:
+        note = not_read(p)
+        if note is not None and note not in out:
+            out.append(note)
+    return out
 
 
 def for_paths(paths: Iterable[str], cache_dir: Path | None = None) -> dict[Path, DeadDrivers]:

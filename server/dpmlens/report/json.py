@@ -73,6 +73,7 @@ def summary(run: CheckRun) -> dict[str, Any]:
         "by_rule": dict(sorted(Counter(f.rule for f in run.findings).items())),
         "suppressed_by_baseline": run.baseline_suppressed,
         "quiet_hidden": getattr(run, "quiet_hidden", 0),
+        "notes": list(getattr(run, "notes", [])),  # what was not read (a partial tree)
         "errors": [{"path": e.path, "message": e.message} for e in run.errors],
         "jobs": run.jobs,
         "elapsed_seconds": round(run.elapsed, 3),

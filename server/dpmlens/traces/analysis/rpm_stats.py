@@ -26,13 +26,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpmlens.traces.analysis.aggregate import percentile
-from dpmlens.traces.model.rpm_log import CALL_KINDS, RpmLog, errno_name, table
+from dpmlens.traces.model.rpm_log import CALL_KINDS, RpmLog, errno_name, explain
 from dpmlens.traces.model.traceset import TraceSet
 
 # rpm_status values (rules/tables/runtime-pm.yaml, include/linux/pm.h:597)
 ACTIVE, RESUMING, SUSPENDED, SUSPENDING = 0, 1, 2, 3
 SUSPEND, RESUME, IDLE = 0, 1, 2  # RpmLog.kinds
 _EACCES = 13  # include/uapi/asm-generic/errno-base.h:17
+_EAGAIN, _EBUSY, _EINVAL = 11, 16, 22  # errno-base.h:15, 20, 26
 # the phases from suspend_late to resume_early: runtime PM is disabled there
 # (drivers/base/power/main.c: __device_suspend_late() .. device_resume_early())
 _DISABLED_FROM = ("suspend_late", "freeze_late", "poweroff_late")
@@ -67,6 +68,10 @@ class RpmError:
     in_disabled: int = 0  # how many between suspend_late and resume_early
     callbacks: Counter[str] = field(default_factory=Counter)  # "suspend_late" -> n (its own)
     first_s: float = math.nan
+    # the runtime PM callback a call trace in the log shows running inside the failed call
+    returned_by: Counter[str] = field(default_factory=Counter)
+    # -EINVAL (runtime_error left set): the device's earlier failure that set it
+    after: Counter[str] = field(default_factory=Counter)
 
     @property
     def name(self) -> str:
@@ -76,8 +81,7 @@ class RpmError:
     def meaning(self) -> tuple[str, str]:
         """(class, why) from the table: "refusal" is the PM core declining (normal traffic of
         a busy device), "error" a failed or impossible call."""
-        m = table().meanings.get(self.call, {}).get(self.name.lstrip("-"))
-        return m if m else ("error", "")
+        return explain(self.call, self.code)
 
     @property
     def rule(self) -> str | None:
@@ -166,8 +170,9 @@ def runtime_stats(traces: TraceSet) -> RpmReport | None:
             _from_calls(log, cl, file_end[f], acc)
         _errors_and_idles(log, cl, f, log.devices[d], ctx, acc)
     drivers = _drivers(traces)
-    devices = [acc.result(log.devices[d], drivers.get(log.devices[d], ""))
-               for d, acc in per_dev.items()]
+    # a device no system sleep callback names: the module of its callback in a call trace
+    devices = [acc.result(log.devices[d], drivers.get(log.devices[d], "") or (
+        acc.modules.most_common(1)[0][0] if acc.modules else "")) for d, acc in per_dev.items()]
     devices.sort(key=lambda r: (-(r.resumes + r.suspends), r.device))
     r = traces.files
     return RpmReport(devices, sum(x.rpm_events for x in r), len(log), len(log.st_dev),
@@ -189,13 +194,15 @@ class _Acc:
         self.idles = 0
         self.calls = 0
         self.errors: dict[tuple[str, int], RpmError] = {}
+        self.modules: Counter[str] = Counter()  # of its callbacks seen in call traces
 
     def result(self, device: str, driver: str) -> DeviceRpm:
         sus, res = Dist.of(self.suspend), Dist.of(self.resume)
         be = round(sus.median_us + res.median_us, 3) if sus and res else None
         short = sum(1 for p in self.periods if be is not None and p < be)
         nested = round(percentile(sorted(self.nested), 0.5), 3) if self.nested else 0.0
-        errors = sorted(self.errors.values(), key=lambda e: (-e.count, e.call, e.code))
+        errors = sorted(self.errors.values(),
+                        key=lambda e: (-e.count, e.first_s, e.call, e.code))
         return DeviceRpm(device, driver, self.exact, sus, res, nested, self.idles, self.calls,
                          errors, round(self.time[0], 3), round(self.time[1], 3),
                          round(self.time[2], 3), tuple(round(p, 3) for p in self.periods), be,
@@ -390,12 +397,17 @@ class _SystemSleep:
 
 def _errors_and_idles(log: RpmLog, cl: list[int], file: int, device: str,
                       ctx: _SystemSleep, acc: _Acc) -> None:
+    last_failure: str | None = None  # the device's last failed call that set runtime_error
     for i in cl:
         acc.calls += 1
         if log.kinds[i] == IDLE:
             acc.idles += 1
         ret = log.ret[i]
-        if ret >= 0 or not _ended(log, i):
+        if not _ended(log, i):
+            continue
+        if ret >= 0:
+            if log.kinds[i] != IDLE:
+                last_failure = None  # a call that passed the runtime_error check
             continue
         call = "rpm_" + CALL_KINDS[log.kinds[i]]
         err = acc.errors.get((call, ret))
@@ -410,6 +422,18 @@ def _errors_and_idles(log: RpmLog, cl: list[int], file: int, device: str,
         phase = ctx.callback_at(device, file, ts)
         if phase is not None:
             err.callbacks[phase] += 1
+        for tr in log.callback_traces:
+            if tr.file == file and tr.call in ("", call) and log.start[i] <= tr.ts <= log.end[i] \
+                    and (tr.thread < 0 or tr.thread == log.thread[i]):
+                err.returned_by[tr.label()] += 1
+                if tr.module:
+                    acc.modules[tr.module] += 1
+                break
+        if ret == -_EINVAL and last_failure is not None:
+            err.after[last_failure] += 1
+        elif explain(call, ret)[1].startswith("returned by the callback") \
+                and call != "rpm_idle" and ret not in (-_EAGAIN, -_EBUSY):
+            last_failure = f"{call} {err.name}"
 
 
 def _drivers(traces: TraceSet) -> dict[str, str]:

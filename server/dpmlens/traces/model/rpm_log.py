@@ -23,6 +23,8 @@ class RpmTable:
     statuses: dict[str, int]
     errno: dict[int, str]  # 13 -> "EACCES"
     meanings: dict[str, dict[str, tuple[str, str]]]  # rpm_resume -> EACCES -> (class, why)
+    callback_errors: dict[str, str]  # rpm_resume -> what a failed callback leaves behind
+    callback_codes: dict[str, str]  # EIO -> what a callback's own code usually says
 
 
 @lru_cache(maxsize=2)
@@ -36,6 +38,8 @@ def load_table(file: str) -> RpmTable:
         errno={int(v): str(k) for k, v in (data.get("errno") or {}).items()},
         meanings={str(ev): {str(code): (str(m[0]), str(m[1])) for code, m in codes.items()}
                   for ev, codes in (data.get("meanings") or {}).items()},
+        callback_errors={str(k): str(v) for k, v in (data.get("callback_errors") or {}).items()},
+        callback_codes={str(k): str(v) for k, v in (data.get("callback_codes") or {}).items()},
     )
 
 
@@ -48,6 +52,38 @@ def errno_name(ret: int) -> str:
     """-13 -> "-EACCES"; an unknown code stays a number."""
     name = table().errno.get(-ret) if ret < 0 else None
     return f"-{name}" if name else str(ret)
+
+
+@dataclass(frozen=True)
+class CallbackTrace:
+    """A call trace printed in a kernel log while the PM core ran a runtime PM callback
+    (`__rpm_callback` on the stack): which callback was running, on which thread, when."""
+
+    file: int
+    thread: int  # SampleStore.threads index; -1: the log does not say
+    ts: float  # seconds, the log's clock
+    call: str  # rpm_resume, rpm_suspend, rpm_idle ("" when the stack does not show it)
+    callback: str  # the driver's callback (the innermost *runtime_* frame the core reached)
+    module: str  # its module ("" when built in)
+    via: str  # the frame the PM core called, when it is another (a bus or PM domain's)
+
+    def label(self) -> str:
+        out = f"{self.callback}()" + (f" [{self.module}]" if self.module else "")
+        return out + (f" via {self.via}()" if self.via else "")
+
+
+def explain(call: str, ret: int) -> tuple[str, str]:
+    """(class, why) of a negative return of rpm_suspend/rpm_resume/rpm_idle: the PM core's
+    own refusal or error (the table's `meanings`), else the callback's code and what its
+    failure leaves behind. Every code gets an explanation."""
+    t = table()
+    name = errno_name(ret).lstrip("-")
+    core = t.meanings.get(call, {}).get(name)
+    if core:
+        return core
+    code = t.callback_codes.get(name, f"error code {ret}")
+    after = t.callback_errors.get(call, "")
+    return ("error", f"returned by the callback: {code}" + (f"; {after}" if after else ""))
 
 
 class RpmLog:
@@ -82,6 +118,7 @@ class RpmLog:
         self.unmatched_returns = 0
         self.unreturned = 0
         self.formats_from_capture: set[str] = set()
+        self.callback_traces: list[CallbackTrace] = []  # from call traces in a kernel log
 
     def dev_id(self, name: str) -> int:
         i = self._dev_ids.get(name)
@@ -106,5 +143,5 @@ def rpm_log(store: Any) -> RpmLog:
     return log
 
 
-__all__ = ["CALL_KINDS", "EVENTS", "RpmLog", "RpmTable", "errno_name", "load_table", "rpm_log",
-           "table"]
+__all__ = ["CALL_KINDS", "EVENTS", "CallbackTrace", "RpmLog", "RpmTable", "errno_name", "explain",
+           "load_table", "rpm_log", "table"]

@@ -31,10 +31,12 @@ from __future__ import annotations
 
 import io
 import re
+from datetime import date
 from typing import BinaryIO
 
 from dpmlens import inputs
 from dpmlens.model.phases import member_for_dmesg_phase, member_for_stage
+from dpmlens.traces.model.rpm_log import CallbackTrace, RpmLog, rpm_log
 from dpmlens.traces.model.sample import Collector, CycleTracker
 from dpmlens.traces.read import ftrace
 
@@ -42,18 +44,25 @@ NAME = "dmesg"
 _NAN = float("nan")
 
 # --- line prefixes -------------------------------------------------------------------------
-_JOURNAL = re.compile(
-    r"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d"
-    r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[.\d]*(?:[+-]\d\d:?\d\d|Z)?)"
-    r" \S+ kernel: "
-)
+# A wall-clock stamp in front of the kernel's own prefix, as logs get pasted: syslog and
+# journalctl (`Nov 28 10:00:01[.123456] host kernel: `), ISO forms (journalctl -o short-iso,
+# ChromeOS `... INFO kernel: `, svlogd `... kern.info: `, `dmesg --time-format iso`), and a CI
+# log's or VM console's own stamp before the kernel's (LAVA `2020-10-05 16:45:59.342000
+# <6>[ ts]`, Qubes `[2022-03-20 22:59:10] [ ts]`).
+_WALL = re.compile(
+    r"^\[?(?:[A-Z][a-z]{2} [ \d]\d |(?P<date>\d{4}-\d\d-\d\d)[T ])"
+    r"(?P<h>\d\d):(?P<m>\d\d):(?P<s>\d\d)(?P<frac>[.,]\d+)?(?:[+-]\d\d:?\d\d|Z)?\]?")
+_KERNEL_TAG = re.compile(r"^ (?:\S+ )?(?:kernel(?:\[\d+\])?|kern\.\w+): ")
+_USER_TAG = re.compile(r"^ \S+ [\w.@/-]+\[\d+\]: ")  # host prog[pid]: a user-space line
+_HOST_KERNEL = re.compile(r"^ ?\S+ kernel: ")  # journalctl -o short-monotonic, after `[ ts]`
+_HUMAN_TS = re.compile(r"^\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]")  # -T
 _LEVEL = re.compile(r"^<\d{1,3}>")
 _DMESG_X = re.compile(r"^[a-z]+ *:[a-z]+ *: ")
 _TS = re.compile(r"^\[\s*(\d+\.\d+)\]")
 # a duration or error of more digits is no real measurement (10**15 usecs is 31 years)
 _MAX_DIGITS = 15
 _CALLER = re.compile(r"^ ?\[ *[TC]\d+\]")
-_TASK_ID = re.compile(r"\] ?\[ *T(\d+)\]")  # CONFIG_PRINTK_CALLER: the printing thread
+_TASK_ID = re.compile(r"(?:\] ?|^)\[ *T(\d+)\]")  # CONFIG_PRINTK_CALLER: the printing thread
 # tp_printk: "<event>: <payload>" as the ftrace text prints it after the task columns
 _TP_EVENT = re.compile(r"(?:device_pm_callback_(?:start|end)|suspend_resume|"
                        r"rpm_(?:suspend|resume|idle|usage|return_int|status)): ")
@@ -114,40 +123,89 @@ _NEXT = {
 }
 
 
+# what makes a kernel log worth reading, in a line's message (prefixes removed)
+_PM_MESSAGE = re.compile(
+    r"calling  \S+\+ @ \d+, parent:|: (?:PM: )?calling \S+ @ \d+, parent:|"
+    r" returned -?\d+ after \d+ usecs|"
+    r"PM: [a-z ]+ of devices complete after|PM: suspend entry|PM: (?:suspend|hibernation) exit|"
+    r"^(?:device_pm_callback_(?:start|end)|suspend_resume|"
+    r"rpm_(?:suspend|resume|idle|usage|return_int|status)): ")
+_HEAD_LINES = 2000
+
+
 def looks_like(head: str) -> bool:
-    return bool(
-        re.search(
-            r"(?m)(calling  \S+\+ @ \d+, parent:|: (?:PM: )?calling \S+ @ \d+, "
-            r"parent:|PM: [a-z ]+ of devices complete after|PM: suspend entry|"
-            r"^\[\s*\d+\.\d+\] |^<\d>\[)",
-            head,
-        )
-    )
+    """A kernel log: a line with the kernel's `[ ts]` (after any pasted prefix), or a PM
+    message (pm_print_times, phase, cycle or tracepoint lines) in any prefix form."""
+    for line in head.splitlines()[:_HEAD_LINES]:
+        ts, msg = strip_prefix(line.rstrip("\r"))
+        if _KERNEL_TS.search(line, 0, 80) or _PM_MESSAGE.search(msg):
+            return True
+    return False
+
+
+_KERNEL_TS = re.compile(r"(?:^|[\]>:] ?|\s)\[\s*\d+\.\d+\](?:\[ *[TC]\d+\])?[ \[]")
 
 
 def strip_prefix(line: str) -> tuple[float, str]:
-    """Remove journal/syslog, `<6>`, `dmesg -x`, `[ ts]` and `[ T123]` prefixes."""
+    """Remove wall-clock stamps (syslog, journal, ISO, CI logs), `<6>`, `dmesg -x`, `[ ts]`,
+    `dmesg -T` and `[ T123]`/`[ C3]` prefixes. The time is the kernel's `[ ts]`, else a wall
+    stamp with a fraction of a second (seconds of the day, or Unix time with a date), else
+    nan. A user-space syslog line (`host prog[pid]: `) comes back as ""."""
     ts = _NAN
-    m = _JOURNAL.match(line)
+    if line[:1] in " \t":  # a paste indented as a quote: only in front of a prefix
+        bare = line.lstrip(" \t")
+        if _WALL.match(bare) or _TS.match(bare) or _LEVEL.match(bare):
+            line = bare
+    m = _WALL.match(line)
     if m:
-        line = line[m.end() :]
+        rest = line[m.end():]
+        k = _KERNEL_TAG.match(rest)
+        if k:
+            line = rest[k.end():]
+        elif _USER_TAG.match(rest):
+            return _NAN, ""
+        else:
+            line = rest.lstrip(" \t")
+        if m.group("frac"):
+            ts = _wall_seconds(m)
     m = _LEVEL.match(line)
     if m:
         line = line[m.end() :]
     m = _DMESG_X.match(line)
     if m:
         line = line[m.end() :]
-    m = _TS.match(line)
+    sep = False
+    m = _TS.match(line) or _HUMAN_TS.match(line)
     if m:
-        # an absurd timestamp (thousands of digits: inf) counts as none
-        ts = float(m.group(1)) if len(m.group(1)) <= 2 * _MAX_DIGITS else _NAN
+        sep = True
+        if m.lastindex:  # `[ ts]`; an absurd one (thousands of digits: inf) counts as none
+            ts = float(m.group(1)) if len(m.group(1)) <= 2 * _MAX_DIGITS else _NAN
         line = line[m.end() :]
-        m = _CALLER.match(line)
-        if m:
-            line = line[m.end() :]
-        if line.startswith(" "):
-            line = line[1:]  # exactly the one separator: an empty driver name keeps its space
+        h = _HOST_KERNEL.match(line)
+        if h:
+            line = line[h.end() - 1 :]
+    m = _CALLER.match(line)
+    if m:
+        sep = True
+        line = line[m.end() :]
+    if sep and line.startswith(" "):
+        line = line[1:]  # exactly the one separator: an empty driver name keeps its space
     return ts, line
+
+
+_EPOCH = date(1970, 1, 1).toordinal()
+
+
+def _wall_seconds(m: re.Match[str]) -> float:
+    secs = int(m.group("h")) * 3600 + int(m.group("m")) * 60 + int(m.group("s"))
+    frac = float("0." + m.group("frac")[1:])
+    if m.group("date"):
+        y, mo, d = (int(x) for x in m.group("date").split("-"))
+        try:
+            secs += (date(y, mo, d).toordinal() - _EPOCH) * 86400  # Unix time: µs stay exact
+        except ValueError:
+            return _NAN
+    return secs + frac
 
 
 def _hint_from_symbol(sym: str | None) -> str | None:
@@ -197,6 +255,54 @@ class _Pending:
         self.pid = pid  # "@ <pid>" of the calling line: the thread that ran the callback
 
 
+# --- call traces: which runtime PM callback was running ---------------------------------------
+_STACK_HEADS = ("Call Trace:", "Call trace:", "Backtrace:")
+# ` [<608d05dc>] sym+0x2e/0x40 [mod]`, `  ? sym+0x..`, ARM's `[<c0545abc>] (sym+0x84/0xa8)`
+_FRAME = re.compile(r"^(?:\[<[0-9a-f]+>\] )?(?P<q>\? )?\(?(?P<sym>[\w.$]+)"
+                    r"(?P<off>\+0x[0-9a-f]+/0x[0-9a-f]+)?\)?(?: \[(?P<mod>[\w-]+)\])?")
+_MARKER = re.compile(r"^</?[A-Z]+>$")  # <TASK>, </IRQ>, ...
+_RPM_CORE = ("__rpm_callback", "rpm_callback")
+_RPM_CALLS = ("rpm_resume", "rpm_suspend", "rpm_idle")
+_RUNTIME_CB = re.compile(r"runtime_(?:resume|suspend|idle)")
+
+
+class _Stack:
+    """One call trace in the log: its frames, innermost first."""
+
+    __slots__ = ("frames", "thread", "ts")
+
+    def __init__(self, ts: float, thread: int) -> None:
+        self.ts, self.thread = ts, thread
+        self.frames: list[tuple[str, str]] = []
+
+    def take(self, msg: str) -> bool:
+        """Take a frame line (or a <TASK>-style marker); False: the trace has ended."""
+        line = msg.strip()
+        if _MARKER.match(line):
+            return True
+        m = _FRAME.match(line)
+        if not m or not (m.group("off") or line.startswith("[<")) or m.end() < len(line) \
+                and not line[m.end():].startswith(" from "):
+            return False
+        if not m.group("q"):  # "? sym": a stale address on the stack, not a frame
+            self.frames.append((m.group("sym").split(".")[0], m.group("mod") or ""))
+        return True
+
+    def close(self, log: RpmLog, file: int) -> None:
+        """A trace through __rpm_callback names the callback the PM core was running."""
+        names = [f[0] for f in self.frames]
+        k = next((i for i, n in enumerate(names) if n in _RPM_CORE), None)
+        if not k:
+            return
+        call = next((n for n in names[k + 1 : k + 5] if n in _RPM_CALLS), "")
+        j = k - 1
+        while j > 0 and _RUNTIME_CB.search(names[j - 1]):
+            j -= 1
+        via = names[k - 1] if j != k - 1 else ""
+        log.callback_traces.append(CallbackTrace(file, self.thread, self.ts, call, names[j],
+                                                 self.frames[j][1], via))
+
+
 def parse(stream: BinaryIO, coll: Collector) -> None:
     cycles = CycleTracker()
     starts: dict[tuple[str | None, str], tuple[float, str, str | None, str | None]] = {}
@@ -211,6 +317,7 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
     tp: list[bytes] = []  # tp_printk events as ftrace text lines
     tp_callbacks = tp_rpm = tp_threads = False
     walls: list[tuple[int, str, float]] = []  # phase lines, committed unless tp mode
+    stack: _Stack | None = None  # a call trace being read
 
     def flush_unphased() -> None:
         # The log ended, or a new cycle began, before the phase line: use the callback symbol,
@@ -249,6 +356,17 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
             last_phase = None
             continue
         ts, msg = strip_prefix(text)
+        if stack is not None:
+            if stack.take(msg):
+                continue
+            stack.close(rpm_log(coll.store), coll.file_id)
+            stack = None
+        if msg.startswith(_STACK_HEADS):
+            caller = _TASK_ID.search(text, 0, 64)
+            thread = coll.store.task_thread(f"T{caller.group(1)}-{caller.group(1)}") \
+                if caller else -1
+            stack = _Stack(ts, thread)
+            continue
         if msg[:1] in "dsr" and _TP_EVENT.match(msg) or _TP_DELAY.match(msg):
             caller = _TASK_ID.search(text, 0, 64)
             if caller is None and msg[:1] not in "dsr":
@@ -343,6 +461,8 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
         if m and not m.group("drv").endswith(":"):
             dev_driver.setdefault(m.group("dev"), m.group("drv"))
     flush_unphased()
+    if stack is not None:
+        stack.close(rpm_log(coll.store), coll.file_id)
     if tp_callbacks or tp_rpm:
         ftrace.parse(io.BytesIO(b"".join(tp)), coll, threads_known=tp_threads)
         if tp_callbacks:

@@ -55,6 +55,7 @@ def device_json(d: DeviceRpm, mappings: dict[tuple[str, str], Mapping] | None,
             "call": e.call, "code": e.code, "name": e.name, "count": e.count, "class": cls,
             "meaning": why, "in_system_sleep": e.in_system_sleep,
             "while_disabled": e.in_disabled, "callbacks": dict(e.callbacks), "rule": e.rule,
+            "returned_by": dict(e.returned_by), "after": dict(e.after),
             "finding": None if link is None else {
                 "path": link.path, "line": link.line, "function": link.function,
                 "phase": link.phase, "message": link.message},
@@ -157,6 +158,11 @@ def runtime_text(report: RpmReport | None, mappings: dict[tuple[str, str], Mappi
             elif e.in_system_sleep:
                 where = " during a system suspend/resume"
             line = f"  {d.device}: {e.call} {e.name} x{e.count} ({cls}: {why}){where}"
+            if e.after:
+                line += "; left by the earlier " + ", ".join(sorted(e.after))
+            if e.returned_by:
+                line += ("\n      -> a call trace in the log shows the callback running: "
+                         + ", ".join(sorted(e.returned_by)))
             link = (links or {}).get((d.device, e.call, e.code))
             if link is not None:
                 line += (f"\n      -> [{link.rule}] {link.path}:{link.line} "
