@@ -5,12 +5,13 @@ usage: changed.py TREE BEFORE.json AFTER.json > OUT.md   (prints Markdown; `--wa
 first to list only findings that are or were warnings)
 """
 import json
+from pathlib import Path
 import sys
 
 
 def load(path):
     out = {}
-    for f in json.load(open(path))["findings"]:
+    for f in json.loads(Path(path).read_text())["findings"]:
         out.setdefault((f["rule"], f["path"], f["line"]), []).append(f)
     return out
 

@@ -11,6 +11,7 @@ out, so each distinct finding is judged once. Writes quiet-<tree>.md (the packet
 read: location, rule, message, chain) and quiet.json (the sample, with strata).
 """
 import json
+from pathlib import Path
 import random
 import sys
 from collections import Counter, defaultdict
@@ -43,9 +44,9 @@ def key(f):
 
 
 def quiet(all_path, default_path):
-    shown = Counter(key(f) for f in json.load(open(default_path))["findings"])
+    shown = Counter(key(f) for f in json.loads(Path(default_path).read_text())["findings"])
     out = []
-    for f in json.load(open(all_path))["findings"]:
+    for f in json.loads(Path(all_path).read_text())["findings"]:
         if shown[key(f)]:
             shown[key(f)] -= 1
         else:
