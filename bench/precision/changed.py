@@ -5,8 +5,8 @@ usage: changed.py TREE BEFORE.json AFTER.json > OUT.md   (prints Markdown; `--wa
 first to list only findings that are or were warnings)
 """
 import json
-from pathlib import Path
 import sys
+from pathlib import Path
 
 
 def load(path):

@@ -11,10 +11,10 @@ out, so each distinct finding is judged once. Writes quiet-<tree>.md (the packet
 read: location, rule, message, chain) and quiet.json (the sample, with strata).
 """
 import json
-from pathlib import Path
 import random
 import sys
 from collections import Counter, defaultdict
+from pathlib import Path
 
 _REASONS = (  # message text -> why the finding is quiet (the first that matches)
     ("[dead driver:", "dead driver"),
