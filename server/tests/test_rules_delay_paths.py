@@ -184,3 +184,17 @@ def test_a_caller_constant_decides_the_condition() -> None:
     assert only_when(call) == "on"
     assert only_when(call, decide) is None
     assert path_conditions(call, decide) == []
+
+
+def test_a_goto_to_a_label_that_returns_0_is_a_normal_exit() -> None:
+    # i740fb_resume(): `if (par->ref_count == 0) goto fail;` ... `fail: unlock; return 0;`
+    src = """int f(struct p *par) {
+        lock(par);
+        if (par->ref_count == 0)
+            goto fail;
+        msleep(50);
+    fail:
+        unlock(par);
+        return 0;
+    }"""
+    assert path_conditions(_call(src)) == ["!(par->ref_count == 0)"]

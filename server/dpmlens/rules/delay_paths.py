@@ -317,13 +317,41 @@ def error_exit(if_node: ts.Node) -> bool:
     if body is None:
         return False
     if body.type == "goto_statement":
+        returned = _label_return(if_node, cnav.text(body.child_by_field_name("label")))
+        if returned is not None:  # `fail: unlock(); return 0;` is a normal way out
+            return _is_error_value(returned)
         return leaves_function(if_node)
     if body.type == "return_statement":
-        value = cnav.text(body).removeprefix("return").strip(" ;\t\n")
-        while value.startswith("(") and value.endswith(")") and _balanced(value[1:-1]):
-            value = value[1:-1].strip()
-        return _ERROR_VALUE.fullmatch(value) is not None
+        return _is_error_value(body)
     return False
+
+
+def _is_error_value(ret: ts.Node) -> bool:
+    value = cnav.text(ret).removeprefix("return").strip(" ;\t\n")
+    while value.startswith("(") and value.endswith(")") and _balanced(value[1:-1]):
+        value = value[1:-1].strip()
+    return _ERROR_VALUE.fullmatch(value) is not None
+
+
+def _label_return(node: ts.Node, label: str) -> ts.Node | None:
+    """The first `return` after `label:` in `node`'s function (the statements that follow
+    the label in its block), or None."""
+    fn = cnav.function_of(node)
+    stack = [fn] if fn is not None else []
+    while stack:
+        n = stack.pop()
+        if n.type == "labeled_statement" and cnav.text(n.child_by_field_name("label")) == label:
+            cur: ts.Node | None = n
+            while cur is not None:
+                inner = cur.named_children[-1] if cur.type == "labeled_statement" else cur
+                while inner.type == "labeled_statement" and inner.named_children:
+                    inner = inner.named_children[-1]
+                if inner.type == "return_statement":
+                    return inner
+                cur = cur.next_named_sibling
+            return None
+        stack.extend(n.named_children)
+    return None
 
 
 # --- loop shape ------------------------------------------------------------------------------
