@@ -198,3 +198,62 @@ def test_a_goto_to_a_label_that_returns_0_is_a_normal_exit() -> None:
         return 0;
     }"""
     assert path_conditions(_call(src)) == ["!(par->ref_count == 0)"]
+
+
+def test_a_wait_in_either_branch_of_an_if_else_names_its_branch() -> None:
+    """airo_pci_resume() (6.1 airo.c:5672): `if (prev_state != PCI_D1) {...} else {...;
+    msleep(100); }` waits only when the device resumed from D1; a judge found the hint's
+    "waits 100 ms in the resume callback" false, as if every resume paid it."""
+    src = b"""
+static int r_resume(struct device *dev)
+{
+	int prev_state = dev->power.x;
+
+	if (prev_state != 1) {
+		r_reset(dev);
+	} else {
+		r_ack(dev);
+		msleep(100);
+	}
+	if (prev_state == 3)
+		msleep(60);
+	else
+		r_other(dev);
+	return 0;
+}
+static int r_suspend(struct device *dev) { return 0; }
+static DEFINE_SIMPLE_DEV_PM_OPS(r_pm_ops, r_suspend, r_resume);
+"""
+    found = [f for f in analyze_source("r.c", src, Config()) if f.rule == "delay-beyond-spec"]
+    messages = sorted(f.message for f in found)
+    assert len(messages) == 2, messages
+    assert messages[0].startswith("msleep(100) waits 100 ms only with `!(prev_state != 1)`")
+    assert messages[1].startswith("msleep(60) waits 60 ms only with `prev_state == 3`")
+
+
+def test_a_pointer_call_through_a_field_of_another_struct_type_reaches_no_initializer() -> None:
+    """isp1362-hcd.c (6.12): `isp1362_hcd->board->reset(dev, 1)` calls the board's hook
+    (`struct isp1362_platform_data *board`), not the `.reset = isp1362_hc_reset` of the file's
+    `struct hc_driver`; a judge found the chain through it false. `->soc->power_up()` with
+    `soc` of the initializer's own type still reaches its targets."""
+    src = b"""
+struct hc_driver { int (*reset)(struct device *); };
+struct board_data { void (*reset)(struct device *, int); };
+struct soc_data { int (*power_up)(struct device *); };
+struct priv { struct board_data *board; const struct soc_data *soc; };
+static int h_reset(struct device *dev) { msleep(80); return 0; }
+static int h_power_up(struct device *dev) { msleep(70); return 0; }
+static const struct hc_driver h_driver = { .reset = h_reset };
+static const struct soc_data h_soc = { .power_up = h_power_up };
+static int h_resume(struct device *dev)
+{
+	struct priv *p = dev_get_drvdata(dev);
+
+	p->board->reset(dev, 1);
+	return p->soc->power_up(dev);
+}
+static int h_suspend(struct device *dev) { return 0; }
+static DEFINE_SIMPLE_DEV_PM_OPS(h_pm_ops, h_suspend, h_resume);
+"""
+    found = [f for f in analyze_source("h.c", src, Config()) if f.rule == "delay-beyond-spec"]
+    assert [f.message.split(" waits")[0] for f in found] == ["msleep(70)"], found

@@ -202,6 +202,32 @@ def pointer_targets(model: FileModel) -> dict[str, tuple[str, ...]]:
 
 
 _FIELD_CALL = re.compile(rb"(?:->|\.)\s*(\w+)\s*\(")
+# the field a pointer call goes through: `isp1362_hcd->board->reset(...)`: `board`
+_OWNER = re.compile(rb"(\w+)\s*(?:->|\.)\s*$")
+
+
+def _struct_types(model: FileModel) -> dict[str, frozenset[str]]:
+    """member -> the struct types whose initializers in the file set it (see pointer_targets)."""
+    cached = model.__dict__.get("_pointer_struct_types")
+    if cached is None:
+        found: dict[str, set[str]] = {}
+        for e in entries(model):
+            found.setdefault(e.member, set()).add(e.struct_type)
+        cached = model.__dict__["_pointer_struct_types"] = {
+            k: frozenset(v) for k, v in found.items()
+        }
+    return cached
+
+
+def _declared_types(model: FileModel, field: str) -> frozenset[str]:
+    """The struct types the file declares `field` with (`struct isp1362_platform_data *board`,
+    a member or a local): empty when it declares none."""
+    pattern = re.compile(
+        rb"struct\s+(\w+)\s*(?:const\s*)?\*\s*(?:const\s+)?" + re.escape(field.encode())
+        + rb"\s*[;=,)\[]"
+    )
+    footprint.searched(model, pattern)
+    return frozenset(m.group(1).decode("latin-1") for m in pattern.finditer(model.source))
 
 
 def pointer_calls(model: FileModel, function: str) -> list[CallSite]:
@@ -239,6 +265,14 @@ def pointer_calls(model: FileModel, function: str) -> list[CallSite]:
         expr_start = _expression_start(model.source, fn.start_byte, start)
         span = lines.span(expr_start, toks[-1].end)
         name_span = lines.span(start, start + len(member))
+        # `isp1362_hcd->board->reset()` is the board's hook (struct isp1362_platform_data),
+        # not the `.reset` of the file's struct hc_driver: a field the file declares with
+        # other struct types than those whose initializers set the member reaches none of them
+        owner = _OWNER.search(model.source, max(fn.start_byte, expr_start), start)
+        if owner is not None:
+            declared = _declared_types(model, owner.group(1).decode("latin-1"))
+            if declared and not declared & _struct_types(model).get(member, frozenset()):
+                continue
         for target in targets[member]:
             if target == function:
                 continue

@@ -188,6 +188,28 @@ def only_when(node: ts.Node, decide: Decide | None = None) -> str | None:
     return condition_text(branch) if branch is not None else None
 
 
+def branch_when(node: ts.Node, decide: Decide | None = None) -> str | None:
+    """The condition of the innermost `if` one of whose branches holds `node`: its
+    condition in the body, `!(cond)` in the `else` (airo: `if (prev_state != PCI_D1) {...}
+    else { ...; msleep(100); }` waits only when the device was in D1), none when the path's
+    constants decide it."""
+    cur = node
+    while cur.parent is not None and cur.parent.type != "function_definition":
+        parent = cur.parent
+        if parent.type == "if_statement" and not (
+            decide is not None and _decided(parent, decide)
+        ):
+            cons = parent.child_by_field_name("consequence")
+            alt = parent.child_by_field_name("alternative")
+            cond = condition_text(parent)
+            if cond and cons is not None and cons.start_byte <= node.start_byte < cons.end_byte:
+                return cond
+            if cond and alt is not None and alt.start_byte <= node.start_byte < alt.end_byte:
+                return f"!({cond})"
+        cur = parent
+    return None
+
+
 _STOP = frozenset({"function_definition", "translation_unit"})
 
 

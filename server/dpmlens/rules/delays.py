@@ -36,11 +36,11 @@ from dpmlens.rules.delay_paths import (
     Decide,
     PathCost,
     alt,
+    branch_when,
     checks_first,
     conditional_if,
     counted_loop,
     leaves_function,
-    only_when,
     path_conditions,
     path_cost,
     runs_once,
@@ -663,10 +663,11 @@ def _places(a: _Analysis, d: Delay, r: Reached | None) -> list[_Place]:
 
 
 def _condition(a: _Analysis, d: Delay, r: Reached | None) -> str | None:
-    """The `if` (without else) that the delay, or a helper call on its way, depends on (one
-    the path's constants decide is none)."""
+    """The `if` branch that the delay, or a helper call on its way, depends on (one the
+    path's constants decide is none): a wait in either branch of an if/else is not paid on
+    every cycle."""
     for node, decide, _fn in _places(a, d, r):
-        cond = only_when(node, decide)
+        cond = branch_when(node, decide)
         if cond:
             return cond
     return None
