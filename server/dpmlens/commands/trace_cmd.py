@@ -130,6 +130,11 @@ def register(subparsers: Any) -> None:
     wi.add_argument("--no-sched", action="store_true",
                     help="ignore the capture's sched_switch/sched_waking events (the "
                     "contention model then counts a callback's waits as work)")
+    wi.add_argument("--patch", metavar="FILE",
+                    help="replay the delay changes a unified diff makes (msleep, usleep_range, "
+                    "mdelay, udelay, ... calls and the values they are given); with --source "
+                    "the patched files are evaluated as the delay rules do (#defines, "
+                    "variables), without it only constants on the diff's own lines")
     wi.add_argument("--format", choices=("table", "json"), default="table")
     wi.set_defaults(handler=run_whatif)
     adv = sub.add_parser(
@@ -517,6 +522,9 @@ def run_whatif(args: argparse.Namespace) -> int:
         if changes.locks is None:
             print(f"dpmlens: warning: --locks-from {' '.join(args.locks_from)}: no delays "
                   "that never overlap across threads", file=sys.stderr)
+    patch_notes: list[str] = []
+    if args.patch:
+        patch_notes = _patch_changes(args, measured, changes, words)
     if args.spec_minimums:
         from dpmlens.traces.analysis.delays import delay_sites
         from dpmlens.traces.source.delay_sites import join_sites, spec_minimums
@@ -538,6 +546,8 @@ def run_whatif(args: argparse.Namespace) -> int:
         if not changes.site_ms:
             result.not_replayed.append("--spec-minimums: no measured delay was joined to a "
                                        "call site that implements a spec quantity")
+    result.assumptions.extend(n for n in patch_notes if n.startswith("patch: "))
+    result.not_replayed.extend(n for n in patch_notes if not n.startswith("patch: "))
     if args.format == "json":
         ordering = _ordering_name(args.ordering, runs)
         sys.stdout.write(dumps(whatif_json(traces, result, words, ordering)))
@@ -596,3 +606,35 @@ def run_advise(args: argparse.Namespace) -> int:
     for e in traces.errors:
         print(f"dpmlens: warning: {e}", file=sys.stderr)
     return exit_codes.OK
+
+
+def _patch_changes(args: argparse.Namespace, measured: Any, changes: Any,
+                   words: list[str]) -> list[str]:
+    """--patch FILE: its delay changes into `changes` (as --delay targets); returns notes on
+    what is not replayed."""
+    from pathlib import Path
+
+    from dpmlens.traces.source import patch_delays as pd
+
+    try:
+        text = Path(args.patch).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise UsageError(f"--patch {args.patch}: {exc.strerror or exc}") from None
+    try:
+        files = pd.parse(text, args.patch)
+        if args.source:
+            found, notes = pd.changes_with_source(files, Path(args.source), args.patch)
+        else:
+            found, notes = pd.changes_from_diff(files)
+    except pd.PatchError as exc:
+        raise UsageError(str(exc)) from None
+    if not found:
+        notes.append(f"--patch {args.patch}: changes no delay call"
+                     + ("" if args.source else " written with a constant on the diff's "
+                        "lines (pass --source TREE to evaluate variables and #defines)"))
+    delays, replace, more = pd.whatif_targets(
+        found, [(d.caller, d.func, d.requested_ms) for d in measured])
+    changes.delays.update(delays)
+    changes.replace.update(replace)
+    words.append(f"--patch {args.patch}")
+    return [*(f"patch: {c.describe()}" for c in found), *notes, *more]
