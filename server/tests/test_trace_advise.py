@@ -123,3 +123,18 @@ def test_bad_input_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_path
     r = run_cli(capsys, "trace", "advise", str(bad))
     assert r.code == 2 and "broken.tar.gz: cannot unpack archive" in r.err
     assert "Traceback" not in r.err
+
+
+def test_a_device_link_on_the_path_is_listed_not_replayed(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from traces_helpers import write_links_capture
+
+    capture = write_links_capture(tmp_path / "links_ftrace.txt")
+    links = tmp_path / "devlink.txt"
+    links.write_text("dev-s dev-c\n")
+    adv = _advise(capsys, str(capture), "--links", str(links))
+    (link,) = [a for a in adv["advice"] if a["kind"] == "link"]
+    assert link["targets"] == ["dev-s", "dev-c"] and link["phases"] == []
+    assert "(1 of 1 resume runs)" in link["title"]
+    assert adv["evidence"] == ["device links"]
+    assert any("no scheduler events" in n for n in adv["notes"])

@@ -221,6 +221,41 @@ def _usb_port_quirks(devices: list[str]) -> list[str]:
     return lines
 
 
+def _link_candidates(runs: list[PhaseRun], ev: Evidence) -> list[Advice]:
+    """A device link a critical path runs through (a consumer waiting for its supplier on
+    resume, a supplier for its consumers on suspend). Listed, not replayed: the what-if keeps
+    each callback's measured lag after what it waited for, so a replay without the link would
+    keep the wait as lag (it needs a change that drops the edge from the capture's graph)."""
+    pairs: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    n_runs: dict[str, int] = defaultdict(int)
+    for r in runs:
+        if r.links is None:
+            continue
+        n_runs[r.phase] += 1
+        chain = critical_path(r).chain
+        for prev, cur in zip(chain, chain[1:], strict=False):
+            if cur.link == "supplier":
+                pairs[(prev.interval.device, cur.interval.device)][0] += 1
+            elif cur.link == "consumer":
+                pairs[(cur.interval.device, prev.interval.device)][1] += 1
+    out = []
+    for (supplier, consumer), (up, down) in sorted(pairs.items(), key=lambda kv: -sum(kv[1])):
+        where = ", ".join(f"{k} of {n_runs[ph]} {ph} runs" for k, ph in (
+            (up, "resume"), (down, "suspend")) if k)
+        out.append(Advice(
+            "link", f"the device link {supplier} -> {consumer} is on the critical path ({where})",
+            [supplier, consumer], [],
+            ["fw_devlink=permissive on the kernel command line (a test: links from firmware "
+             "no longer order suspend/resume)"],
+            patch=f"drop or relax the link {supplier} -> {consumer} (the driver's "
+                  "device_link_add() flags, or the firmware's dependency)",
+            notes=["not replayed: the what-if cannot yet drop a link from the capture's "
+                   "dependency graph (it would keep the wait as the consumer's start lag)",
+                   "a link orders the two for correctness: check that the consumer works "
+                   "without its supplier resumed first"], evidence=ev.words()))
+    return out
+
+
 def advise(runs: list[PhaseRun], delays: list[MeasuredDelay], base: Changes, ev: Evidence,
            *, async_paths: dict[str, tuple[str, str]] | None = None,
            minimums: list[SiteMinimum] | None = None, top: int = 10) -> Advised:
@@ -317,9 +352,11 @@ def advise(runs: list[PhaseRun], delays: list[MeasuredDelay], base: Changes, ev:
                        "replay keeps its time (no saving predicted on the path), a sleep frees "
                        "the CPU for the callbacks beside it"],
                 evidence=ev.words()))
-    useful = [a for a in candidates if a.kind == "busy-wait" or a.saving_us > 0]
+    candidates += _link_candidates(runs, ev)
+    listed = ("busy-wait", "link")  # shown without a predicted saving
+    useful = [a for a in candidates if a.kind in listed or a.saving_us > 0]
     dropped = len(candidates) - len(useful)
-    useful.sort(key=lambda a: (a.kind == "busy-wait", -a.saving_us, -a.busy_us, a.title))
+    useful.sort(key=lambda a: (a.kind in listed, -a.saving_us, -a.busy_us, a.title))
     out = Advised(useful[:top], baseline, measured, ev, cycles, off)
     if dropped:
         out.notes.append(f"{dropped} candidate(s) replayed with no saving (their time is "
