@@ -599,6 +599,8 @@ def run_advise(args: argparse.Namespace) -> int:
                   links=traces.device_links is not None)
     result = advise(runs, measured, base, ev, async_paths=extras["power_async"],
                     minimums=minimums, top=args.top)
+    if args.source:
+        _probe_patches(result, args.source)
     if args.format == "json":
         sys.stdout.write(dumps(advise_json(result)))
     else:
@@ -638,3 +640,25 @@ def _patch_changes(args: argparse.Namespace, measured: Any, changes: Any,
     changes.replace.update(replace)
     words.append(f"--patch {args.patch}")
     return [*(f"patch: {c.describe()}" for c in found), *notes, *more]
+
+
+def _probe_patches(result: Any, source: str) -> None:
+    """--source: the async rows' patch at the driver's probe function (file:line)."""
+    from dpmlens.traces.source.probe_sites import bus_of, probe_sites
+
+    rows = [a for a in result.items if a.kind == "async" and a.drivers]
+    wanted = {d: bus_of(a.targets[0], a.parent) for a in rows for d in a.drivers}
+    sites = probe_sites(source, wanted)
+    for a in rows:
+        for d in a.drivers:
+            site = sites.get(d)
+            if isinstance(site, tuple):
+                path, line, probe = site
+                a.patch = (f"{path}:{line}: in {probe}(): device_enable_async_suspend(dev) "
+                           f"(the {d} driver's probe; once its suspend/resume depends only on "
+                           "its parent and its device links)")
+                break
+            if site:
+                a.patch = (f"device_enable_async_suspend(dev) in the probe of the {d} driver: "
+                           f"{len(site)} drivers of that name under --source ({', '.join(site[:4])}"
+                           f"{', ...' if len(site) > 4 else ''})")

@@ -123,6 +123,8 @@ class Advice:
     evidence: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     busy_us: float = 0.0  # busy-wait: CPU time per cycle it holds (no saving predicted)
+    drivers: list[str] = field(default_factory=list)  # async: the drivers of the device
+    parent: str = ""  # async: the device's parent (which bus it is on)
 
     @property
     def saving_us(self) -> float:
@@ -292,7 +294,9 @@ def advise(runs: list[PhaseRun], delays: list[MeasuredDelay], base: Changes, ev:
                           if iv.device == dev and iv.driver and iv.driver != "-"})
         who = f"{'/'.join(drivers)}'s probe" if drivers else "its driver's probe"
         a = Advice("async", f"make {dev} async", [dev], [f"--async {dev}"], knob,
-                   patch=f"device_enable_async_suspend(dev) in {who}",
+                   patch=f"device_enable_async_suspend(dev) in {who}", drivers=drivers,
+                   parent=next((iv.parent for r in runs for iv in r.intervals
+                                if iv.device == dev), ""),
                    notes=[f"{us / 1000:.1f} ms a cycle on the critical path on the "
                           "synchronous thread"])
         if known is not None and known[0] == "enabled":
