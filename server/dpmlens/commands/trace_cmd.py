@@ -185,7 +185,7 @@ def _load(paths: list[str], extras: dict[str, Any] | None = None):  # noqa: ANN2
         raise UsageError(str(exc)) from None
     for f in traces.files:
         f.path = arch.name(f.path)
-    traces.errors = [arch.name(e) for e in traces.errors]
+    traces.errors = [arch.name(e) for e in traces.errors] + arch.warnings
     traces.ignored = [arch.name(e) for e in traces.ignored]
     if traces.sample_count == 0 and not traces.phase_times and traces.store.rpm is None:
         problems = "; ".join(traces.errors) or "; ".join(
