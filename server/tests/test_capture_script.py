@@ -198,6 +198,9 @@ def test_a_run_on_a_fake_tree_packs_what_the_readers_read(
     assert code == 0, err
     adv = json.loads(out)
     assert adv["advice"][0]["kind"] == "usb-fast"  # the 50 ms hub_port_reset sleep
+    r = run_cli(capsys, "fleet", "ingest", "--store", str(tmp_path / "store"), "-j", "1", "-q",
+                str(archive))
+    assert r.code == 0 and "1 captures, 2 cycles" in r.out + r.err, r.err
     assert adv["advice"][0]["knob"] == [
         "echo 2 > /sys/bus/usb/devices/2-0:1.0/usb2-port1/quirks"]
 
