@@ -361,6 +361,12 @@ def advise(runs: list[PhaseRun], delays: list[MeasuredDelay], base: Changes, ev:
     useful = [a for a in candidates if a.kind in listed or a.saving_us > 0]
     dropped = len(candidates) - len(useful)
     useful.sort(key=lambda a: (a.kind in listed, -a.saving_us, -a.busy_us, a.title))
+    fast_row = next((a for a in useful if a.kind == "usb-fast"), None)
+    for a in useful:
+        if fast_row is not None and a.kind == "spec" and a.targets[0].startswith(
+                f"{FAST_ENUM[0]}:"):
+            a.notes.append("the same reset-recovery sleep as USB fast enumeration: the "
+                           "savings do not add up, take one")
     out = Advised(useful[:top], baseline, measured, ev, cycles, off)
     if dropped:
         out.notes.append(f"{dropped} candidate(s) replayed with no saving (their time is "
