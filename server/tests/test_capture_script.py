@@ -198,6 +198,9 @@ def test_a_run_on_a_fake_tree_packs_what_the_readers_read(
     assert code == 0, err
     adv = json.loads(out)
     assert adv["advice"][0]["kind"] == "usb-fast"  # the 50 ms hub_port_reset sleep
+    r = run_cli(capsys, "fleet", "ingest", "--store", str(tmp_path / "store"), "-j", "1", "-q",
+                str(archive))
+    assert r.code == 0 and "1 captures, 2 cycles" in r.out + r.err, r.err
     assert adv["advice"][0]["knob"] == [
         "echo 2 > /sys/bus/usb/devices/2-0:1.0/usb2-port1/quirks"]
 
@@ -237,3 +240,20 @@ def test_refuses_to_run_as_another_user(tmp_path: Path) -> None:
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_what_an_archives_meta_says_it_lacks_is_warned() -> None:
+    from dpmlens.capture.archive import meta_warnings
+
+    ok = {"capture": "dpmlens 0.1.0", "overrun": "0", "sched": "1", "failed_cycles": "0",
+          "kprobe_notes": "msleep:ret-without-retval usleep_range:refused"}
+    assert meta_warnings(ok, "a.tar.gz") == []
+    bad = dict(ok, overrun="12", sched="0", failed_cycles="1",
+               kprobe_notes="msleep:entry-only udelay:entry-only")
+    assert meta_warnings(bad, "a.tar.gz") == [
+        "a.tar.gz: 12 trace events were lost (buffer overrun): phases may lack callbacks; "
+        "capture again with a larger -b",
+        "a.tar.gz: the kernel refused the return probes of msleep, udelay: those delays have "
+        "no duration",
+        "a.tar.gz: captured without sched_switch/sched_waking: waits are not told from work",
+        "a.tar.gz: 1 cycle(s) failed to suspend (see its dmesg.txt)"]

@@ -123,3 +123,54 @@ def test_bad_input_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_path
     r = run_cli(capsys, "trace", "advise", str(bad))
     assert r.code == 2 and "broken.tar.gz: cannot unpack archive" in r.err
     assert "Traceback" not in r.err
+
+
+def test_a_device_link_on_the_path_is_listed_not_replayed(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from traces_helpers import write_links_capture
+
+    capture = write_links_capture(tmp_path / "links_ftrace.txt")
+    links = tmp_path / "devlink.txt"
+    links.write_text("dev-s dev-c\n")
+    adv = _advise(capsys, str(capture), "--links", str(links))
+    (link,) = [a for a in adv["advice"] if a["kind"] == "link"]
+    assert link["targets"] == ["dev-s", "dev-c"] and link["phases"] == []
+    assert "(1 of 1 resume runs)" in link["title"]
+    assert adv["evidence"] == ["device links"]
+    assert any("no scheduler events" in n for n in adv["notes"])
+
+
+PNP_DRIVER = """
+#include <linux/pnp.h>
+static int serial_pnp_probe(struct pnp_dev *dev, const struct pnp_device_id *id)
+{
+\treturn 0;
+}
+static struct pnp_driver serial_pnp_driver = {
+\t.name\t\t= "serial",
+\t.probe\t\t= serial_pnp_probe,
+};
+"""
+PLATFORM_DRIVER = """
+#include <linux/platform_device.h>
+static int serial_plat_probe(struct platform_device *pdev)
+{
+\treturn 0;
+}
+static struct platform_driver serial_plat_driver = {
+\t.probe = serial_plat_probe,
+\t.driver = { .name = "serial" },
+};
+"""
+
+
+def test_the_probe_site_is_the_driver_of_the_devices_bus(tmp_path: Path) -> None:
+    from dpmlens.traces.source.probe_sites import bus_of, probe_sites
+
+    (tmp_path / "pnp.c").write_text(PNP_DRIVER)
+    (tmp_path / "plat.c").write_text(PLATFORM_DRIVER)
+    assert bus_of("00:03", "pnp0") == "pnp" and bus_of("0000:00:05.0", "pci0000:00") == "pci"
+    assert bus_of("2-1", "usb2") == "usb" and bus_of("serial8250", "platform") == "platform"
+    assert probe_sites(tmp_path, {"serial": "pnp"}) == {"serial": ("pnp.c", 3,
+                                                                   "serial_pnp_probe")}
+    assert probe_sites(tmp_path, {"serial": None}) == {"serial": ["plat.c", "pnp.c"]}

@@ -30,6 +30,7 @@ class Opened:
     links: list[Path] = field(default_factory=list)  # devlink.txt files the archives hold
     meta: dict[str, str] = field(default_factory=dict)  # meta.txt of the (last) archive
     shown: dict[str, str] = field(default_factory=dict)  # temporary folder -> archive name
+    warnings: list[str] = field(default_factory=list)  # what the archives' meta.txt says
 
     def name(self, text: str) -> str:
         """`text` with each temporary folder replaced by its archive's name."""
@@ -65,7 +66,10 @@ def opened(paths: list[str]) -> Iterator[Opened]:
             root = Path(tmp.name)
             out.links += sorted(root.rglob("devlink.txt"))
             for m in sorted(root.rglob("meta.txt")):
-                out.meta.update(read_meta(m))
+                meta = read_meta(m)
+                out.meta.update(meta)
+                if meta.get("capture", "").startswith("dpmlens"):
+                    out.warnings += meta_warnings(meta, p)
         yield out
     finally:
         for t in temps:
@@ -102,4 +106,25 @@ def power_async(paths: list[str]) -> dict[str, tuple[str, str]]:
                 parts = line.split()
                 if len(parts) == 3 and parts[2].startswith("/sys/"):
                     out.setdefault(parts[0], (parts[1], parts[2]))
+    return out
+
+
+def meta_warnings(meta: dict[str, str], name: str) -> list[str]:
+    """What a `dpmlens capture` archive's meta.txt says the capture lacks."""
+    out = []
+    lost = meta.get("overrun", "0")
+    if lost.isdigit() and int(lost):
+        out.append(f"{name}: {lost} trace events were lost (buffer overrun): phases may lack "
+                   "callbacks; capture again with a larger -b")
+    notes = meta.get("kprobe_notes", "").split()
+    entry_only = [n.split(":")[0] for n in notes if n.endswith(":entry-only")]
+    if entry_only:
+        out.append(f"{name}: the kernel refused the return probes of {', '.join(entry_only)}: "
+                   "those delays have no duration")
+    if meta.get("sched") == "0":
+        out.append(f"{name}: captured without sched_switch/sched_waking: waits are not told "
+                   "from work")
+    failed = meta.get("failed_cycles", "0")
+    if failed.isdigit() and int(failed):
+        out.append(f"{name}: {failed} cycle(s) failed to suspend (see its dmesg.txt)")
     return out

@@ -46,9 +46,31 @@ case $MEM_SLEEP in ''|deep|s2idle) ;; *) die "-s $MEM_SLEEP: expected deep or s2
 grep -qw "$MODE" $R/sys/power/state 2>/dev/null ||
   die "-m $MODE: this kernel offers only '$(cat $R/sys/power/state 2>/dev/null)' in $R/sys/power/state"
 
-# tracefs, mounted if nothing has mounted it
+# Every setting changed below is put back by restore(), on any exit (also Ctrl-C or a kill).
 T=""
 UNMOUNT=""
+WORK=""
+RESTORE=/dev/null
+PROBES_ADDED=""
+restore() {
+  trap '' INT TERM HUP
+  [ -n "$T" ] && [ -w "$T/tracing_on" ] && echo 0 > "$T/tracing_on"
+  for e in $PROBES_ADDED; do   # disabled by the restore below first, then removed
+    [ -w "$T/events/dpmlens/$e/enable" ] && echo 0 > "$T/events/dpmlens/$e/enable"
+  done
+  awk '{ l[NR] = $0 } END { for (i = NR; i > 0; i--) print l[i] }' "$RESTORE" 2>/dev/null |
+  while IFS='	' read -r path old; do
+    [ -n "$old" ] && echo "$old" 2>/dev/null > "$path"
+  done
+  for e in $PROBES_ADDED; do echo "-:dpmlens/$e" 2>/dev/null >> "$T/kprobe_events"; done
+  [ "$WAKER" = alarm ] && echo 0 2>/dev/null > $R/sys/class/rtc/rtc0/wakealarm
+  [ -n "$UNMOUNT" ] && umount "$UNMOUNT" 2>/dev/null
+  [ -n "$WORK" ] && rm -rf "$WORK"
+}
+trap restore EXIT
+trap 'log "interrupted: settings restored, nothing saved"; exit 130' INT TERM HUP
+
+# tracefs, mounted if nothing has mounted it
 for d in $R/sys/kernel/tracing $R/sys/kernel/debug/tracing; do
   [ -f "$d/trace" ] && { T=$d; break; }
 done
@@ -74,7 +96,6 @@ WORK=$ADIR/.dpmlens-capture.$$
 OUT=$WORK/$NAME
 mkdir -p "$OUT" || die "cannot create $OUT"
 RESTORE=$WORK/restore    # "path<TAB>old value" lines, put back in reverse order
-PROBES_ADDED=""
 : > "$RESTORE"
 
 # setting PATH VALUE: remember PATH's current value (the [selected] one of a choice list),
@@ -90,23 +111,6 @@ setting() {
   echo "$2" 2>/dev/null > "$1"
 }
 
-restore() {
-  trap '' INT TERM HUP
-  [ -w "$T/tracing_on" ] && echo 0 > "$T/tracing_on"
-  for e in $PROBES_ADDED; do   # disabled by the restore below first, then removed
-    [ -w "$T/events/dpmlens/$e/enable" ] && echo 0 > "$T/events/dpmlens/$e/enable"
-  done
-  awk '{ l[NR] = $0 } END { for (i = NR; i > 0; i--) print l[i] }' "$RESTORE" 2>/dev/null |
-  while IFS='	' read -r path old; do
-    [ -n "$old" ] && echo "$old" 2>/dev/null > "$path"
-  done
-  for e in $PROBES_ADDED; do echo "-:dpmlens/$e" 2>/dev/null >> "$T/kprobe_events"; done
-  [ -w $R/sys/class/rtc/rtc0/wakealarm ] && echo 0 > $R/sys/class/rtc/rtc0/wakealarm 2>/dev/null
-  [ -n "$UNMOUNT" ] && umount "$UNMOUNT" 2>/dev/null
-  rm -rf "$WORK"
-}
-trap restore EXIT
-trap 'log "interrupted: settings restored, nothing saved"; exit 130' INT TERM HUP
 
 # --- what the machine is -------------------------------------------------------------------
 KVER=$(uname -r)

@@ -133,24 +133,16 @@ def register(subparsers: Any) -> None:
     wi.add_argument("--no-delays", action="store_true",
                     help="ignore the capture's delay kprobes (msleep_cal/_ret, ...): predict "
                     "as from a capture without them (the lab's error bands per evidence)")
+    wi.add_argument("--patch", metavar="FILE",
+                    help="replay the delay changes a unified diff makes (msleep, usleep_range, "
+                    "mdelay, udelay, ... calls and the values they are given); with --source "
+                    "the patched files are evaluated as the delay rules do (#defines, "
+                    "variables), without it only constants on the diff's own lines")
     wi.add_argument("--format", choices=("table", "json"), default="table")
     wi.set_defaults(handler=run_whatif)
-    adv = sub.add_parser(
-        "advise",
-        help="what to change first: ranked changes with the time each saves",
-        description="Read a capture, list the changes that shorten the phases' critical paths "
-        "(devices made async, delays at their spec minimum with --source, USB fast "
-        "enumeration, busy-waits), replay each with the what-if and rank them by the time "
-        "saved per cycle, with the band of that kind of change. Each row gives the knob to "
-        "try now, the patch, and the `trace whatif` options that check it.",
-    )
-    adv.add_argument("paths", nargs="+", metavar="CAPTURE")
-    adv.add_argument("--source", metavar="DIR",
-                     help="kernel tree: delays are checked against their spec minimums")
-    adv.add_argument("--links", metavar="FILE", help=_LINKS_HELP)
-    adv.add_argument("--top", type=int, default=10, metavar="N", help="rows to show (10)")
-    adv.add_argument("--format", choices=("table", "json"), default="table")
-    adv.set_defaults(handler=run_advise)
+    from dpmlens.commands.trace_advise_cmd import register_advise
+
+    register_advise(sub, _LINKS_HELP)
     p.set_defaults(handler=help_handler(p))
 
 
@@ -183,7 +175,7 @@ def _load(paths: list[str], extras: dict[str, Any] | None = None):  # noqa: ANN2
         raise UsageError(str(exc)) from None
     for f in traces.files:
         f.path = arch.name(f.path)
-    traces.errors = [arch.name(e) for e in traces.errors]
+    traces.errors = [arch.name(e) for e in traces.errors] + arch.warnings
     traces.ignored = [arch.name(e) for e in traces.ignored]
     if traces.sample_count == 0 and not traces.phase_times and traces.store.rpm is None:
         problems = "; ".join(traces.errors) or "; ".join(
@@ -533,6 +525,11 @@ def run_whatif(args: argparse.Namespace) -> int:
             print(f"dpmlens: warning: --locks-from {' '.join(args.locks_from)}: no delays "
                   "that never overlap across threads, no callbacks woken by each other",
                   file=sys.stderr)
+    patch_notes: list[str] = []
+    if args.patch:
+        from dpmlens.commands.trace_advise_cmd import patch_changes
+
+        patch_notes = patch_changes(args, measured, changes, words)
     if args.spec_minimums:
         from dpmlens.traces.analysis.delays import delay_sites
         from dpmlens.traces.source.delay_sites import join_sites, spec_minimums
@@ -554,6 +551,8 @@ def run_whatif(args: argparse.Namespace) -> int:
         if not changes.site_ms:
             result.not_replayed.append("--spec-minimums: no measured delay was joined to a "
                                        "call site that implements a spec quantity")
+    result.assumptions.extend(n for n in patch_notes if n.startswith("patch: "))
+    result.not_replayed.extend(n for n in patch_notes if not n.startswith("patch: "))
     if args.format == "json":
         ordering = _ordering_name(args.ordering, runs)
         sys.stdout.write(dumps(whatif_json(traces, result, words, ordering)))
@@ -563,52 +562,3 @@ def run_whatif(args: argparse.Namespace) -> int:
         print(f"dpmlens: warning: {e}", file=sys.stderr)
     return exit_codes.OK
 
-
-def run_advise(args: argparse.Namespace) -> int:
-    from dpmlens.traces.analysis.advise import Evidence, SiteMinimum, advise
-    from dpmlens.traces.analysis.delays import measured_delays
-    from dpmlens.traces.analysis.whatif import Changes
-    from dpmlens.traces.model.timeline import build_timeline
-    from dpmlens.traces.report.advise_output import advise_json, advise_text
-    from dpmlens.traces.report.output import dumps
-
-    if args.top < 1:
-        raise UsageError("--top must be at least 1")
-    if args.source and not os.path.exists(args.source):
-        raise UsageError(f"--source {args.source}: no such file or directory")
-    extras: dict[str, Any] = {}
-    traces = _load(args.paths, extras)
-    _links(traces, args.links, args.source)
-    runs = build_timeline(traces)
-    if not runs:
-        raise UsageError("no callback timestamps in the captures: nothing to replay")
-    measured = measured_delays(traces, runs)
-    sched = traces.store.sched
-    # the contention model where it validated: with the scheduler's events (as trace whatif)
-    base = Changes(cpus=extras["cpus"] if sched is not None else None, sched=sched)
-    minimums = None
-    if args.source:
-        from dpmlens.traces.analysis.delays import delay_sites
-        from dpmlens.traces.source.delay_sites import join_sites
-
-        sites = delay_sites(measured, [])
-        join_sites(sites, args.source)
-        minimums = []
-        for site in sites:
-            st = site.static
-            if st and st.get("min_ms") is not None and st["min_ms"] < (st.get("value_ms") or 0):
-                req = site.requested_ms if site.requested_ms == site.requested_ms else -1.0
-                minimums.append(SiteMinimum((site.caller, site.func, req), float(st["min_ms"]),
-                                            float(st["value_ms"]), st["call"], st["path"],
-                                            int(st["line"]), str(st["spec"])))
-    ev = Evidence(delays=bool(measured), sched=sched is not None,
-                  links=traces.device_links is not None)
-    result = advise(runs, measured, base, ev, async_paths=extras["power_async"],
-                    minimums=minimums, top=args.top)
-    if args.format == "json":
-        sys.stdout.write(dumps(advise_json(result)))
-    else:
-        sys.stdout.write(advise_text(result))
-    for e in traces.errors:
-        print(f"dpmlens: warning: {e}", file=sys.stderr)
-    return exit_codes.OK

@@ -123,6 +123,8 @@ class Advice:
     evidence: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     busy_us: float = 0.0  # busy-wait: CPU time per cycle it holds (no saving predicted)
+    drivers: list[str] = field(default_factory=list)  # async: the drivers of the device
+    parent: str = ""  # async: the device's parent (which bus it is on)
 
     @property
     def saving_us(self) -> float:
@@ -221,6 +223,41 @@ def _usb_port_quirks(devices: list[str]) -> list[str]:
     return lines
 
 
+def _link_candidates(runs: list[PhaseRun], ev: Evidence) -> list[Advice]:
+    """A device link a critical path runs through (a consumer waiting for its supplier on
+    resume, a supplier for its consumers on suspend). Listed, not replayed: the what-if keeps
+    each callback's measured lag after what it waited for, so a replay without the link would
+    keep the wait as lag (it needs a change that drops the edge from the capture's graph)."""
+    pairs: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    n_runs: dict[str, int] = defaultdict(int)
+    for r in runs:
+        if r.links is None:
+            continue
+        n_runs[r.phase] += 1
+        chain = critical_path(r).chain
+        for prev, cur in zip(chain, chain[1:], strict=False):
+            if cur.link == "supplier":
+                pairs[(prev.interval.device, cur.interval.device)][0] += 1
+            elif cur.link == "consumer":
+                pairs[(cur.interval.device, prev.interval.device)][1] += 1
+    out = []
+    for (supplier, consumer), (up, down) in sorted(pairs.items(), key=lambda kv: -sum(kv[1])):
+        where = ", ".join(f"{k} of {n_runs[ph]} {ph} runs" for k, ph in (
+            (up, "resume"), (down, "suspend")) if k)
+        out.append(Advice(
+            "link", f"the device link {supplier} -> {consumer} is on the critical path ({where})",
+            [supplier, consumer], [],
+            ["fw_devlink=permissive on the kernel command line (a test: links from firmware "
+             "no longer order suspend/resume)"],
+            patch=f"drop or relax the link {supplier} -> {consumer} (the driver's "
+                  "device_link_add() flags, or the firmware's dependency)",
+            notes=["not replayed: the what-if cannot yet drop a link from the capture's "
+                   "dependency graph (it would keep the wait as the consumer's start lag)",
+                   "a link orders the two for correctness: check that the consumer works "
+                   "without its supplier resumed first"], evidence=ev.words()))
+    return out
+
+
 def advise(runs: list[PhaseRun], delays: list[MeasuredDelay], base: Changes, ev: Evidence,
            *, async_paths: dict[str, tuple[str, str]] | None = None,
            minimums: list[SiteMinimum] | None = None, top: int = 10) -> Advised:
@@ -257,7 +294,9 @@ def advise(runs: list[PhaseRun], delays: list[MeasuredDelay], base: Changes, ev:
                           if iv.device == dev and iv.driver and iv.driver != "-"})
         who = f"{'/'.join(drivers)}'s probe" if drivers else "its driver's probe"
         a = Advice("async", f"make {dev} async", [dev], [f"--async {dev}"], knob,
-                   patch=f"device_enable_async_suspend(dev) in {who}",
+                   patch=f"device_enable_async_suspend(dev) in {who}", drivers=drivers,
+                   parent=next((iv.parent for r in runs for iv in r.intervals
+                                if iv.device == dev), ""),
                    notes=[f"{us / 1000:.1f} ms a cycle on the critical path on the "
                           "synchronous thread"])
         if known is not None and known[0] == "enabled":
@@ -317,9 +356,17 @@ def advise(runs: list[PhaseRun], delays: list[MeasuredDelay], base: Changes, ev:
                        "replay keeps its time (no saving predicted on the path), a sleep frees "
                        "the CPU for the callbacks beside it"],
                 evidence=ev.words()))
-    useful = [a for a in candidates if a.kind == "busy-wait" or a.saving_us > 0]
+    candidates += _link_candidates(runs, ev)
+    listed = ("busy-wait", "link")  # shown without a predicted saving
+    useful = [a for a in candidates if a.kind in listed or a.saving_us > 0]
     dropped = len(candidates) - len(useful)
-    useful.sort(key=lambda a: (a.kind == "busy-wait", -a.saving_us, -a.busy_us, a.title))
+    useful.sort(key=lambda a: (a.kind in listed, -a.saving_us, -a.busy_us, a.title))
+    fast_row = next((a for a in useful if a.kind == "usb-fast"), None)
+    for a in useful:
+        if fast_row is not None and a.kind == "spec" and a.targets[0].startswith(
+                f"{FAST_ENUM[0]}:"):
+            a.notes.append("the same reset-recovery sleep as USB fast enumeration: the "
+                           "savings do not add up, take one")
     out = Advised(useful[:top], baseline, measured, ev, cycles, off)
     if dropped:
         out.notes.append(f"{dropped} candidate(s) replayed with no saving (their time is "

@@ -47,7 +47,9 @@ def advise_text(adv: Advised) -> str:
     if not adv.items:
         out.append("  nothing found that the replay says would save time")
     for i, a in enumerate(adv.items, 1):
-        if a.kind == "busy-wait":
+        if a.kind == "link":
+            head = f"{i}. {a.title}: no saving predicted (not replayed)"
+        elif a.kind == "busy-wait":
             head = f"{i}. {a.title}: {format_us(a.busy_us)} a cycle of busy CPU (no saving " \
                    "predicted on the path)"
         else:
