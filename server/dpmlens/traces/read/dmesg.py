@@ -152,42 +152,46 @@ def strip_prefix(line: str) -> tuple[float, str]:
     stamp with a fraction of a second (seconds of the day, or Unix time with a date), else
     nan. A user-space syslog line (`host prog[pid]: `) comes back as ""."""
     ts = _NAN
-    if line[:1] in " \t":  # a paste indented as a quote: only in front of a prefix
-        bare = line.lstrip(" \t")
-        if _WALL.match(bare) or _TS.match(bare) or _LEVEL.match(bare):
-            line = bare
-    m = _WALL.match(line)
-    if m:
-        rest = line[m.end():]
-        k = _KERNEL_TAG.match(rest)
-        if k:
-            line = rest[k.end():]
-        elif _USER_TAG.match(rest):
-            return _NAN, ""
-        else:
-            line = rest.lstrip(" \t")
-        if m.group("frac"):
-            ts = _wall_seconds(m)
-    m = _LEVEL.match(line)
-    if m:
-        line = line[m.end() :]
-    m = _DMESG_X.match(line)
-    if m:
-        line = line[m.end() :]
+    m = _TS.match(line) if line[:1] == "[" else None  # the common case: the kernel's `[ ts]`
+    if m is None:
+        if line[:1] in " \t":  # a paste indented as a quote: only in front of a prefix
+            bare = line.lstrip(" \t")
+            if _WALL.match(bare) or _TS.match(bare) or _LEVEL.match(bare):
+                line = bare
+        w = _WALL.match(line)
+        if w:
+            rest = line[w.end():]
+            k = _KERNEL_TAG.match(rest)
+            if k:
+                line = rest[k.end():]
+            elif _USER_TAG.match(rest):
+                return _NAN, ""
+            else:
+                line = rest.lstrip(" \t")
+            if w.group("frac"):
+                ts = _wall_seconds(w)
+        lv = _LEVEL.match(line)
+        if lv:
+            line = line[lv.end() :]
+        x = _DMESG_X.match(line)
+        if x:
+            line = line[x.end() :]
+        m = _TS.match(line) or _HUMAN_TS.match(line)
     sep = False
-    m = _TS.match(line) or _HUMAN_TS.match(line)
     if m:
         sep = True
         if m.lastindex:  # `[ ts]`; an absurd one (thousands of digits: inf) counts as none
             ts = float(m.group(1)) if len(m.group(1)) <= 2 * _MAX_DIGITS else _NAN
         line = line[m.end() :]
-        h = _HOST_KERNEL.match(line)
-        if h:
-            line = line[h.end() - 1 :]
-    m = _CALLER.match(line)
-    if m:
-        sep = True
-        line = line[m.end() :]
+        if "kernel: " in line:
+            h = _HOST_KERNEL.match(line)
+            if h:
+                line = line[h.end() - 1 :]
+    if line[:1] == "[" or line[:2] == " [":
+        c = _CALLER.match(line)
+        if c:
+            sep = True
+            line = line[c.end() :]
     if sep and line.startswith(" "):
         line = line[1:]  # exactly the one separator: an empty driver name keeps its space
     return ts, line
