@@ -170,3 +170,60 @@ def test_a_full_disk_leaves_the_store_as_it_was(small_disk: Path) -> None:
     assert "Traceback" not in r.stderr
     assert _files(store) == before and _count(store) == 2
     assert not any((store / ".staging").iterdir())
+
+
+def _parts() -> list[Path]:
+    """The A/B experiment's ftrace parts of both kernels: 8 cycles each, ~40 captures."""
+    return sorted(p for p in (LAB / "ab").glob("*/*/part*") if p.is_dir())
+
+
+def test_sigkill_mid_ingest_then_the_next_ingest_lands_all(tmp_path: Path) -> None:
+    import signal
+    import sys
+    import time
+
+    store = tmp_path / "store"
+    assert dpmlens("fleet", "ingest", "--store", str(store), "-q", str(GOOD)).returncode == 0
+    before, old = _files(store), _count(store)
+    parts = _parts()
+    cycles = 8 * len(parts)
+    killed = []
+    for delay in (1.0, 2.5, 4.0):
+        p = subprocess.Popen([sys.executable, "-m", "dpmlens.cli", "fleet", "ingest", "--store",
+                              str(store), "-j", "1", *map(str, parts)],
+                             cwd=REPO / "server", stderr=subprocess.PIPE, text=True)
+        time.sleep(delay)
+        if p.poll() is not None:
+            p.communicate()
+            break  # it finished first: a later kill would find a no-op
+        p.send_signal(signal.SIGKILL)
+        p.communicate()
+        n = _count(store)
+        assert n in (old, old + cycles), n  # never a part of an ingest
+        killed.append(delay)
+        if n != old:
+            break  # the kill came after the commit's last rename: all of it landed
+        assert _files(store) == before
+    assert killed, "every ingest finished before the kill"
+    r = dpmlens("fleet", "ingest", "--store", str(store), *map(str, parts))
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert _count(store) == old + cycles
+    assert not any((store / ".staging").iterdir())  # the dead ingests' folders removed
+
+
+def test_two_ingests_at_once_land_each_capture_once(tmp_path: Path) -> None:
+    import sys
+
+    store = tmp_path / "store"
+    parts = _parts()
+    half = len(parts) // 2
+    sets = [parts[: half + 4], parts[half - 4:]]  # 8 captures in both
+    procs = [subprocess.Popen([sys.executable, "-m", "dpmlens.cli", "fleet", "ingest",
+                               "--store", str(store), "-j", "1", *map(str, s)],
+                              cwd=REPO / "server", stderr=subprocess.PIPE, text=True)
+             for s in sets]
+    errs = [p.communicate(timeout=600)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], errs
+    r = dpmlens("fleet", "sql", "--store", str(store), "--format", "json",
+                "SELECT count(*) AS n, count(DISTINCT (capture_id, cycle)) AS u FROM captures")
+    assert json.loads(r.stdout) == [{"n": 8 * len(parts), "u": 8 * len(parts)}]
