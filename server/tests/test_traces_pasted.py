@@ -126,3 +126,17 @@ def test_every_error_code_of_every_call_is_explained(call: str) -> None:
     for num in [*table().errno, 9999]:
         cls, why = explain(call, -num)
         assert cls in ("error", "refusal") and why, (call, num)
+
+
+@pytest.mark.parametrize(("head", "is_log"), [
+    ("[110190.730000][   T27] rpm_resume: 0-0009 flags-4 cnt-1", True),  # caller id, no PM line
+    ("[2022-03-20 22:59:10] [  256.243014] INFO: task", True),
+    ("    [  451.555631] sof-audio-pci-intel-mtl 0000:00:1f.3: x", True),
+    ("Aug 01 20:50:01 pop-os kernel: PM: suspend entry (deep)", True),
+    ("rpm_resume: 0-0009 flags-4 cnt-1  dep-0  auto-1 p-0 irq-0 child-0", True),  # dmesg -t
+    ("see the line [ 12.345678] in the log", False),  # notes beside captures are not a log
+    ("just notes\nnothing about suspend", False),
+])
+def test_what_is_recognised_as_a_kernel_log(head: str, is_log: bool) -> None:
+    from dpmlens.traces.read.dmesg import looks_like
+    assert looks_like(head) is is_log

@@ -143,7 +143,8 @@ def looks_like(head: str) -> bool:
     return False
 
 
-_KERNEL_TS = re.compile(r"(?:^|[\]>:] ?|\s)\[\s*\d+\.\d+\](?:\[ *[TC]\d+\])?[ \[]")
+# the kernel's `[ ts]` opening a line, or after a pasted prefix (`]`, `<6>`, `kernel: `)
+_KERNEL_TS = re.compile(r"(?:^\s*|[\]>:] ?)\[\s*\d+\.\d+\](?:\[ *[TC]\d+\])?[ \[]")
 
 
 def strip_prefix(line: str) -> tuple[float, str]:
