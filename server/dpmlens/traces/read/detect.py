@@ -94,7 +94,8 @@ def detect(path: Path) -> str:
     if perfetto.looks_like(head):
         return "perfetto"
     raise FormatError(
-        "unknown format: no pm_print_times/initcall_debug lines (dmesg), no "
+        "unknown format: no kernel log lines (a `[ ts]` prefix, or pm_print_times, phase or "
+        "rpm_*/device_pm_callback tracepoint messages in any pasted form: dmesg), no "
         "device_pm_callback/suspend_resume events or '# tracer:' header (ftrace), not a "
         f"Perfetto protobuf (tried {', '.join(FORMATS)})"
     )
