@@ -140,3 +140,25 @@ def test_every_error_code_of_every_call_is_explained(call: str) -> None:
 def test_what_is_recognised_as_a_kernel_log(head: str, is_log: bool) -> None:
     from dpmlens.traces.read.dmesg import looks_like
     assert looks_like(head) is is_log
+
+
+@pytest.mark.parametrize("form", ["dmesg -t", "journalctl"])
+def test_runtime_pm_lines_without_a_time_keep_order_and_errors(tmp_path: Path,
+                                                               form: str) -> None:
+    """`dmesg -t` (caller ids, no timestamp) and journalctl's default whole-second stamps."""
+    out = []
+    for ln in VCNL.read_text().splitlines():
+        rest = re.sub(r"^\[ *\d+\.\d+\]", "", ln)
+        out.append(rest if form == "dmesg -t" else
+                   "Jun 20 16:42:31 host kernel: " + re.sub(r"^\[ *T\d+\] ", "", rest))
+    path = tmp_path / "untimed.txt"
+    path.write_text("\n".join(out) + "\n")
+    t = load_traces([path])
+    assert t.files[0].format == "dmesg" and t.files[0].skipped_lines == 0
+    assert any("latencies are not measured" in n for n in t.files[0].notes)
+    errs = _vcnl_errors(path)
+    assert {k: e.count for k, e in errs.items()} == {"-EIO": 1, "-EINVAL": 1}
+    assert dict(errs["-EIO"].returned_by) == {"vcnl4000_runtime_resume() [vcnl4000]": 1}
+    report = runtime_stats(t)
+    assert report is not None
+    assert all(d.resume is None and d.suspend is None for d in report.devices)

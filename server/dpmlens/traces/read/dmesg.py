@@ -323,6 +323,7 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
     tp_callbacks = tp_rpm = tp_threads = False
     walls: list[tuple[int, str, float]] = []  # phase lines, committed unless tp mode
     stack: _Stack | None = None  # a call trace being read
+    last_ts, since_ts, untimed = 0.0, 0, 0  # the last time seen; lines after it without one
 
     def flush_unphased() -> None:
         # The log ended, or a new cycle began, before the phase line: use the callback symbol,
@@ -361,6 +362,8 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
             last_phase = None
             continue
         ts, msg = strip_prefix(text)
+        if ts == ts:
+            last_ts, since_ts = ts, 0
         if stack is not None:
             if stack.take(msg):
                 continue
@@ -370,15 +373,23 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
             caller = _TASK_ID.search(text, 0, 64)
             thread = coll.store.task_thread(f"T{caller.group(1)}-{caller.group(1)}") \
                 if caller else -1
-            stack = _Stack(ts, thread)
+            if ts != ts:  # untimed: one microsecond a line after the last time seen
+                since_ts += 1
+            stack = _Stack(ts if ts == ts else last_ts + since_ts * 1e-6, thread)
             continue
         if msg[:1] in "dsr" and _TP_EVENT.match(msg) or _TP_DELAY.match(msg):
             caller = _TASK_ID.search(text, 0, 64)
             if caller is None and msg[:1] not in "dsr":
                 continue  # a delay kprobe without its thread cannot pair
             if ts != ts:
-                coll.skip("tracepoint line without a timestamp")
-                continue
+                if msg[0] != "r":  # a callback or phase needs its time
+                    coll.skip("tracepoint line without a timestamp")
+                    continue
+                # a runtime PM call keeps its order and its error without a time (dmesg -t,
+                # syslog stamps of whole seconds); its latency is not measured
+                since_ts += 1
+                untimed += 1
+                ts = last_ts + since_ts * 1e-6
             task = f"T{caller.group(1)}-{caller.group(1)}" if caller else _NO_THREAD
             tp.append(f"{task} [000] ..... {ts:.6f}: {msg}\n".encode())
             tp_callbacks |= msg[0] in "ds" and not msg.startswith("device_pm_callback_end")
@@ -468,6 +479,12 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
     flush_unphased()
     if stack is not None:
         stack.close(rpm_log(coll.store), coll.file_id)
+    if untimed:
+        rpm_log(coll.store).untimed_files.add(coll.file_id)
+        coll.report.notes.append(
+            f"{untimed} runtime PM tracepoint lines without a time of their own (dmesg -t, or "
+            "whole-second syslog stamps): read in order, their calls and errors counted; their "
+            "latencies are not measured")
     if tp_callbacks or tp_rpm:
         ftrace.parse(io.BytesIO(b"".join(tp)), coll, threads_known=tp_threads)
         if tp_callbacks:
