@@ -59,6 +59,7 @@ def test_the_mailing_list_report_explains_both_failed_resumes() -> None:
 def test_the_report_prints_the_explanations(capsys: pytest.CaptureFixture[str]) -> None:
     res = run_cli(capsys, "trace", "report", str(VCNL))
     assert res.code == 0, res.err
+    assert "No system suspend/resume callbacks in the capture(s)." in res.out  # rpm only
     assert "(error: )" not in res.out
     assert "vcnl4000_runtime_resume() [vcnl4000]" in res.out
     assert "left by the earlier rpm_resume -EIO" in res.out
@@ -125,3 +126,39 @@ def test_every_error_code_of_every_call_is_explained(call: str) -> None:
     for num in [*table().errno, 9999]:
         cls, why = explain(call, -num)
         assert cls in ("error", "refusal") and why, (call, num)
+
+
+@pytest.mark.parametrize(("head", "is_log"), [
+    ("[110190.730000][   T27] rpm_resume: 0-0009 flags-4 cnt-1", True),  # caller id, no PM line
+    ("[2022-03-20 22:59:10] [  256.243014] INFO: task", True),
+    ("    [  451.555631] sof-audio-pci-intel-mtl 0000:00:1f.3: x", True),
+    ("Aug 01 20:50:01 pop-os kernel: PM: suspend entry (deep)", True),
+    ("rpm_resume: 0-0009 flags-4 cnt-1  dep-0  auto-1 p-0 irq-0 child-0", True),  # dmesg -t
+    ("see the line [ 12.345678] in the log", False),  # notes beside captures are not a log
+    ("just notes\nnothing about suspend", False),
+])
+def test_what_is_recognised_as_a_kernel_log(head: str, is_log: bool) -> None:
+    from dpmlens.traces.read.dmesg import looks_like
+    assert looks_like(head) is is_log
+
+
+@pytest.mark.parametrize("form", ["dmesg -t", "journalctl"])
+def test_runtime_pm_lines_without_a_time_keep_order_and_errors(tmp_path: Path,
+                                                               form: str) -> None:
+    """`dmesg -t` (caller ids, no timestamp) and journalctl's default whole-second stamps."""
+    out = []
+    for ln in VCNL.read_text().splitlines():
+        rest = re.sub(r"^\[ *\d+\.\d+\]", "", ln)
+        out.append(rest if form == "dmesg -t" else
+                   "Jun 20 16:42:31 host kernel: " + re.sub(r"^\[ *T\d+\] ", "", rest))
+    path = tmp_path / "untimed.txt"
+    path.write_text("\n".join(out) + "\n")
+    t = load_traces([path])
+    assert t.files[0].format == "dmesg" and t.files[0].skipped_lines == 0
+    assert any("latencies are not measured" in n for n in t.files[0].notes)
+    errs = _vcnl_errors(path)
+    assert {k: e.count for k, e in errs.items()} == {"-EIO": 1, "-EINVAL": 1}
+    assert dict(errs["-EIO"].returned_by) == {"vcnl4000_runtime_resume() [vcnl4000]": 1}
+    report = runtime_stats(t)
+    assert report is not None
+    assert all(d.resume is None and d.suspend is None for d in report.devices)

@@ -129,11 +129,13 @@ def _progress() -> Any:
 
 
 def run_sql(args: argparse.Namespace) -> int:
+    from dpmlens.fleet import readonly
     from dpmlens.fleet.store import Store
     from dpmlens.fleet.text_output import write_rows
 
     con = Store(args.store).connect()
     try:
+        readonly.check(con, args.query)
         rel = con.execute(args.query)
         cols = [d[0] for d in rel.description or []]
         data = rel.fetchall()

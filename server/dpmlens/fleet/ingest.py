@@ -85,7 +85,8 @@ def _chunk(job: _Chunk) -> _Done:
             try:
                 ts = load_traces([str(f) for f in cap.files])
                 if ts.sample_count == 0 and not ts.phase_times:
-                    why = "; ".join(ts.errors) or "no suspend/resume callbacks or phases"
+                    why = "; ".join(_named(cap, e) for e in ts.errors) \
+                        or "no suspend/resume callbacks or phases"
             except Exception as exc:  # a reader bug on one capture must not stop the ingest
                 why = f"internal error: {type(exc).__name__}: {exc}"
             if why is not None:
@@ -158,6 +159,16 @@ def ingest(store: Store, paths: list[str], tags: dict[str, str], jobs: int = 0,
     summary.cpu_s += summary.parent_cpu_s
     summary.peak_rss_mb = max(summary.peak_rss_mb, t1.ru_maxrss / 1024)
     return summary
+
+
+def _named(cap: captures.Capture, error: str) -> str:
+    """A reader's "FILE: why" with FILE as the user knows it (an archive member's temporary
+    path becomes `archive!member`; a one-file capture's own name is already the reject's)."""
+    for f, name in zip(cap.files, cap.names, strict=True):
+        if error.startswith(f"{f}: "):
+            why = error[len(str(f)) + 2:]
+            return why if len(cap.files) == 1 else f"{name}: {why}"
+    return error
 
 
 def _identified(caps: list[captures.Capture], known: set[str], tags: dict[str, str],

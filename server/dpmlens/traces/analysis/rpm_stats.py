@@ -164,7 +164,9 @@ def runtime_stats(traces: TraceSet) -> RpmReport | None:
         acc = per_dev.setdefault(d, _Acc())
         cl = sorted(calls.get(key, []), key=lambda i: log.start[i])
         st = statuses.get(key)
-        if st:
+        if f in log.untimed_files:  # order without times: errors and calls, no latencies
+            acc.exact = False
+        elif st:
             _with_status(log, cl, sorted(st, key=lambda j: log.st_ts[j]), file_end[f], acc)
         else:
             _from_calls(log, cl, file_end[f], acc)

@@ -119,6 +119,8 @@ class RpmLog:
         self.unreturned = 0
         self.formats_from_capture: set[str] = set()
         self.callback_traces: list[CallbackTrace] = []  # from call traces in a kernel log
+        # files whose rpm lines had no time (a kernel log without timestamps): order only
+        self.untimed_files: set[int] = set()
 
     def dev_id(self, name: str) -> int:
         i = self._dev_ids.get(name)

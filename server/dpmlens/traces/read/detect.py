@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import lzma
 import os
+import re
 import zlib
 from pathlib import Path
 from typing import BinaryIO
@@ -35,6 +36,10 @@ _DIR_SUFFIXES = (
     "trace.txt",
     "ftrace.txt",
 )
+
+
+# an ftrace/trace-cmd line's `task-pid [cpu]` columns
+_TASK_CPU = re.compile(rb"(?m)^.{0,48}?-\d+ +(?:\( *[\d-]+\) +)?\[\d{1,4}\] ")
 
 
 class FormatError(Exception):
@@ -87,14 +92,18 @@ def detect(path: Path) -> str:
                           f"(tried {', '.join(FORMATS)})")
     # Text first: a log that starts with an empty line also starts with byte 0x0A, and
     # protobuf parses many byte strings without complaint.
-    if ftrace.looks_like(head):
+    if ftrace.looks_like(head) and (b"# tracer:" in head or _TASK_CPU.search(head)
+                                    or not dmesg.looks_like(head.decode("utf-8", "replace"))):
         return "ftrace"
+    # tracepoints printed into a kernel log (tp_printk) and pasted from journalctl read
+    # `... kernel: rpm_resume: ...`: ftrace's event text, without its task and CPU columns
     if dmesg.looks_like(head.decode("utf-8", "replace")):
         return "dmesg"
     if perfetto.looks_like(head):
         return "perfetto"
     raise FormatError(
-        "unknown format: no pm_print_times/initcall_debug lines (dmesg), no "
+        "unknown format: no kernel log lines (a `[ ts]` prefix, or pm_print_times, phase or "
+        "rpm_*/device_pm_callback tracepoint messages in any pasted form: dmesg), no "
         "device_pm_callback/suspend_resume events or '# tracer:' header (ftrace), not a "
         f"Perfetto protobuf (tried {', '.join(FORMATS)})"
     )

@@ -143,7 +143,8 @@ def looks_like(head: str) -> bool:
     return False
 
 
-_KERNEL_TS = re.compile(r"(?:^|[\]>:] ?|\s)\[\s*\d+\.\d+\](?:\[ *[TC]\d+\])?[ \[]")
+# the kernel's `[ ts]` opening a line, or after a pasted prefix (`]`, `<6>`, `kernel: `)
+_KERNEL_TS = re.compile(r"(?:^\s*|[\]>:] ?)\[\s*\d+\.\d+\](?:\[ *[TC]\d+\])?[ \[]")
 
 
 def strip_prefix(line: str) -> tuple[float, str]:
@@ -152,42 +153,46 @@ def strip_prefix(line: str) -> tuple[float, str]:
     stamp with a fraction of a second (seconds of the day, or Unix time with a date), else
     nan. A user-space syslog line (`host prog[pid]: `) comes back as ""."""
     ts = _NAN
-    if line[:1] in " \t":  # a paste indented as a quote: only in front of a prefix
-        bare = line.lstrip(" \t")
-        if _WALL.match(bare) or _TS.match(bare) or _LEVEL.match(bare):
-            line = bare
-    m = _WALL.match(line)
-    if m:
-        rest = line[m.end():]
-        k = _KERNEL_TAG.match(rest)
-        if k:
-            line = rest[k.end():]
-        elif _USER_TAG.match(rest):
-            return _NAN, ""
-        else:
-            line = rest.lstrip(" \t")
-        if m.group("frac"):
-            ts = _wall_seconds(m)
-    m = _LEVEL.match(line)
-    if m:
-        line = line[m.end() :]
-    m = _DMESG_X.match(line)
-    if m:
-        line = line[m.end() :]
+    m = _TS.match(line) if line[:1] == "[" else None  # the common case: the kernel's `[ ts]`
+    if m is None:
+        if line[:1] in " \t":  # a paste indented as a quote: only in front of a prefix
+            bare = line.lstrip(" \t")
+            if _WALL.match(bare) or _TS.match(bare) or _LEVEL.match(bare):
+                line = bare
+        w = _WALL.match(line)
+        if w:
+            rest = line[w.end():]
+            k = _KERNEL_TAG.match(rest)
+            if k:
+                line = rest[k.end():]
+            elif _USER_TAG.match(rest):
+                return _NAN, ""
+            else:
+                line = rest.lstrip(" \t")
+            if w.group("frac"):
+                ts = _wall_seconds(w)
+        lv = _LEVEL.match(line)
+        if lv:
+            line = line[lv.end() :]
+        x = _DMESG_X.match(line)
+        if x:
+            line = line[x.end() :]
+        m = _TS.match(line) or _HUMAN_TS.match(line)
     sep = False
-    m = _TS.match(line) or _HUMAN_TS.match(line)
     if m:
         sep = True
         if m.lastindex:  # `[ ts]`; an absurd one (thousands of digits: inf) counts as none
             ts = float(m.group(1)) if len(m.group(1)) <= 2 * _MAX_DIGITS else _NAN
         line = line[m.end() :]
-        h = _HOST_KERNEL.match(line)
-        if h:
-            line = line[h.end() - 1 :]
-    m = _CALLER.match(line)
-    if m:
-        sep = True
-        line = line[m.end() :]
+        if "kernel: " in line:
+            h = _HOST_KERNEL.match(line)
+            if h:
+                line = line[h.end() - 1 :]
+    if line[:1] == "[" or line[:2] == " [":
+        c = _CALLER.match(line)
+        if c:
+            sep = True
+            line = line[c.end() :]
     if sep and line.startswith(" "):
         line = line[1:]  # exactly the one separator: an empty driver name keeps its space
     return ts, line
@@ -318,6 +323,7 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
     tp_callbacks = tp_rpm = tp_threads = False
     walls: list[tuple[int, str, float]] = []  # phase lines, committed unless tp mode
     stack: _Stack | None = None  # a call trace being read
+    last_ts, since_ts, untimed = 0.0, 0, 0  # the last time seen; lines after it without one
 
     def flush_unphased() -> None:
         # The log ended, or a new cycle began, before the phase line: use the callback symbol,
@@ -356,6 +362,8 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
             last_phase = None
             continue
         ts, msg = strip_prefix(text)
+        if ts == ts:
+            last_ts, since_ts = ts, 0
         if stack is not None:
             if stack.take(msg):
                 continue
@@ -365,15 +373,23 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
             caller = _TASK_ID.search(text, 0, 64)
             thread = coll.store.task_thread(f"T{caller.group(1)}-{caller.group(1)}") \
                 if caller else -1
-            stack = _Stack(ts, thread)
+            if ts != ts:  # untimed: one microsecond a line after the last time seen
+                since_ts += 1
+            stack = _Stack(ts if ts == ts else last_ts + since_ts * 1e-6, thread)
             continue
         if msg[:1] in "dsr" and _TP_EVENT.match(msg) or _TP_DELAY.match(msg):
             caller = _TASK_ID.search(text, 0, 64)
             if caller is None and msg[:1] not in "dsr":
                 continue  # a delay kprobe without its thread cannot pair
             if ts != ts:
-                coll.skip("tracepoint line without a timestamp")
-                continue
+                if msg[0] != "r":  # a callback or phase needs its time
+                    coll.skip("tracepoint line without a timestamp")
+                    continue
+                # a runtime PM call keeps its order and its error without a time (dmesg -t,
+                # syslog stamps of whole seconds); its latency is not measured
+                since_ts += 1
+                untimed += 1
+                ts = last_ts + since_ts * 1e-6
             task = f"T{caller.group(1)}-{caller.group(1)}" if caller else _NO_THREAD
             tp.append(f"{task} [000] ..... {ts:.6f}: {msg}\n".encode())
             tp_callbacks |= msg[0] in "ds" and not msg.startswith("device_pm_callback_end")
@@ -463,6 +479,12 @@ def parse(stream: BinaryIO, coll: Collector) -> None:
     flush_unphased()
     if stack is not None:
         stack.close(rpm_log(coll.store), coll.file_id)
+    if untimed:
+        rpm_log(coll.store).untimed_files.add(coll.file_id)
+        coll.report.notes.append(
+            f"{untimed} runtime PM tracepoint lines without a time of their own (dmesg -t, or "
+            "whole-second syslog stamps): read in order, their calls and errors counted; their "
+            "latencies are not measured")
     if tp_callbacks or tp_rpm:
         ftrace.parse(io.BytesIO(b"".join(tp)), coll, threads_known=tp_threads)
         if tp_callbacks:

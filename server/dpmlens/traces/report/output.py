@@ -182,8 +182,11 @@ def report_text(traces: TraceSet, stats: list[CallbackStats], phases: list[Phase
         rows.append([s.driver or "-", s.device, s.phase, s.layer or "-", str(s.n),
                      human_us(s.median_us), human_us(s.p95_us), human_us(s.max_us),
                      human_us(s.total_us), where])
-    parts.append("\nSlowest callbacks (by total time across cycles):")
-    parts.append(table(rows, {4, 5, 6, 7, 8}))
+    if stats:
+        parts.append("\nSlowest callbacks (by total time across cycles):")
+        parts.append(table(rows, {4, 5, 6, 7, 8}))
+    else:  # a runtime-PM-only log (no system sleep) is a normal input
+        parts.append("\nNo system suspend/resume callbacks in the capture(s).")
     if len(stats) > top:
         parts.append(f"... {len(stats) - top} more (--top N)")
     if phases:
