@@ -257,3 +257,33 @@ static DEFINE_SIMPLE_DEV_PM_OPS(h_pm_ops, h_suspend, h_resume);
 """
     found = [f for f in analyze_source("h.c", src, Config()) if f.rule == "delay-beyond-spec"]
     assert [f.message.split(" waits")[0] for f in found] == ["msleep(70)"], found
+
+
+def test_an_ifndef_that_returns_is_a_condition_of_what_follows() -> None:
+    """aty128_pci_suspend_late() (6.12 aty128fb.c:2371) returns 0 at once unless
+    CONFIG_PPC_PMAC: the busy-wait after it runs only on PowerMac builds."""
+    body = _call(
+        "static int s(struct device *dev)\n{\n#ifndef CONFIG_PPC_PMAC\n\treturn 0;\n#endif\n"
+        "\tif (dev->x)\n\t\treturn 0;\n\tmdelay(100);\n\treturn 0;\n}\n",
+        "mdelay",
+    )
+    assert path_conditions(body) == ["#ifdef CONFIG_PPC_PMAC", "!(dev->x)"]
+
+
+def test_a_wait_before_a_pcie_host_s_reset_gpio_is_t_pvperl(tmp_path: Path) -> None:
+    """imx6 (6.1 pci-imx6.c:759): msleep(100) right before the reset GPIO is released, in a
+    PCIe host driver, is the power-stable-to-PERST# wait (at its minimum: no finding); the
+    same lines in another driver state no spec minimum."""
+    src = b"""
+static void p_deassert(struct p *p)
+{
+	msleep(100);
+	gpio_set_value_cansleep(p->reset_gpio, 1);
+}
+static int p_resume_noirq(struct device *dev) { p_deassert(dev_get_drvdata(dev)); return 0; }
+static const struct dev_pm_ops p_pm = { .resume_noirq = p_resume_noirq };
+"""
+    pci = analyze_source("drivers/pci/controller/p.c", src, Config())
+    other = analyze_source("drivers/input/touchscreen/p.c", src, Config())
+    assert not [f for f in pci if f.rule == "delay-beyond-spec"]
+    assert [f for f in other if f.rule == "delay-beyond-spec"]

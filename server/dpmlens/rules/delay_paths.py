@@ -253,7 +253,16 @@ def path_conditions(node: ts.Node, decide: Decide | None = None) -> list[str]:
         elif t == "compound_statement":
             # an earlier `if (x) return ...;` in the block: reaching here means !x
             for sib in reversed(parent.named_children):
-                if sib.start_byte >= cur.start_byte or sib.type != "if_statement":
+                if sib.start_byte >= cur.start_byte:
+                    continue
+                if sib.type == "preproc_ifdef":
+                    # `#ifndef CONFIG_PPC_PMAC return 0; #endif` (aty128fb): past it only
+                    # with the symbol set the other way
+                    past = _returning_ifdef(sib)
+                    if past:
+                        out.append(past)
+                    continue
+                if sib.type != "if_statement":
                     continue
                 if (
                     sib.child_by_field_name("alternative") is None
@@ -266,6 +275,21 @@ def path_conditions(node: ts.Node, decide: Decide | None = None) -> list[str]:
                         out.append(f"!({cond})")
         cur = parent
     return out[::-1]
+
+
+def _returning_ifdef(node: ts.Node) -> str | None:
+    """`#ifdef X` for an `#ifndef X ... return ...; #endif` without `#else` (and the other
+    way round): the way past it in the block."""
+    if any(c.type in ("preproc_else", "preproc_elif") for c in node.children):
+        return None
+    body = [c for c in node.named_children if c.type not in ("identifier", "comment")]
+    if not body or body[-1].type != "return_statement":
+        return None
+    head = (node.text or b"").split(b"\n", 1)[0].decode("latin-1").strip()
+    words = head.split()
+    if len(words) < 2 or words[0] not in ("#ifdef", "#ifndef"):
+        return None
+    return f"{'#ifdef' if words[0] == '#ifndef' else '#ifndef'} {words[1]}"
 
 
 def _decided(if_node: ts.Node, decide: Decide) -> bool:

@@ -21,6 +21,10 @@ class Quantity:
     min_ms: float
     source: str
     keywords: tuple[str, ...]
+    # the statement right after the wait that shows what it is for (`gpio_set_value(...
+    # reset_gpio ...)` after msleep(100) in a PCIe host driver: power stable to PERST#)
+    followed_by: re.Pattern[str] | None = None
+    followed_by_in: tuple[str, ...] = ()  # path parts of the files where followed_by holds
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,8 @@ def _parse_spec(data: dict[str, Any], over: dict[str, float]) -> SpecTable:
             min_ms=float(over.get(str(q["id"]), q["min_ms"])),
             source=str(q.get("source", "")),
             keywords=tuple(str(k) for k in q.get("keywords", []) or []),
+            followed_by=re.compile(str(q["followed_by"])) if q.get("followed_by") else None,
+            followed_by_in=tuple(str(x) for x in q.get("followed_by_in", []) or []),
         )
         quantities.append(quantity)
         for name, c in (q.get("constants") or {}).items():

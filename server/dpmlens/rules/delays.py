@@ -233,15 +233,29 @@ class _FileDelays:
                 continue
             return quantity, f"{name} = {fmt_ms(raw * UNIT_MS[unit])}", documented
         text = "\n".join(comments)
-        if not text:
-            return None
-        for q in self.spec.quantities:
+        for q in self.spec.quantities if text else ():
             for kw in q.keywords:
                 m = _keyword_re(kw).search(text)
                 if m:
                     said = q.id if m.group(0) == q.id else f'"{m.group(0)}"'
                     return q, f"the comment names {said}", ""
+        nxt = _next_statement(d.node) if d.node is not None else None
+        for q in self.spec.quantities if nxt else ():
+            where = self.model.path.replace("\\", "/")
+            if q.followed_by_in and not any(part in where for part in q.followed_by_in):
+                continue
+            if q.followed_by is not None and (m := q.followed_by.search(nxt or "")):
+                return q, f"it is followed by `{m.group(0).strip()}`", ""
         return None
+
+
+def _next_statement(call: ts.Node) -> str | None:
+    """The text of the statement after the one holding `call`, in the same block."""
+    stmt = cnav.statement_of(call)
+    nxt = stmt.next_named_sibling
+    while nxt is not None and nxt.type == "comment":
+        nxt = nxt.next_named_sibling
+    return nxt.text.decode("latin-1") if nxt is not None and nxt.text is not None else None
 
 
 @lru_cache(maxsize=512)
