@@ -41,6 +41,7 @@ from dpmlens.rules.delay_paths import (
     conditional_if,
     counted_loop,
     leaves_function,
+    only_when,
     path_conditions,
     path_cost,
     runs_once,
@@ -680,11 +681,14 @@ def _condition(a: _Analysis, d: Delay, r: Reached | None) -> str | None:
     """The `if` branch that the delay, or a helper call on its way, depends on (one the
     path's constants decide is none): a wait in either branch of an if/else is not paid on
     every cycle."""
+    found: list[str] = []
     for node, decide, _fn in _places(a, d, r):
-        cond = branch_when(node, decide)
-        if cond:
-            return cond
-    return None
+        # the branch it sits in, and the `if` without else around it (megasas_resume():
+        # `if (megasas_transition_to_ready(...)) { if (... != MFI_SERIES) ... else ssleep(30); }`)
+        for cond in (branch_when(node, decide), only_when(node, decide)):
+            if cond and cond not in found and len(found) < 2:
+                found.append(cond)
+    return " && ".join(found[::-1]) if found else None
 
 
 def _repeated(a: _Analysis, d: Delay, r: Reached | None) -> tuple[str, str] | None:
