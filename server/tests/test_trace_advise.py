@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 from cli_helpers import run_cli
+from kernel_trees import K612
 
 REPO = Path(__file__).resolve().parents[2]
 AB = REPO / "test-fixtures" / "lab" / "ab-sched"
-TREE_612 = Path("/work/linux/linux-source-6.12")
+TREE_612 = K612
 
 
 def _advise(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
