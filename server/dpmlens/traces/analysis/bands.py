@@ -12,13 +12,10 @@ the measured value is expected inside [predicted / (1 + high), predicted / (1 + 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from dpmlens.traces.analysis.whatif import Changes, Evidence
+from typing import Any
 
 _TABLE = Path(__file__).with_name("bands.yaml")
 BANDED_PHASES = ("suspend", "resume")
@@ -29,6 +26,17 @@ _SCHED = ("the scheduler's events (sched_switch and sched_waking: `trace-cmd rec
 _KPROBES = ("sleepgraph's delay kprobes with their return probes (msleep, usleep_range, "
             "schedule_timeout, udelay: `sleepgraph -dev`, or msleep_cal/msleep_ret kprobes "
             "in tracefs)")
+
+
+@dataclass
+class Evidence:
+    """What a what-if's prediction rests on (traces.analysis.whatif fills it)."""
+
+    delays: bool = False  # delay kprobes with their returns: measured sleeps
+    sched: bool = False  # sched_switch/sched_waking in the capture (and used)
+    waits: bool = False  # the contended replay told waits from work with them
+    cpus: int | None = None  # the CPU contention model's CPUs (None: off)
+    locks: list[str] = field(default_factory=list)  # each lock kept, and from what
 
 
 @dataclass(frozen=True)
@@ -70,19 +78,6 @@ def evidence_kind(ev: Evidence) -> str:
     return "kprobes" if ev.delays else "sched" if ev.sched else "neither"
 
 
-def change_kinds(changes: Changes) -> list[str]:
-    out = []
-    if changes.make_sync is not None:
-        out.append("sync")
-    if changes.make_async is not None:
-        out.append("async")
-    if changes.delays or changes.site_ms or changes.replace:
-        out.append("delay")
-    if changes.ordering != "legacy":
-        out.append("ordering")
-    return out
-
-
 @dataclass
 class Sureness:
     """A what-if's evidence, its band per phase (None: no lab measurement for the cell) and
@@ -112,9 +107,9 @@ class Sureness:
                 "unmeasured": self.unmeasured, "capture_next": self.capture_next}
 
 
-def sureness(changes: Changes, ev: Evidence) -> Sureness:
+def sureness(kinds: list[str], ev: Evidence) -> Sureness:
+    """KINDS: the change kinds of the what-if (sync, async, delay, ordering)."""
     kind = evidence_kind(ev)
-    kinds = change_kinds(changes)
     rows = table()
     bands: dict[str, Band | None] = {}
     unmeasured = []

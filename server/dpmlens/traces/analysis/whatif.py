@@ -29,17 +29,14 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from dpmlens.model.phases import PHASES
+from dpmlens.traces.analysis.bands import Evidence, Sureness, sureness
 from dpmlens.traces.analysis.critical import _RANK as _RANK_OF
 from dpmlens.traces.analysis.critical import PhaseGraph
 from dpmlens.traces.analysis.delays import MeasuredDelay
 from dpmlens.traces.analysis.exclusive import Exclusion
 from dpmlens.traces.analysis.handoffs import SchedLock
-
-if TYPE_CHECKING:
-    from dpmlens.traces.analysis.bands import Sureness
 from dpmlens.traces.analysis.nodes import Nodes
 from dpmlens.traces.model.durations import format_us
 from dpmlens.traces.model.sched import SchedLog
@@ -145,6 +142,19 @@ class Changes:
             if t is not None and target_matches(t, d):
                 return call
         return None
+
+    def kinds(self) -> list[str]:
+        """The change kinds, as traces.analysis.bands rates them."""
+        out = []
+        if self.make_sync is not None:
+            out.append("sync")
+        if self.make_async is not None:
+            out.append("async")
+        if self.delays or self.site_ms or self.replace:
+            out.append("delay")
+        if self.ordering != "legacy":
+            out.append("ordering")
+        return out
 
     def empty(self) -> bool:
         return not (self.delays or self.site_ms or self.make_async or self.make_sync
@@ -643,9 +653,8 @@ def what_if(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes)
             assumptions.add(note)
     evidence.waits = bool(informed)
     evidence.cpus = changes.cpus
-    from dpmlens.traces.analysis.bands import sureness
-
-    return WhatIf(replays, sorted(assumptions), missing, evidence, sureness(changes, evidence))
+    return WhatIf(replays, sorted(assumptions), missing, evidence,
+                  sureness(changes.kinds(), evidence))
 
 
 def _locks(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes,
@@ -706,13 +715,3 @@ def _locks(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes,
             taken |= set(lk.devices)
     return out
 
-
-@dataclass
-class Evidence:
-    """What a what-if's prediction rests on (traces.analysis.bands rates it)."""
-
-    delays: bool = False  # delay kprobes with their returns: measured sleeps
-    sched: bool = False  # sched_switch/sched_waking in the capture (and used)
-    waits: bool = False  # the contended replay told waits from work with them
-    cpus: int | None = None  # the CPU contention model's CPUs (None: off)
-    locks: list[str] = field(default_factory=list)  # each lock kept, and from what
