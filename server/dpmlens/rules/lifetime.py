@@ -26,7 +26,6 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from pathlib import Path
 from typing import Literal
 
 import tree_sitter as ts
@@ -106,7 +105,7 @@ def load_pairs(rules_dir: str | None) -> Table:
 
 def _rules_dir(rule: Rule) -> str | None:
     """The rules directory the rule came from (its table lives beside it)."""
-    return str(Path(rule.path).parent) if rule.path else None
+    return os.path.dirname(rule.path) if rule.path else None
 
 
 # --- events in probe ----------------------------------------------------------------------
@@ -129,6 +128,12 @@ class Probe:
     func: ts.Node
     params: frozenset[str]
     events: list[Event] = field(default_factory=list)
+    _exits: list[paths.Exit] | None = None
+
+    def exits_after(self, after: int) -> Iterator[paths.Exit]:
+        if self._exits is None:
+            self._exits = paths.function_exits(self.func)
+        return paths.exits_after(self._exits, after)
 
 
 def _first_arg(call: ts.Node) -> str:
@@ -354,13 +359,6 @@ def _released_for(exit_: paths.Exit, a: Event, probe: Probe, resource: str) -> b
     return False
 
 
-@dataclass
-class _Leak:
-    acquire: Event
-    exits: list[paths.Exit]
-    unbind: str | None  # why an unbind leaks it, or None
-
-
 def _leaks(
     rule: Rule,
     ctx: Context,
@@ -379,7 +377,7 @@ def _leaks(
             continue
         own = paths.own_result_test(a.top)
         leaking = []
-        for x in paths.exits_after(probe.func, a.top.end_byte):
+        for x in probe.exits_after(a.top.end_byte):
             if own is not None and own.start_byte <= x.node.start_byte < own.end_byte:
                 continue
             if not paths.reaches(a.top, x.node) or _released_for(x, a, probe, name):
@@ -518,16 +516,27 @@ def _usage(
         own = paths.own_result_test(a.top)
         leaking = [
             x
-            for x in paths.exits_after(probe.func, a.top.end_byte)
+            for x in probe.exits_after(a.top.end_byte)
             if x.node.start_byte < last
             and not (own is not None and own.start_byte <= x.node.start_byte < own.end_byte)
             and paths.reaches(a.top, x.node)
             and not _released_for(x, a, probe, "usage")
+            and not _runtime_pm_off(x.node)
         ]
         if leaking:
             yield _finding(rule, ctx, probe, a, leaking, None, res, remove)
     if remove and "usage" not in facts.table.bus_undoes.get(d.bus, {}):
         yield from _usage_in_remove(rule, ctx, facts, remove, res)
+
+
+def _runtime_pm_off(node: ts.Node) -> bool:
+    """Under `if (!pm_runtime_enabled(dev))`: a get there failed and holds nothing."""
+    return any(
+        "pm_runtime_enabled" in cond
+        and not positive
+        or cond.strip("() \t").startswith("!pm_runtime_en")
+        for cond, positive in cnav.enclosing_conditions(node)
+    )
 
 
 _TAKES = frozenset({"pm_runtime_get_sync", "pm_runtime_resume_and_get", "pm_runtime_get"})

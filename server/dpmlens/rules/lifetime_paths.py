@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 
 import tree_sitter as ts
 
 from dpmlens.rules import cnav
-from dpmlens.rules.getsync_flow import label_region
+from dpmlens.syntax.parser import LANGUAGE, captures
 
 _EXIT_TYPES = frozenset({"return_statement", "goto_statement"})
 _BRANCHES = frozenset({"if_statement", "else_clause", "case_statement", "compound_statement"})
@@ -35,32 +36,54 @@ class Exit:
         return self.node.start_point[0] + 1
 
 
-def exits_after(func: ts.Node, after: int) -> Iterator[Exit]:
-    """The error exits of `func` that start after byte `after`, in document order."""
+def function_exits(func: ts.Node) -> list[Exit]:
+    """Every error exit of `func`, in document order (one walk of the body)."""
     body = func.child_by_field_name("body")
     if body is None:
-        return
-    labels = [n.start_byte for n in _walk(body) if n.type == "labeled_statement"]
+        return []
+    found = captures(_exits_query(), body)
+    returns = found.get("return", [])
+    gotos = found.get("goto", [])
+    labels: dict[str, int] = {}
+    for n in found.get("label", []):
+        labels.setdefault(cnav.text(n.child_by_field_name("label")), n.start_byte)
+    label_starts = sorted(labels.values())
     ladder = _ladder_start(body)
-    for node in _walk(body):
-        if node.type not in _EXIT_TYPES or node.start_byte < after:
+    out: list[Exit] = []
+    for node in gotos:
+        label = cnav.text(node.child_by_field_name("label"))
+        start = labels.get(label)
+        if start is None:
             continue
-        if node.type == "goto_statement":
-            label = cnav.text(node.child_by_field_name("label"))
-            region = label_region(func, label)
-            if region is None or region[0] < after:
-                continue  # a retry loop's label, or one we cannot find
-            ret = _return_at_end(func, region)
-            if ret is not None and _is_success(ret):
-                continue
-            end = ret.start_point[0] + 1 if ret is not None else func.end_point[0] + 1
-            yield Exit(node, f"goto {label}", region, end)
+        ret = next((r for r in returns if r.start_byte >= start), None)
+        if ret is not None and _is_success(ret):
             continue
+        region = (start, ret.end_byte if ret is not None else func.end_byte)
+        end = ret.start_point[0] + 1 if ret is not None else func.end_point[0] + 1
+        out.append(Exit(node, f"goto {label}", region, end))
+    for node in returns:
         if node.start_byte >= ladder:
             continue  # the end of the gotos' paths, reached by no fall-through
-        kind = _error_return(node, labels)
+        kind = _error_return(node, label_starts)
         if kind is not None:
-            yield Exit(node, kind, None, node.start_point[0] + 1)
+            out.append(Exit(node, kind, None, node.start_point[0] + 1))
+    out.sort(key=lambda x: x.node.start_byte)
+    return out
+
+
+@cache
+def _exits_query() -> ts.Query:
+    return ts.Query(
+        LANGUAGE, "(return_statement) @return (goto_statement) @goto (labeled_statement) @label"
+    )
+
+
+def exits_after(exits: list[Exit], after: int) -> Iterator[Exit]:
+    """The exits (of function_exits) that start after byte `after` and whose path does not
+    begin before it (a retry loop's label)."""
+    for x in exits:
+        if x.node.start_byte >= after and (x.region is None or x.region[0] >= after):
+            yield x
 
 
 def _ladder_start(body: ts.Node) -> int:
@@ -96,22 +119,6 @@ def on_success_path(node: ts.Node, func: ts.Node) -> bool:
     """Does `node` run on the way to the function's normal return (not inside an error
     branch, not in the error ladder)?"""
     return node.start_byte < success_end(func) and not leaves_on_success(node)
-
-
-def _walk(node: ts.Node) -> Iterator[ts.Node]:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        if n.type not in ("function_definition",) or n is node:
-            stack.extend(reversed(n.children))
-
-
-def _return_at_end(func: ts.Node, region: tuple[int, int]) -> ts.Node | None:
-    for n in _walk(func):
-        if n.type == "return_statement" and region[0] <= n.start_byte and n.end_byte == region[1]:
-            return n
-    return None
 
 
 def _value(ret: ts.Node) -> ts.Node | None:
@@ -182,11 +189,6 @@ def _assigns_call(stmt: ts.Node, name: str) -> bool:
 
 
 # --- what runs between an acquire and an exit -----------------------------------------------
-
-
-def statement_in(func_body: ts.Node, node: ts.Node) -> ts.Node:
-    """`node`'s statement directly in some block of the function (climbing from `node`)."""
-    return cnav.statement_of(node)
 
 
 def reaches(a: ts.Node, e: ts.Node) -> bool:
