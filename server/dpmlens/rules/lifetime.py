@@ -129,6 +129,14 @@ class Probe:
     params: frozenset[str]
     events: list[Event] = field(default_factory=list)
     _exits: list[paths.Exit] | None = None
+    _managed_tests: list[ts.Node] | None = None
+
+    def managed_tests(self) -> list[ts.Node]:
+        """The tests of managed set-ups' results (`if (devm_pm_runtime_enable(dev))`)."""
+        if self._managed_tests is None:
+            tests = (paths.own_result_test(e.top) for e in self.events if e.kind == "managed")
+            self._managed_tests = [t for t in tests if t is not None]
+        return self._managed_tests
 
     def exits_after(self, after: int) -> Iterator[paths.Exit]:
         if self._exits is None:
@@ -250,7 +258,7 @@ class _FileFacts:
 
 # --- the driver's remove --------------------------------------------------------------------
 
-_REMOVE = re.compile(rb"\.\s*remove(?:_new)?\s*=\s*(?:__exit_p\s*\(\s*)?&?\s*(\w+)")
+_REMOVE = re.compile(rb"\.\s*(?:remove(?:_new)?|disconnect)\s*=\s*(?:__exit_p\s*\(\s*)?&?\s*(\w+)")
 _SUPPRESS = re.compile(rb"\.\s*suppress_bind_attrs\s*=\s*(?:true|1)\b")
 
 
@@ -376,9 +384,16 @@ def _leaks(
         if paths.leaves_on_success(a.top):
             continue
         own = paths.own_result_test(a.top)
+        after = a.top.end_byte
+        if own is not None and paths.success_leaves(own):
+            after = own.end_byte  # `if (!ret) return 0;`: below it the set-up failed
+            if a.reached.hops:
+                continue  # a helper that failed undid its own set-up
         leaking = []
-        for x in probe.exits_after(a.top.end_byte):
+        for x in probe.exits_after(after):
             if own is not None and own.start_byte <= x.node.start_byte < own.end_byte:
+                continue
+            if _excused(x, probe, name):
                 continue
             if not paths.reaches(a.top, x.node) or _released_for(x, a, probe, name):
                 continue
@@ -521,12 +536,21 @@ def _usage(
             and not (own is not None and own.start_byte <= x.node.start_byte < own.end_byte)
             and paths.reaches(a.top, x.node)
             and not _released_for(x, a, probe, "usage")
-            and not _runtime_pm_off(x.node)
+            and not _excused(x, probe, "usage")
         ]
         if leaking:
             yield _finding(rule, ctx, probe, a, leaking, None, res, remove)
     if remove and "usage" not in facts.table.bus_undoes.get(d.bus, {}):
         yield from _usage_in_remove(rule, ctx, facts, remove, res)
+
+
+def _excused(x: paths.Exit, probe: Probe, resource: str) -> bool:
+    """Exits that leak nothing worth a patch: under `if (!pm_runtime_enabled(dev))` (runtime
+    PM is off, CONFIG_PM=n: the set-up was a no-op), and the failure branch of a managed
+    set-up such as devm_pm_runtime_enable() (it fails only when devres cannot allocate)."""
+    if resource != "wakeup" and resource != "wake-irq" and _runtime_pm_off(x.node):
+        return True
+    return any(t.start_byte <= x.node.start_byte < t.end_byte for t in probe.managed_tests())
 
 
 def _runtime_pm_off(node: ts.Node) -> bool:

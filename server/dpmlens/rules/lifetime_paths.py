@@ -73,9 +73,10 @@ def function_exits(func: ts.Node) -> list[Exit]:
 
 @cache
 def _exits_query() -> ts.Query:
-    return ts.Query(
+    query: ts.Query = ts.Query(
         LANGUAGE, "(return_statement) @return (goto_statement) @goto (labeled_statement) @label"
     )
+    return query
 
 
 def exits_after(exits: list[Exit], after: int) -> Iterator[Exit]:
@@ -270,6 +271,25 @@ def own_result_test(a: ts.Node) -> ts.Node | None:
         if cond is not None and var in cnav.identifiers_in(cond):
             return nxt
     return None
+
+
+def success_leaves(test: ts.Node) -> bool:
+    """`if (!ret) return 0;` (or `if (ret == 0) goto done;`): the test of a set-up's result
+    whose branch leaves on success, so the code after it runs when the set-up failed."""
+    if test.type != "if_statement" or test.child_by_field_name("alternative") is not None:
+        return False
+    cond = cnav.text(test.child_by_field_name("condition")).replace(" ", "")
+    if not (cond.startswith("(!") or "==0)" in cond):
+        return False
+    cons = test.child_by_field_name("consequence")
+    if cons is None:
+        return False
+    named = (
+        [c for c in cons.named_children if c.type != "comment"]
+        if cons.type == ("compound_statement")
+        else [cons]
+    )
+    return bool(named) and named[-1].type == "return_statement" and _is_success(named[-1])
 
 
 def leaves_on_success(a: ts.Node) -> bool:
