@@ -194,19 +194,67 @@ def _assigns_call(stmt: ts.Node, name: str) -> bool:
 
 def reaches(a: ts.Node, e: ts.Node) -> bool:
     """Can control flow go from `a` (before) to `e`? False when they sit in the two arms of
-    one `if`, or when `a` is inside a branch that leaves without containing `e`."""
+    one `if` or in two cases of one `switch`, or when a statement between them always leaves
+    the function (a return, a goto, an `if` whose arms both leave, a branch ending so)."""
+    case = _case_of(a)
+    switch = case.parent if case is not None else None
+    while switch is not None and switch.type != "switch_statement":
+        switch = switch.parent
+    if (
+        case is not None
+        and switch is not None
+        and switch.start_byte <= e.start_byte < switch.end_byte
+        and not case.start_byte <= e.start_byte < case.end_byte
+    ):
+        return False  # another case of the same switch (a fall-through is not followed)
     cur: ts.Node | None = a
     while cur is not None and cur.type != "function_definition":
         parent = cur.parent
         if parent is None:
             break
-        if parent.start_byte <= e.start_byte < parent.end_byte:
-            # the lowest common ancestor: two arms of one if?
-            return parent.type != "if_statement" or _same_arm(parent, cur, e)
-        if _leaves(cur):
+        holds_e = parent.start_byte <= e.start_byte < parent.end_byte
+        if holds_e and parent.type == "if_statement" and not _same_arm(parent, cur, e):
+            return False
+        if parent.type in ("compound_statement", "case_statement"):
+            sib = cur.next_named_sibling
+            while sib is not None and sib.start_byte <= e.start_byte:
+                if sib.start_byte <= e.start_byte < sib.end_byte:
+                    break
+                if _always_leaves(sib):
+                    return False
+                sib = sib.next_named_sibling
+        if holds_e:
+            return True
+        if _leaves(cur) or _always_leaves(cur):
             return False
         cur = parent
     return True
+
+
+def _always_leaves(node: ts.Node) -> bool:
+    """Does every way through `node` leave the function (return or goto)?"""
+    if node.type in ("return_statement", "goto_statement"):
+        return True
+    if node.type == "compound_statement":
+        named = [c for c in node.named_children if c.type != "comment"]
+        return bool(named) and _always_leaves(named[-1])
+    if node.type == "else_clause":
+        named = [c for c in node.named_children if c.type != "comment"]
+        return bool(named) and _always_leaves(named[-1])
+    if node.type == "if_statement":
+        cons = node.child_by_field_name("consequence")
+        alt = node.child_by_field_name("alternative")
+        return cons is not None and alt is not None and _always_leaves(cons) and _always_leaves(alt)
+    return False
+
+
+def _case_of(node: ts.Node) -> ts.Node | None:
+    cur = node.parent
+    while cur is not None and cur.type != "function_definition":
+        if cur.type == "case_statement":
+            return cur
+        cur = cur.parent
+    return None
 
 
 def _same_arm(if_node: ts.Node, a: ts.Node, e: ts.Node) -> bool:
