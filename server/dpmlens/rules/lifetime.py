@@ -266,8 +266,16 @@ def _remove_of(ctx: Context, d: DriverStruct) -> tuple[str | None, bool]:
     """(the remove function a driver struct names, whether it suppresses bind attributes)."""
     if d.span is None:
         return None, False
-    lines = ctx.model.source.split(b"\n")
-    text = b"\n".join(lines[d.span.line - 1 : d.span.end_line])
+    src = ctx.model.source
+    start = 0
+    for _ in range(d.span.line - 1):
+        start = src.index(b"\n", start) + 1
+    end = start
+    for _ in range(d.span.end_line - d.span.line + 1):
+        nl = src.find(b"\n", end)
+        end = len(src) if nl < 0 else nl + 1
+    footprint.read_range(ctx.model, start, end)
+    text = src[start:end]
     m = _REMOVE.search(text)
     name = m.group(1).decode() if m else None
     if name in ("NULL", None):
@@ -281,6 +289,7 @@ def _modular(ctx: Context, d: DriverStruct) -> bool:
     stays, so a PM undo alone is no fix.)"""
     if d.registration and d.registration.startswith("module_"):
         return True
+    footprint.searched(ctx.model, b"module_exit(")
     return b"module_exit(" in ctx.model.source
 
 
@@ -291,7 +300,10 @@ def _keywords(opts: Options) -> Keywords:
     words = {
         "enable": ("pm_runtime_enable",),
         "autosuspend": ("pm_runtime_use_autosuspend",),
-        "usage": ("pm_runtime_get", "pm_runtime_resume_and_get"),
+        # a count probe takes and drops, or remove takes, comes with runtime PM set up in the
+        # file (not the runtime gets of the I/O paths, which would parse ~150 more files of
+        # drivers/ for nothing)
+        "usage": ("pm_runtime_enable", "pm_runtime_get_sync", "pm_runtime_get_noresume"),
         "wakeup": ("device_init_wakeup", "device_wakeup_enable"),
         "wake-irq": ("dev_pm_set_wake_irq", "dev_pm_set_dedicated_wake_irq"),
     }[opts.resource]
@@ -313,7 +325,6 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
         acquires = ctx.model.calls_to(*res.acquire)
     if not acquires or not ctx.model.drivers:
         return
-    footprint.read_all(ctx.model, "probe/remove balance reads the driver's whole lifetime")
     facts = ctx._cache.get("lifetime")
     if not isinstance(facts, _FileFacts) or facts.table is not table:
         facts = ctx._cache["lifetime"] = _FileFacts(ctx, table)
@@ -428,10 +439,9 @@ def _finding(
 ) -> Finding:
     parts = []
     if leaking:
-        first = leaking[0]
-        how = f"{first.kind}" + (f", return at line {first.end_line}" if first.region else "")
-        more = f" and {len(leaking) - 1} more" if len(leaking) > 1 else ""
-        parts.append(f"when probe fails at line {first.line} ({how}){more}")
+        # no line numbers in the message (the notes carry them, and move with edits above)
+        more = f" and {len(leaking) - 1} more error paths" if len(leaking) > 1 else ""
+        parts.append(f"when probe fails ({_exit_text(leaking[0])}){more}")
     if unbind:
         parts.append(unbind)
     where = []
@@ -478,6 +488,16 @@ def _tree_has_managed(ctx: Context, res: Resource) -> bool:
     return version is None or version >= since
 
 
+def _exit_text(x: paths.Exit) -> str:
+    """`goto err_clk` / `return ret` / `return dev_err_probe(...)`: the exit as written."""
+    if x.region is not None:
+        return x.kind
+    text = " ".join(cnav.text(x.node).split()).rstrip(";")
+    if len(text) > 40 and "(" in text:
+        text = text[: text.index("(")] + "(...)"
+    return text
+
+
 def _steps(
     ctx: Context,
     probe: Probe,
@@ -495,7 +515,7 @@ def _steps(
                 probe.name,
                 ctx.model.path,
                 node_span(x.node),
-                f"probe fails here ({x.kind}) without {res.undo}",
+                f"probe fails here ({_exit_text(x)}) without {res.undo}",
             )  # fmt: skip
         )
     if unbind and remove and remove in ctx.model.functions:
