@@ -43,6 +43,9 @@ from dpmlens.rules.sleep_slack import tree_version
 from dpmlens.syntax.parser import node_span
 
 Kind = Literal["enable", "autosuspend", "usage", "wakeup", "wake-irq"]
+# helper levels followed from probe and remove: a set-up sits in probe's helper or in the
+# helper's helper (an ops pointer's parse_data); deeper walks cost time and found nothing more
+_DEPTH = 2
 _DEVM_ACTIONS = frozenset({"devm_add_action", "devm_add_action_or_reset"})
 
 
@@ -181,6 +184,16 @@ class _FileFacts:
         self._probes: dict[str, Probe] = {}
         self._action_releases: dict[str, frozenset[str]] = {}
         self._reach_releases: dict[str, frozenset[str]] = {}
+        self._drivers: dict[tuple[str, int], tuple[str | None, bool]] = {}
+
+    def driver(self, d: DriverStruct) -> tuple[str | None, bool]:
+        """(its remove function, whether it can be unbound by unloading it), once per file."""
+        key = (d.var_name, d.span.line if d.span else 0)
+        known = self._drivers.get(key)
+        if known is None:
+            remove, suppress = _remove_of(self.ctx, d)
+            known = self._drivers[key] = (remove, not suppress and _modular(self.ctx, d))
+        return known
 
     def call_node(self, r: Reached) -> ts.Node | None:
         return self.ctx.call_node(r.call, r.model) if r.model is self.ctx.model else None
@@ -191,7 +204,7 @@ class _FileFacts:
         if known is None:
             names = self.table.names()
             found: set[str] = set()
-            for r in self.ctx.reach(function, towards=names):
+            for r in self.ctx.reach(function, depth=_DEPTH, towards=names):
                 found |= self._released_by(r.call.callee, r)
             known = self._reach_releases[function] = frozenset(found)
         return known
@@ -218,7 +231,7 @@ class _FileFacts:
         params = frozenset(p for p in parameter_names(func) if p)
         probe = Probe(name, func, params)
         names = self.table.names()
-        for r in self.ctx.reach(name, towards=names):
+        for r in self.ctx.reach(name, depth=_DEPTH, towards=names):
             top_call = r.hops[0].call if r.hops else r.call
             node = self.call_node(r)
             top = self.ctx.call_node(top_call, self.ctx.model)
@@ -266,16 +279,14 @@ def _remove_of(ctx: Context, d: DriverStruct) -> tuple[str | None, bool]:
     """(the remove function a driver struct names, whether it suppresses bind attributes)."""
     if d.span is None:
         return None, False
-    src = ctx.model.source
-    start = 0
-    for _ in range(d.span.line - 1):
-        start = src.index(b"\n", start) + 1
-    end = start
-    for _ in range(d.span.end_line - d.span.line + 1):
-        nl = src.find(b"\n", end)
-        end = len(src) if nl < 0 else nl + 1
-    footprint.read_range(ctx.model, start, end)
-    text = src[start:end]
+    sp = d.span
+    node = ctx.tree().root_node.descendant_for_point_range(
+        (sp.line - 1, sp.column - 1), (sp.end_line - 1, max(sp.end_column - 1, 0))
+    )
+    if node is None:
+        return None, False
+    footprint.read_range(ctx.model, node.start_byte, node.end_byte)
+    text = ctx.model.source[node.start_byte : node.end_byte]
     m = _REMOVE.search(text)
     name = m.group(1).decode() if m else None
     if name in ("NULL", None):
@@ -335,11 +346,10 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
         probe = facts.probe(d.probe)
         if probe is None:
             continue
-        remove, suppress = _remove_of(ctx, d)
+        remove, modular = facts.driver(d)
         if opts.resource == "usage":
             found = list(_usage(rule, ctx, facts, probe, remove, d))
         else:
-            modular = not suppress and _modular(ctx, d)
             found = list(_leaks(rule, ctx, facts, probe, remove, modular, res))
         for f in found:
             key = (f.path, f.span.line)
@@ -591,7 +601,7 @@ def _usage_in_remove(
 ) -> Iterator[Finding]:
     """A count taken in remove (to power the device for its teardown) and never dropped."""
     names = res.acquire | res.release | res.managed
-    walk = list(ctx.reach(remove, towards=frozenset(names)))
+    walk = list(ctx.reach(remove, depth=_DEPTH, towards=frozenset(names)))
     for i, r in enumerate(walk):
         if r.call.callee not in _TAKES or r.hops:
             continue
