@@ -17,6 +17,10 @@ from dpmlens.kbuild.argv_options import OWN_OPTIONS, WITH_VALUE
 
 PM_WORDS: tuple[bytes, ...] = (
     b".suspend", b".resume", b"PM_OPS", b"dev_pm_ops", b"pm_runtime_get_sync",
+    # what probe sets up and must undo (rules/lifetime.py: the balance rules' words)
+    b"pm_runtime_enable", b"pm_runtime_use_autosuspend", b"pm_runtime_get",
+    b"pm_runtime_resume_and_get", b"device_init_wakeup", b"device_wakeup_enable",
+    b"dev_pm_set_wake_irq", b"dev_pm_set_dedicated_wake_irq",
     # the subsystems' own PM operation tables (model/keywords.py, subsystem_ops)
     b"mmc_bus_ops", b"pcie_port_service_driver", b"sdhci_pci_fixes", b"tb_cm_ops",
     b"tb_nhi_ops", b"tegra_xusb_padctl_ops",

@@ -26,7 +26,6 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from pathlib import Path
 from typing import Literal
 
 import tree_sitter as ts
@@ -44,6 +43,9 @@ from dpmlens.rules.sleep_slack import tree_version
 from dpmlens.syntax.parser import node_span
 
 Kind = Literal["enable", "autosuspend", "usage", "wakeup", "wake-irq"]
+# helper levels followed from probe and remove: a set-up sits in probe's helper or in the
+# helper's helper (an ops pointer's parse_data); deeper walks cost time and found nothing more
+_DEPTH = 2
 _DEVM_ACTIONS = frozenset({"devm_add_action", "devm_add_action_or_reset"})
 
 
@@ -106,7 +108,7 @@ def load_pairs(rules_dir: str | None) -> Table:
 
 def _rules_dir(rule: Rule) -> str | None:
     """The rules directory the rule came from (its table lives beside it)."""
-    return str(Path(rule.path).parent) if rule.path else None
+    return os.path.dirname(rule.path) if rule.path else None
 
 
 # --- events in probe ----------------------------------------------------------------------
@@ -129,6 +131,20 @@ class Probe:
     func: ts.Node
     params: frozenset[str]
     events: list[Event] = field(default_factory=list)
+    _exits: list[paths.Exit] | None = None
+    _managed_tests: list[ts.Node] | None = None
+
+    def managed_tests(self) -> list[ts.Node]:
+        """The tests of managed set-ups' results (`if (devm_pm_runtime_enable(dev))`)."""
+        if self._managed_tests is None:
+            tests = (paths.own_result_test(e.top) for e in self.events if e.kind == "managed")
+            self._managed_tests = [t for t in tests if t is not None]
+        return self._managed_tests
+
+    def exits_after(self, after: int) -> Iterator[paths.Exit]:
+        if self._exits is None:
+            self._exits = paths.function_exits(self.func)
+        return paths.exits_after(self._exits, after)
 
 
 def _first_arg(call: ts.Node) -> str:
@@ -168,6 +184,16 @@ class _FileFacts:
         self._probes: dict[str, Probe] = {}
         self._action_releases: dict[str, frozenset[str]] = {}
         self._reach_releases: dict[str, frozenset[str]] = {}
+        self._drivers: dict[tuple[str, int], tuple[str | None, bool]] = {}
+
+    def driver(self, d: DriverStruct) -> tuple[str | None, bool]:
+        """(its remove function, whether it can be unbound by unloading it), once per file."""
+        key = (d.var_name, d.span.line if d.span else 0)
+        known = self._drivers.get(key)
+        if known is None:
+            remove, suppress = _remove_of(self.ctx, d)
+            known = self._drivers[key] = (remove, not suppress and _modular(self.ctx, d))
+        return known
 
     def call_node(self, r: Reached) -> ts.Node | None:
         return self.ctx.call_node(r.call, r.model) if r.model is self.ctx.model else None
@@ -178,7 +204,7 @@ class _FileFacts:
         if known is None:
             names = self.table.names()
             found: set[str] = set()
-            for r in self.ctx.reach(function, towards=names):
+            for r in self.ctx.reach(function, depth=_DEPTH, towards=names):
                 found |= self._released_by(r.call.callee, r)
             known = self._reach_releases[function] = frozenset(found)
         return known
@@ -205,7 +231,7 @@ class _FileFacts:
         params = frozenset(p for p in parameter_names(func) if p)
         probe = Probe(name, func, params)
         names = self.table.names()
-        for r in self.ctx.reach(name, towards=names):
+        for r in self.ctx.reach(name, depth=_DEPTH, towards=names):
             top_call = r.hops[0].call if r.hops else r.call
             node = self.call_node(r)
             top = self.ctx.call_node(top_call, self.ctx.model)
@@ -245,7 +271,7 @@ class _FileFacts:
 
 # --- the driver's remove --------------------------------------------------------------------
 
-_REMOVE = re.compile(rb"\.\s*remove(?:_new)?\s*=\s*(?:__exit_p\s*\(\s*)?&?\s*(\w+)")
+_REMOVE = re.compile(rb"\.\s*(?:remove(?:_new)?|disconnect)\s*=\s*(?:__exit_p\s*\(\s*)?&?\s*(\w+)")
 _SUPPRESS = re.compile(rb"\.\s*suppress_bind_attrs\s*=\s*(?:true|1)\b")
 
 
@@ -253,8 +279,14 @@ def _remove_of(ctx: Context, d: DriverStruct) -> tuple[str | None, bool]:
     """(the remove function a driver struct names, whether it suppresses bind attributes)."""
     if d.span is None:
         return None, False
-    lines = ctx.model.source.split(b"\n")
-    text = b"\n".join(lines[d.span.line - 1 : d.span.end_line])
+    sp = d.span
+    node = ctx.tree().root_node.descendant_for_point_range(
+        (sp.line - 1, sp.column - 1), (sp.end_line - 1, max(sp.end_column - 1, 0))
+    )
+    if node is None:
+        return None, False
+    footprint.read_range(ctx.model, node.start_byte, node.end_byte)
+    text = ctx.model.source[node.start_byte : node.end_byte]
     m = _REMOVE.search(text)
     name = m.group(1).decode() if m else None
     if name in ("NULL", None):
@@ -268,6 +300,7 @@ def _modular(ctx: Context, d: DriverStruct) -> bool:
     stays, so a PM undo alone is no fix.)"""
     if d.registration and d.registration.startswith("module_"):
         return True
+    footprint.searched(ctx.model, b"module_exit(")
     return b"module_exit(" in ctx.model.source
 
 
@@ -278,7 +311,10 @@ def _keywords(opts: Options) -> Keywords:
     words = {
         "enable": ("pm_runtime_enable",),
         "autosuspend": ("pm_runtime_use_autosuspend",),
-        "usage": ("pm_runtime_get", "pm_runtime_resume_and_get"),
+        # a count probe takes and drops, or remove takes, comes with runtime PM set up in the
+        # file (not the runtime gets of the I/O paths, which would parse ~150 more files of
+        # drivers/ for nothing)
+        "usage": ("pm_runtime_enable", "pm_runtime_get_sync", "pm_runtime_get_noresume"),
         "wakeup": ("device_init_wakeup", "device_wakeup_enable"),
         "wake-irq": ("dev_pm_set_wake_irq", "dev_pm_set_dedicated_wake_irq"),
     }[opts.resource]
@@ -300,7 +336,6 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
         acquires = ctx.model.calls_to(*res.acquire)
     if not acquires or not ctx.model.drivers:
         return
-    footprint.read_all(ctx.model, "probe/remove balance reads the driver's whole lifetime")
     facts = ctx._cache.get("lifetime")
     if not isinstance(facts, _FileFacts) or facts.table is not table:
         facts = ctx._cache["lifetime"] = _FileFacts(ctx, table)
@@ -311,11 +346,10 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
         probe = facts.probe(d.probe)
         if probe is None:
             continue
-        remove, suppress = _remove_of(ctx, d)
+        remove, modular = facts.driver(d)
         if opts.resource == "usage":
             found = list(_usage(rule, ctx, facts, probe, remove, d))
         else:
-            modular = not suppress and _modular(ctx, d)
             found = list(_leaks(rule, ctx, facts, probe, remove, modular, res))
         for f in found:
             key = (f.path, f.span.line)
@@ -354,13 +388,6 @@ def _released_for(exit_: paths.Exit, a: Event, probe: Probe, resource: str) -> b
     return False
 
 
-@dataclass
-class _Leak:
-    acquire: Event
-    exits: list[paths.Exit]
-    unbind: str | None  # why an unbind leaks it, or None
-
-
 def _leaks(
     rule: Rule,
     ctx: Context,
@@ -378,9 +405,16 @@ def _leaks(
         if paths.leaves_on_success(a.top):
             continue
         own = paths.own_result_test(a.top)
+        after = a.top.end_byte
+        if own is not None and paths.success_leaves(own):
+            after = own.end_byte  # `if (!ret) return 0;`: below it the set-up failed
+            if a.reached.hops:
+                continue  # a helper that failed undid its own set-up
         leaking = []
-        for x in paths.exits_after(probe.func, a.top.end_byte):
+        for x in probe.exits_after(after):
             if own is not None and own.start_byte <= x.node.start_byte < own.end_byte:
+                continue
+            if _excused(x, probe, name):
                 continue
             if not paths.reaches(a.top, x.node) or _released_for(x, a, probe, name):
                 continue
@@ -415,10 +449,9 @@ def _finding(
 ) -> Finding:
     parts = []
     if leaking:
-        first = leaking[0]
-        how = f"{first.kind}" + (f", return at line {first.end_line}" if first.region else "")
-        more = f" and {len(leaking) - 1} more" if len(leaking) > 1 else ""
-        parts.append(f"when probe fails at line {first.line} ({how}){more}")
+        # no line numbers in the message (the notes carry them, and move with edits above)
+        more = f" and {len(leaking) - 1} more error paths" if len(leaking) > 1 else ""
+        parts.append(f"when probe fails ({_exit_text(leaking[0])}){more}")
     if unbind:
         parts.append(unbind)
     where = []
@@ -465,6 +498,16 @@ def _tree_has_managed(ctx: Context, res: Resource) -> bool:
     return version is None or version >= since
 
 
+def _exit_text(x: paths.Exit) -> str:
+    """`goto err_clk` / `return ret` / `return dev_err_probe(...)`: the exit as written."""
+    if x.region is not None:
+        return x.kind
+    text = " ".join(cnav.text(x.node).split()).rstrip(";")
+    if len(text) > 40 and "(" in text:
+        text = text[: text.index("(")] + "(...)"
+    return text
+
+
 def _steps(
     ctx: Context,
     probe: Probe,
@@ -482,7 +525,7 @@ def _steps(
                 probe.name,
                 ctx.model.path,
                 node_span(x.node),
-                f"probe fails here ({x.kind}) without {res.undo}",
+                f"probe fails here ({_exit_text(x)}) without {res.undo}",
             )  # fmt: skip
         )
     if unbind and remove and remove in ctx.model.functions:
@@ -518,16 +561,36 @@ def _usage(
         own = paths.own_result_test(a.top)
         leaking = [
             x
-            for x in paths.exits_after(probe.func, a.top.end_byte)
+            for x in probe.exits_after(a.top.end_byte)
             if x.node.start_byte < last
             and not (own is not None and own.start_byte <= x.node.start_byte < own.end_byte)
             and paths.reaches(a.top, x.node)
             and not _released_for(x, a, probe, "usage")
+            and not _excused(x, probe, "usage")
         ]
         if leaking:
             yield _finding(rule, ctx, probe, a, leaking, None, res, remove)
     if remove and "usage" not in facts.table.bus_undoes.get(d.bus, {}):
         yield from _usage_in_remove(rule, ctx, facts, remove, res)
+
+
+def _excused(x: paths.Exit, probe: Probe, resource: str) -> bool:
+    """Exits that leak nothing worth a patch: under `if (!pm_runtime_enabled(dev))` (runtime
+    PM is off, CONFIG_PM=n: the set-up was a no-op), and the failure branch of a managed
+    set-up such as devm_pm_runtime_enable() (it fails only when devres cannot allocate)."""
+    if resource != "wakeup" and resource != "wake-irq" and _runtime_pm_off(x.node):
+        return True
+    return any(t.start_byte <= x.node.start_byte < t.end_byte for t in probe.managed_tests())
+
+
+def _runtime_pm_off(node: ts.Node) -> bool:
+    """Under `if (!pm_runtime_enabled(dev))`: a get there failed and holds nothing."""
+    return any(
+        "pm_runtime_enabled" in cond
+        and not positive
+        or cond.strip("() \t").startswith("!pm_runtime_en")
+        for cond, positive in cnav.enclosing_conditions(node)
+    )
 
 
 _TAKES = frozenset({"pm_runtime_get_sync", "pm_runtime_resume_and_get", "pm_runtime_get"})
@@ -538,7 +601,7 @@ def _usage_in_remove(
 ) -> Iterator[Finding]:
     """A count taken in remove (to power the device for its teardown) and never dropped."""
     names = res.acquire | res.release | res.managed
-    walk = list(ctx.reach(remove, towards=frozenset(names)))
+    walk = list(ctx.reach(remove, depth=_DEPTH, towards=frozenset(names)))
     for i, r in enumerate(walk):
         if r.call.callee not in _TAKES or r.hops:
             continue

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 
 import tree_sitter as ts
 
 from dpmlens.rules import cnav
-from dpmlens.rules.getsync_flow import label_region
+from dpmlens.syntax.parser import LANGUAGE, captures
 
 _EXIT_TYPES = frozenset({"return_statement", "goto_statement"})
 _BRANCHES = frozenset({"if_statement", "else_clause", "case_statement", "compound_statement"})
@@ -35,32 +36,55 @@ class Exit:
         return self.node.start_point[0] + 1
 
 
-def exits_after(func: ts.Node, after: int) -> Iterator[Exit]:
-    """The error exits of `func` that start after byte `after`, in document order."""
+def function_exits(func: ts.Node) -> list[Exit]:
+    """Every error exit of `func`, in document order (one walk of the body)."""
     body = func.child_by_field_name("body")
     if body is None:
-        return
-    labels = [n.start_byte for n in _walk(body) if n.type == "labeled_statement"]
+        return []
+    found = captures(_exits_query(), body)
+    returns = found.get("return", [])
+    gotos = found.get("goto", [])
+    labels: dict[str, int] = {}
+    for n in found.get("label", []):
+        labels.setdefault(cnav.text(n.child_by_field_name("label")), n.start_byte)
+    label_starts = sorted(labels.values())
     ladder = _ladder_start(body)
-    for node in _walk(body):
-        if node.type not in _EXIT_TYPES or node.start_byte < after:
+    out: list[Exit] = []
+    for node in gotos:
+        label = cnav.text(node.child_by_field_name("label"))
+        start = labels.get(label)
+        if start is None:
             continue
-        if node.type == "goto_statement":
-            label = cnav.text(node.child_by_field_name("label"))
-            region = label_region(func, label)
-            if region is None or region[0] < after:
-                continue  # a retry loop's label, or one we cannot find
-            ret = _return_at_end(func, region)
-            if ret is not None and _is_success(ret):
-                continue
-            end = ret.start_point[0] + 1 if ret is not None else func.end_point[0] + 1
-            yield Exit(node, f"goto {label}", region, end)
+        ret = next((r for r in returns if r.start_byte >= start), None)
+        if ret is not None and _is_success(ret):
             continue
+        region = (start, ret.end_byte if ret is not None else func.end_byte)
+        end = ret.start_point[0] + 1 if ret is not None else func.end_point[0] + 1
+        out.append(Exit(node, f"goto {label}", region, end))
+    for node in returns:
         if node.start_byte >= ladder:
             continue  # the end of the gotos' paths, reached by no fall-through
-        kind = _error_return(node, labels)
+        kind = _error_return(node, label_starts)
         if kind is not None:
-            yield Exit(node, kind, None, node.start_point[0] + 1)
+            out.append(Exit(node, kind, None, node.start_point[0] + 1))
+    out.sort(key=lambda x: x.node.start_byte)
+    return out
+
+
+@cache
+def _exits_query() -> ts.Query:
+    query: ts.Query = ts.Query(
+        LANGUAGE, "(return_statement) @return (goto_statement) @goto (labeled_statement) @label"
+    )
+    return query
+
+
+def exits_after(exits: list[Exit], after: int) -> Iterator[Exit]:
+    """The exits (of function_exits) that start after byte `after` and whose path does not
+    begin before it (a retry loop's label)."""
+    for x in exits:
+        if x.node.start_byte >= after and (x.region is None or x.region[0] >= after):
+            yield x
 
 
 def _ladder_start(body: ts.Node) -> int:
@@ -96,22 +120,6 @@ def on_success_path(node: ts.Node, func: ts.Node) -> bool:
     """Does `node` run on the way to the function's normal return (not inside an error
     branch, not in the error ladder)?"""
     return node.start_byte < success_end(func) and not leaves_on_success(node)
-
-
-def _walk(node: ts.Node) -> Iterator[ts.Node]:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        if n.type not in ("function_definition",) or n is node:
-            stack.extend(reversed(n.children))
-
-
-def _return_at_end(func: ts.Node, region: tuple[int, int]) -> ts.Node | None:
-    for n in _walk(func):
-        if n.type == "return_statement" and region[0] <= n.start_byte and n.end_byte == region[1]:
-            return n
-    return None
 
 
 def _value(ret: ts.Node) -> ts.Node | None:
@@ -184,26 +192,69 @@ def _assigns_call(stmt: ts.Node, name: str) -> bool:
 # --- what runs between an acquire and an exit -----------------------------------------------
 
 
-def statement_in(func_body: ts.Node, node: ts.Node) -> ts.Node:
-    """`node`'s statement directly in some block of the function (climbing from `node`)."""
-    return cnav.statement_of(node)
-
-
 def reaches(a: ts.Node, e: ts.Node) -> bool:
     """Can control flow go from `a` (before) to `e`? False when they sit in the two arms of
-    one `if`, or when `a` is inside a branch that leaves without containing `e`."""
+    one `if` or in two cases of one `switch`, or when a statement between them always leaves
+    the function (a return, a goto, an `if` whose arms both leave, a branch ending so)."""
+    case = _case_of(a)
+    switch = case.parent if case is not None else None
+    while switch is not None and switch.type != "switch_statement":
+        switch = switch.parent
+    if (
+        case is not None
+        and switch is not None
+        and switch.start_byte <= e.start_byte < switch.end_byte
+        and not case.start_byte <= e.start_byte < case.end_byte
+    ):
+        return False  # another case of the same switch (a fall-through is not followed)
     cur: ts.Node | None = a
     while cur is not None and cur.type != "function_definition":
         parent = cur.parent
         if parent is None:
             break
-        if parent.start_byte <= e.start_byte < parent.end_byte:
-            # the lowest common ancestor: two arms of one if?
-            return parent.type != "if_statement" or _same_arm(parent, cur, e)
-        if _leaves(cur):
+        holds_e = parent.start_byte <= e.start_byte < parent.end_byte
+        if holds_e and parent.type == "if_statement" and not _same_arm(parent, cur, e):
+            return False
+        if parent.type in ("compound_statement", "case_statement"):
+            sib = cur.next_named_sibling
+            while sib is not None and sib.start_byte <= e.start_byte:
+                if sib.start_byte <= e.start_byte < sib.end_byte:
+                    break
+                if _always_leaves(sib):
+                    return False
+                sib = sib.next_named_sibling
+        if holds_e:
+            return True
+        if _leaves(cur) or _always_leaves(cur):
             return False
         cur = parent
     return True
+
+
+def _always_leaves(node: ts.Node) -> bool:
+    """Does every way through `node` leave the function (return or goto)?"""
+    if node.type in ("return_statement", "goto_statement"):
+        return True
+    if node.type == "compound_statement":
+        named = [c for c in node.named_children if c.type != "comment"]
+        return bool(named) and _always_leaves(named[-1])
+    if node.type == "else_clause":
+        named = [c for c in node.named_children if c.type != "comment"]
+        return bool(named) and _always_leaves(named[-1])
+    if node.type == "if_statement":
+        cons = node.child_by_field_name("consequence")
+        alt = node.child_by_field_name("alternative")
+        return cons is not None and alt is not None and _always_leaves(cons) and _always_leaves(alt)
+    return False
+
+
+def _case_of(node: ts.Node) -> ts.Node | None:
+    cur = node.parent
+    while cur is not None and cur.type != "function_definition":
+        if cur.type == "case_statement":
+            return cur
+        cur = cur.parent
+    return None
 
 
 def _same_arm(if_node: ts.Node, a: ts.Node, e: ts.Node) -> bool:
@@ -268,6 +319,25 @@ def own_result_test(a: ts.Node) -> ts.Node | None:
         if cond is not None and var in cnav.identifiers_in(cond):
             return nxt
     return None
+
+
+def success_leaves(test: ts.Node) -> bool:
+    """`if (!ret) return 0;` (or `if (ret == 0) goto done;`): the test of a set-up's result
+    whose branch leaves on success, so the code after it runs when the set-up failed."""
+    if test.type != "if_statement" or test.child_by_field_name("alternative") is not None:
+        return False
+    cond = cnav.text(test.child_by_field_name("condition")).replace(" ", "")
+    if not (cond.startswith("(!") or "==0)" in cond):
+        return False
+    cons = test.child_by_field_name("consequence")
+    if cons is None:
+        return False
+    named = (
+        [c for c in cons.named_children if c.type != "comment"]
+        if cons.type == ("compound_statement")
+        else [cons]
+    )
+    return bool(named) and named[-1].type == "return_statement" and _is_success(named[-1])
 
 
 def leaves_on_success(a: ts.Node) -> bool:
