@@ -58,6 +58,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if nothing_to_check(raw[1:]):
             return exit_codes.OK
+        # PM code: the build's warm worker checks it when one runs (kbuild/worker_client.py)
+        from dpmlens.kbuild.worker_client import run as run_in_worker
+
+        rc = run_in_worker(raw[1:])
+        if rc is not None:
+            return rc
     elif compiler_line(raw):
         print("dpmlens: error: this is a compiler command line (kbuild's CHECK?): the kernel "
               "build's checker is `dpmlens cc`, e.g. make C=1 CHECK=\"dpmlens cc\"",
