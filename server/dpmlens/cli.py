@@ -49,6 +49,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_built: list[argparse.ArgumentParser] = []
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The parser, built once per process: the `dpmlens cc` worker (kbuild/worker.py) builds
+    it before it forks, and each file's child would otherwise spend more on argparse's help
+    strings (gettext looks for catalogs with a stat each) than on its rules."""
+    if not _built:
+        _built.append(build_parser())
+    return _built[0]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     raw = list(sys.argv[1:] if argv is None else argv)
     if raw[:1] == ["cc"]:
@@ -69,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               "build's checker is `dpmlens cc`, e.g. make C=1 CHECK=\"dpmlens cc\"",
               file=sys.stderr)  # fmt: skip
         return exit_codes.USAGE
-    parser = build_parser()
+    parser = _parser()
     args = parser.parse_args(argv)  # usage mistakes: argparse prints one line and exits 2
     handler = getattr(args, "handler", None)
     if handler is None:

@@ -77,15 +77,35 @@ def run_cc(argv: list[str]) -> int:
         return 1
 
 
+# a driver with PM code: checking it loads the parser, the model and every rule's module
+_SNIPPET = b"""static int foo_suspend(struct device *dev)
+{
+\tpm_runtime_get_sync(dev);
+\treturn 0;
+}
+
+static const struct dev_pm_ops foo_pm_ops = {
+\t.suspend = foo_suspend,
+};
+"""
+
+
 def warm(argv: list[str]) -> None:
-    """Load what every file needs: check the starter's file with the output thrown away,
-    then keep the rule set loaded for the children."""
+    """Load what every file needs: check a small driver and the starter's file (the build's
+    Kconfig header) with the output thrown away, then keep the rule set for the children."""
+    import tempfile
+
     from dpmlens.rule_set import keep_loaded, load_rule_set
 
     devnull = os.open(os.devnull, os.O_WRONLY)
     saved = os.dup(2)
     try:
         os.dup2(devnull, 2)
+        with tempfile.TemporaryDirectory(prefix="dpmlens-warm-") as tmp:
+            snippet = os.path.join(tmp, "warm.c")
+            with open(snippet, "wb") as fh:
+                fh.write(_SNIPPET)
+            run_cc([snippet])
         if argv:
             run_cc(argv)
     finally:

@@ -58,7 +58,8 @@ def worker_key(cwd: str) -> str:
     import hashlib
 
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = sorted((k, v) for k, v in os.environ.items() if k.startswith("DPMLENS_"))
+    env = sorted((k, v) for k, v in os.environ.items()
+                 if k.startswith("DPMLENS_") and k != ENV_SWITCH)
     text = "\0".join([cwd, sys.executable, here, repr(env), str(os.getuid())])
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:20]
 
