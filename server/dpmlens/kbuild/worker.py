@@ -27,10 +27,17 @@ import sys
 import time
 import traceback
 
-from dpmlens.kbuild.worker_client import ENV_SWITCH, REFUSED, STARTED
+from dpmlens.kbuild.worker_client import (
+    ENV_SWITCH,
+    REFUSED,
+    STARTED,
+    decode_request,
+    worker_key,
+)
 
 IDLE_ENV = "DPMLENS_CC_WORKER_IDLE"
 _MAX_REQUEST = 16 << 20
+_own_key: list[str] = [""]  # worker_key() as the starting client computed it
 
 
 def fingerprint() -> tuple[tuple[str, int, int], ...]:
@@ -137,16 +144,19 @@ def serve_one(conn: socket.socket) -> None:
         raise OSError("expected stdin, stdout and stderr")
     if len(data) < n:
         data += _recv_exact(conn, n - len(data))
-    req = json.loads(data.decode("utf-8", "surrogateescape"))
-    os.chdir(req["cwd"])
+    key, cwd, argv, env = decode_request(data)
+    if key != _own_key[0]:  # a checksum collision: not ours to answer
+        conn.sendall(REFUSED)
+        return
+    os.chdir(cwd)
     os.environ.clear()
-    os.environ.update(req["env"])
+    os.environ.update(env)
     os.environ[ENV_SWITCH] = "0"  # this child is the in-process run
     for i, fd in enumerate(fds):
         os.dup2(fd, i)
         os.close(fd)
     conn.sendall(STARTED)
-    rc = run_cc(list(req["argv"]))
+    rc = run_cc(argv)
     with contextlib.suppress(OSError, ValueError):
         sys.stdout.flush()
         sys.stderr.flush()
@@ -170,6 +180,7 @@ def serve(sock_path: str, lock_path: str, first: list[str]) -> int:
         return 0  # another worker serves this socket
     os.ftruncate(lock, 0)
     os.write(lock, f"{os.getpid()}\n".encode())  # who to stop: kill $(cat LOCK)
+    _own_key[0] = worker_key(os.getcwd())  # started in the client's directory and environment
     idle = float(os.environ.get(IDLE_ENV) or 600)
     signal.signal(signal.SIGTERM, _stop)  # so that the socket is removed on the way out
     os.environ[ENV_SWITCH] = "0"  # the warm-up and the children run in-process

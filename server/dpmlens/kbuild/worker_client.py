@@ -54,22 +54,39 @@ def runtime_dir() -> str | None:
 
 def worker_key(cwd: str) -> str:
     """The tree (kbuild runs the checker from its object tree), the interpreter, the dpmlens
-    installation and every DPMLENS_* setting: a worker only answers for what it loaded."""
-    import hashlib
-
+    installation and every DPMLENS_* setting: a worker only answers for what it loaded (it
+    compares this text with its own; the socket's name is only a checksum of it)."""
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = sorted((k, v) for k, v in os.environ.items()
+    env = sorted(f"{k}={v}" for k, v in os.environ.items()
                  if k.startswith("DPMLENS_") and k != ENV_SWITCH)
-    text = "\0".join([cwd, sys.executable, here, repr(env), str(os.getuid())])
-    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:20]
+    return "\n".join([cwd, sys.executable, here, str(os.getuid()), *env])
 
 
 def paths(cwd: str) -> tuple[str, str] | None:
+    import zlib  # not hashlib: loading OpenSSL costs more than the rest of the client
+
     d = runtime_dir()
     if d is None:
         return None
-    key = worker_key(cwd)
+    raw = worker_key(cwd).encode("utf-8", "surrogateescape")
+    key = f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}"
     return os.path.join(d, f"cc-{key}.sock"), os.path.join(d, f"cc-{key}.lock")
+
+
+def encode_request(argv: list[str], cwd: str) -> bytes:
+    """NUL-separated (no NUL can be in an argument, a path or the environment): the key, the
+    directory, the number of arguments, the arguments, then the environment as KEY=VALUE."""
+    env = [f"{k}={v}" for k, v in os.environ.items()]
+    parts = [worker_key(cwd), cwd, str(len(argv)), *argv, *env]
+    return "\0".join(parts).encode("utf-8", "surrogateescape")
+
+
+def decode_request(data: bytes) -> tuple[str, str, list[str], dict[str, str]]:
+    parts = data.decode("utf-8", "surrogateescape").split("\0")
+    key, cwd, n = parts[0], parts[1], int(parts[2])
+    argv = parts[3 : 3 + n]
+    env = dict(item.partition("=")[::2] for item in parts[3 + n :] if item)
+    return key, cwd, argv, env
 
 
 def run(argv: list[str]) -> int | None:
@@ -91,10 +108,7 @@ def run(argv: list[str]) -> int | None:
         except OSError:
             _start(sock_path, lock_path, cwd, argv)
             return None
-        import json
-
-        req = json.dumps({"argv": argv, "cwd": cwd, "env": dict(os.environ)}).encode(
-            "utf-8", "surrogateescape")
+        req = encode_request(argv, cwd)
         s.settimeout(START_TIMEOUT)  # a worker that cannot take the file: in-process
         s.sendall(struct.pack("!I", len(req)))
         socket.send_fds(s, [req], [0, 1, 2])
