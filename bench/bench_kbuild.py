@@ -109,7 +109,21 @@ def stop_worker(tree: Path, env: dict[str, str]) -> None:
         time.sleep(0.5)
 
 
-def per_file(tree: Path) -> dict[str, object]:
+def templated_all(tree: Path) -> list[list[str]]:
+    """Without the objects of DIRS built: kbuild's argv for PM_FILE with its file swapped for
+    each source of DIRS (the per-directory extra flags of a few Makefiles are missing)."""
+    argv = recorded_argv(tree, PM_FILE)
+    base = Path(PM_FILE).stem
+    out = []
+    for d in DIRS:
+        for src in sorted((tree / d).rglob("*.c")):
+            rel = str(src.relative_to(tree))
+            out.append([rel if a == PM_FILE else a.replace(f'"{base}"', f'"{src.stem}"')
+                        for a in argv])
+    return out
+
+
+def per_file(tree: Path, templated: bool = False, max_files: int = 0) -> dict[str, object]:
     """Every file of DIRS with PM code (what `dpmlens cc` does not answer at once): CPU per
     file of sparse, `dpmlens cc` in-process and `dpmlens cc` through a warm worker (its
     client and the worker's share: the worker's own CPU and its children's over the batch),
@@ -120,7 +134,10 @@ def per_file(tree: Path) -> dict[str, object]:
     env = dict(os.environ, DPMLENS_CC_WORKER="1")
     inproc = dict(os.environ, DPMLENS_CC_WORKER="0")
     dpmlens = str(BIN / "dpmlens")
-    argvs = [a for a in recorded_all(tree) if not _quiet(nothing_to_check, a, tree)]
+    every = templated_all(tree) if templated else recorded_all(tree)
+    argvs = [a for a in every if not _quiet(nothing_to_check, a, tree)]
+    if max_files and len(argvs) > max_files:  # evenly spaced over the directories
+        argvs = [argvs[i * len(argvs) // max_files] for i in range(max_files)]
     stop_worker(tree, env)
     timed([dpmlens, "cc", *argvs[0]], tree, env)  # starts the worker
     for _ in range(600):
@@ -250,6 +267,10 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=15, help="start-up runs per file and checker")
     ap.add_argument("--repeat", type=int, default=3, help="builds per checker")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--max-files", type=int, default=0,
+                    help="per-file part: at most N files, evenly spaced (default all)")
+    ap.add_argument("--templated", action="store_true",
+                    help="per-file part without building DIRS: PM_FILE's argv per source")
     args = ap.parse_args()
     if shutil.which("sparse") is None:
         sys.exit("sparse is not installed (apt-get install -y sparse)")
@@ -260,7 +281,7 @@ def main() -> int:
         if not (kernel / "Makefile").is_file():
             sys.exit(f"no kernel tree at {kernel} (README, Benchmark)")
         tree = prepare_tree(kernel, Path(__file__).resolve().parents[1] / "bench-data" / "kbuild")
-    files = per_file(tree)
+    files = per_file(tree, args.templated, args.max_files)
     up = startup(tree, args.runs) if args.runs else []
     built = builds(tree, args.jobs, args.repeat) if args.repeat else []
     if args.json:
