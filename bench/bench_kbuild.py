@@ -81,10 +81,10 @@ def recorded_all(tree: Path) -> list[list[str]]:
 
 def worker_pid(tree: Path, env: dict[str, str]) -> int | None:
     """The pid of the `dpmlens cc` worker serving `tree` under `env`, if one runs."""
-    code = ("import os, sys; from dpmlens.kbuild.worker_client import paths; "
-            "p = paths(sys.argv[1]); print(open(p[1]).read().strip() if p and "
+    code = ("import os; from dpmlens.kbuild.worker_client import paths; "
+            "p = paths(os.getcwd()); print(open(p[1]).read().strip() if p and "
             "os.path.exists(p[1]) else '')")
-    out = subprocess.run([sys.executable, "-c", code, str(tree)], env=env, cwd=tree,
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tree,
                          capture_output=True, text=True, check=True).stdout.strip()
     if not out.isdigit() or not Path(f"/proc/{out}").exists():
         return None
@@ -146,6 +146,8 @@ def per_file(tree: Path, templated: bool = False, max_files: int = 0) -> dict[st
         time.sleep(0.1)
     time.sleep(3)  # its warm-up
     pid = worker_pid(tree, env)
+    if pid is None:
+        sys.exit("the dpmlens cc worker did not start")
     sparse, cold, client = [], [], []
     w0 = process_cpu(pid)
     for argv in argvs:
