@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 DEFAULT_KERNEL = "/work/linux/linux-source-6.12"
 DIRS = ("drivers/rtc/", "drivers/input/", "drivers/usb/")
@@ -81,9 +82,10 @@ def recorded_all(tree: Path) -> list[list[str]]:
 
 def worker_pid(tree: Path, env: dict[str, str]) -> int | None:
     """The pid of the `dpmlens cc` worker serving `tree` under `env`, if one runs."""
+    # the socket is bound once the worker has warmed up: before that it is not ready
     code = ("import os; from dpmlens.kbuild.worker_client import paths; "
             "p = paths(os.getcwd()); print(open(p[1]).read().strip() if p and "
-            "os.path.exists(p[1]) else '')")
+            "os.path.exists(p[0]) and os.path.exists(p[1]) else '')")
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tree,
                          capture_output=True, text=True, check=True).stdout.strip()
     if not out.isdigit() or not Path(f"/proc/{out}").exists():
@@ -140,11 +142,10 @@ def per_file(tree: Path, templated: bool = False, max_files: int = 0) -> dict[st
         argvs = [argvs[i * len(argvs) // max_files] for i in range(max_files)]
     stop_worker(tree, env)
     timed([dpmlens, "cc", *argvs[0]], tree, env)  # starts the worker
-    for _ in range(600):
+    for _ in range(1200):  # until it has warmed up and listens
         if worker_pid(tree, env) is not None:
             break
         time.sleep(0.1)
-    time.sleep(3)  # its warm-up
     pid = worker_pid(tree, env)
     if pid is None:
         sys.exit("the dpmlens cc worker did not start")
@@ -237,7 +238,8 @@ def make(tree: Path, jobs: int, check: str | None) -> tuple[float, float, int]:
     return wall, cpu, checked
 
 
-def builds(tree: Path, jobs: int, repeat: int) -> list[dict[str, object]]:
+def builds(tree: Path, jobs: int, repeat: int, check_only: bool = False,
+           ) -> list[dict[str, object]]:
     """Each build `repeat` times, the checkers' order rotated every round (the machine's other
     load drifts); the medians."""
     checkers = [("no checker", None), ("sparse", "sparse"), ("dpmlens cc", "dpmlens cc"),
@@ -245,7 +247,7 @@ def builds(tree: Path, jobs: int, repeat: int) -> list[dict[str, object]]:
     runs: dict[tuple[str, str], list[tuple[float, float, int]]] = {}
     for round_ in range(repeat):
         order = checkers[round_ % 4:] + checkers[:round_ % 4]
-        for name, check in order:
+        for name, check in order if not check_only else []:
             clean_objects(tree)
             runs.setdefault(("compile + check", name), []).append(make(tree, jobs, check))
         for name, check in order:  # objects built: C=2 runs the checker alone
@@ -269,11 +271,18 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=15, help="start-up runs per file and checker")
     ap.add_argument("--repeat", type=int, default=3, help="builds per checker")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--dirs", nargs="+", help="directories (default rtc, input, usb)")
+    ap.add_argument("--check-only", action="store_true",
+                    help="builds: only the checker over built objects (no compile + check)")
+    ap.add_argument("--no-per-file", action="store_true")
     ap.add_argument("--max-files", type=int, default=0,
                     help="per-file part: at most N files, evenly spaced (default all)")
     ap.add_argument("--templated", action="store_true",
                     help="per-file part without building DIRS: PM_FILE's argv per source")
     args = ap.parse_args()
+    if args.dirs:
+        global DIRS
+        DIRS = tuple(d.rstrip("/") + "/" for d in args.dirs)
     if shutil.which("sparse") is None:
         sys.exit("sparse is not installed (apt-get install -y sparse)")
     if args.tree:
@@ -283,19 +292,21 @@ def main() -> int:
         if not (kernel / "Makefile").is_file():
             sys.exit(f"no kernel tree at {kernel} (README, Benchmark)")
         tree = prepare_tree(kernel, Path(__file__).resolve().parents[1] / "bench-data" / "kbuild")
-    files = per_file(tree, args.templated, args.max_files)
+    files = None if args.no_per_file else per_file(tree, args.templated, args.max_files)
     up = startup(tree, args.runs) if args.runs else []
-    built = builds(tree, args.jobs, args.repeat) if args.repeat else []
+    built = builds(tree, args.jobs, args.repeat, args.check_only) if args.repeat else []
     if args.json:
         print(json.dumps({"per_file": files, "startup": up, "builds": built}, indent=2))
         return 0
-    f = files
-    print(f"{f['files']} files with PM code in {' '.join(DIRS)}, CPU per file (mean; median):")
-    print(f"  sparse                    {f['sparse_ms']:7.1f} ms ({f['sparse_median_ms']:.1f})")
-    print(f"  dpmlens cc, in-process    {f['inproc_ms']:7.1f} ms ({f['inproc_median_ms']:.1f})")
-    print(f"  dpmlens cc, warm worker   {f['client_ms'] + f['worker_ms']:7.1f} ms (client "
-          f"{f['client_ms']:.1f} + worker {f['worker_ms']:.1f})")
-    print(f"  worker / sparse: {(f['client_ms'] + f['worker_ms']) / f['sparse_ms']:.2f}")
+    if files is not None:
+        f: dict[str, Any] = files
+        print(f"{f['files']} files with PM code in {' '.join(DIRS)}, CPU per file (mean; "
+              "median):")
+        print(f"  sparse                  {f['sparse_ms']:7.1f} ms ({f['sparse_median_ms']:.1f})")
+        print(f"  dpmlens cc, in-process  {f['inproc_ms']:7.1f} ms ({f['inproc_median_ms']:.1f})")
+        print(f"  dpmlens cc, warm worker {f['client_ms'] + f['worker_ms']:7.1f} ms (client "
+              f"{f['client_ms']:.1f} + worker {f['worker_ms']:.1f})")
+        print(f"  worker / sparse: {(f['client_ms'] + f['worker_ms']) / f['sparse_ms']:.2f}")
     print(f"per-file start-up (median of {args.runs}; max RSS):")
     for r in up:
         print(f"  {r['file']:<40} {r['checker']:<24} {r['median_ms']:7.1f} ms "
