@@ -122,6 +122,9 @@ def warm(argv: list[str]) -> None:
         os.close(devnull)
     keep_loaded()
     load_rule_set()
+    import gc
+
+    gc.freeze()  # what is loaded stays: a child's collections need not touch (and copy) it
 
 
 def _recv_exact(conn: socket.socket, n: int) -> bytes:
