@@ -50,6 +50,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_built: list[argparse.ArgumentParser] = []
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The parser, built once per process: the `dpmlens cc` worker (kbuild/worker.py) builds
+    it before it forks, and each file's child would otherwise spend more on argparse's help
+    strings (gettext looks for catalogs with a stat each) than on its rules."""
+    if not _built:
+        _built.append(build_parser())
+    return _built[0]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     raw = list(sys.argv[1:] if argv is None else argv)
     if raw[:1] == ["cc"]:
@@ -59,12 +71,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if nothing_to_check(raw[1:]):
             return exit_codes.OK
+        # PM code: the build's warm worker checks it when one runs (kbuild/worker_client.py)
+        from dpmlens.kbuild.worker_client import run as run_in_worker
+
+        rc = run_in_worker(raw[1:])
+        if rc is not None:
+            return rc
     elif compiler_line(raw):
         print("dpmlens: error: this is a compiler command line (kbuild's CHECK?): the kernel "
               "build's checker is `dpmlens cc`, e.g. make C=1 CHECK=\"dpmlens cc\"",
               file=sys.stderr)  # fmt: skip
         return exit_codes.USAGE
-    parser = build_parser()
+    parser = _parser()
     args = parser.parse_args(argv)  # usage mistakes: argparse prints one line and exits 2
     handler = getattr(args, "handler", None)
     if handler is None:

@@ -14,10 +14,31 @@ from dpmlens.errors import UsageError
 from dpmlens.paths import rules_dir as default_rules_dir
 from dpmlens.rules.loader import Rule, RuleError, load_rules, load_table, parse_rule, read_yaml
 
+# rules directory -> what load_rule_set() gave, once keep_loaded() is called
+_kept: dict[str, tuple[list[Rule], list[str]]] | None = None
+
+
+def keep_loaded() -> None:
+    """From now on load_rule_set() answers each directory from memory. For the `dpmlens cc`
+    worker (kbuild/worker.py), which forks a child per file: what a child does to its rules
+    (a configuration switching some off) stays in that child."""
+    global _kept
+    if _kept is None:
+        _kept = {}
+
 
 def load_rule_set(rules_dir: Path | str | None = None) -> tuple[list[Rule], list[str]]:
     """(rules that load, sorted by id; one error line per rule file that does not)."""
     directory = Path(rules_dir or default_rules_dir())
+    if _kept is None:
+        return _load_rule_set(directory)
+    hit = _kept.get(str(directory))
+    if hit is None:
+        hit = _kept[str(directory)] = _load_rule_set(directory)
+    return list(hit[0]), list(hit[1])
+
+
+def _load_rule_set(directory: Path) -> tuple[list[Rule], list[str]]:
     if not directory.is_dir():
         raise UsageError(f"{directory}: rules directory not found (set DPMLENS_DATA_DIR?)")
     for table in sorted((directory / "tables").glob("*.yaml")):

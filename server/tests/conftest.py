@@ -20,5 +20,7 @@ async def client(lsp_client: LanguageClient, tmp_path):
 
 @pytest.fixture(autouse=True)
 def _private_result_cache(tmp_path_factory, monkeypatch):
-    """`dpmlens check` caches results under $XDG_CACHE_HOME: each test gets its own."""
+    """`dpmlens check` caches results under $XDG_CACHE_HOME: each test gets its own. And
+    `dpmlens cc` runs in-process (no background worker) unless a test asks for one."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+    monkeypatch.setenv("DPMLENS_CC_WORKER", "0")

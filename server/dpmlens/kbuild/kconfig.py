@@ -77,26 +77,48 @@ def _resolve(name: str, here: str, include_dirs: list[str]) -> str | None:
     return None
 
 
-def _read_header(path: str, dirs: list[str], config: Kconfig, depth: int, seen: set[str]) -> None:
-    real = os.path.realpath(path)
-    if depth > _MAX_DEPTH or real in seen:
-        return
-    seen.add(real)
+# (real path, mtime, size) -> its directives: a process that checks many files of one build
+# (the `dpmlens cc` worker, kbuild/worker.py) reads the build's autoconf.h once
+_parsed: dict[tuple[str, int, int], list[tuple[str, str, str]]] = {}
+
+
+def _directives(path: str, real: str) -> list[tuple[str, str, str]] | None:
+    """The header's #define/#undef/#include directives in file order (an #undef after a
+    #define wins as it does in cpp): (kind, name, replacement text) or ("I", file, "")."""
     try:
+        st = os.stat(real)
+        key = (real, st.st_mtime_ns, st.st_size)
+        hit = _parsed.get(key)
+        if hit is not None:
+            return hit
         with open(path, "rb") as fh:
             text = fh.read(_MAX_BYTES)
     except OSError:
-        return
-    # Directives in file order, so an #undef after a #define wins as it does in cpp.
+        return None
     events = sorted(
         [(m.start(), "D", m) for m in _DEFINE.finditer(text)]
         + [(m.start(), "U", m) for m in _UNDEF.finditer(text)]
         + [(m.start(), "I", m) for m in _INCLUDE.finditer(text)]
     )
-    for _, kind, m in events:
-        name = m.group(1).decode("latin-1")
+    out = [(kind, m.group(1).decode("latin-1"),
+            m.group(2).decode("latin-1") if kind == "D" else "") for _, kind, m in events]
+    if len(_parsed) > 64:
+        _parsed.clear()
+    _parsed[key] = out
+    return out
+
+
+def _read_header(path: str, dirs: list[str], config: Kconfig, depth: int, seen: set[str]) -> None:
+    real = os.path.realpath(path)
+    if depth > _MAX_DEPTH or real in seen:
+        return
+    seen.add(real)
+    directives = _directives(path, real)
+    if directives is None:
+        return
+    for kind, name, value in directives:
         if kind == "D":
-            config.macros[name] = m.group(2).decode("latin-1")
+            config.macros[name] = value
         elif kind == "U":
             config.macros.pop(name, None)
         else:

@@ -47,6 +47,13 @@ def _decided(seen: set[int]) -> bool:
     )
 
 
+# the words -> their compiled filter: a database is a function of its patterns, and compiling
+# one costs ~60 ms. `dpmlens cc` with a build's configuration makes new Rule objects per file
+# (kbuild.pm_config.with_configured_hz), so the engine's per-rule-set cache misses there: the
+# cc worker (kbuild/worker.py) compiled a database for every file.
+_compiled: dict[tuple, FastFilter | None] = {}
+
+
 def fast_filter(
     words: tuple[bytes, ...],
     gated: tuple[bytes, ...],
@@ -57,6 +64,21 @@ def fast_filter(
     """A compiled filter, or None where Hyperscan cannot run (then Python decides)."""
     if os.environ.get("DPMLENS_NO_HYPERSCAN"):
         return None
+    key = (words, gated, gate, legacy, legacy_decl)
+    if key not in _compiled:
+        if len(_compiled) >= 16:
+            _compiled.clear()
+        _compiled[key] = _compile(words, gated, gate, legacy, legacy_decl)
+    return _compiled[key]
+
+
+def _compile(
+    words: tuple[bytes, ...],
+    gated: tuple[bytes, ...],
+    gate: tuple[bytes, ...],
+    legacy: tuple[bytes, ...],
+    legacy_decl: bytes,
+) -> FastFilter | None:
     try:
         import hyperscan as hs
     except ImportError:

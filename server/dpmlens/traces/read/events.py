@@ -12,6 +12,7 @@ interleaves callbacks of different devices, so starts and ends pair by "<driver>
 from __future__ import annotations
 
 import math
+import weakref
 
 from dpmlens.model.phases import (
     DPM_MARKER_STAGES,
@@ -21,7 +22,7 @@ from dpmlens.model.phases import (
     member_for_stage,
     split_layer,
 )
-from dpmlens.traces.model.sample import Collector, CycleTracker, Group
+from dpmlens.traces.model.sample import Collector, CycleTracker, Group, SampleStore
 
 # sleepgraph.py TestLine.startMarker/endMarker without trace_marker lines ("SUSPEND START",
 # "RESUME COMPLETE"): a test runs from suspend_enter[N] begin to thaw_processes[0] end.
@@ -37,6 +38,45 @@ def _text(x: bytes | str) -> str:
     return x.decode("utf-8", "replace") if isinstance(x, bytes) else x
 
 
+# Past this many entries in all, a load's caches start again empty at the next file: real
+# captures repeat a few thousand payloads, a pile of random text must not grow them for ever.
+SHARED_MAX = 500_000
+
+
+class SharedCaches:
+    """What the readers of one load work out once per distinct text, whichever file it is in.
+
+    Every entry is a pure function of its key and of the SampleStore (groups, thread and name
+    ids are the store's), so the files of a sleepgraph -multi run (one cycle each) share them:
+    each used to split and resolve its ~2,000 callback payloads again."""
+
+    __slots__ = ("heads", "groups", "probe_fields", "thread_cache", "stage_caches",
+                 "end_fields", "__weakref__")
+
+    def __init__(self) -> None:
+        self.heads: dict[bytes | str, tuple[str, str]] = {}
+        self.groups: dict[tuple, tuple[Group, str] | bool] = {}
+        self.probe_fields: dict[bytes, tuple | None] = {}
+        self.thread_cache: dict[bytes, int] = {}
+        self.stage_caches: dict[str, dict[bytes, tuple | bool]] = {"main": {}}
+        self.end_fields: dict[bytes, tuple[bytes, int]] = {}
+
+    def size(self) -> int:
+        return (len(self.heads) + len(self.groups) + len(self.probe_fields)
+                + len(self.thread_cache) + len(self.end_fields)
+                + sum(map(len, self.stage_caches.values())))
+
+
+_SHARED: weakref.WeakKeyDictionary[SampleStore, SharedCaches] = weakref.WeakKeyDictionary()
+
+
+def shared_caches(store: SampleStore) -> SharedCaches:
+    sh = _SHARED.get(store)
+    if sh is None or sh.size() > SHARED_MAX:
+        sh = _SHARED[store] = SharedCaches()
+    return sh
+
+
 class Assembler:
     """Turns a time-ordered stream of PM trace events into samples in a Collector."""
 
@@ -46,8 +86,9 @@ class Assembler:
         self.marker_stage = "main"
         self._pending: dict[bytes | str, tuple] = {}
         self._open_markers: dict[str, tuple[float, str, int]] = {}
-        self._heads: dict[bytes | str, tuple[str, str]] = {}
-        self._groups: dict[tuple, tuple[Group, str] | bool] = {}
+        sh = shared_caches(coll.store)
+        self._heads = sh.heads
+        self._groups = sh.groups
         self._markers = 0
         self._last_phase: str | None = None
         self._last_cycle = 0
@@ -57,7 +98,7 @@ class Assembler:
         # delay kprobes (ftrace.py): payload -> parsed, (thread, func id) -> open call, the
         # threads inside a delay (a delay within one is not counted again), per open callback
         # (its head) and outside callbacks the sums per site (traces.sample.DelayColumns)
-        self.probe_fields: dict[bytes, tuple | None] = {}
+        self.probe_fields = sh.probe_fields
         self.open_delays: dict[tuple[int, int], tuple[float, float, bool]] = {}
         self.in_delay: set[int] = set()
         # sleepgraph's -dev kprobes on kernel functions (ksys_sync, freeze_processes, ...):
@@ -79,14 +120,14 @@ class Assembler:
         self.delay_acc: dict[bytes | str | tuple[str, str], dict[tuple, list]] = {}
         self.outside_acc: dict[tuple, list] = {}
         self.pending = self._pending
-        self.thread_cache: dict[bytes, int] = {}  # the importer's raw task field -> thread id
+        self.thread_cache = sh.thread_cache  # the importer's raw task field -> thread id
         # ftrace payloads split once, per marker stage (an empty info defers to it): a start's
         # -> (key, group, phase) or False, an end's -> (key, err); ftrace.py keys a callback
         # by its end line as it comes without an error ("<driver> <device>, err=0"), so that
         # the common end is popped by its own payload
-        self.stage_caches: dict[str, dict[bytes, tuple | bool]] = {"main": {}}
+        self.stage_caches = sh.stage_caches
         self.stage_cache = self.stage_caches["main"]
-        self.end_fields: dict[bytes, tuple[bytes, int]] = {}
+        self.end_fields = sh.end_fields
 
     # -- events -------------------------------------------------------------------------
     def start(self, ts: float, head: bytes | str | tuple[str, str], parent: bytes | str,

@@ -391,10 +391,17 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
                 tid = tcache[tb]
             except KeyError:
                 tid = tcache[tb] = task_thread(_task(tb))
-            pl = buf[s + 2 : le]
+            # a return's value ("arg1=0x24982c918d": udelay's cycle count) differs on every
+            # line and is never read: its key ends at the ")" after the caller
+            q = find(b")", e, le) + 1 if buf[e - 3] == _T else 0
+            pl = buf[s + 2 : q or le]
             probe = pcache.get(pl)
             if probe is None:
-                probe = pcache[pl] = _probe(pl, delays)
+                probe = _probe(pl, delays)
+                if probe is None and q:  # no "(caller+" before that ")": the whole line
+                    probe = _probe(buf[s + 2 : le], delays)
+                elif probe is not None:
+                    pcache[pl] = probe
                 if probe is None:
                     coll.skip("malformed delay kprobe line")
                     continue
@@ -524,6 +531,10 @@ def _other_ids(delays: DelayColumns) -> frozenset[int]:
 _CALL_LOOKBACK = 64
 
 
+# a probe's name -> what its call lines hold (only OTHER_PROBES' names come here)
+_NEEDLES: dict[str, bytes] = {}
+
+
 def _call_before(buf: bytes, end: int, func: int, tid: int, asm: Assembler,
                  delays: DelayColumns) -> float | None:
     """The time of the latest "<func>_cal: " line of thread `tid` before `end` in `buf`, or
@@ -532,7 +543,10 @@ def _call_before(buf: bytes, end: int, func: int, tid: int, asm: Assembler,
     goes back only to the thread's previous return of the probe (the call it returned from
     came before that: these probes do not nest) and each block's first line of the probe is
     found once: a capture of returns without their calls is read in linear time."""
-    needle = b": " + delays.names[func].encode() + b"_cal: "
+    name = delays.names[func]
+    needle = _NEEDLES.get(name)
+    if needle is None:
+        needle = _NEEDLES[name] = b": " + name.encode() + b"_cal: "
     tcache = asm.thread_cache
     serial = asm.block_serial
     mark = asm.call_marks.get((func, tid))
