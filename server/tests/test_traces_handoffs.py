@@ -177,3 +177,15 @@ def test_without_events_the_usb_devices_behind_one_controller_are_a_lock_by_name
     assert res.evidence is not None
     assert res.evidence.locks == ["topology (names) in resume: 2-1, 2-2 behind 0000:00:14.0"]
     assert any("by their names alone" in a for a in res.assumptions)
+
+
+def test_the_hover_says_whom_it_waited_for() -> None:
+    from dpmlens.lsp.hover import split_note
+
+    row = {"phase": "resume", "device": "3-3", "time_split": {
+        "on_cpu_us": 4000.0, "device_wait_us": 150000.0, "other_callbacks_us": 450000.0,
+        "waited_for": [{"device": "2-2", "runs": 10, "median_us": 445000.0},
+                       {"device": "2-1", "runs": 6, "median_us": 451000.0}]}}
+    note = split_note(row)
+    assert "450.0 ms waiting for another callback (2-2, 2-1: not this device's time)" in note \
+        or "waiting for another callback (2-2, 2-1: not this device's time)" in note

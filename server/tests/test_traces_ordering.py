@@ -145,7 +145,7 @@ def test_cli_ordering(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     f = str(_capture(tmp_path))
     assert main(["trace", "whatif", f, "--ordering", "6.16", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert (data["version"], data["ordering"], data["changes"]) == (2, "6.16",
+    assert (data["version"], data["ordering"], data["changes"]) == (3, "6.16",
                                                                     ["--ordering 6.16"])
     assert data["total"] == {"measured_us": 85300.0, "predicted_us": 65280.0,
                              "change_us": -20020.0}
