@@ -170,6 +170,9 @@ def bound_device(arg: str, params: frozenset[str], holders: frozenset[str]) -> b
     return arg.endswith(".dev") and not arg.startswith("&")
 
 
+_WAKEUP_SETTERS = frozenset({"device_init_wakeup", "device_set_wakeup_enable"})
+
+
 def _wakeup_off(r: Reached, table: Table) -> bool:
     """`device_init_wakeup(dev, false)`: the call turns wakeup off."""
     return r.call.args[1:2] != () and r.call.args[1].strip() in table.wakeup_off
@@ -212,10 +215,10 @@ class _FileFacts:
     def _released_by(self, callee: str, r: Reached | None) -> set[str]:
         out = set()
         for res in self.table.resources.values():
-            if callee in res.release:
+            if callee in res.release and callee not in _WAKEUP_SETTERS:
                 out.add(res.name)
-        if callee == "device_init_wakeup" and r is not None and _wakeup_off(r, self.table):
-            out.add("wakeup")
+        if callee in _WAKEUP_SETTERS and r is not None and _wakeup_off(r, self.table):
+            out.add("wakeup")  # device_set_wakeup_enable(dev, false): device_wakeup_disable()
         return out
 
     def probe(self, name: str) -> Probe | None:
@@ -364,11 +367,42 @@ def _events(probe: Probe, resource: str, kind: str) -> list[Event]:
 
 def _acquires(probe: Probe, resource: str) -> list[Event]:
     """One event per probe-level statement (a helper that sets up and undoes on its own
-    failure counts once, as a set-up)."""
+    failure counts once, as a set-up); none for a set-up undone right below it."""
     out: dict[int, Event] = {}
+    releases = _events(probe, resource, "release")
     for e in _events(probe, resource, "acquire"):
-        out.setdefault(e.top.start_byte, e)
+        if not any(_undone_below(e.node, r.node) for r in releases):
+            out.setdefault(e.top.start_byte, e)
     return list(out.values())
+
+
+def _undone_below(acquire: ts.Node, release: ts.Node) -> bool:
+    """Is `release` a later statement of the acquire's own block, with nothing in between
+    that leaves it? silead_ts_setup() (6.12 silead.c:527-536) enables runtime PM, suspends
+    the stuck chip and disables it again in one block; caam_jr_probe() (jr.c:676-677) calls
+    device_init_wakeup(dev, 1) and at once device_set_wakeup_enable(dev, false)."""
+    first, last = cnav.statement_of(acquire), cnav.statement_of(release)
+    block = first.parent
+    if block is None or last.parent is None or last.parent.id != block.id:
+        return False
+    if last.start_byte <= first.end_byte:
+        return False
+    for stmt in block.named_children:
+        if first.end_byte <= stmt.start_byte < last.start_byte and _may_leave(stmt):
+            return False
+    return True
+
+
+def _may_leave(node: ts.Node, nested: bool = False) -> bool:
+    """A return or goto anywhere in `node`; a break or continue of its own (one inside a
+    loop or switch of `node` stays in it)."""
+    if node.type in ("return_statement", "goto_statement"):
+        return True
+    if node.type in ("break_statement", "continue_statement"):
+        return not nested
+    inner = nested or node.type in ("for_statement", "while_statement", "do_statement",
+                                    "switch_statement")
+    return any(_may_leave(c, inner) for c in node.named_children)
 
 
 def _released_for(exit_: paths.Exit, a: Event, probe: Probe, resource: str) -> bool:
@@ -469,7 +503,10 @@ def _finding(
         if auto and not _events(probe, "autosuspend", "release"):
             fix += " (it also undoes pm_runtime_use_autosuspend())"
     elif res.name == "autosuspend":
-        fix = f"call {res.undo} before pm_runtime_disable() there"
+        # it may suspend the device at once when no usage count is held (spi-s3c64xx, whose
+        # clocks devres turns off afterwards): before the count is dropped
+        fix = (f"call {res.undo} there before pm_runtime_disable(), while a usage count is "
+               "still held (before a pm_runtime_put*() that drops it)")
     call = a.reached.call
     steps = _steps(ctx, probe, a, leaking, unbind, remove, res)
     finding = ctx.report(
