@@ -1111,6 +1111,8 @@ def _msleep_short_at(rule: Rule, a: _Analysis, opts: Options, d: Delay) -> Findi
         rule, a, d, severity, cb, r, fixes,
         arg=d.call.args[0],
         value=ms,
+        # atomisp_mrfld_power(): `if (IS_BYT && enable) msleep(10);` is paid on Baytrail only
+        when=f" only with {_quote(cond)}" if (cond := _condition(a, d, r)) else "",
         where=where,
         worst=worst_case_text(ms, hz, extra),
         range=f"{ms * 1000}, {(ms + 1) * 1000}",
