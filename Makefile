@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-python test-node lint fuzz bench bench-profile bench-traces bench-lsp bench-fleet e2e package clean captures lab-ab lab-ordering
+.PHONY: demo test test-python test-node lint fuzz bench bench-profile bench-traces bench-multitest bench-lsp bench-fleet e2e package clean captures lab-ab lab-ordering
 
 $(STAMP): server/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,11 @@ bench-profile: $(STAMP)
 # Trace importers: generates ~250 MB + ~1.1 GB ftrace and a Perfetto trace under bench-data/.
 bench-traces: $(STAMP)
 	$(PY) bench/bench_traces.py
+
+# pm-graph's published 100-run multitest (167 MB of real ftrace; a shallow clone of
+# github.com/intel/pm-graph's gh-pages branch on first use): `trace report --format json`.
+bench-multitest: $(STAMP)
+	$(PY) bench/bench_multitest.py
 
 # Language server over stdio on drivers/usb/core/hub.c, workspace = drivers/ (BENCHMARKS.md).
 # Then the same edits in one process, full analysis vs incremental.py, to isolate the analysis.
