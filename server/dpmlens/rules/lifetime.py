@@ -371,9 +371,42 @@ def _acquires(probe: Probe, resource: str) -> list[Event]:
     out: dict[int, Event] = {}
     releases = _events(probe, resource, "release")
     for e in _events(probe, resource, "acquire"):
-        if not any(_undone_below(e.node, r.node) for r in releases):
-            out.setdefault(e.top.start_byte, e)
+        if any(_undone_below(e.node, r.node) for r in releases):
+            continue
+        if e.reached.hops and _balanced_helper(e.node, [r.node for r in releases]):
+            continue
+        out.setdefault(e.top.start_byte, e)
     return list(out.values())
+
+
+def _balanced_helper(acquire: ts.Node, releases: list[ts.Node]) -> bool:
+    """Does the helper that takes the resource give it back itself: a release in its body's
+    own block after the set-up, and one before every return in between? at24_read() (6.1
+    at24.c:434-457) takes a usage count, drops it with pm_runtime_put_noidle() before its
+    error return and with pm_runtime_put() at its end."""
+    func = acquire
+    while func.parent is not None and func.type != "function_definition":
+        func = func.parent
+    body = func.child_by_field_name("body") if func.type == "function_definition" else None
+    if body is None:
+        return False
+    mine = [n for n in releases if body.start_byte <= n.start_byte < body.end_byte]
+    ends = [n for n in mine if n.start_byte > acquire.end_byte
+            and cnav.statement_of(n).parent is not None
+            and cnav.statement_of(n).parent.id == body.id]
+    if not ends:
+        return False
+    last = min(n.start_byte for n in ends)
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        if node.type == "return_statement" and acquire.end_byte < node.start_byte < last:
+            block = node.parent
+            if block is None or not any(block.start_byte <= n.start_byte < node.start_byte
+                                        for n in mine):
+                return False
+        stack.extend(node.named_children)
+    return True
 
 
 def _undone_below(acquire: ts.Node, release: ts.Node) -> bool:
@@ -387,10 +420,28 @@ def _undone_below(acquire: ts.Node, release: ts.Node) -> bool:
         return False
     if last.start_byte <= first.end_byte:
         return False
+    own = _result_name(first)
     for stmt in block.named_children:
-        if first.end_byte <= stmt.start_byte < last.start_byte and _may_leave(stmt):
-            return False
+        if not first.end_byte <= stmt.start_byte < last.start_byte or not _may_leave(stmt):
+            continue
+        # `err = device_init_wakeup(dev, true); if (err) return err;` (dwmac-stm32.c:495):
+        # the set-up's own failure test leaves with nothing set up
+        if own and stmt.prev_named_sibling == first and stmt.type == "if_statement" and re.search(
+            rf"\b{re.escape(own)}\b", cnav.text(stmt.child_by_field_name("condition"))
+        ):
+            continue
+        return False
     return True
+
+
+def _result_name(stmt: ts.Node) -> str | None:
+    """`err` of `err = call(...);`."""
+    expr = (stmt.named_children[0]
+            if stmt.type == "expression_statement" and stmt.named_children else None)
+    if expr is None or expr.type != "assignment_expression":
+        return None
+    left = expr.child_by_field_name("left")
+    return cnav.text(left) if left is not None and left.type == "identifier" else None
 
 
 def _may_leave(node: ts.Node, nested: bool = False) -> bool:
