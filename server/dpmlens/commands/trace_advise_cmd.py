@@ -39,7 +39,6 @@ def run_advise(args: argparse.Namespace) -> int:
     from dpmlens.traces.analysis.advise import Evidence, SiteMinimum, advise
     from dpmlens.traces.analysis.delays import measured_delays
     from dpmlens.traces.analysis.whatif import Changes
-    from dpmlens.traces.model.timeline import build_timeline
     from dpmlens.traces.report.advise_output import advise_json, advise_text
     from dpmlens.traces.report.output import dumps
 
@@ -47,14 +46,10 @@ def run_advise(args: argparse.Namespace) -> int:
         raise UsageError("--top must be at least 1")
     if args.source and not os.path.exists(args.source):
         raise UsageError(f"--source {args.source}: no such file or directory")
-    from dpmlens.commands.trace_cmd import _links, _load
+    from dpmlens.commands.trace_cmd import replay_input
 
     extras: dict[str, Any] = {}
-    traces = _load(args.paths, extras)
-    _links(traces, args.links, args.source)
-    runs = build_timeline(traces)
-    if not runs:
-        raise UsageError("no callback timestamps in the captures: nothing to replay")
+    traces, runs = replay_input(args, extras)
     measured = measured_delays(traces, runs)
     sched = traces.store.sched
     # the contention model where it validated: with the scheduler's events (as trace whatif)

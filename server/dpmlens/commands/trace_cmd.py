@@ -435,6 +435,19 @@ def _call_text(call: tuple[str, float]) -> str:
     return f"{func}({ms * 1000 if func.startswith(('usleep', 'udelay')) else ms:g})"
 
 
+def replay_input(args: argparse.Namespace, extras: dict[str, Any]) -> tuple[Any, list[Any]]:
+    """The captures of a replay (whatif, advise), their links, and their runs; none is a
+    usage error."""
+    from dpmlens.traces.model.timeline import build_timeline
+
+    traces = _load(args.paths, extras)
+    _links(traces, args.links, args.source)
+    runs = build_timeline(traces)
+    if not runs:
+        raise UsageError("no callback timestamps in the captures: nothing to replay")
+    return traces, runs
+
+
 def run_whatif(args: argparse.Namespace) -> int:
     from dpmlens.traces.analysis.delays import measured_delays
     from dpmlens.traces.analysis.whatif import (
@@ -478,11 +491,7 @@ def run_whatif(args: argparse.Namespace) -> int:
         raise UsageError("--spec-minimums needs --source DIR: the spec quantity of a delay "
                          "comes from its call site in the source")
     extras: dict[str, Any] = {}
-    traces = _load(args.paths, extras)
-    _links(traces, args.links, args.source)
-    runs = build_timeline(traces)
-    if not runs:
-        raise UsageError("no callback timestamps in the captures: nothing to replay")
+    traces, runs = replay_input(args, extras)
     if args.ordering in ("legacy", "6.8"):
         for r in runs:
             r.loop_dispatch = args.ordering == "6.8" and r.direction == "up"

@@ -323,6 +323,15 @@ def conditional_if(node: ts.Node, decide: Decide | None = None) -> ts.Node | Non
     return None
 
 
+def _last_statement(if_node: ts.Node) -> ts.Node | None:
+    """The statement the `if`'s body ends on (through nested blocks, comments skipped)."""
+    body = if_node.child_by_field_name("consequence")
+    while body is not None and body.type == "compound_statement":
+        named = [c for c in body.named_children if c.type != "comment"]
+        body = named[-1] if named else None
+    return body
+
+
 _NORMAL_EXIT = re.compile(r"(?:out|done|exit|end|finish|unlock)\w*", re.IGNORECASE)
 
 
@@ -330,10 +339,7 @@ def leaves_function(if_node: ts.Node) -> bool:
     """Does the `if`'s body end on an error or retry exit: `return` of something other than
     0, or a `goto` to a label other than the normal way out (`out`, `done`, `exit`, ...)?
     `if (p->no_hpd) { msleep(200); return 0; }` is a normal path of some devices."""
-    body = if_node.child_by_field_name("consequence")
-    while body is not None and body.type == "compound_statement":
-        named = [c for c in body.named_children if c.type != "comment"]
-        body = named[-1] if named else None
+    body = _last_statement(if_node)
     if body is None:
         return False
     if body.type == "return_statement":
@@ -356,10 +362,7 @@ def error_exit(if_node: ts.Node) -> bool:
     """Does the `if`'s body end by giving up: `return -EIO`, `return err` (a variable named
     for an error code), `return PTR_ERR(x)`, or a `goto` to an error label (not `out`,
     `done`, ...)? A poll's `return i` or an early `return 0` is no error exit."""
-    body = if_node.child_by_field_name("consequence")
-    while body is not None and body.type == "compound_statement":
-        named = [c for c in body.named_children if c.type != "comment"]
-        body = named[-1] if named else None
+    body = _last_statement(if_node)
     if body is None:
         return False
     if body.type == "goto_statement":
