@@ -255,12 +255,25 @@ export function criticalDeviceLabels(d: CriticalDevice): Labels {
   };
 }
 
+/** "−5%..+8%": how far the lab measured such predictions off, for the label. */
+export function bandText(band: { low_pct: number; high_pct: number }): string {
+  const pct = (v: number) => `${v < 0 ? "−" : "+"}${Math.round(Math.abs(v))}%`;
+  return `${pct(band.low_pct)}..${pct(band.high_pct)}`;
+}
+
 export function whatIfLabels(w: WhatIfSaving, phase: CriticalPhase): Labels {
+  const band = w.band ? `, band ${bandText(w.band)}` : w.evidence ? ", band not measured" : "";
+  const sure = w.band
+    ? ` The lab measured such predictions from captures with ${w.evidence} evidence ${bandText(w.band)} off.`
+    : w.evidence
+      ? ` No lab band for this change with ${w.evidence} evidence.`
+      : "";
   return {
     label: `what if ${w.change}`,
-    description: `−${formatDuration(w.saving_us)} (${formatDuration(phase.wall_us)} → ${formatDuration(w.predicted_us)})`,
+    description: `−${formatDuration(w.saving_us)} (${formatDuration(phase.wall_us)} → ${formatDuration(w.predicted_us)}${band})`,
     tooltip:
       `Replaying the capture's ${phase.phase} runs with ${w.change} predicts ${formatDuration(w.predicted_us)} ` +
-      `instead of ${formatDuration(phase.wall_us)} (dpmlens trace whatif gives the assumptions)`,
+      `instead of ${formatDuration(phase.wall_us)} (dpmlens trace whatif gives the assumptions).${sure}` +
+      (w.capture_next ? ` ${w.capture_next[0].toUpperCase()}${w.capture_next.slice(1)}.` : ""),
   };
 }

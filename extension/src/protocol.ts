@@ -101,6 +101,12 @@ export interface WhatIfSaving {
   change: string;
   predicted_us: number;
   saving_us: number;
+  /** What the capture holds: kprobes+sched, kprobes, sched or neither ("" from older servers). */
+  evidence: string;
+  /** The lab's error band of such a prediction with that evidence (null: not measured). */
+  band: { low_pct: number; high_pct: number } | null;
+  /** What to capture next time for a surer prediction (null: nothing). */
+  capture_next: string | null;
 }
 
 export interface CriticalPhase {
@@ -128,6 +134,9 @@ function readCriticalPhase(value: unknown): CriticalPhase | null {
         change: str(w.change),
         predicted_us: num(w.predicted_us),
         saving_us: num(w.saving_us),
+        evidence: str(w.evidence),
+        band: isObject(w.band) ? { low_pct: num(w.band.low_pct), high_pct: num(w.band.high_pct) } : null,
+        capture_next: typeof w.capture_next === "string" ? w.capture_next : null,
       }))
     : [];
   return { phase: value.phase, runs: num(value.runs), wall_us: num(value.wall_us), devices, whatif, replayed: value.replayed === true };

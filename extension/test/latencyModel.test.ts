@@ -128,7 +128,16 @@ describe("critical path section", () => {
       { driver: "usb", device: "1-1.4", on_path: 7, runs: 10, contribution_us: 2_674_000 },
       { driver: "usb", device: "1-1", on_path: 10, runs: 10, contribution_us: 1_090_000 },
     ],
-    whatif: [{ change: "every device async", predicted_us: 420_000, saving_us: 128_000 }],
+    whatif: [
+      {
+        change: "every device async",
+        predicted_us: 420_000,
+        saving_us: 128_000,
+        evidence: "sched",
+        band: { low_pct: -4.5, high_pct: 8 },
+        capture_next: null,
+      },
+    ],
   };
   it("labels phases, devices and what-if savings", () => {
     expect(criticalSectionLabels([phase]).description).toBe("1 phase · what-if up to −128.00 ms");
@@ -136,12 +145,20 @@ describe("critical path section", () => {
     expect(criticalDeviceLabels(phase.devices[0]!).description).toBe("usb · on the path in 7 of 10 runs · 382.00 ms each");
     expect(whatIfLabels(phase.whatif[0]!, phase)).toMatchObject({
       label: "what if every device async",
-      description: "−128.00 ms (548.00 ms → 420.00 ms)",
+      description: "−128.00 ms (548.00 ms → 420.00 ms, band −5%..+8%)",
     });
+    expect(whatIfLabels(phase.whatif[0]!, phase).tooltip).toContain("with sched evidence −5%..+8% off");
+    const unmeasured = { ...phase.whatif[0]!, band: null, capture_next: "to predict this change more surely, capture X" };
+    expect(whatIfLabels(unmeasured, phase).description).toBe("−128.00 ms (548.00 ms → 420.00 ms, band not measured)");
+    expect(whatIfLabels(unmeasured, phase).tooltip).toContain("To predict this change more surely, capture X.");
   });
   it("reads the server's section and tolerates an older server", () => {
     const read = readSlowestCallbacks({ callbacks: [], phases: [], critical: [phase, { nope: 1 }] });
     expect(read.critical).toEqual([phase]);
     expect(readSlowestCallbacks({ callbacks: [] }).critical).toEqual([]);
+    const old = { ...phase, whatif: [{ change: "x", predicted_us: 1, saving_us: 2 }] };
+    const [w] = readSlowestCallbacks({ callbacks: [], critical: [old] }).critical[0]!.whatif;
+    expect(w).toEqual({ change: "x", predicted_us: 1, saving_us: 2, evidence: "", band: null, capture_next: null });
+    expect(whatIfLabels(w!, phase).description).toBe("−2 us (548.00 ms → 1 us)");
   });
 });

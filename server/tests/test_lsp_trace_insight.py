@@ -87,6 +87,10 @@ async def test_slowest_callbacks_carry_the_critical_path_and_what_ifs(
         assert w["change"] in ("every device async", "the async ordering of Linux 6.16")
         assert 0 < w["saving_us"] < resume["wall_us"]
         assert abs(w["predicted_us"] + w["saving_us"] - resume["wall_us"]) < 1
+        # how sure: the capture's evidence, the lab's band for it (or null), what to capture
+        assert w["evidence"] in ("kprobes+sched", "kprobes", "sched", "neither")
+        assert w["band"] is None or w["band"]["low_pct"] <= 0 <= w["band"]["high_pct"]
+        assert w["capture_next"] is None or w["capture_next"].startswith("to predict")
 
 
 def test_delay_lens_title_counts_per_cycle_and_saving() -> None:
@@ -124,3 +128,28 @@ def test_hover_says_how_often_a_device_was_on_the_critical_path() -> None:
     assert critical_note(rows) == ("**On the critical path** (what the phase waited for): "
                                    "1-1.4 in resume: 7 of 10 cycles, 2.67 s on the path")
     assert critical_note([rows[1]]) == ""
+
+
+def test_the_what_ifs_carry_their_evidence_and_band() -> None:
+    """A pm_async=0 lab capture with delay kprobes (test-fixtures/lab/ab-sched): making
+    every device async wins resume back; the row says the capture's evidence, the lab's band
+    for that change with it, and what to capture next (delay kprobes, for a surer one)."""
+    from dpmlens.lsp.trace_mapping import critical_phases
+    from dpmlens.traces import load_traces
+    from dpmlens.traces.analysis.critical import critical_path
+    from dpmlens.traces.analysis.delays import measured_delays
+    from dpmlens.traces.model.timeline import build_timeline
+
+    capture = FIXTURES.parent / "lab" / "ab-sched" / "6.12" / "async0" / "part1" / "ftrace.txt.xz"
+    traces = load_traces([capture])
+    runs = build_timeline(traces)
+    paths = [critical_path(r) for r in runs]
+    rows = {c["phase"]: c for c in critical_phases(runs, paths, measured_delays(traces, runs),
+                                                    traces.store.sched is not None)}
+    (w,) = [w for w in rows["resume"]["whatif"] if w["change"] == "every device async"]
+    assert w["saving_us"] > 0.2 * rows["resume"]["wall_us"]
+    assert w["evidence"] == "kprobes"  # (the editor replays without the contention model)
+    assert w["band"] is None or w["band"]["low_pct"] < w["band"]["high_pct"]
+    assert w["band"] == {"low_pct": -5.0, "high_pct": 6.0}  # bands.yaml: async, kprobes
+    # the capture has the scheduler's events: not asked for, said where they are used
+    assert "used by `dpmlens trace whatif`" in w["capture_next"]

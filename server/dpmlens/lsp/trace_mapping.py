@@ -111,7 +111,7 @@ def parse_traces(
         critical={(d.driver, d.device, d.phase): d for d in across_cycles(paths_)
                   if d.phase in shared},
         delay_sites=sites,
-        critical_phases=critical_phases(runs, paths_, measured),
+        critical_phases=critical_phases(runs, paths_, measured, ts.store.sched is not None),
         splits=_splits(ts),
     )
 
@@ -132,7 +132,8 @@ _WHATIFS = (("every device async", Changes(make_async=lambda _iv: True)),
 
 
 def critical_phases(runs: list[PhaseRun], paths: list[CriticalPath],
-                    delays: list[MeasuredDelay]) -> list[dict[str, Any]]:
+                    delays: list[MeasuredDelay], sched_in_capture: bool = False,
+                    ) -> list[dict[str, Any]]:
     """Per phase (cycle order): mean wall time, the devices on its critical path (most time
     on it first), and what two what-ifs would win back (traces/whatif.py)."""
     walls: dict[str, list[float]] = {}
@@ -142,11 +143,26 @@ def critical_phases(runs: list[PhaseRun], paths: list[CriticalPath],
     savings: dict[str, list[dict[str, Any]]] = {}
     if len(runs) <= _MAX_WHATIF_RUNS:
         for label, changes in _WHATIFS:
-            for phase, _n, measured, predicted in what_if(runs, delays, changes).per_phase():
+            res = what_if(runs, delays, changes)
+            sure = res.sure
+            nxt = sure.capture_next if sure is not None else None
+            if sched_in_capture and nxt is not None and "scheduler" in nxt:
+                # the editor's replay leaves the events out (no contention model): say where
+                # they are used rather than ask for what the capture already has
+                nxt = ("the capture's scheduler events are used by `dpmlens trace whatif` "
+                       "(its contention model), not by this replay")
+            for phase, _n, measured, predicted in res.per_phase():
                 if measured - predicted > 0.005 * measured:  # below the replay's own error
+                    # the lab's error band for this change with this capture's evidence
+                    # (traces/analysis/bands.py; null: not measured for the cell)
+                    band = sure.bands.get(phase) if sure is not None else None
                     savings.setdefault(phase, []).append({
                         "change": label, "predicted_us": predicted,
-                        "saving_us": round(measured - predicted, 3)})
+                        "saving_us": round(measured - predicted, 3),
+                        "evidence": sure.evidence if sure is not None else "",
+                        "band": None if band is None else {
+                            "low_pct": band.low_pct, "high_pct": band.high_pct},
+                        "capture_next": nxt})
     out = []
     for phase in sorted(walls, key=_order):
         devices = [{"driver": d.driver, "device": d.device, "on_path": d.on_path,
