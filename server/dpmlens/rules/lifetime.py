@@ -189,6 +189,16 @@ class _FileFacts:
         self._action_releases: dict[str, frozenset[str]] = {}
         self._reach_releases: dict[str, frozenset[str]] = {}
         self._drivers: dict[tuple[str, int], tuple[str | None, bool]] = {}
+        self._setup_callers: frozenset[str] | None = None
+
+    def setup_callers(self) -> frozenset[str]:
+        """The functions of the file that call a set-up."""
+        if self._setup_callers is None:
+            names = sorted(n for r in self.table.resources.values() for n in r.acquire)
+            with footprint.unit(self.ctx.model, footprint.NAMES):
+                calls = self.ctx.model.calls_to(*names)
+            self._setup_callers = frozenset(c.caller for c in calls if c.caller)
+        return self._setup_callers
 
     def driver(self, d: DriverStruct) -> tuple[str | None, bool]:
         """(its remove function, whether it can be unbound by unloading it), once per file."""
@@ -234,6 +244,12 @@ class _FileFacts:
             return None
         params = frozenset(p for p in parameter_names(func) if p)
         probe = Probe(name, func, params)
+        self._probes[name] = probe
+        setups = self.setup_callers()
+        if name not in setups and not any(
+            c.callee in setups for c in self.ctx.walker.calls_in(self.ctx.model, name)
+        ):
+            return probe  # no set-up in probe or in a helper it calls: nothing to balance
         names = self.table.names()
         for r in self.ctx.reach(name, depth=_DEPTH, towards=names):
             top_call = r.hops[0].call if r.hops else r.call
