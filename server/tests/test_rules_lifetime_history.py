@@ -14,15 +14,16 @@ import os
 from pathlib import Path
 
 import pytest
+from kernel_trees import K61, K612
 
 from dpmlens.config import Config
 from dpmlens.engine import analyze_source
 
 HISTORY = Path(__file__).resolve().parents[2] / "test-fixtures" / "rules" / "history"
 TREES = {
-    "fixes-6.1-6.12.tsv": Path(os.environ.get("DPMLENS_KERNEL_61", "/work/linux/linux-source-6.1")),
+    "fixes-6.1-6.12.tsv": Path(os.environ.get("DPMLENS_KERNEL_61", str(K61))),
     "fixes-6.12-7.2.tsv": Path(
-        os.environ.get("DPMLENS_KERNEL_612", "/work/linux/linux-source-6.12")
+        os.environ.get("DPMLENS_KERNEL_612", str(K612))
     ),
 }
 RULES = frozenset(

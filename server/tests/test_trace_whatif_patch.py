@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 from cli_helpers import run_cli
+from kernel_trees import K612
 
 from dpmlens.traces.source import patch_delays as pd
 
 REPO = Path(__file__).resolve().parents[2]
 CAPTURE = REPO / "test-fixtures" / "lab" / "ab-sched" / "6.12" / "A1" / "part1"
-TREE = Path("/work/linux/linux-source-6.12")
+TREE = K612
 
 T = "\t"
 LITERAL = "\n".join([  # kernel code is indented with tabs; a blank context line is " "
