@@ -32,6 +32,9 @@ class SpecTable:
     quantities: tuple[Quantity, ...]
     constants: dict[str, tuple[Quantity, int, str, str]]  # name -> (q, raw, unit, documented)
     padding_words: re.Pattern[str]
+    # "xd needs some extra time before power on" (tifm_7xx1.c:100): the device's need, not a
+    # margin the author admits; matched against the text just before a padding word
+    need_before: re.Pattern[str]
     citation_words: re.Pattern[str]  # words that cite a datasheet, a spec, a manual
     delay_functions: dict[str, tuple[int, str]]
     report_from_ms: float
@@ -78,11 +81,18 @@ def _parse_spec(data: dict[str, Any], over: dict[str, float]) -> SpecTable:
         if str(v.get("unit", "ms")) not in UNIT_MS:
             raise ValueError(f"delay function {name}: unknown unit {v.get('unit')!r}")
     words = "|".join(re.escape(w) for w in data.get("padding_words", []))
+    needs = "|".join(re.escape(w) for w in data.get("need_words", []))
     cites = "|".join(re.escape(w) for w in data.get("citation_words", []))
     return SpecTable(
         quantities=tuple(quantities),
         constants=constants,
         padding_words=re.compile(rf"\b(?:{words})\b", re.IGNORECASE) if words else re.compile("$^"),
+        need_before=(
+            re.compile(rf"\b(?:{needs})\s+(?:some\s+|a\s+bit\s+of\s+|a\s+little\s+)?$",
+                       re.IGNORECASE)
+            if needs
+            else re.compile("$^")
+        ),
         # a word, not a hyphenated part ("out-of-spec" cites nothing)
         citation_words=(
             re.compile(rf"(?<![\w-])(?:{cites})(?![\w-])", re.IGNORECASE)

@@ -839,6 +839,8 @@ def _beyond_spec_at(rule: Rule, a: _Analysis, d: Delay) -> Finding | None:
     comments = d.file.comments(d)
     text = "\n".join(comments)
     admit = a.spec.padding_words.search(text)
+    if admit is not None and a.spec.need_before.search(text[: admit.start()]):
+        admit = None  # "needs some extra time": what the device needs, not a margin
     link = d.file.spec_link(d, comments)
     variants = _variants(d)
     waits = f"{_call_text(d)} waits {'up to ' if variants else ''}{fmt_ms(d.ms)}{variants}"
