@@ -219,13 +219,18 @@ def _struct_types(model: FileModel) -> dict[str, frozenset[str]]:
     return cached
 
 
-def _declared_types(model: FileModel, field: str) -> frozenset[str]:
-    """The struct types the file declares `field` with (`struct isp1362_platform_data *board`,
-    a member or a local): empty when it declares none."""
-    pattern = re.compile(
+@lru_cache(maxsize=256)
+def _declaration_of(field: str) -> re.Pattern[bytes]:
+    return re.compile(
         rb"struct\s+(\w+)\s*(?:const\s*)?\*\s*(?:const\s+)?" + re.escape(field.encode())
         + rb"\s*[;=,)\[]"
     )
+
+
+def _declared_types(model: FileModel, field: str) -> frozenset[str]:
+    """The struct types the file declares `field` with (`struct isp1362_platform_data *board`,
+    a member or a local): empty when it declares none."""
+    pattern = _declaration_of(field)
     footprint.searched(model, pattern)
     return frozenset(m.group(1).decode("latin-1") for m in pattern.finditer(model.source))
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from functools import lru_cache
 from typing import Any
 
 # pattern kinds (the ids Hyperscan reports)
@@ -47,12 +48,6 @@ def _decided(seen: set[int]) -> bool:
     )
 
 
-# the words -> their compiled filter: a database is a function of its patterns, and compiling
-# one costs ~60 ms. `dpmlens cc` with a build's configuration makes new Rule objects per file
-# (kbuild.pm_config.with_configured_hz), so the engine's per-rule-set cache misses there: the
-# cc worker (kbuild/worker.py) compiled a database for every file.
-_compiled: dict[tuple, FastFilter | None] = {}
-
 
 def fast_filter(
     words: tuple[bytes, ...],
@@ -64,14 +59,14 @@ def fast_filter(
     """A compiled filter, or None where Hyperscan cannot run (then Python decides)."""
     if os.environ.get("DPMLENS_NO_HYPERSCAN"):
         return None
-    key = (words, gated, gate, legacy, legacy_decl)
-    if key not in _compiled:
-        if len(_compiled) >= 16:
-            _compiled.clear()
-        _compiled[key] = _compile(words, gated, gate, legacy, legacy_decl)
-    return _compiled[key]
+    return _compile(words, gated, gate, legacy, legacy_decl)
 
 
+# the words -> their compiled filter: a database is a function of its patterns, and compiling
+# one costs ~60 ms. `dpmlens cc` with a build's configuration makes new Rule objects per file
+# (kbuild.pm_config.with_configured_hz), so the engine's per-rule-set cache misses there: the
+# cc worker (kbuild/worker.py) compiled a database for every file.
+@lru_cache(maxsize=16)
 def _compile(
     words: tuple[bytes, ...],
     gated: tuple[bytes, ...],
