@@ -102,3 +102,49 @@ static struct platform_driver d_driver = {
 	.driver = { .name = "d" },
 };
 module_platform_driver(d_driver);
+
+/* Set up and turned off again below, past only the set-up's own failure test (caam jr.c:676,
+ * dwmac-stm32.c:495): nothing stays registered; an exit in between leaks. */
+static int e_probe(struct platform_device *pdev)
+{
+	int err;
+
+	/* ok: wakeup-source-not-undone */
+	err = device_init_wakeup(&pdev->dev, true);
+	if (err)
+		return err;
+	device_set_wakeup_enable(&pdev->dev, false);
+	return 0;
+}
+
+static int f_probe(struct platform_device *pdev)
+{
+	int err;
+
+	/* expect: wakeup-source-not-undone */
+	err = device_init_wakeup(&pdev->dev, true);
+	if (err)
+		return err;
+	if (pdev->id < 0)
+		return -EINVAL;
+	device_set_wakeup_enable(&pdev->dev, false);
+	return 0;
+}
+
+static void ef_remove(struct platform_device *pdev)
+{
+}
+
+static struct platform_driver e_driver = {
+	.probe = e_probe,
+	.remove_new = ef_remove,
+	.driver = { .name = "e" },
+};
+module_platform_driver(e_driver);
+
+static struct platform_driver f_driver = {
+	.probe = f_probe,
+	.remove_new = ef_remove,
+	.driver = { .name = "f" },
+};
+module_platform_driver(f_driver);

@@ -449,28 +449,16 @@ def _undone_below(acquire: ts.Node, release: ts.Node) -> bool:
         return False
     if last.start_byte <= first.end_byte:
         return False
-    own = _result_name(first)
+    own = paths.own_result_test(acquire)
     for stmt in block.named_children:
         if not first.end_byte <= stmt.start_byte < last.start_byte or not _may_leave(stmt):
             continue
         # `err = device_init_wakeup(dev, true); if (err) return err;` (dwmac-stm32.c:495):
         # the set-up's own failure test leaves with nothing set up
-        if own and stmt.prev_named_sibling == first and stmt.type == "if_statement" and re.search(
-            rf"\b{re.escape(own)}\b", cnav.text(stmt.child_by_field_name("condition"))
-        ):
+        if own is not None and stmt.id == own.id:
             continue
         return False
     return True
-
-
-def _result_name(stmt: ts.Node) -> str | None:
-    """`err` of `err = call(...);`."""
-    expr = (stmt.named_children[0]
-            if stmt.type == "expression_statement" and stmt.named_children else None)
-    if expr is None or expr.type != "assignment_expression":
-        return None
-    left = expr.child_by_field_name("left")
-    return cnav.text(left) if left is not None and left.type == "identifier" else None
 
 
 def _may_leave(node: ts.Node, nested: bool = False) -> bool:
