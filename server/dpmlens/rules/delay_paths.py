@@ -146,9 +146,51 @@ def path_cost(node: ts.Node, leaf: Leaf, decide: Decide | None = None) -> PathCo
             return PathCost(looped=bool(inner.conditional), repeated=((head, inner.fixed),))
         return PathCost(looped=True)
     total = ZERO
-    for child in node.named_children:
+    children = node.named_children
+    for i, child in enumerate(children):
         total = seq(total, path_cost(child, leaf, decide))
+        skip = _early_return(child, decide) if node.type == "compound_statement" else None
+        if skip is not None:
+            # `if (!(s_state & OCCUPIED)) return 0;` (tifm): what follows runs only past it,
+            # for some devices or states, not on every cycle
+            rest = ZERO
+            for later in children[i + 1 :]:
+                rest = seq(rest, path_cost(later, leaf, decide))
+            return seq(total, only_if(negated(skip), rest))
     return total
+
+
+def _early_return(stmt: ts.Node, decide: Decide | None) -> str | None:
+    """The condition of `if (cond) return ...;` (no else, not an error exit, not decided by
+    the path's constants): the rest of its block runs only with `!(cond)`."""
+    if (
+        stmt.type != "if_statement"
+        or stmt.child_by_field_name("alternative") is not None
+        or (decide is not None and _decided(stmt, decide))
+    ):
+        return None
+    last = _last_statement(stmt)
+    if last is None or last.type != "return_statement" or error_exit(stmt):
+        return None
+    cond = condition_text(stmt)
+    return cond if cond and not _NULL_GUARD.fullmatch(cond) else None
+
+
+def negated(cond: str) -> str:
+    """`!(cond)`, without a double negation: `!(!(x & y))` is `x & y`, `!(!p)` is `p`."""
+    c = cond.strip()
+    if c.startswith("!(") and c.endswith(")") and _balanced(c[2:-1]):
+        return c[2:-1].strip()
+    rest = c[1:].strip() if c.startswith("!") and not c.startswith("!=") else ""
+    if _OPERAND.fullmatch(rest) and _balanced(rest):
+        return rest  # `!p`, `! chip->do_pm`, `!machine_is(powermac)`
+    return f"!({c})"
+
+
+# one operand: a name, a member path or a call (`machine_is(powermac)`), no operator around
+_OPERAND = re.compile(r"[A-Za-z_][\w.\[\]]*(?:->[\w.\[\]]+)*(?:\(.*\))?")
+# a null guard on a local pointer (`if (!priv) return 0;`): no state a device can be in
+_NULL_GUARD = re.compile(r"!\s*\w+|\w+\s*==\s*NULL|IS_ERR(?:_OR_NULL)?\(\s*\w+\s*\)")
 
 
 def counted_loop(loop: ts.Node) -> str | None:
@@ -237,7 +279,7 @@ def path_conditions(node: ts.Node, decide: Decide | None = None) -> list[str]:
             cond = condition_text(parent)
             alt = parent.child_by_field_name("alternative")
             if cond and alt is not None and alt.start_byte <= cur.start_byte < alt.end_byte:
-                out.append(f"!({cond})")
+                out.append(negated(cond))
             elif (
                 cond and cur.start_byte >= (parent.child_by_field_name("condition") or cur).end_byte
             ):
@@ -272,7 +314,7 @@ def path_conditions(node: ts.Node, decide: Decide | None = None) -> list[str]:
                 ):
                     cond = condition_text(sib)
                     if cond:
-                        out.append(f"!({cond})")
+                        out.append(negated(cond))
         cur = parent
     return out[::-1]
 

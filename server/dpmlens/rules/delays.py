@@ -533,8 +533,37 @@ def _report(
         d.call.callee, d.ms, d.file.model.path,
         _runtime_reach(a, d) if reached else None, _shared_op(a, d, r) if reached else None,
         _ifdef_configs(a, d, r), _error_path(a, d, r), repeated,
+        _hibernation_only(a, d, cb, r),
     )  # fmt: skip
     return severity_policy.cap_delay(found, facts)
+
+
+# `!(pdev->dev.power.power_state.event == PM_EVENT_SUSPEND)`: not after a system suspend
+_NOT_AFTER_SUSPEND = re.compile(
+    r"!\(\s*([\w.>-]*power_state\.event\s*==\s*PM_EVENT_SUSPEND)\s*\)"
+    r"|([\w.>-]*power_state\.event\s*!=\s*PM_EVENT_SUSPEND)"
+)
+# the suspend callback keeps the message it got (`pdev->dev.power.power_state = state;`)
+_STORES_STATE = re.compile(rb"power_state\s*=(?!=)\s*(?!PMSG_ON\b)[A-Za-z_]")
+
+
+def _hibernation_only(
+    a: _Analysis, d: Delay, cb: Callback | None, r: Reached | None
+) -> str | None:
+    """The condition, as written, that keeps the delay off a resume from system suspend: a
+    legacy `.resume` (called for resume, thaw and restore) whose path needs the stored PM
+    event not to be PM_EVENT_SUSPEND, in a driver whose suspend stores the message it got
+    (isp1362_resume(): after a suspend it only resumes the root hub ports and returns)."""
+    info = PHASES.get(cb.phase) if cb is not None else None
+    if info is None or r is None or info.kind != "system" or info.direction != "up":
+        return None
+    m = _NOT_AFTER_SUSPEND.search(_path_conditions(a, d, r))
+    if m is None:
+        return None
+    models = [d.file.model, r.model, *(h.model for h in r.hops)]
+    if not any(_STORES_STATE.search(model.source) for model in models):
+        return None
+    return " ".join((m.group(1) or m.group(2)).split()).replace(" == ", " != ")
 
 
 _ERRNO = re.compile(r"^\(?-\s*E[A-Z0-9]+\)?$")
@@ -852,11 +881,15 @@ def _beyond_spec_at(rule: Rule, a: _Analysis, d: Delay) -> Finding | None:
     # a counted loop around the delay or a helper call on its way (a loop over the ports):
     # the wait is paid once per iteration, on every cycle
     repeated = _repeated(a, d, r) if cb is not None and not cond else None
+    # an early `return 0` before it skips it on some iterations (tifm: empty sockets)
+    past = _path_conditions(a, d, r) if repeated is not None and r is not None else ""
     if repeated is not None:
         head, function = repeated
         waits += f" on each iteration of {_quote(head, 80)}"
         if cb is not None and function != cb.function:
             waits += f" in {function}()"
+        if past:
+            waits += f" with {_quote(past)}"
     # Info only for what a maintainer can act on: a margin the comment itself admits,
     # paid by every device on every cycle. A wait some devices or states pay (a quirk,
     # a chip revision, a loop over ports), padding a header documents, or a margin
@@ -915,8 +948,7 @@ def _beyond_spec_at(rule: Rule, a: _Analysis, d: Delay) -> Finding | None:
             repeated is not None
             and not variants
             and not _quirk_branch(d)
-            and r is not None
-            and not _path_conditions(a, d, r)  # (an early `return 0` skips it for some)
+            and not past  # (an early `return 0` skips it for some)
         ):
             # the loop multiplies the wait (max310x: 50 ms per port on every resume): a
             # patch can often wait once for all iterations; the severity policy caps it

@@ -180,11 +180,16 @@ class DelayFacts:
     configs: tuple[str, ...] = ()  # CONFIG_ symbols an #ifdef around the delay's path needs
     error_path: str | None = None  # "returns -EBUSY": the delay runs only on a failure
     repeated: bool = False  # a counted loop pays it once per iteration (a loop over ports)
+    # the path runs only when the callback resumes from hibernation's freeze (thaw/restore):
+    # the condition that rules out a system suspend, as written
+    hibernation_only: str | None = None
 
 
 def phase_kind(phase: str | None, facts: DelayFacts) -> str:
     if facts.runtime is not None:
         return "runtime"
+    if facts.hibernation_only is not None:
+        return "hibernate"
     info = PHASES.get(phase or "")
     if phase is None:
         return "none"
@@ -214,8 +219,10 @@ def row_for(rule: str, phase: str | None, facts: DelayFacts) -> Row | None:
     return None
 
 
-def _when(phase: str | None) -> str:
+def _when(phase: str | None, facts: DelayFacts | None = None) -> str:
     info = PHASES.get(phase or "")
+    if facts is not None and facts.hibernation_only is not None:
+        return "resume from hibernation"
     if info is not None and info.kind == "hibernate":
         return "hibernation"
     return "system suspend" if info is None or info.direction == "down" else "system resume"
@@ -241,6 +248,11 @@ def cap_delay(finding: Finding, facts: DelayFacts) -> Finding:
     quiet = row is not None and (
         row.quiet or (row.quiet_hints and finding.severity <= Severity.HINT)
     )
+    if facts.hibernation_only is not None:
+        notes.append(
+            f"only when it resumes from hibernation (thaw/restore): `{facts.hibernation_only}`"
+            " is false after a system suspend, whose suspend callback stored PMSG_SUSPEND"
+        )
     if facts.runtime is not None and not (
         PHASES.get(phase or "") and PHASES[phase or ""].kind == "runtime"
     ):
@@ -248,7 +260,7 @@ def cap_delay(finding: Finding, facts: DelayFacts) -> Finding:
     if cap is not None and severity > cap:
         severity = cap
         if phase_kind(phase, facts) in ("system", "hibernate"):
-            notes.append(f"paid once per {_when(phase)}: {_cost(rule, phase, facts)}")
+            notes.append(f"paid once per {_when(phase, facts)}: {_cost(rule, phase, facts)}")
     sub = subsystem_for(rule, phase_kind(phase, facts), facts.path)
     if sub is not None and (severity > sub.severity or (sub.quiet and not quiet)):
         severity = min(severity, sub.severity)
