@@ -348,3 +348,46 @@ def test_a_legacy_resume_that_returns_after_a_suspend_waits_only_after_hibernati
     assert "paid once per system resume" not in spin.message
     short = next(f for f in found.values() if f.rule == "msleep-under-20ms")
     assert "only when it resumes from hibernation" in short.message
+
+
+_EITHER = b"""
+#include <linux/delay.h>
+#include <linux/pci.h>
+
+struct hba { int cardtype; int pm; void __iomem *regs; };
+
+static void hba_stop(struct hba *hba, int how)
+{
+	writel(how, hba->regs);
+	msleep(30);
+}
+
+static int hba_suspend(struct device *dev)
+{
+	struct hba *hba = dev_get_drvdata(dev);
+
+	if ((hba->cardtype == 1 || hba->cardtype == 2) && hba->pm)
+		hba_stop(hba, 3);
+	else
+		hba_stop(hba, 0);
+	return 0;
+}
+
+static int hba_resume(struct device *dev)
+{
+	return 0;
+}
+
+static DEFINE_SIMPLE_DEV_PM_OPS(hba_pm_ops, hba_suspend, hba_resume);
+static struct pci_driver hba_driver = { .name = "hba", .driver.pm = pm_sleep_ptr(&hba_pm_ops) };
+module_pci_driver(hba_driver);
+"""
+
+
+def test_a_helper_called_in_both_branches_is_reached_without_their_condition() -> None:
+    """stex_suspend(): `if (A) stex_hba_stop(hba, x); else stex_hba_stop(hba, y);` reaches
+    the helper's wait either way, so A is no condition of it (r9, stex.c:1910)."""
+    found = [f for f in analyze_source("hba.c", _EITHER, Config())
+             if f.rule == "delay-beyond-spec"]  # fmt: skip
+    assert found and all("only with" not in f.message for f in found), found[0].message
+    assert "waits 30 ms in fixed delays per suspend" in found[0].message

@@ -82,3 +82,24 @@ def test_a_measured_critical_cost_is_never_quiet() -> None:
     assert sp.is_quiet(quiet)
     raised = sp.measured(quiet, _measured(54599.0))
     assert raised.severity == Severity.WARNING and not sp.is_quiet(raised)
+
+
+def test_a_cosmetic_finding_stays_shown_in_a_legacy_driver_and_quiet_in_a_dead_one() -> None:
+    """r9: the PM ops macro conversion needs a compile test, not the hardware; 6.12 made it
+    in SA1100 drivers (ucb1x00-core.c, ipaq-micro-ts.c). A dead driver cannot be built."""
+    macro = _finding("deprecated-pm-ops-macro", None, Severity.INFO)
+    legacy = sp.dead_driver(macro, "legacy hardware: an SA1100 board", legacy=True)
+    assert legacy.severity == Severity.INFO and not sp.is_quiet(legacy)
+    assert "[legacy hardware: an SA1100 board]" in legacy.message
+    dead = sp.dead_driver(macro, "depends on BROKEN")
+    assert sp.is_quiet(dead)
+    # a latency finding in a legacy driver is still capped
+    busy = sp.dead_driver(_finding("busy-wait-in-pm-callback", "resume"), "x", legacy=True)
+    assert busy.severity < Severity.WARNING
+
+
+def test_hibernation_only_delays_are_priced_per_resume_from_hibernation() -> None:
+    facts = sp.DelayFacts("mdelay", 35, "x.c", hibernation_only="s.event != PM_EVENT_SUSPEND")
+    found = sp.cap_delay(_finding("busy-wait-in-pm-callback", "resume"), facts)
+    assert "only when it resumes from hibernation" in found.message
+    assert sp.phase_kind("resume", facts) == "hibernate"

@@ -12,6 +12,7 @@ delays of a file and of the helpers its callbacks reach, and words the findings.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import weakref
 from collections import OrderedDict
@@ -466,6 +467,9 @@ def analysis(ctx: Context) -> _Analysis:
 class Options:
     report: Literal["beyond-spec", "msleep-under-20ms", "busy-wait"]
     min_ms: float = 10  # busy-wait: shortest reported busy-wait
+    # busy-wait: calls that sleep (a bus transfer); a retry loop that makes one is no atomic
+    # code, and its wait is the device's normal busy answer, not a rare timeout
+    sleeping_calls: tuple[str, ...] = ()
     # msleep-under-20ms: the CONFIG_HZ severity assumes (kernel/Kconfig.hz default), and the
     # worst case / request ratios from which a short msleep() is a warning, an info
     hz: Literal[100, 250, 1000] = 250
@@ -506,7 +510,7 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
     elif opts.report == "msleep-under-20ms":
         yield from _msleep_short(rule, a, opts)
     elif opts.report == "busy-wait":
-        yield from _busy_wait(rule, a, opts.min_ms)
+        yield from _busy_wait(rule, a, opts.min_ms, opts.sleeping_calls)
 
 
 def _where(a: _Analysis, d: Delay) -> tuple[Callback | None, Reached | None, str]:
@@ -519,7 +523,8 @@ def _where(a: _Analysis, d: Delay) -> tuple[Callback | None, Reached | None, str
 
 def _report(
     rule: Rule, a: _Analysis, d: Delay, severity: Severity, cb: Callback | None,
-    r: Reached | None, fixes: tuple[Fix, ...] = (), repeated: bool = False, **fields: object,
+    r: Reached | None, fixes: tuple[Fix, ...] = (), repeated: bool = False,
+    spin_ms: float | None = None, **fields: object,
 ) -> Finding:  # fmt: skip
     """The finding at delay `d`, in its own file, with the chain from `cb` when reached,
     under the severity policy (phase kind x size, rules/tables/severity-policy.yaml);
@@ -530,7 +535,7 @@ def _report(
     )  # fmt: skip
     reached = cb is not None  # (no callback reaches it: no callback, runtime or other, to ask)
     facts = severity_policy.DelayFacts(
-        d.call.callee, d.ms, d.file.model.path,
+        d.call.callee, d.ms if spin_ms is None else spin_ms, d.file.model.path,
         _runtime_reach(a, d) if reached else None, _shared_op(a, d, r) if reached else None,
         _ifdef_configs(a, d, r), _error_path(a, d, r), repeated,
         _hibernation_only(a, d, cb, r),
@@ -702,8 +707,38 @@ def _places(a: _Analysis, d: Delay, r: Reached | None) -> list[_Place]:
         node = a.ctx.call_node(hop.call, fd.model) if fd is not None else None
         if node is not None:
             decide = _decider(hop.model, a.ctx.walker.bindings_after(hops[:k]))
-            out.append((node, decide, hop.call.caller or "?"))
+            out.append((node, _either_branch(node, decide), hop.call.caller or "?"))
     return out
+
+
+def _either_branch(call: ts.Node, decide: Decide | None) -> Decide | None:
+    """`decide`, and the `if`s whose both branches call the same helper as `call` decided:
+    `if (A) stex_hba_stop(hba, x); else stex_hba_stop(hba, ST_IGNORED);` (stex_suspend())
+    reaches the helper either way, so A is no condition of its waits (r9)."""
+    callee = cnav.text(call.child_by_field_name("function")).strip()
+    both: set[int] = set()
+    if call.type != "call_expression" or not callee.isidentifier():
+        return decide
+    cur = call
+    while cur.parent is not None and cur.parent.type != "function_definition":
+        parent = cur.parent
+        cons = parent.child_by_field_name("consequence")
+        alt = parent.child_by_field_name("alternative")
+        cond = parent.child_by_field_name("condition")
+        if parent.type == "if_statement" and cons is not None and alt is not None and cond:
+            other = alt if cons.start_byte <= call.start_byte < cons.end_byte else cons
+            if any(name == callee for name, _c in cnav.calls_under(other)):
+                both.add(cond.start_byte)
+        cur = parent
+    if not both:
+        return decide
+
+    def either(cond: ts.Node) -> int | None:
+        if cond.start_byte in both:
+            return 1  # (a value, so no condition; which one does not matter here)
+        return decide(cond) if decide is not None else None
+
+    return either
 
 
 def _condition(a: _Analysis, d: Delay, r: Reached | None) -> str | None:
@@ -717,7 +752,7 @@ def _condition(a: _Analysis, d: Delay, r: Reached | None) -> str | None:
         for cond in (branch_when(node, decide), only_when(node, decide)):
             if cond and cond not in found and len(found) < 2:
                 found.append(cond)
-    return " && ".join(found[::-1]) if found else None
+    return _conjunction(found[::-1]) if found else None
 
 
 def _repeated(a: _Analysis, d: Delay, r: Reached | None) -> tuple[str, str] | None:
@@ -794,7 +829,23 @@ def _path_conditions(a: _Analysis, d: Delay, r: Reached) -> str:
     parts: list[str] = []
     for node, decide, _fn in reversed(_places(a, d, r)):
         parts += path_conditions(node, decide)
-    return " && ".join(dict.fromkeys(parts))
+    return _conjunction(list(dict.fromkeys(parts)))
+
+
+def _conjunction(parts: list[str]) -> str:
+    """`a && b`, a part with a top-level `||` or `?:` in parentheses: `(A || B) && C`."""
+    if len(parts) < 2:
+        return "".join(parts)
+    return " && ".join(f"({p})" if _loose(p) else p for p in parts)
+
+
+def _loose(cond: str) -> bool:
+    depth = 0
+    for i, ch in enumerate(cond):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0 and (cond.startswith("||", i) or ch == "?"):
+            return True
+    return False
 
 
 def _quote(cond: str, limit: int = 60) -> str:
@@ -1202,8 +1253,10 @@ def _hop_in_loop(a: _Analysis, r: Reached) -> bool:
     return False
 
 
-def _busy_wait(rule: Rule, a: _Analysis, min_ms: float) -> Iterator[Finding]:
-    yield from _each_delay(a, lambda d: _busy_wait_at(rule, a, min_ms, d))
+def _busy_wait(
+    rule: Rule, a: _Analysis, min_ms: float, sleeping: tuple[str, ...] = ()
+) -> Iterator[Finding]:
+    yield from _each_delay(a, lambda d: _busy_wait_at(rule, a, min_ms, d, sleeping))
 
 
 # busy-wait-in-pm-callback's match.min_ms (rules/busy-wait-in-pm-callback.yaml): what
@@ -1252,7 +1305,9 @@ def _spin_site(a: _Analysis, d: Delay) -> tuple[Callback, Reached] | None:
     return cb, r
 
 
-def _busy_wait_at(rule: Rule, a: _Analysis, min_ms: float, d: Delay) -> Finding | None:
+def _busy_wait_at(
+    rule: Rule, a: _Analysis, min_ms: float, d: Delay, sleeping: tuple[str, ...] = ()
+) -> Finding | None:
     if d.call.callee not in _SPINNING or d.ms < min_ms:
         return None
     site = _spin_site(a, d)
@@ -1265,6 +1320,15 @@ def _busy_wait_at(rule: Rule, a: _Analysis, min_ms: float, d: Delay) -> Finding 
     # A busy-wait in a polling or retry loop (or in a helper a loop calls) often does not
     # run at all on a normal cycle (the first poll succeeds): a hint, not a finding.
     severity = Severity.HINT if d.in_loop or _hop_in_loop(a, r) else rule.severity
+    # ...unless the loop retries a transfer that sleeps (hdc3020_write_bytes(): i2c_transfer()
+    # then mdelay(10), up to 10 times, while the sensor measures): no atomic caller can be
+    # there, and the device's busy answer is its normal one: shown, as info
+    retried = _sleeping_retry(d, sleeping) if d.in_loop else None
+    tries = _tries(d, retried[1]) if retried is not None else None
+    if retried is not None and tries is not None and tries > 1:
+        severity = rule.severity  # the policy prices it at every try's wait
+    else:
+        retried = tries = None
     helper = _sleep_helper(r.model)
     if helper is not None and severity != Severity.HINT:
         # the driver's own helper picks mdelay() or msleep() by context (radeon_msleep()):
@@ -1287,8 +1351,49 @@ def _busy_wait_at(rule: Rule, a: _Analysis, min_ms: float, d: Delay) -> Finding 
         total=_spin_total(a, cb, d),
         when=(f" when {_quote(cond, 160)}" if cond else "") + _loop_text(d, looped)
         + (f" (only the first time: until `{once}` is set)" if once else ""),
-        instead=f"{helper}()" if helper else "msleep() or fsleep()",
+        instead=(f"{helper}()" if helper else "msleep() or fsleep()") + (
+            f" (the loop retries {retried[0]}(), which sleeps, so nothing atomic runs it: up"
+            f" to {tries} tries, {fmt_ms(tries * d.ms)} of one CPU while the device is busy)"
+            if retried is not None and tries is not None else ""
+        ),
+        spin_ms=tries * d.ms if tries is not None else None,
     )  # fmt: skip
+
+
+def _tries(d: Delay, loop: ts.Node) -> int | None:
+    """How many times a `for (i = 0; i < N; i++)` loop runs at most, N a constant."""
+    if loop.type != "for_statement":
+        return None
+    cond = loop.child_by_field_name("condition")
+    init = loop.child_by_field_name("initializer")
+    if cond is None or cond.type != "binary_expression":
+        return None
+    op = cond.child_by_field_name("operator")
+    right = cond.child_by_field_name("right")
+    defines = d.file.model.defines
+    bound = eval_int(cnav.text(right), defines) if right is not None else None
+    start_text = cnav.text(init).rsplit("=", 1)[-1].strip(" ;") if init is not None else ""
+    start = eval_int(start_text, defines) if start_text else None
+    if op is None or bound is None or start is None or op.type not in ("<", "<="):
+        return None
+    n = bound - start + (op.type == "<=")
+    return n if 0 < n <= 1000 else None
+
+
+def _sleeping_retry(d: Delay, sleeping: tuple[str, ...]) -> tuple[str, ts.Node] | None:
+    """(the sleeping call, `sleeping`'s fnmatch patterns, made in the loop around the delay;
+    that loop)."""
+    node = d.node
+    while node is not None and node.type not in _LOOPS and node.type != "function_definition":
+        node = node.parent
+    if node is None or node.type not in _LOOPS or not sleeping:
+        return None
+    name = next(
+        (name for name, _c in cnav.calls_under(node)
+         if any(fnmatch.fnmatchcase(name, p) for p in sleeping)),
+        None,
+    )  # fmt: skip
+    return (name, node) if name is not None else None
 
 
 def _spin_total(a: _Analysis, cb: Callback, d: Delay) -> str:

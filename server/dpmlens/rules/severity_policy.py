@@ -290,13 +290,16 @@ def cap_delay(finding: Finding, facts: DelayFacts) -> Finding:
 
 def dead_driver(finding: Finding, reason: str, legacy: bool = False) -> Finding:
     """A finding in a driver no real build enables (`legacy`: one only built for hardware
-    nobody can test): a latency or cosmetic finding is capped, any finding names the reason
+    nobody can test): a latency or balance finding is capped (a cosmetic one only when dead),
+    any finding names the reason
     (message suffix, `dead` field, tag)."""
     severity = finding.severity
     p = policy()
+    # a cosmetic change (the PM ops macros) needs a compile test, not the hardware: legacy
+    # drivers take it (6.12 converted ucb1x00-core.c and ipaq-micro-ts.c, SA1100 boards)
     latency = (
         finding.rule in p.latency_rules
-        or finding.rule in p.cosmetic_rules
+        or (finding.rule in p.cosmetic_rules and not legacy)
         or finding.rule in p.lifetime_rules
     )
     if latency:
@@ -417,9 +420,10 @@ def table_markdown() -> list[str]:
         f" (`[dead driver: ...]`, JSON `dead`). `--include-dead` turns this off.",
         f"- **Legacy hardware** (hardware nobody can test: {legacy}): a driver that only"
         f" these buses or platforms build (Kconfig), or a delay compiled only under"
-        f" `#ifdef CONFIG_<one of them>`: latency, cosmetic and balance findings at most"
+        f" `#ifdef CONFIG_<one of them>`: latency and balance findings at most"
         f" **{'quiet' if p.legacy_quiet else p.legacy}**, the"
-        f" others keep their severity and name it (`[legacy hardware: ...]`, JSON `dead`).",
+        f" others keep their severity and name it (`[legacy hardware: ...]`, JSON `dead`);"
+        f" cosmetic ones need only a compile test, and maintainers of such drivers take them.",
         *(
             f"- **Subsystem policy `{sub.name}`** ({sub.doc}): {sub.why}. In"
             f" {', '.join(f'`{x}`' for x in sub.paths)}"
