@@ -647,16 +647,16 @@ def _finding(
     where = []
     if leaking:
         where.append("on the error path" + ("s" if len(leaking) > 1 else ""))
+        label = _shared_label(probe, a, leaking[0]) if res.name in _HARMED else None
+        if label:
+            where[0] += (f" (under a new label just above {label}:, which is also reached from"
+                         " before the set-up)")
     if unbind and remove:
         where.append(f"in {remove}()")
     elif unbind:
         where.append("in a .remove callback")
     undo = undo or res.undo
     fix = f"add {undo} " + " and ".join(where) if where else f"add {undo}"
-    label = _shared_label(probe, a, leaking[0]) if leaking else None
-    if label:
-        fix += (f" (under a new label just above {label}:, which is also reached from before"
-                " the set-up)")
     again = _retaken(probe, leaking[0], res.name) if leaking else None
     if again:
         fix += f"; the error path's own {again}() takes another count that nothing drops"
@@ -684,7 +684,9 @@ def _finding(
         at = ""
         if helpers:
             names = " and ".join(f"{h}()" for h in sorted(helpers))
-            at = f" (after the call of {names}, which disables it, not inside it)"
+            others = _other_callers(ctx, helpers, {probe.name, remove or ""})
+            at = f" (after the call of {names}, which disables it"
+            at += f"; not inside it: {others[0]}() calls it too)" if others else ")"
         fix = (f"call {res.undo} right after pm_runtime_disable() there{at}; with runtime PM "
                "disabled it runs no suspend callback")
     call = a.reached.call
@@ -701,6 +703,13 @@ def _finding(
         fix=fix,
     )
     return replace(finding, chain=steps)
+
+
+# Resources whose undo harms a path that never set them up: pm_runtime_disable() there raises
+# disable_depth, so the next probe's pm_runtime_enable() leaves runtime PM disabled; a put
+# there drops a count someone else holds. (Wakeup off and dev_pm_clear_wake_irq() with nothing
+# set up do nothing.)
+_HARMED = frozenset({"enable", "usage"})
 
 
 def _shared_label(probe: Probe, a: Event, x: paths.Exit) -> str | None:
@@ -725,6 +734,14 @@ def _retaken(probe: Probe, x: paths.Exit, resource: str) -> str | None:
                 and x.region[0] <= e.top.start_byte < x.region[1]):
             return e.reached.call.callee
     return None
+
+
+def _other_callers(ctx: Context, helpers: set[str], mine: set[str]) -> list[str]:
+    """Functions other than probe and remove that call one of `helpers` (trf7970a_suspend()
+    calls trf7970a_shutdown(): autosuspend turned off inside it would stay off on resume)."""
+    with footprint.unit(ctx.model, footprint.NAMES):
+        calls = ctx.model.calls_to(*sorted(helpers))
+    return sorted({c.caller for c in calls if c.caller and c.caller not in mine})
 
 
 _DISABLES = frozenset({"pm_runtime_disable", "__pm_runtime_disable"})

@@ -96,6 +96,20 @@ static void trf7970a_remove(struct spi_device *spi)
 	nfc_digital_free_device(trf->ddev);
 }
 
+static int trf7970a_suspend(struct device *dev)
+{
+	struct spi_device *spi = to_spi_device(dev);
+	struct trf7970a *trf = spi_get_drvdata(spi);
+
+	mutex_lock(&trf->lock);
+
+	trf7970a_shutdown(trf);
+
+	mutex_unlock(&trf->lock);
+
+	return 0;
+}
+
 static int trf7970a_pm_runtime_suspend(struct device *dev)
 {
 	struct spi_device *spi = to_spi_device(dev);
