@@ -678,10 +678,13 @@ def _finding(
         # suspend callback takes.
         helpers = {e.reached.hops[0].call.callee for e in _events(probe, "enable", "release")
                    if e.reached.hops and leaking}
+        forced = False
         if unbind and remove:
-            helpers.add(_disabled_in_helper(ctx, remove) or "")
+            helper, forced = _disabled_in_helper(ctx, remove)
+            helpers.add(helper or "")
         helpers.discard("")
-        at = ""
+        at = f" (in {remove}(): after pm_runtime_force_suspend(), which disables it)" if (
+            forced and not helpers) else ""
         if helpers:
             names = " and ".join(f"{h}()" for h in sorted(helpers))
             others = _other_callers(ctx, helpers, {probe.name, remove or ""})
@@ -744,16 +747,18 @@ def _other_callers(ctx: Context, helpers: set[str], mine: set[str]) -> list[str]
     return sorted({c.caller for c in calls if c.caller and c.caller not in mine})
 
 
-_DISABLES = frozenset({"pm_runtime_disable", "__pm_runtime_disable"})
+_DISABLES = frozenset({"pm_runtime_disable", "__pm_runtime_disable", "pm_runtime_force_suspend"})
 
 
-def _disabled_in_helper(ctx: Context, remove: str) -> str | None:
-    """The helper of remove that disables runtime PM, when remove does not itself (6.1
-    trf7970a_remove() -> trf7970a_shutdown(), called under trf->lock)."""
+def _disabled_in_helper(ctx: Context, remove: str) -> tuple[str | None, bool]:
+    """(the helper of remove that disables runtime PM when remove does not itself: 6.1
+    trf7970a_remove() -> trf7970a_shutdown(), called under trf->lock; whether the disable is
+    pm_runtime_force_suspend(): 6.12 sun6i_spi_remove())"""
     for r in ctx.reach(remove, depth=_DEPTH, towards=_DISABLES):
         if r.call.callee in _DISABLES:
-            return r.hops[0].call.callee if r.hops else None
-    return None
+            helper = r.hops[0].call.callee if r.hops else None
+            return helper, r.call.callee == "pm_runtime_force_suspend"
+    return None, False
 
 
 # devm_device_init_wakeup() and devm_pm_set_wake_irq() are in v6.15 and later kernels
