@@ -450,7 +450,7 @@ def _acpi_button(ctx: Context, table: Table) -> bool:
 def _pinned(f: Finding) -> Finding:
     """A built-in driver with suppress_bind_attrs (clk-dra7-atl, pci-rcar-gen2): nothing
     unbinds it, and after a failed probe the driver core tries again only on -EPROBE_DEFER
-    (really_probe() -> driver_deferred_probe_add(), drivers/base/dd.c:680-690 in 6.12; other
+    (driver_probe_device() -> driver_deferred_probe_add(), drivers/base/dd.c:910-911 in 6.12; other
     errors leave the device driverless for good, device_unbind_cleanup() at dd.c:607-619
     undoing nothing of this). The leak shows only as 'Unbalanced pm_runtime_enable!' on a
     deferred re-probe: a quiet hint."""
