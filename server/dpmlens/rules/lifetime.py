@@ -31,7 +31,7 @@ from typing import Literal
 import tree_sitter as ts
 
 from dpmlens.findings import ChainStep, Finding
-from dpmlens.model import footprint
+from dpmlens.model import footprint, ops_structs
 from dpmlens.model.types import DriverStruct
 from dpmlens.model.walker import Reached, chain_steps, parameter_names
 from dpmlens.rules import cnav
@@ -39,6 +39,7 @@ from dpmlens.rules import lifetime_paths as paths
 from dpmlens.rules.context import Context
 from dpmlens.rules.loader import Rule, load_table
 from dpmlens.rules.plugin import Keywords, checker
+from dpmlens.rules.severity_policy import quiet
 from dpmlens.rules.sleep_slack import tree_version
 from dpmlens.syntax.parser import node_span
 
@@ -72,6 +73,8 @@ class Table:
     wakeup_off: frozenset[str]
     bus_undoes: dict[str, dict[str, str]]  # bus -> resource -> why
     holders: frozenset[str]
+    teardown: dict[str, frozenset[str]]  # ops struct type -> members run at unbind
+    acpi_buttons: tuple[bytes, ...]  # ids whose ACPI device's wakeup the ACPI core owns
 
     def names(self) -> frozenset[str]:
         out: set[str] = set(_DEVM_ACTIONS)
@@ -104,7 +107,20 @@ def load_pairs(rules_dir: str | None) -> Table:
         frozenset(str(a) for a in data.get("wakeup_off_args") or ()),
         buses,
         frozenset(str(h) for h in data.get("bound_holders") or ()),
+        {
+            str(k): frozenset(str(m) for m in v)
+            for k, v in (data.get("teardown_callbacks") or {}).items()
+        },
+        tuple(str(i).encode() for i in data.get("acpi_core_wakeup_ids") or ()),
     )
+
+
+@dataclass(frozen=True)
+class DriverFacts:
+    remove: str | None  # None too for a remove that refuses (`return -EBUSY;`)
+    modular: bool  # unbound by unloading the module (no suppress_bind_attrs)
+    refuses: bool  # its remove only returns an error: the driver means to stay bound
+    pinned: bool  # built in with suppress_bind_attrs: never unbound, no retry but a deferral
 
 
 def _rules_dir(rule: Rule) -> str | None:
@@ -188,8 +204,9 @@ class _FileFacts:
         self._probes: dict[str, Probe] = {}
         self._action_releases: dict[str, frozenset[str]] = {}
         self._reach_releases: dict[str, frozenset[str]] = {}
-        self._drivers: dict[tuple[str, int], tuple[str | None, bool]] = {}
+        self._drivers: dict[tuple[str, int], DriverFacts] = {}
         self._setup_callers: frozenset[str] | None = None
+        self._teardown: frozenset[str] | None = None
 
     def setup_callers(self) -> frozenset[str]:
         """The functions of the file that call a set-up."""
@@ -200,14 +217,34 @@ class _FileFacts:
             self._setup_callers = frozenset(c.caller for c in calls if c.caller)
         return self._setup_callers
 
-    def driver(self, d: DriverStruct) -> tuple[str | None, bool]:
-        """(its remove function, whether it can be unbound by unloading it), once per file."""
+    def driver(self, d: DriverStruct) -> DriverFacts:
+        """Its remove, whether it can be unbound, once per file."""
         key = (d.var_name, d.span.line if d.span else 0)
         known = self._drivers.get(key)
         if known is None:
             remove, suppress = _remove_of(self.ctx, d)
-            known = self._drivers[key] = (remove, not suppress and _modular(self.ctx, d))
+            modular = _modular(self.ctx, d)
+            refuses = remove is not None and _refuses(self.ctx, remove)
+            known = self._drivers[key] = DriverFacts(
+                None if refuses else remove,
+                not suppress and modular and not refuses,
+                refuses,
+                suppress and not modular,
+            )
         return known
+
+    def teardown_releases(self) -> frozenset[str]:
+        """Resources a framework teardown callback of the file releases (the host1x client's
+        `.exit`, a component's `.unbind`: lifetime-pairs.yaml `teardown_callbacks`)."""
+        if self._teardown is None:
+            found: set[str] = set()
+            table = self.table.teardown
+            functions = self.ctx.model.functions
+            for e in ops_structs.entries(self.ctx.model):
+                if e.member in table.get(e.struct_type, ()) and e.function in functions:
+                    found |= self.releases_in(e.function)
+            self._teardown = frozenset(found)
+        return self._teardown
 
     def call_node(self, r: Reached) -> ts.Node | None:
         return self.ctx.call_node(r.call, r.model) if r.model is self.ctx.model else None
@@ -314,6 +351,26 @@ def _remove_of(ctx: Context, d: DriverStruct) -> tuple[str | None, bool]:
     return name, _SUPPRESS.search(text) is not None
 
 
+def _refuses(ctx: Context, remove: str) -> bool:
+    """A remove whose whole body is `return -E...;`: sh_mtu2_remove() (6.1 sh_mtu2.c:487-490,
+    `return -EBUSY; /* cannot unregister clockevent */`). The driver core ignores the value
+    and unbinds anyway (platform_remove() warns), but the driver's own timer keeps running: a
+    runtime PM undo at unbind (or a devm_ form, whose action runs then) would pull runtime PM
+    from under it, so there is no unbind leak to report and no devm_ fix to offer."""
+    found = ctx.lookup(remove, ctx.model)
+    if found is None or found[0] is not ctx.model:
+        return False
+    fdef = found[1]
+    func = ctx.node(fdef.start_byte, fdef.end_byte, kind="function_definition")
+    body = func.child_by_field_name("body") if func is not None else None
+    if body is None:
+        return False
+    stmts = [c for c in body.named_children if c.type != "comment"]
+    if len(stmts) != 1 or stmts[0].type != "return_statement":
+        return False
+    return re.fullmatch(r"return\s*\(?\s*-\s*E[A-Z]+\s*\)?\s*;", cnav.text(stmts[0])) is not None
+
+
 def _modular(ctx: Context, d: DriverStruct) -> bool:
     """Can the driver be unbound by unloading it? (`module_*_driver()`, or a module_exit();
     a built-in driver with no .remove is never unbound in practice: every resource it holds
@@ -363,19 +420,42 @@ def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
     for d in ctx.model.drivers:
         if not d.probe or opts.resource in table.bus_undoes.get(d.bus, {}):
             continue
+        if opts.resource == "wakeup" and d.bus == "acpi" and _acpi_button(ctx, table):
+            continue
         probe = facts.probe(d.probe)
         if probe is None:
             continue
-        remove, modular = facts.driver(d)
+        df = facts.driver(d)
         if opts.resource == "usage":
-            found = list(_usage(rule, ctx, facts, probe, remove, d))
+            found = list(_usage(rule, ctx, facts, probe, df.remove, d))
         else:
-            found = list(_leaks(rule, ctx, facts, probe, remove, modular, res))
+            found = list(_leaks(rule, ctx, facts, probe, df, res))
         for f in found:
             key = (f.path, f.span.line)
             if key not in seen:
                 seen.add(key)
-                yield f
+                yield _pinned(f) if df.pinned else f
+
+
+def _acpi_button(ctx: Context, table: Table) -> bool:
+    """Does the file name an ACPI button or lid id (lifetime-pairs.yaml acpi_core_wakeup_ids)?"""
+    src = ctx.model.source
+    for i in table.acpi_buttons:
+        footprint.searched(ctx.model, i)
+        if i in src:
+            return True
+    return False
+
+
+def _pinned(f: Finding) -> Finding:
+    """A built-in driver with suppress_bind_attrs (clk-dra7-atl, pci-rcar-gen2): nothing
+    unbinds it, and after a failed probe the driver core tries again only on -EPROBE_DEFER
+    (driver_probe_device() -> driver_deferred_probe_add(), drivers/base/dd.c:910-911 in 6.12; other
+    errors leave the device driverless for good, device_unbind_cleanup() at dd.c:607-619
+    undoing nothing of this). The leak shows only as 'Unbalanced pm_runtime_enable!' on a
+    deferred re-probe: a quiet hint."""
+    return quiet(replace(f, message=f"{f.message} [built in and never unbound "
+                         "(suppress_bind_attrs): only a re-probe after -EPROBE_DEFER meets it]"))
 
 
 def _set_up(ctx: Context, table: Table) -> frozenset[str]:
@@ -495,14 +575,16 @@ def _leaks(
     ctx: Context,
     facts: _FileFacts,
     probe: Probe,
-    remove: str | None,
-    modular: bool,
+    df: DriverFacts,
     res: Resource,
 ) -> Iterator[Finding]:
     name = res.name
+    remove, modular = df.remove, df.modular
     check = "enable" if name == "autosuspend" else name  # what must be undone on the path
     managed_anywhere = bool(_events(probe, name, "managed"))
     remove_releases = facts.releases_in(remove) if remove else frozenset()
+    if remove:
+        remove_releases |= facts.teardown_releases()
     for a in _acquires(probe, name):
         if paths.leaves_on_success(a.top):
             continue
@@ -536,7 +618,8 @@ def _leaks(
                 unbind = "at unbind or module unload: the driver has no .remove"
         if not leaking and unbind is None:
             continue
-        yield _finding(rule, ctx, probe, a, leaking, unbind, res, remove)
+        yield _finding(rule, ctx, probe, a, leaking, unbind, res, remove,
+                       managed_ok=not df.refuses)
 
 
 def _finding(
@@ -548,7 +631,12 @@ def _finding(
     unbind: str | None,
     res: Resource,
     remove: str | None,
+    managed_ok: bool = True,
+    undo: str | None = None,
 ) -> Finding:
+    """`managed_ok`: the devm_ form may be offered (not for a driver meant to stay bound);
+    `undo`: the file's own undo helper for a set-up done by its helper (msm dsi_phy:
+    dsi_phy_disable_resource() for dsi_phy_enable_resource()), named instead of a bare put."""
     parts = []
     if leaking:
         # no line numbers in the message (the notes carry them, and move with edits above)
@@ -559,12 +647,21 @@ def _finding(
     where = []
     if leaking:
         where.append("on the error path" + ("s" if len(leaking) > 1 else ""))
+        label = _shared_label(probe, a, leaking[0]) if res.name in _HARMED else None
+        if label:
+            where[0] += (f" (under a new label just above {label}:, which is also reached from"
+                         " before the set-up)")
     if unbind and remove:
         where.append(f"in {remove}()")
     elif unbind:
         where.append("in a .remove callback")
-    fix = f"add {res.undo} " + " and ".join(where) if where else f"add {res.undo}"
-    if res.managed_fix and res.name != "autosuspend" and _tree_has_managed(ctx, res):
+    undo = undo or res.undo
+    fix = f"add {undo} " + " and ".join(where) if where else f"add {undo}"
+    again = _retaken(probe, leaking[0], res.name) if leaking else None
+    if again:
+        fix += f"; the error path's own {again}() takes another count that nothing drops"
+    if (res.managed_fix and res.name != "autosuspend" and managed_ok
+            and _tree_has_managed(ctx, res)):
         fix += f", or use {res.managed_fix}"
     if res.name == "enable":
         auto = [e for e in _acquires(probe, "autosuspend")]
@@ -573,10 +670,30 @@ def _finding(
     elif res.name == "autosuspend":
         # it may suspend the device at once when no usage count is held (spi-s3c64xx, whose
         # clocks devres turns off afterwards): before the count is dropped
-        fix = (f"call {res.undo} there before pm_runtime_disable(), while a usage count is "
-               "still held (before a pm_runtime_put*() that drops it)")
+        # right after the disable: with runtime PM disabled it runs no suspend callback
+        # (rpm_idle() -> rpm_check_suspend_allowed() returns -EACCES, runtime.c:265 in
+        # 6.12), so it needs no usage count held and no lock free. Before the disable, with no
+        # count held, it suspends at once: spi-s3c64xx's clocks (devres turns them off again),
+        # trf7970a's remove, whose disable is in trf7970a_shutdown() under trf->lock that the
+        # suspend callback takes.
+        helpers = {e.reached.hops[0].call.callee for e in _events(probe, "enable", "release")
+                   if e.reached.hops and leaking}
+        forced = False
+        if unbind and remove:
+            helper, forced = _disabled_in_helper(ctx, remove)
+            helpers.add(helper or "")
+        helpers.discard("")
+        at = f" (in {remove}(): after pm_runtime_force_suspend(), which disables it)" if (
+            forced and not helpers) else ""
+        if helpers:
+            names = " and ".join(f"{h}()" for h in sorted(helpers))
+            others = _other_callers(ctx, helpers, {probe.name, remove or ""})
+            at = f" (after the call of {names}, which disables it"
+            at += f"; not inside it: {others[0]}() calls it too)" if others else ")"
+        fix = (f"call {res.undo} right after pm_runtime_disable() there{at}; with runtime PM "
+               "disabled it runs no suspend callback")
     call = a.reached.call
-    steps = _steps(ctx, probe, a, leaking, unbind, remove, res)
+    steps = _steps(ctx, probe, a, leaking, unbind, remove, replace(res, undo=undo))
     finding = ctx.report(
         rule,
         call,
@@ -589,6 +706,59 @@ def _finding(
         fix=fix,
     )
     return replace(finding, chain=steps)
+
+
+# Resources whose undo harms a path that never set them up: pm_runtime_disable() there raises
+# disable_depth, so the next probe's pm_runtime_enable() leaves runtime PM disabled; a put
+# there drops a count someone else holds. (Wakeup off and dev_pm_clear_wake_irq() with nothing
+# set up do nothing.)
+_HARMED = frozenset({"enable", "usage"})
+
+
+def _shared_label(probe: Probe, a: Event, x: paths.Exit) -> str | None:
+    """The label of a goto exit that a goto before the set-up jumps to as well: an undo
+    written under it would run on paths that never set up (6.12 spi-cadence-quadspi.c:
+    probe_setup_failed is reached from 1965 and 1973, before the get at 1980)."""
+    if not x.kind.startswith("goto "):
+        return None
+    label = x.kind[5:].strip()
+    before = (e for e in probe.exits_after(-1) if e.node.start_byte < a.top.start_byte)
+    return label if any(e.kind == x.kind for e in before) else None
+
+
+def _retaken(probe: Probe, x: paths.Exit, resource: str) -> str | None:
+    """A set-up of the same resource on the goto's own ladder: 6.12 spi-cadence-quadspi.c:1999
+    `if (pm_runtime_get_sync(&pdev->dev) >= 0) clk_disable_unprepare(...)` under the label:
+    a put alone leaves that count (7.2 drops the get there)."""
+    if x.region is None or resource != "usage":
+        return None
+    for e in probe.events:
+        if (e.kind == "acquire" and e.resource == resource and not e.reached.hops
+                and x.region[0] <= e.top.start_byte < x.region[1]):
+            return e.reached.call.callee
+    return None
+
+
+def _other_callers(ctx: Context, helpers: set[str], mine: set[str]) -> list[str]:
+    """Functions other than probe and remove that call one of `helpers` (trf7970a_suspend()
+    calls trf7970a_shutdown(): autosuspend turned off inside it would stay off on resume)."""
+    with footprint.unit(ctx.model, footprint.NAMES):
+        calls = ctx.model.calls_to(*sorted(helpers))
+    return sorted({c.caller for c in calls if c.caller and c.caller not in mine})
+
+
+_DISABLES = frozenset({"pm_runtime_disable", "__pm_runtime_disable", "pm_runtime_force_suspend"})
+
+
+def _disabled_in_helper(ctx: Context, remove: str) -> tuple[str | None, bool]:
+    """(the helper of remove that disables runtime PM when remove does not itself: 6.1
+    trf7970a_remove() -> trf7970a_shutdown(), called under trf->lock; whether the disable is
+    pm_runtime_force_suspend(): 6.12 sun6i_spi_remove())"""
+    for r in ctx.reach(remove, depth=_DEPTH, towards=_DISABLES):
+        if r.call.callee in _DISABLES:
+            helper = r.hops[0].call.callee if r.hops else None
+            return helper, r.call.callee == "pm_runtime_force_suspend"
+    return None, False
 
 
 # devm_device_init_wakeup() and devm_pm_set_wake_irq() are in v6.15 and later kernels
@@ -674,7 +844,10 @@ def _usage(
             and not _excused(x, probe, "usage")
         ]
         if leaking:
-            yield _finding(rule, ctx, probe, a, leaking, None, res, remove)
+            last_drop = max(drops, key=lambda ev: ev.top.start_byte)
+            helper = last_drop.reached.hops[0].call.callee if last_drop.reached.hops else None
+            yield _finding(rule, ctx, probe, a, leaking, None, res, remove,
+                           undo=f"{helper}()" if helper else None)
     if remove and "usage" not in facts.table.bus_undoes.get(d.bus, {}):
         yield from _usage_in_remove(rule, ctx, facts, remove, res)
 

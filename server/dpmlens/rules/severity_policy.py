@@ -105,6 +105,11 @@ def is_quiet(finding: Finding) -> bool:
     )
 
 
+def quiet(finding: Finding) -> Finding:
+    """The finding as a quiet hint (a rule's own judgement that it is not worth a review)."""
+    return _quiet(finding)
+
+
 def _quiet(finding: Finding) -> Finding:
     if QUIET_TAG in finding.tags:
         return finding
