@@ -391,3 +391,33 @@ def test_a_helper_called_in_both_branches_is_reached_without_their_condition() -
              if f.rule == "delay-beyond-spec"]  # fmt: skip
     assert found and all("only with" not in f.message for f in found), found[0].message
     assert "waits 30 ms in fixed delays per suspend" in found[0].message
+
+
+def test_a_constant_whose_comment_names_a_datasheet_timing_parameter_has_a_known_minimum() -> None:
+    """r10, pac1921.c:60-61: `/* Time to first communication after power up (tINT_T) */`
+    over `#define PAC1921_POWERUP_TIME_MS 20`: the wait is that parameter, no hint."""
+    src = b"""
+#include <linux/delay.h>
+#include <linux/regulator/consumer.h>
+/* Time to first communication after power up (tINT_T) */
+#define PM_POWERUP_MS		20
+#define PM_OTHER_MS		20
+
+static int pm_resume(struct device *dev)
+{
+	struct pm_priv *priv = dev_get_drvdata(dev);
+	int ret = regulator_enable(priv->vdd);
+
+	if (ret)
+		return ret;
+	msleep(PM_POWERUP_MS);
+	msleep(PM_OTHER_MS);
+	return 0;
+}
+
+static DEFINE_SIMPLE_DEV_PM_OPS(pm_ops, NULL, pm_resume);
+static struct i2c_driver pm_driver = { .driver = { .name = "pm", .pm = pm_sleep_ptr(&pm_ops) } };
+module_i2c_driver(pm_driver);
+"""
+    found = [f for f in analyze_source("pm.c", src, Config()) if f.rule == "delay-beyond-spec"]
+    assert [f.message.split(" ")[0] for f in found] == ["msleep(PM_OTHER_MS)"]

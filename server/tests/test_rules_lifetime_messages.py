@@ -61,3 +61,25 @@ def test_shared_label_and_the_ladders_own_get_are_named() -> None:
 )
 def test_undone_by_the_framework_or_owned_by_the_core(name: str, rule: str) -> None:
     assert _findings(name, rule) == []
+
+
+def test_a_helper_whose_last_step_is_the_set_up_leaks_only_at_unbind() -> None:
+    (f,) = _findings("hid-google-hammer-6.12.c", "wakeup-source-not-undone")
+    assert "at unbind: cbas_ec_remove() has no device_init_wakeup(dev, false)" in f.message
+    assert "when probe fails" not in f.message
+
+
+def test_a_remove_the_parser_lost_makes_no_unbind_claim() -> None:
+    (f,) = _findings("ohci-at91-6.1.c", "wakeup-source-not-undone")
+    assert "when probe fails (return usb_hcd_at91_probe(...))" in f.message
+    assert "unbind" not in f.message and "ohci_hcd_at91_drv_remove" not in f.message
+
+
+def test_no_remove_at_all_is_info_naming_both_choices() -> None:
+    (f,) = _findings("hidma-mgmt-6.12.c", "runtime-pm-enable-not-undone")
+    assert str(f.severity) == "info"
+    assert "the driver has no .remove" in f.message and "suppress_bind_attrs" in f.message
+
+
+def test_an_enable_that_gives_back_probe_s_own_disable_is_no_set_up() -> None:
+    assert not _findings("mlx90632-6.1.c", "runtime-pm-enable-not-undone")

@@ -219,6 +219,12 @@ class _FileDelays:
                     line = m.group(0).decode("utf-8", "replace")
                     if "/*" in line or "//" in line:
                         out.append(line[line.find("/") :])
+                    # `/* Time to first communication after power up (tINT_T) */` on the line
+                    # above `#define PAC1921_POWERUP_TIME_MS 20` (pac1921.c:60-61)
+                    above = source[: m.start()].rstrip(b" \t").rsplit(b"\n", 2)
+                    prev = above[-2].decode("utf-8", "replace").strip() if len(above) > 1 else ""
+                    if prev.startswith(("/*", "//", "*")) or prev.endswith("*/"):
+                        out.append(prev)
         return out
 
     def spec_link(self, d: Delay, comments: list[str]) -> tuple[Quantity, str, str] | None:
@@ -971,6 +977,10 @@ def _beyond_spec_at(rule: Rule, a: _Analysis, d: Delay) -> Finding | None:
         if _spin_reported(a, d):
             return None  # busy-wait-in-pm-callback reports this cost (one finding per wait)
         stated = _stated_need(text, d.ms)
+        if not admit and _TIMING_SYMBOL.search(text):
+            # `/* Time to first communication after power up (tINT_T) */` over the constant:
+            # the wait is the datasheet's parameter, a known requirement (r10, pac1921.c:60)
+            return None
         if not admit and _cites_time(a.spec, text, d.ms):
             # "The YAS530 datasheet says TVSKW is up to 30 ms, after that 1 ms ...": the
             # comment cites the requirement the wait implements, so it has a known minimum
@@ -1027,6 +1037,10 @@ _REQUIRES = re.compile(
     r"|minimum|takes?|until|after|before|datasheet|spec(?:ification)?|ready)\b",
     re.IGNORECASE,
 )
+
+
+# a datasheet timing parameter's symbol, as datasheets write them: tINT_T, tPOR, t_RST, tSU_STA
+_TIMING_SYMBOL = re.compile(r"(?<![\w-])t_?[A-Z]{2,}[A-Z0-9_]*\b")
 
 
 def _cites_time(spec: SpecTable, text: str, delay_ms: float) -> bool:

@@ -30,7 +30,7 @@ from typing import Literal
 
 import tree_sitter as ts
 
-from dpmlens.findings import ChainStep, Finding
+from dpmlens.findings import ChainStep, Finding, Severity
 from dpmlens.model import footprint, ops_structs
 from dpmlens.model.types import DriverStruct
 from dpmlens.model.walker import Reached, chain_steps, parameter_names
@@ -223,7 +223,9 @@ class _FileFacts:
         known = self._drivers.get(key)
         if known is None:
             remove, suppress = _remove_of(self.ctx, d)
-            modular = _modular(self.ctx, d)
+            # sh_tmu (6.12): suppress_bind_attrs and a subsys_initcall (its Kconfig symbol is
+            # a bool): a timer meant to be built in, whatever module_exit() it also names
+            modular = _modular(self.ctx, d) and not (suppress and _early_initcall(self.ctx))
             refuses = remove is not None and _refuses(self.ctx, remove)
             known = self._drivers[key] = DriverFacts(
                 None if refuses else remove,
@@ -371,6 +373,19 @@ def _refuses(ctx: Context, remove: str) -> bool:
     return re.fullmatch(r"return\s*\(?\s*-\s*E[A-Z]+\s*\)?\s*;", cnav.text(stmts[0])) is not None
 
 
+_EARLY_INITCALL = re.compile(
+    rb"^\s*(?:(?:core|postcore|arch|subsys|fs)_initcall(?:_sync)?|\w*early_platform_init)\s*\(",
+    re.MULTILINE,
+)
+
+
+def _early_initcall(ctx: Context) -> bool:
+    """Does the file register at an initcall level before device drivers (subsys_initcall(),
+    an early platform driver)? Together with suppress_bind_attrs: a built-in driver."""
+    footprint.searched(ctx.model, _EARLY_INITCALL)
+    return _EARLY_INITCALL.search(ctx.model.source) is not None
+
+
 def _modular(ctx: Context, d: DriverStruct) -> bool:
     """Can the driver be unbound by unloading it? (`module_*_driver()`, or a module_exit();
     a built-in driver with no .remove is never unbound in practice: every resource it holds
@@ -482,10 +497,27 @@ def _acquires(probe: Probe, resource: str) -> list[Event]:
     for e in _events(probe, resource, "acquire"):
         if any(_undone_below(e.node, r.node) for r in releases):
             continue
+        if resource == "enable" and _reenables(e, releases):
+            continue
         if e.reached.hops and _balanced_helper(e.node, [r.node for r in releases]):
             continue
         out.setdefault(e.top.start_byte, e)
     return list(out.values())
+
+
+def _reenables(a: Event, releases: list[Event]) -> bool:
+    """pm_runtime_enable() right after the probe's own pm_runtime_disable() of the device
+    (6.1 mlx90632.c:965-971: disable, set_active, enable): it gives back the disable depth
+    the disable took, it does not enable runtime PM; nothing is left to undo."""
+    return any(
+        r.node.type == "call_expression"
+        and cnav.text(r.node.child_by_field_name("function")) == "pm_runtime_disable"
+        and r.reached.call.caller == a.reached.call.caller
+        and r.node.end_byte <= a.node.start_byte
+        and _first_arg(r.node) == _first_arg(a.node)
+        and paths.reaches(r.node, a.node)
+        for r in releases
+    )
 
 
 def _balanced_helper(acquire: ts.Node, releases: list[ts.Node]) -> bool:
@@ -595,9 +627,12 @@ def _leaks(
             if a.reached.hops:
                 continue  # a helper that failed undid its own set-up
         leaking = []
+        tail = _helper_tail(a)
         for x in probe.exits_after(after):
             if own is not None and own.start_byte <= x.node.start_byte < own.end_byte:
                 continue
+            if tail is not None and _returns_var(x, tail, a.top):
+                continue  # the helper failed, so it never got to its last step, the set-up
             if _excused(x, probe, name):
                 continue
             if not paths.reaches(a.top, x.node) or _released_for(x, a, probe, name):
@@ -611,15 +646,29 @@ def _leaks(
             for ev in _events(probe, name, "release")
         )
         if not managed_anywhere and not success_release:
-            if remove is not None and name not in remove_releases:
+            if remove is not None and remove not in ctx.model.functions:
+                pass  # a remove the parser lost (ohci-at91.c 6.1: a loop macro): no claim
+            elif remove is not None and name not in remove_releases:
                 if name != "autosuspend" or check in remove_releases:
                     unbind = f"at unbind: {remove}() has no {res.undo}"
             elif remove is None and modular and name != "autosuspend":
                 unbind = "at unbind or module unload: the driver has no .remove"
         if not leaking and unbind is None:
             continue
-        yield _finding(rule, ctx, probe, a, leaking, unbind, res, remove,
-                       managed_ok=not df.refuses)
+        found = _finding(rule, ctx, probe, a, leaking, unbind, res, remove,
+                         managed_ok=not df.refuses)
+        if not leaking and remove is None and name == "enable":
+            # no .remove at all: a driver not written to be unbound (its other state often
+            # outlives an unbind too: hidma_mgmt's sysfs objects, mtk_jpegdec_hw's slot in
+            # its master); whether to add a remove or suppress_bind_attrs is the maintainer's
+            # choice, not a patch of one undo (blind round 3): info
+            found = replace(
+                found,
+                severity=min(found.severity, Severity.INFO),
+                message=found.message + "; or, if it is not meant to be unbound, set"
+                " .suppress_bind_attrs",
+            )
+        yield found
 
 
 def _finding(
@@ -713,6 +762,42 @@ def _finding(
 # there drops a count someone else holds. (Wakeup off and dev_pm_clear_wake_irq() with nothing
 # set up do nothing.)
 _HARMED = frozenset({"enable", "usage"})
+
+
+def _helper_tail(a: Event) -> str | None:
+    """For a set-up a helper makes as its last step before `return 0;` (hid-google-hammer.c
+    6.12:236-237, `device_init_wakeup(&pdev->dev, true); return 0;`), the variable probe
+    keeps the helper's result in (`retval = __cbas_ec_probe(pdev);`); else None."""
+    if not a.reached.hops:
+        return None
+    stmt = cnav.statement_of(a.node)
+    nxt = stmt.next_named_sibling
+    while nxt is not None and nxt.type == "comment":
+        nxt = nxt.next_named_sibling
+    if nxt is None or nxt.type != "return_statement" or not paths.is_success(nxt):
+        return None
+    top = cnav.statement_of(a.top)
+    e = top.named_children[0] if top.type == "expression_statement" and top.named_children else None
+    if e is None or e.type != "assignment_expression":
+        return None
+    var = cnav.text(e.child_by_field_name("left")).strip()
+    return var if var.isidentifier() else None
+
+
+def _returns_var(x: paths.Exit, var: str, top: ts.Node) -> bool:
+    """Does the exit return `var` (itself, or at the end of its goto's label) with no other
+    assignment to it after `top`?"""
+    func = top
+    while func.parent is not None and func.type != "function_definition":
+        func = func.parent
+    end = x.region[1] if x.region else x.node.end_byte
+    text = (func.text or b"")[top.end_byte - func.start_byte : end - func.start_byte].decode(
+        "utf-8", "replace"
+    )
+    if re.search(rf"(?<![\w.>]){re.escape(var)}\s*=(?!=)", text):
+        return False
+    last = re.findall(r"return\s+([^;]*);", text)
+    return bool(last) and last[-1].strip(" ()") == var
 
 
 def _shared_label(probe: Probe, a: Event, x: paths.Exit) -> str | None:

@@ -127,6 +127,11 @@ def _value(ret: ts.Node) -> ts.Node | None:
     return named[0] if named else None
 
 
+def is_success(ret: ts.Node) -> bool:
+    """`return 0;` (or another success value)."""
+    return _is_success(ret)
+
+
 def _is_success(ret: ts.Node) -> bool:
     v = _value(ret)
     return v is None or (v.type == "number_literal" and cnav.text(v) == "0")
