@@ -11,10 +11,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "server" / "tests"))
 
-import test_rules_lifetime_history as history  # noqa: E402
-
-from dpmlens.config import Config  # noqa: E402
-from dpmlens.engine import analyze_source  # noqa: E402
+import test_rules_lifetime_history as history
+from dpmlens.config import Config
+from dpmlens.engine import analyze_source
 
 
 def main() -> None:
