@@ -75,6 +75,8 @@ class Table:
     holders: frozenset[str]
     teardown: dict[str, frozenset[str]]  # ops struct type -> members run at unbind
     acpi_buttons: tuple[bytes, ...]  # ids whose ACPI device's wakeup the ACPI core owns
+    # calls that fail only when devres cannot allocate
+    allocation_only: frozenset[str] = frozenset()
 
     def names(self) -> frozenset[str]:
         out: set[str] = set(_DEVM_ACTIONS)
@@ -112,6 +114,7 @@ def load_pairs(rules_dir: str | None) -> Table:
             for k, v in (data.get("teardown_callbacks") or {}).items()
         },
         tuple(str(i).encode() for i in data.get("acpi_core_wakeup_ids") or ()),
+        frozenset(str(c) for c in data.get("allocation_only") or ()),
     )
 
 
@@ -633,7 +636,7 @@ def _leaks(
                 continue
             if tail is not None and _returns_var(x, tail, a.top):
                 continue  # the helper failed, so it never got to its last step, the set-up
-            if _excused(x, probe, name):
+            if _excused(x, probe, name) or _allocation_failure(x, facts.table):
                 continue
             if not paths.reaches(a.top, x.node) or _released_for(x, a, probe, name):
                 continue
@@ -944,6 +947,35 @@ def _excused(x: paths.Exit, probe: Probe, resource: str) -> bool:
     if resource != "wakeup" and resource != "wake-irq" and _runtime_pm_off(x.node):
         return True
     return any(t.start_byte <= x.node.start_byte < t.end_byte for t in probe.managed_tests())
+
+
+def _allocation_failure(x: paths.Exit, table: Table) -> bool:
+    """An exit taken only when a call of `allocation_only` failed: `return
+    devm_rtc_register_device(rtc);`, or inside `if (ret)` right after `ret = that call;`."""
+    calls = table.allocation_only
+    if not calls:
+        return False
+    node = x.node
+    if node.type == "return_statement":
+        value = cnav.text(node).removeprefix("return").strip(" ;\t\n")
+        if value.split("(", 1)[0].strip() in calls:
+            return True
+    cur = node
+    while cur.parent is not None and cur.type != "if_statement":
+        cur = cur.parent
+    prev = cur.prev_named_sibling if cur.type == "if_statement" else None
+    while prev is not None and prev.type == "comment":
+        prev = prev.prev_named_sibling
+    if prev is None or prev.type != "expression_statement":
+        return False
+    m = re.fullmatch(r"\s*(\w+)\s*=\s*(\w+)\s*\(.*\)\s*;\s*", cnav.text(prev), re.DOTALL)
+    cond = cur.child_by_field_name("condition")
+    return (
+        m is not None
+        and m.group(2) in calls
+        and cond is not None
+        and m.group(1) in cnav.identifiers_in(cond)
+    )
 
 
 def _runtime_pm_off(node: ts.Node) -> bool:
