@@ -910,8 +910,11 @@ def _usage(
 ) -> Iterator[Finding]:
     res = facts.table.resources["usage"]
     releases = _events(probe, "usage", "release")
-    for a in _acquires(probe, "usage"):
-        if paths.leaves_on_success(a.top):
+    acquires = _acquires(probe, "usage")
+    # every count taken, those undone right below too: a drop gives back the latest one
+    kept = _kept_for_life(probe, _events(probe, "usage", "acquire"), releases)
+    for a in acquires:
+        if paths.leaves_on_success(a.top) or a.top.start_byte in kept:
             continue
         # probe drops the count itself on its success path: its error paths must too
         drops = [
@@ -938,6 +941,31 @@ def _usage(
                            undo=f"{helper}()" if helper else None)
     if remove and "usage" not in facts.table.bus_undoes.get(d.bus, {}):
         yield from _usage_in_remove(rule, ctx, facts, remove, res)
+
+
+def _kept_for_life(probe: Probe, acquires: list[Event], releases: list[Event]) -> set[int]:
+    """The counts probe's success path never drops, by their statement's start: each drop
+    on that path gives back the latest count taken before it (6.1 stm32-dmamux.c: get_noresume
+    at :247, get_noresume at :286, put at :292; the first is kept for the driver's life, so
+    its error paths leak nothing the success path does not keep too: blind round 5)."""
+    steps = sorted(
+        [(a.top.start_byte, 1, a) for a in acquires
+         if paths.on_success_path(a.top, probe.func)]
+        + [(r.top.start_byte, 0, r) for r in releases
+           if paths.on_success_path(r.top, probe.func)],
+        key=lambda t: (t[0], -t[1]),
+    )  # fmt: skip
+    open_: list[int] = []
+    seen: set[tuple[int, int]] = set()
+    for start, is_acquire, _ev in steps:
+        if (start, is_acquire) in seen:
+            continue  # one statement, several events (a helper's): one count
+        seen.add((start, is_acquire))
+        if is_acquire:
+            open_.append(start)
+        elif open_:
+            open_.pop()
+    return set(open_)
 
 
 def _excused(x: paths.Exit, probe: Probe, resource: str) -> bool:
