@@ -221,8 +221,10 @@ class _FileDelays:
                         out.append(line[line.find("/") :])
                     # `/* Time to first communication after power up (tINT_T) */` on the line
                     # above `#define PAC1921_POWERUP_TIME_MS 20` (pac1921.c:60-61)
-                    above = source[: m.start()].rstrip(b" \t").rsplit(b"\n", 2)
-                    prev = above[-2].decode("utf-8", "replace").strip() if len(above) > 1 else ""
+                    # the line before the #define's (two rfinds, no copy of the text before it)
+                    end = source.rfind(b"\n", 0, m.start())
+                    start = source.rfind(b"\n", 0, end) + 1 if end > 0 else 0
+                    prev = source[start:end].decode("utf-8", "replace").strip() if end > 0 else ""
                     if prev.startswith(("/*", "//", "*")) or prev.endswith("*/"):
                         out.append(prev)
         return out
