@@ -36,6 +36,7 @@ static int known(const char *s, Py_ssize_t n) {
 }
 
 static PyObject *configure(PyObject *self, PyObject *arg) {
+    (void)self;
     PyObject *it = PyObject_GetIter(arg), *item;
     int count = 0;
     if (it == NULL) return NULL;
@@ -133,6 +134,7 @@ static Py_ssize_t rfind_char(const char *b, Py_ssize_t end, char c) {
 }
 
 static PyObject *tokens(PyObject *self, PyObject *args) {
+    (void)self;
     Py_buffer view;
     Py_ssize_t limit;
     if (!configured) {
@@ -214,7 +216,11 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_ftrace_tokens", "The ftrace reader's event scan in C.", -1, methods,
+    .m_base = PyModuleDef_HEAD_INIT,
+    .m_name = "_ftrace_tokens",
+    .m_doc = "The ftrace reader's event scan in C.",
+    .m_size = -1,
+    .m_methods = methods,
 };
 
 PyMODINIT_FUNC PyInit__ftrace_tokens(void) { return PyModule_Create(&module); }

@@ -58,9 +58,15 @@ def c_tokens(plain: Iterable[bytes]) -> Tokens | None:
         from dpmlens.traces.read import _ftrace_tokens  # type: ignore[attr-defined]
     except ImportError:
         return None
-    _ftrace_tokens.configure(list(plain))
+    names = tuple(plain)
+    if names != _configured[0]:  # (a table in the module: set once per process)
+        _ftrace_tokens.configure(names)
+        _configured[0] = names
     tokens: Tokens = _ftrace_tokens.tokens
     return tokens
+
+
+_configured: list[tuple[bytes, ...] | None] = [None]
 
 
 def scanner(event: re.Pattern[bytes], plain: Iterable[bytes]) -> Tokens:
