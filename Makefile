@@ -135,4 +135,4 @@ e2e: package
 	node e2e/run.mjs
 
 clean:
-	rm -rf $(VENV) node_modules out dist bundled *.vsix e2e/node_modules e2e/artifacts server/.mypy_cache
+	rm -rf $(VENV) node_modules out dist bundled *.vsix e2e/node_modules e2e/artifacts server/.mypy_cache server/build server/dpmlens/traces/read/_ftrace_tokens*.so
