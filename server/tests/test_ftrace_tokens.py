@@ -5,6 +5,7 @@ tests hold (../shared/traces, the lab's captures, the fixtures) and on odd lines
 from __future__ import annotations
 
 import gzip
+import hashlib
 import lzma
 import os
 from pathlib import Path
@@ -159,3 +160,27 @@ def test_pure_scan_is_used_on_request(monkeypatch: pytest.MonkeyPatch) -> None:
     assert tokens.__name__ == "tokens" and not hasattr(tokens, "__self__")
     monkeypatch.setenv("DPMLENS_PURE_SCAN", "0")
     assert (ftrace_tokens.scanner(ftrace._EVENT, ftrace._PLAIN) is C_TOKENS) or C_TOKENS is None
+
+
+# The C scan writes four of _EVENT's forms into its code (the callback events to the line's
+# end, "suspend_resume: +", the two trace_marker texts) and takes the "<name>: " ones from
+# ftrace._PLAIN: a change to _EVENT must change _ftrace_tokens.c and _PLAIN alike.
+EVENT_SHA256 = "2fe11acb71280b63"
+
+
+def test_event_pattern_is_the_one_the_c_scan_mirrors() -> None:
+    got = hashlib.sha256(ftrace._EVENT.pattern).hexdigest()[:16]
+    assert got == EVENT_SHA256, ("ftrace._EVENT changed: make _ftrace_tokens.c and "
+                                 "ftrace._PLAIN match it, then update EVENT_SHA256")
+
+
+@needs_c
+def test_every_plain_name_is_found_by_both() -> None:
+    assert C_TOKENS is not None
+    for name in ftrace._PLAIN:
+        buf = b" t-1 [000] .... 1.5: " + name + b": x\n"
+        want = norm(PY_TOKENS(buf, len(buf)))
+        assert len(want) == 1, name  # _PLAIN holds only names _EVENT matches
+        assert norm(C_TOKENS(buf, len(buf))) == want, name
+        cut = buf.replace(b": x", b":x")  # no space after the colon: neither matches
+        assert norm(C_TOKENS(cut, len(cut))) == norm(PY_TOKENS(cut, len(cut))) == [], name
