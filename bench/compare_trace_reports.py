@@ -10,7 +10,7 @@ multitest (bench-data/pm-graph-multitest/, `make bench-multitest` unpacks it) bo
 it is there. With --pure, this tree runs a second time with DPMLENS_PURE_SCAN=1 (the Python
 event scan instead of the C one) and that is compared too.
 
-    python bench/compare_trace_reports.py --base /tmp/base/server [--pure] [-j 2]
+    python bench/compare_trace_reports.py --base /tmp/base/server [--pure] [-j 2] [--only files|dirs]
 """
 
 from __future__ import annotations
@@ -62,12 +62,14 @@ def main() -> int:
     ap.add_argument("--base", type=Path, required=True, help="the other tree's server/")
     ap.add_argument("--pure", action="store_true", help="also this tree with the Python scan")
     ap.add_argument("-j", type=int, default=2)
+    ap.add_argument("--only", choices=("files", "dirs"), help="one half (two runs side by side)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="compare-reports-"))
     variants = [("base", args.base, False), ("new", REPO / "server", False)]
     if args.pure:
         variants.append(("pure", REPO / "server", True))
-    todo = jobs()
+    todo = [j for j in jobs() if args.only is None
+            or (args.only == "dirs") == j[0].startswith("dir ")]
 
     def one(i: int) -> tuple[str, list[str]]:
         name, a = todo[i]
@@ -80,9 +82,8 @@ def main() -> int:
     differ = 0
     with ThreadPoolExecutor(args.j) as pool:
         for name, bad in pool.map(one, range(len(todo))):
-            if bad:
-                differ += 1
-                print(f"DIFFERS ({', '.join(bad)}): {name}")
+            differ += bool(bad)
+            print(f"DIFFERS ({', '.join(bad)}): {name}" if bad else f"same: {name}", flush=True)
     print(f"{len(todo)} reports ({sum(1 for n, _ in todo if not n.startswith('dir '))} files, "
           f"{sum(1 for n, _ in todo if n.startswith('dir '))} directories), "
           f"{' / '.join(v for v, _, _ in variants)}: {differ} differ")
