@@ -121,7 +121,7 @@ _TS_BOUND = 1e15  # seconds; also false for nan, so a nan timestamp is skipped t
 _PARENT = b", parent: "
 _ERR = b", err="
 _ERR0 = b", err=0"
-_S, _D, _CR, _RB, _R, _F = ord("s"), ord("d"), ord("\r"), ord("]"), ord("r"), ord("f")
+_S, _D, _RB, _R, _F = ord("s"), ord("d"), ord("]"), ord("r"), ord("f")
 _T, _UT, _P, _NL, _SP = ord("t"), ord("T"), ord("p"), ord("\n"), ord(" ")
 _MARK = b"tracing_mark_write: "
 _US, _C, _W = ord("_"), ord("c"), ord("w")
