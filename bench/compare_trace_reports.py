@@ -63,6 +63,7 @@ def main() -> int:
     ap.add_argument("--pure", action="store_true", help="also this tree with the Python scan")
     ap.add_argument("-j", type=int, default=2)
     ap.add_argument("--only", choices=("files", "dirs"), help="one half (two runs side by side)")
+    ap.add_argument("--reverse", action="store_true", help="last report first")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="compare-reports-"))
     variants = [("base", args.base, False), ("new", REPO / "server", False)]
@@ -70,6 +71,8 @@ def main() -> int:
         variants.append(("pure", REPO / "server", True))
     todo = [j for j in jobs() if args.only is None
             or (args.only == "dirs") == j[0].startswith("dir ")]
+    if args.reverse:
+        todo.reverse()
 
     def one(i: int) -> tuple[str, list[str]]:
         name, a = todo[i]
