@@ -81,7 +81,7 @@ test: test-python test-node
 
 # The marked suite: what `make test` skips for time (the lab summaries re-made from the
 # checked-in captures, ~10 min; a 100-cycle x 2,000-device timeline in chromium; the C and
-# Python ftrace scans compared on all 413 MB of the lab's captures, ~3 min).
+# Python ftrace scans compared on all 413 MB of the lab's captures, 3-7 min).
 test-slow: $(STAMP) $(SCAN)
 	cd server && DPMLENS_SLOW_TESTS=1 ../$(PY) -m pytest -q tests/test_lab_whatif.py tests/test_lab_whatif_sched.py tests/test_traces_html.py tests/test_ftrace_tokens.py
 
