@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 
 from dpmlens import inputs, limits
 from dpmlens.traces.model.sample import Collector, DelayColumns
-from dpmlens.traces.read import ftrace_graph, rpm_events
+from dpmlens.traces.read import ftrace_graph, ftrace_tokens, rpm_events
 from dpmlens.traces.read.events import Assembler
 
 NAME = "ftrace"
@@ -100,13 +100,19 @@ def _trie(words: dict[str, str]) -> str:
 # one scan is what keeps traces without them at their old speed.
 # A callback event's match runs to its line's end (the payload is read from it; it costs the
 # scan nothing measurable and saves a find per event).
+_RPM = ("suspend", "resume", "idle", "usage", "return_int", "status")
 _EVENT = re.compile(rb": (?:device_pm_callback_(?:start|end): [^\n]*|suspend_resume: +|"
                     + _trie({**dict.fromkeys(DELAY_PROBES + KERNEL_FUNCS, "_(?:cal|ret): "),
                               **dict.fromkeys(OTHER_PROBES, "_ret: "),
                               **dict.fromkeys(SCHED_EVENTS, ": ")}).encode()
-                    + rb"|rpm_(?:suspend|resume|idle|usage|return_int|status): "
+                    + rb"|rpm_(?:" + "|".join(_RPM).encode() + rb"): "
                     + rb"|funcgraph_(?:entry|exit): "
                     + rb"|tracing_mark_write: (?:SUSPEND START|RESUME COMPLETE))")
+# the names of _EVENT's "<name>: " alternatives, for the C scan (ftrace_tokens)
+_PLAIN = tuple(n.encode() for n in (
+    [f + sfx for f in DELAY_PROBES + KERNEL_FUNCS for sfx in ("_cal", "_ret")]
+    + [f + "_ret" for f in OTHER_PROBES] + list(SCHED_EVENTS) + ["rpm_" + r for r in _RPM]
+    + ["funcgraph_entry", "funcgraph_exit"]))
 _STAMP = re.compile(rb"# (?:suspend|freeze|standby|mem|disk|hibernate)-\d{6}-\d{6} ")
 _FW = re.compile(rb"# fwsuspend (\d{1,15}) fwresume (\d{1,15})")
 _ARG = re.compile(rb"\b(time|min|timeout)=(-?\d+)")
@@ -115,7 +121,7 @@ _TS_BOUND = 1e15  # seconds; also false for nan, so a nan timestamp is skipped t
 _PARENT = b", parent: "
 _ERR = b", err="
 _ERR0 = b", err=0"
-_S, _D, _CR, _RB, _R, _F = ord("s"), ord("d"), ord("\r"), ord("]"), ord("r"), ord("f")
+_S, _D, _RB, _R, _F = ord("s"), ord("d"), ord("]"), ord("r"), ord("f")
 _T, _UT, _P, _NL, _SP = ord("t"), ord("T"), ord("p"), ord("\n"), ord(" ")
 _MARK = b"tracing_mark_write: "
 _US, _C, _W = ord("_"), ord("c"), ord("w")
@@ -141,6 +147,7 @@ def parse(stream: BinaryIO, coll: Collector, threads_known: bool = True) -> None
     carry = b""
     undecided = HEAD  # bytes left in which a function_graph header or line would show
     max_line = int(limits.LINE_BYTES.value)  # a longer "line" is binary garbage: dropped
+    tokens = ftrace_tokens.scanner(_EVENT, _PLAIN)
     for block in _blocks(stream):
         buf = carry + block if carry else block
         cut = buf.rfind(b"\n")
@@ -158,7 +165,7 @@ def parse(stream: BinaryIO, coll: Collector, threads_known: bool = True) -> None
         if graph is not None:
             graph.scan(buf, cut + 1)
             continue
-        seen = _scan(buf, cut + 1, asm, coll, tc_graph)
+        seen = _scan(buf, cut + 1, asm, coll, tc_graph, tokens)
         if seen or not rpm.first_done:
             rpm.feed(buf, cut + 1, seen)
         # where _call_before looks when a call is not in buf
@@ -172,7 +179,7 @@ def parse(stream: BinaryIO, coll: Collector, threads_known: bool = True) -> None
         if graph is not None:
             graph.scan(carry + b"\n", len(carry) + 1)
         else:
-            seen = _scan(carry + b"\n", len(carry) + 1, asm, coll, tc_graph)
+            seen = _scan(carry + b"\n", len(carry) + 1, asm, coll, tc_graph, tokens)
             if seen or not rpm.first_done:
                 rpm.feed(carry + b"\n", len(carry) + 1, seen)
     if graph is not None:
@@ -245,7 +252,7 @@ def _stamp_version(buf: bytes, stamps: list[tuple[int, tuple[float, float] | Non
 
 
 def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
-          graph: ftrace_graph.GraphReader) -> bool:
+          graph: ftrace_graph.GraphReader, tokens: ftrace_tokens.Tokens) -> bool:
     """Read the block's PM events; True when it holds rpm_* events (read elsewhere)."""
     # sleepgraph writes one "# suspend-MMDDYY-HHMMSS host mode kernel" stamp per test; with
     # several tests in one file each stamp starts a new cycle. Stamps are rare: collect them
@@ -255,7 +262,6 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
         coll.report.kernel_version = _stamp_version(buf, stamps)
     si = 0
     next_stamp = stamps[0][0] if stamps else limit + 1
-    rfind = buf.rfind
     find = buf.find
     begin = asm.begin
     end_popped = asm.end_popped
@@ -282,8 +288,8 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
     ts_bound = _TS_BOUND
     # Indices into `buf` instead of slicing a payload per line: this loop runs once per PM
     # event and is what the 50 MB/s budget is spent on.
-    for m in _EVENT.finditer(buf, 0, limit):
-        s, e = m.span()
+    # (the positions and the timestamp of each event: ftrace_tokens, in C when built)
+    for s, e, le, p, ls, ts in tokens(buf, limit):
         c = buf[s + 2]
         if c == _R and buf[s + 3] == _P:  # rpm_*: traces.rpm_events reads the block
             # (resume_console_*, rt_mutex_slowlock_ret start with "r" too)
@@ -295,16 +301,8 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
             next_stamp = stamps[si][0] if si < len(stamps) else limit + 1
         d = c == _D  # "device_pm_callback_..." (no other event starts with "d")
         if d:  # matched to the line's end; the payload starts after "..._start: "/"_end: "
-            le = e
             e = s + 28 if buf[s + 21] == _S else s + 26
-        else:
-            le = find(b"\n", e)
-        if buf[le - 1] == _CR:
-            le -= 1
-        p = rfind(b" ", 0, s)
-        try:
-            ts = float(buf[p + 1 : s])
-        except ValueError:
+        if ts is None:
             coll.skip("no timestamp before the event name")
             continue
         if not -ts_bound < ts < ts_bound:  # nan, inf, 1e999: an impossible number
@@ -331,7 +329,7 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
                 continue
             # the task ("kworker/u8:3-193", the suspending shell): the thread the callback
             # ran on, for the timeline and the critical path
-            tb = buf[rfind(b"\n", 0, p) + 1 : p]
+            tb = buf[ls:p]
             try:
                 tid = tcache[tb]
             except KeyError:
@@ -374,7 +372,7 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
             if cycle > max_cycle:
                 max_cycle = cycle
         elif c == _F and buf.startswith(b"funcgraph_", s + 2):  # trace-cmd report of the graph
-            tb = buf[rfind(b"\n", 0, p) + 1 : p]
+            tb = buf[ls:p]
             try:
                 tid = tcache[tb]
             except KeyError:
@@ -386,7 +384,7 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
         elif c == _T and buf.startswith(_MARK, s + 2):  # sleepgraph's test start / end
             asm.test_marker(ts, buf[e - 1] == _UT)  # "...SUSPEND START" / "...COMPLETE"
         elif buf[e - 3] in _CAL_RET_END:  # <delay>_cal: / <delay>_ret:
-            tb = buf[rfind(b"\n", 0, p) + 1 : p]
+            tb = buf[ls:p]
             try:
                 tid = tcache[tb]
             except KeyError:
@@ -449,7 +447,7 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
             except ValueError:
                 coll.skip("malformed suspend_resume event")
                 continue
-            tb = buf[rfind(b"\n", 0, p) + 1 : p]
+            tb = buf[ls:p]
             try:
                 tid = tcache[tb]
             except KeyError:

@@ -1,0 +1,186 @@
+"""The ftrace reader's event scan in C (_ftrace_tokens.c) against its Python reference
+(ftrace_tokens.python_tokens): the same tokens, and the same import, on every real capture the
+tests hold (../shared/traces, the lab's captures, the fixtures) and on odd lines."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import lzma
+import os
+from pathlib import Path
+
+import pytest
+from fgraph_corpus import dump
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from traces_helpers import FIXTURES, REPO, SHARED_TRACES
+
+from dpmlens.traces import load_traces
+from dpmlens.traces.read import ftrace, ftrace_tokens
+
+C_TOKENS = ftrace_tokens.c_tokens(ftrace._PLAIN)
+PY_TOKENS = ftrace_tokens.python_tokens(ftrace._EVENT)
+needs_c = pytest.mark.skipif(C_TOKENS is None, reason="_ftrace_tokens not built (make builds "
+                             "it: server/tools/build_ftrace_tokens.py)")
+
+
+LAB = REPO / "test-fixtures" / "lab"
+
+
+def captures(every: bool = False) -> list[Path]:
+    """The fixtures, ../shared/traces and the lab's captures: all of them (413 MB unpacked,
+    minutes) with `every`, else the smallest of each lab directory (its kernel and set-up)."""
+    roots = [FIXTURES, LAB, SHARED_TRACES]
+    found = sorted({p for r in roots if r.is_dir()
+                    for pat in ("*trace*.txt", "*trace*.txt.gz", "*trace*.txt.xz")
+                    for p in r.rglob(pat)})
+    if every:
+        return found
+    smallest: dict[str, Path] = {}
+    for p in found:
+        if p.is_relative_to(LAB):
+            top = p.relative_to(LAB).parts[0]
+            if top not in smallest or p.stat().st_size < smallest[top].stat().st_size:
+                smallest[top] = p
+    return [p for p in found if not p.is_relative_to(LAB)] + sorted(smallest.values())
+
+
+def every() -> bool:
+    """The whole corpus in the marked slow suite (make test-slow)."""
+    return bool(os.environ.get("DPMLENS_SLOW_TESTS"))
+
+
+def read(path: Path) -> bytes:
+    data = path.read_bytes()
+    if path.suffix == ".gz":
+        return gzip.decompress(data)
+    return lzma.decompress(data) if path.suffix == ".xz" else data
+
+
+def norm(tokens: object) -> list[tuple]:
+    """The tokens, comparable (a nan timestamp is not equal to itself)."""
+    return [t[:5] + ("nan" if t[5] is not None and t[5] != t[5] else t[5],)
+            for t in tokens]  # type: ignore[attr-defined]
+
+
+def blocks(data: bytes, chunk: int) -> list[tuple[bytes, int]]:
+    """(buf, limit) as ftrace.parse hands them to the scan: whole lines of about `chunk`."""
+    out, carry = [], b""
+    for i in range(0, len(data), chunk):
+        buf = carry + data[i : i + chunk]
+        cut = buf.rfind(b"\n")
+        if cut < 0:
+            carry = buf
+            continue
+        out.append((buf, cut + 1))
+        carry = buf[cut + 1 :]
+    if carry:
+        out.append((carry + b"\n", len(carry) + 1))
+    return out
+
+
+def test_the_corpus_is_real() -> None:
+    files = captures(every=True)
+    assert len(files) >= 100, files  # the lab's captures and the fixtures, at least
+    assert len(captures()) >= 20
+    assert any(b"device_pm_callback_start" in read(p) for p in files)
+
+
+@needs_c
+@pytest.mark.parametrize("chunk", [1 << 22, 4093])
+def test_same_tokens_on_real_captures(chunk: int) -> None:
+    assert C_TOKENS is not None
+    n = 0
+    for path in captures(every()):
+        for buf, limit in blocks(read(path), chunk):
+            want = norm(PY_TOKENS(buf, limit))
+            assert norm(C_TOKENS(buf, limit)) == want, path
+            n += len(want)
+    assert n > 100_000
+
+
+_PIECES = [": ", ":", " ", "\n", "\r\n", "\r", "device_pm_callback_start", "device_pm_callback_end",
+           "suspend_resume", "tracing_mark_write", " SUSPEND START", " RESUME COMPLETE",
+           "msleep_cal", "msleep_interruptible_ret", "udelay_ret", "xudelay_ret", "udelay_re",
+           "schedule_timeout_cal", "mutex_lock_slowpath_ret", "mutex_lock_slowpath_cal",
+           "sched_switch", "sched_waking", "rpm_resume", "rpm_usage", "rp", "funcgraph_entry",
+           "12.5", "1_0.5", "nan", "-3", "+4.25", "1e3", "1.2.3", ".", "inf", "0x10", "\x00",
+           "kworker/u8:3-193", "[002]", "d..1.", "é", "7", "a"]
+
+
+@needs_c
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=40), st.integers(0, 400))
+def test_same_tokens_on_odd_text(pieces: list[str], cut: int) -> None:
+    assert C_TOKENS is not None
+    buf = "".join(pieces).encode()
+    limit = min(cut, len(buf))
+    if limit and buf[limit - 1] != 0x0A:  # the scan is given whole lines
+        buf = buf[:limit] + b"\n" + buf[limit:]
+        limit += 1
+    assert norm(C_TOKENS(buf, limit)) == norm(PY_TOKENS(buf, limit))
+
+
+@needs_c
+def test_odd_lines_by_hand() -> None:
+    assert C_TOKENS is not None
+    buf = (b"x-1 [000] .... 12.5: suspend_resume: dpm_suspend[2] begin\r\n"
+           b"nospace: msleep_cal: (msleep+0x0/0x40) time=10\n"
+           b" t-2 [001] .... 1_0.5: udelay_ret: (a+0x1/0x2 <- __const_udelay) arg1=0x1\n"
+           b" t-2 [001] .... nan: sched_waking: comm=a pid=1 prio=120 target_cpu=000\n"
+           b" t-2 [001] .... 3.0: suspend_resume:\n"
+           b" t-2 [001] .... 3.0: tracing_mark_write: SUSPEND STAR\n"
+           b" t-2 [001] .... 3.0: rpm_resume: 0000:00:14.0 flags=4 cnt=1\n"
+           b" t-2 [001] .... 4.0: device_pm_callback_end: pci 0000:00:14.0, err=0\r\n")
+    got = norm(C_TOKENS(buf, len(buf)))
+    assert got == norm(PY_TOKENS(buf, len(buf)))
+    # "suspend_resume:" with no space and "SUSPEND STAR" do not match; an rpm_* event has no
+    # timestamp (read elsewhere); "nan" is one to float() (the reader drops it: impossible)
+    assert [t[5] for t in got] == [12.5, None, 10.5, "nan", None, 4.0]
+    assert got[0][2] == buf.index(b"\r")  # the line's end before its "\r"
+
+
+def _load(path: Path, pure: bool, monkeypatch: pytest.MonkeyPatch) -> dict:
+    monkeypatch.setenv("DPMLENS_PURE_SCAN", "1" if pure else "0")
+    return dump(load_traces([path]))
+
+
+@needs_c
+def test_same_import_on_real_captures(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Everything an import leaves (fgraph_corpus.dump: every sample, delay, step, skipped
+    line by reason) is the same with the C scan and with the Python one."""
+    for path in captures(every()):
+        assert _load(path, False, monkeypatch) == _load(path, True, monkeypatch), path
+
+
+def test_pure_scan_is_used_on_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DPMLENS_PURE_SCAN", "1")
+    tokens = ftrace_tokens.scanner(ftrace._EVENT, ftrace._PLAIN)
+    assert tokens.__name__ == "tokens" and not hasattr(tokens, "__self__")
+    monkeypatch.setenv("DPMLENS_PURE_SCAN", "0")
+    assert (ftrace_tokens.scanner(ftrace._EVENT, ftrace._PLAIN) is C_TOKENS) or C_TOKENS is None
+
+
+# The C scan writes four of _EVENT's forms into its code (the callback events to the line's
+# end, "suspend_resume: +", the two trace_marker texts) and takes the "<name>: " ones from
+# ftrace._PLAIN: a change to _EVENT must change _ftrace_tokens.c and _PLAIN alike.
+EVENT_SHA256 = "2fe11acb71280b63"
+
+
+def test_event_pattern_is_the_one_the_c_scan_mirrors() -> None:
+    got = hashlib.sha256(ftrace._EVENT.pattern).hexdigest()[:16]
+    assert got == EVENT_SHA256, ("ftrace._EVENT changed: make _ftrace_tokens.c and "
+                                 "ftrace._PLAIN match it, then update EVENT_SHA256")
+
+
+@needs_c
+def test_every_plain_name_is_found_by_both() -> None:
+    assert C_TOKENS is not None
+    for name in ftrace._PLAIN:
+        buf = b" t-1 [000] .... 1.5: " + name + b": x\n"
+        want = norm(PY_TOKENS(buf, len(buf)))
+        assert len(want) == 1, name  # _PLAIN holds only names _EVENT matches
+        assert norm(C_TOKENS(buf, len(buf))) == want, name
+        cut = buf.replace(b": x", b":x")  # no space after the colon: neither matches
+        assert norm(C_TOKENS(cut, len(cut))) == norm(PY_TOKENS(cut, len(cut))) == [], name
