@@ -25,7 +25,6 @@ import time
 from pathlib import Path
 
 from bench_lsp import Client, rss_mb  # same folder
-
 from dpmlens.walk import collect_files
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -81,3 +81,13 @@ def positions(source: bytes, word: str | bytes) -> Sequence[int]:
         pos = source.find(needle, end)
     t.memo[needle] = found
     return found
+
+
+_SPACE = frozenset(b" \t\n\r\x0b\x0c")  # what a regex's \s matches in bytes
+
+
+def spaces_before(source: bytes, p: int) -> int:
+    """The offset just after the last non-space byte before `p` (p itself when none)."""
+    while p > 0 and source[p - 1] in _SPACE:
+        p -= 1
+    return p

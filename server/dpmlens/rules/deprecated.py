@@ -221,7 +221,8 @@ def _needs_config(ctx: Context, table: PmTable, names: list[str]) -> bool:
     bodies, outside = cached
     # the file's functions are followed below, not blockers: a patch drops their #ifdef too
     # (and a prototype's `#else #define foo_resume NULL` with it)
-    missing = pm_guards.config_only(model.source, keep, bodies=bodies) - set(model.functions)
+    missing = {n for n in pm_guards.config_only(model.source, keep, bodies=bodies)
+               if n not in model.functions}
     missing |= outside
     if not missing:
         return False
