@@ -100,6 +100,30 @@ def editor_open(doc: Path, timeout: float) -> dict[str, object]:
     return result
 
 
+def profile(kernel: Path, files: list[str]) -> int:
+    import cProfile
+    import pstats
+
+    from dpmlens.config import Config
+    from dpmlens.engine import analyze_model
+    from dpmlens.model.build import build_model
+
+    text = b"\n".join(b"/* ---- %s ---- */\n" % f.encode() + (kernel / f).read_bytes()
+                      for f in files)
+    config = Config()
+    analyze_model(build_model("warm-up.c", b"int x;"), config)  # rules loaded, queries compiled
+    prof = cProfile.Profile()
+    t0 = time.perf_counter()
+    prof.enable()
+    model = build_model(str(kernel / "drivers" / "concatenated.c"), text)
+    found = analyze_model(model, config)
+    prof.disable()
+    print(f"{len(files)} files, {len(text) / 1e6:.1f} MB: {time.perf_counter() - t0:.1f} s under "
+          f"cProfile, {len(found)} findings, load {os.getloadavg()[0]:.1f}")
+    pstats.Stats(prof).sort_stats("tottime").print_stats(20)
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kernel", default=os.environ.get("BENCH_KERNEL",
@@ -109,6 +133,9 @@ def main() -> int:
     ap.add_argument("--editor-timeout", type=float, default=60.0)
     ap.add_argument("--skip-editor", action="store_true")
     ap.add_argument("--skip-cli", action="store_true")
+    ap.add_argument("--profile", type=int, metavar="N",
+                    help="instead: build_model + analyze_model of the first N files as one text, "
+                    "in this process under cProfile; print the top lines")
     args = ap.parse_args()
     kernel = Path(args.kernel)
     if not (kernel / "drivers").is_dir():
@@ -118,6 +145,8 @@ def main() -> int:
     out = Path(args.out)
     doc = out / "pm-drivers-concatenated.c"
     files = build_document(kernel, args.count, doc)
+    if args.profile:
+        return profile(kernel, files[: args.profile])
     size = doc.stat().st_size
     result: dict[str, object] = {"load_average": os.getloadavg()[0], "files": len(files),
                                  "document": str(doc), "document_mb": round(size / 1e6, 1),
