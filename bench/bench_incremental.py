@@ -90,7 +90,20 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kernel", default="/work/linux/linux-source-6.12")
     ap.add_argument("--edits", type=int, default=400)
+    ap.add_argument("--profile", action="store_true",
+                    help="instead: the incremental pass of the first file under cProfile")
     args = ap.parse_args()
+    if args.profile:
+        import cProfile
+        import pstats
+
+        prof = cProfile.Profile()
+        prof.enable()
+        _t, why, kinds = run(Path(args.kernel) / FILES[0], args.edits, incremental=True)
+        prof.disable()
+        print(FILES[0], {k: len(v) for k, v in kinds.items()})
+        pstats.Stats(prof).sort_stats("cumulative").print_stats(25)
+        return 0
     for rel in FILES:
         path = Path(args.kernel) / rel
         if not path.is_file():

@@ -18,7 +18,9 @@ from collections import OrderedDict
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
+from dpmlens import limits
 from dpmlens.budget import refusal
+from dpmlens.config import Config
 from dpmlens.durations import format_us
 from dpmlens.findings import Finding, Severity, Span
 from dpmlens.incremental import IncrementalAnalyzer
@@ -52,6 +54,20 @@ def skip_reason(doc: Document, nesting: EditedNesting | None = None) -> str | No
     """Why a document is not analyzed at all (limits.py), or None; `nesting`: the
     document's nesting check, carried over its edits."""
     return refusal(doc.source, nesting)
+
+
+def too_large(doc: Document, config: Config) -> str | None:
+    """Why a document is too large to analyse in the editor (over limits.EDITOR_SOURCE_BYTES
+    and with PM code: the rules' prefilter matches it), or None."""
+    limit = limits.EDITOR_SOURCE_BYTES
+    if len(doc.source) <= limit.value:
+        return None
+    from dpmlens.engine import prefilter
+
+    if not prefilter(config).matches(doc.source):
+        return None  # nothing a rule could find: analysed as usual (quickly)
+    size = f"{len(doc.source) / (1 << 20):.1f} MiB with PM code:"
+    return f"not analysed in the editor: {limit.exceeded(size)}; `dpmlens check` analyses it"
 
 
 def analyze_document(server: DpmlensServer, doc: Document) -> Analysis:
@@ -215,6 +231,10 @@ class Diagnostics(LanguageFeature):
         if not server.settings.enable:
             self.publish(doc.uri, doc.version, [])
             return None
+        if len(doc.source) > limits.EDITOR_SOURCE_BYTES.value and skip_reason(doc) is None:
+            config = server.get_feature(ProjectConfigs).config_for(doc.path)
+            if (reason := too_large(doc, config)) is not None:
+                return self._too_large(doc, reason)
         if len(doc.source) >= big_bytes() and skip_reason(doc) is None:
             self._elsewhere(doc)  # the loop must not wait seconds for it: no result yet
             return None
@@ -225,6 +245,21 @@ class Diagnostics(LanguageFeature):
                                              res.seconds, res.how))
         self.publish(doc.uri, doc.version, self.to_lsp(doc, res.findings))
         server.features.document_analysed(doc, res)
+        return res
+
+    def _too_large(self, doc: Document, reason: str) -> Analysis:
+        """One Information diagnostic on the first line says why there are no findings."""
+        if self.note_skip(doc.uri, reason):
+            self.server.log("warning", f"dpmlens: {doc.path}: {reason}")
+        res = Analysis(doc.version, doc.source, _empty_model(doc), [], 0.0, how="too large")
+        self.results[doc.uri] = res
+        self.runs += 1
+        at = types.Range(start=types.Position(line=0, character=0),
+                         end=types.Position(line=0, character=0))
+        note = types.Diagnostic(range=at, message=f"dpmlens: {reason}", source="dpmlens",
+                                severity=types.DiagnosticSeverity.Information)
+        self.publish(doc.uri, doc.version, [note])
+        self.server.features.document_analysed(doc, res)
         return res
 
     def _elsewhere(self, doc: Document) -> None:

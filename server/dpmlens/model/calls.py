@@ -88,7 +88,15 @@ class CallsMixin:
         return out
 
     def calls_named(self, names: frozenset[str]) -> list[CallSite]:
-        """Calls to any of `names`: text search for each name, then the tree at each hit."""
+        """Calls to any of `names`: text search for each name, then the tree at each hit.
+        Kept per set of names (rules ask for the same ones once per table or callback)."""
+        memo: dict[frozenset[str], list[CallSite]] = self.__dict__.setdefault("_named", {})
+        found = memo.get(names)
+        if found is None:
+            found = memo[names] = self._calls_named(names)
+        return list(found)
+
+    def _calls_named(self, names: frozenset[str]) -> list[CallSite]:
         src = self.source
         root = self.tree.root_node
         nodes: list[ts.Node] = []

@@ -8,7 +8,7 @@ import re
 from typing import TYPE_CHECKING
 
 from dpmlens.findings import Span
-from dpmlens.model import ctext
+from dpmlens.model import ctext, words
 from dpmlens.model.buses import DRIVER_STRUCTS, LEGACY_CALLBACKS, NAME_PATHS, PM_PATHS, PROBE_PATHS
 from dpmlens.model.ctext import word_byte as _word
 from dpmlens.model.tables import TablesMixin, strip_pointer
@@ -133,27 +133,22 @@ class DriversMixin(TablesMixin):
         `platform_register_drivers(drivers, ...)`).
         """
         src = self.source
-        needle = var.encode()
-        pos = src.find(needle)
-        while pos >= 0:
-            end = pos + len(needle)
-            if (pos == 0 or not _word(src[pos - 1])) and (end >= len(src) or not _word(src[end])):
-                fn, opener = _enclosing_opener(src, pos)
-                if opener == 0x28 and fn:  # inside a call's argument list
-                    if (
-                        "unregister" not in fn
-                        and _REGISTRATION.fullmatch(fn)
-                        and self.context(pos) is not None
-                    ):
-                        return fn
-                elif opener == 0x7B and depth == 0:  # inside `{ ... }`: a driver array?
-                    window = src[max(0, pos - _ARRAY_LOOKBACK) : pos].decode("latin-1")
-                    array = _OPEN_ARRAY.search(window)
-                    if array is not None and self.context(pos) is not None:
-                        found = self._registration(array.group(1), depth + 1)
-                        if found is not None:
-                            return found
-            pos = src.find(needle, end)
+        for pos in words.positions(src, var):
+            fn, opener = _enclosing_opener(src, pos)
+            if opener == 0x28 and fn:  # inside a call's argument list
+                if (
+                    "unregister" not in fn
+                    and _REGISTRATION.fullmatch(fn)
+                    and self.context(pos) is not None
+                ):
+                    return fn
+            elif opener == 0x7B and depth == 0:  # inside `{ ... }`: a driver array?
+                window = src[max(0, pos - _ARRAY_LOOKBACK) : pos].decode("latin-1")
+                array = _OPEN_ARRAY.search(window)
+                if array is not None and self.context(pos) is not None:
+                    found = self._registration(array.group(1), depth + 1)
+                    if found is not None:
+                        return found
         return None
 
 

@@ -227,12 +227,23 @@ def _declaration_of(field: str) -> re.Pattern[bytes]:
     )
 
 
+# any `struct X *name` declaration: one pass for all names (a pass per name is quadratic
+# in a file whose pointer calls grow with its length)
+_DECLARATION = re.compile(rb"struct\s+(\w+)\s*(?:const\s*)?\*\s*(?:const\s+)?(\w+)\s*[;=,)\[]")
+
+
 def _declared_types(model: FileModel, field: str) -> frozenset[str]:
     """The struct types the file declares `field` with (`struct isp1362_platform_data *board`,
     a member or a local): empty when it declares none."""
-    pattern = _declaration_of(field)
-    footprint.searched(model, pattern)
-    return frozenset(m.group(1).decode("latin-1") for m in pattern.finditer(model.source))
+    footprint.searched(model, _declaration_of(field))
+    index: dict[str, frozenset[str]] | None = model.__dict__.get("_declared_types")
+    if index is None:
+        found: dict[str, set[str]] = {}
+        for m in _DECLARATION.finditer(model.source):
+            found.setdefault(m.group(2).decode("latin-1"), set()).add(
+                m.group(1).decode("latin-1"))
+        index = model.__dict__["_declared_types"] = {k: frozenset(v) for k, v in found.items()}
+    return index.get(field, frozenset())
 
 
 def pointer_calls(model: FileModel, function: str) -> list[CallSite]:

@@ -25,7 +25,7 @@ from typing import Literal
 import tree_sitter as ts
 
 from dpmlens.findings import Finding, Fix, Severity, TextEdit
-from dpmlens.model import condeval, footprint, ops_structs
+from dpmlens.model import condeval, footprint, ops_structs, words
 from dpmlens.model.build import build_model
 from dpmlens.model.consteval import eval_int
 from dpmlens.model.phases import PHASES
@@ -171,7 +171,7 @@ class _FileDelays:
         if len(hop.call.args) <= index:
             return
         at = self.ctx.call_node(hop.call, caller.model)
-        value = evaluate(hop.call.args[index], at, caller.defines)
+        value = evaluate(hop.call.args[index], at, caller.defines, caller.model.source)
         if value is not None and value.base >= 0:
             d = self._delay(call, value)
             if d is not None:
@@ -183,7 +183,7 @@ class _FileDelays:
             return None
         node = self.ctx.call_node(call, self.model)
         if value is None:
-            value = evaluate(call.args[arg_index], node, self.defines)
+            value = evaluate(call.args[arg_index], node, self.defines, self.model.source)
         if value is None or value.base < 0:
             return None
         in_loop = False
@@ -212,9 +212,9 @@ class _FileDelays:
         source = self.model.source
         for name in d.value.identifiers:
             if name in self.model.defines:
-                pattern = rb"#\s*define\s+" + re.escape(name.encode()) + rb"\b[^\n]*"
-                footprint.searched(self.model, re.compile(pattern))
-                m = re.search(pattern, source)
+                pattern = _define_of(name)
+                footprint.searched(self.model, pattern)
+                m = _first_define(source, name, pattern)
                 if m:
                     line = m.group(0).decode("utf-8", "replace")
                     if "/*" in line or "//" in line:
@@ -1459,3 +1459,23 @@ def _find_sleep_helper(model: FileModel) -> str | None:
             None,
         )  # fmt: skip
     return found
+
+
+@lru_cache(maxsize=512)
+def _define_of(name: str) -> re.Pattern[bytes]:
+    return re.compile(rb"#\s*define\s+" + re.escape(name.encode()) + rb"\b[^\n]*")
+
+
+def _first_define(source: bytes, name: str, pattern: re.Pattern[bytes]) -> re.Match[bytes] | None:
+    """`pattern.search(source)`, tried only where `name` occurs after `#define` (a search of
+    the whole text per delay is quadratic in a file whose delays grow with its length)."""
+    for p in words.positions(source, name):
+        q = words.spaces_before(source, p)
+        if q == p or source[q - 6 : q] != b"define":
+            continue
+        r = words.spaces_before(source, q - 6)
+        if r > 0 and source[r - 1] == 0x23:  # #
+            m = pattern.match(source, r - 1)
+            if m is not None:
+                return m
+    return None

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import tree_sitter as ts
 
-from dpmlens.model import footprint
+from dpmlens.model import footprint, words
 from dpmlens.model.consteval import eval_int
 from dpmlens.rules import cnav
 
@@ -47,7 +48,11 @@ def identifiers_of(expr: str, defines: dict[str, str], depth: int = 8) -> set[st
     return out
 
 
-def evaluate(expr: str, call_node: ts.Node | None, defines: dict[str, str]) -> Value | None:
+def evaluate(
+    expr: str, call_node: ts.Node | None, defines: dict[str, str], source: bytes | None = None
+) -> Value | None:
+    """`source`: the text of `call_node`'s tree, when the caller has it (else read from the
+    tree: a copy of the whole file)."""
     value = eval_int(expr, defines)
     if value is not None:
         return Value(value, value, identifiers=identifiers_of(expr, defines))
@@ -58,7 +63,7 @@ def evaluate(expr: str, call_node: ts.Node | None, defines: dict[str, str]) -> V
         return _local(name, call_node, defines)
     m = _FIELD_ACCESS.fullmatch(name)
     if m is not None:
-        return _field(m.group(1), call_node, defines)
+        return _field(m.group(1), call_node, defines, source)
     return None
 
 
@@ -67,31 +72,71 @@ _MEMBER = r"\s*(?:->|\.)\s*"
 _FIELD_ACCESS = re.compile(rf"[A-Za-z_]\w*(?:{_MEMBER}[A-Za-z_]\w*)*{_MEMBER}([A-Za-z_]\w*)")
 
 
-def _field(name: str, call_node: ts.Node, defines: dict[str, str]) -> Value | None:
+_IDENT_BYTES = re.compile(rb"[A-Za-z_]\w*")
+# what may stand between `&` and a field whose address is taken (`&priv->cfg.delay_ms`)
+_ADDRESS_PATH = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+                          b" \t\n\r\x0b\x0c>.-[]")
+
+
+@lru_cache(maxsize=256)
+def _written(field_re: bytes) -> re.Pattern[bytes]:
+    """The field, then an assignment, `++` or `--` (matched at the field)."""
+    return re.compile(field_re + rb"\s*(?:[-+*/|&]?=(?!=)|\+\+|--)")
+
+
+@lru_cache(maxsize=256)
+def _copy_of(field_re: bytes) -> re.Pattern[bytes]:
+    return re.compile(
+        rb"(?:->|\.)\s*" + field_re + rb"\s*=\s*[\w>.\-\s]*?(?:->|\.)\s*" + field_re + rb"\s*;"
+    )
+
+
+def _address_taken(source: bytes, p: int) -> bool:
+    """`&` then only names, spaces, `->`, `.` and `[]` up to the occurrence at `p`."""
+    while p > 0 and source[p - 1] in _ADDRESS_PATH:
+        p -= 1
+    return p > 0 and source[p - 1] == 0x26  # &
+
+
+def _field(
+    name: str, call_node: ts.Node, defines: dict[str, str], source: bytes | None = None
+) -> Value | None:
     """The values file-scope initializers give the field `name` (`.name = 100,`), when nothing
     else in the file writes it (no assignment, increment, or address taken for a reader such
-    as of_property_read_u32()); None when any of that is unknown."""
+    as of_property_read_u32()); None when any of that is unknown.
+
+    Each test is made at the field's own occurrences (words.positions), not by a search of
+    the whole text per field: a file's delays through fields grow with its length."""
     root = call_node
     while root.parent is not None:
         root = root.parent
-    source = root.text or b""
+    if source is None or root.end_byte > len(source):  # not this tree's text after all
+        source = root.text or b""
     footprint.searched_any_file(name)
     field_re = re.escape(name.encode())
-    written = rb"\s*(?:[-+*/|&]?=(?!=)|\+\+|--)"
+    written = _written(field_re)
     # `priv->reset_ms = data->reset_ms;` copies match data: no other value
-    copy = re.compile(
-        rb"(?:->|\.)\s*" + field_re + rb"\s*=\s*[\w>.\-\s]*?(?:->|\.)\s*" + field_re + rb"\s*;"
-    )
-    for m in re.finditer(rb"->\s*" + field_re + written, source):
-        if not copy.match(source, m.start()):
+    copy = _copy_of(field_re)
+    if _IDENT_BYTES.fullmatch(name.encode()) is None:
+        return None  # not a C field name (kernel sources have none)
+    at = words.positions(source, name)
+    for p in at:
+        start = words.spaces_before(source, p)
+        if source[start - 2 : start] == b"->" and written.match(source, p) and not copy.match(
+            source, start - 2
+        ):
             return None
-    if re.search(rb"&[\w\s>.\-\[\]]*?\b" + field_re + rb"\b", source):
+    if any(_address_taken(source, p) for p in at):
         return None
     out = Value(0, 0, identifiers={name})
-    for m in re.finditer(rb"\.\s*" + field_re + written, source):
-        if copy.match(source, m.start()):
+    for p in at:
+        start = words.spaces_before(source, p) - 1
+        if start < 0 or source[start : start + 1] != b"." or not written.match(source, p):
             continue
-        node = root.descendant_for_byte_range(m.start(), m.end())
+        end = written.match(source, p).end()  # type: ignore[union-attr]
+        if copy.match(source, start):
+            continue
+        node = root.descendant_for_byte_range(start, end)
         while node is not None and node.type not in ("initializer_pair", "function_definition"):
             node = node.parent
         if node is None or node.type != "initializer_pair" or cnav.function_of(node) is not None:

@@ -209,14 +209,21 @@ def _needs_config(ctx: Context, table: PmTable, names: list[str]) -> bool:
     footprint.searched(model, "CONFIG_PM")
     fns = [model.functions[n] for n in names if n in model.functions]
     keep = tuple(f.start_byte for f in fns)
-    bodies = tuple((f.start_byte, f.end_byte) for f in model.functions.values())
+    # what does not depend on the table is read once per model: a file asks once per table
+    cached = model.__dict__.get("_pm_guard_inputs")
+    if cached is None:
+        bodies = tuple((f.start_byte, f.end_byte) for f in model.functions.values())
+        top = find_top(os.path.dirname(os.path.abspath(model.path)))
+        outside = pm_guards.local_header_config_only(model.path, model.source)
+        if top is not None:
+            outside |= pm_guards.header_config_only(str(top))
+        cached = model.__dict__["_pm_guard_inputs"] = (bodies, outside)
+    bodies, outside = cached
     # the file's functions are followed below, not blockers: a patch drops their #ifdef too
     # (and a prototype's `#else #define foo_resume NULL` with it)
-    missing = pm_guards.config_only(model.source, keep, bodies=bodies) - set(model.functions)
-    top = find_top(os.path.dirname(os.path.abspath(model.path)))
-    if top is not None:
-        missing |= pm_guards.header_config_only(str(top))
-    missing |= pm_guards.local_header_config_only(model.path, model.source)
+    missing = {n for n in pm_guards.config_only(model.source, keep, bodies=bodies)
+               if n not in model.functions}
+    missing |= outside
     if not missing:
         return False
     seen: set[str] = set()
@@ -268,11 +275,15 @@ _PM_FIELD = re.compile(rb"(\.pm\s*=\s*)(&\s*(\w+))\b(?!\s*\))")
 def _wrap_pm_pointer(ctx: Context, pos: Positions, table: str, ptr: str) -> list[TextEdit]:
     edits = []
     footprint.searched(ctx.model, _PM_FIELD)
-    for m in _PM_FIELD.finditer(ctx.model.source):
-        if m.group(3).decode("latin-1") != table:
-            continue
-        target = m.group(2).decode()
-        edits.append(TextEdit(ctx.model.path, pos.span(m.start(2), m.end(2)), f"{ptr}({target})"))
+    # table -> its `.pm = &table` fields, read in one pass per model (not one per table)
+    fields: dict[str, list[tuple[int, int, str]]] | None = ctx.model.__dict__.get("_pm_fields")
+    if fields is None:
+        fields = ctx.model.__dict__["_pm_fields"] = {}
+        for m in _PM_FIELD.finditer(ctx.model.source):
+            fields.setdefault(m.group(3).decode("latin-1"), []).append(
+                (m.start(2), m.end(2), m.group(2).decode()))
+    for start, end, target in fields.get(table, ()):
+        edits.append(TextEdit(ctx.model.path, pos.span(start, end), f"{ptr}({target})"))
     return edits
 
 

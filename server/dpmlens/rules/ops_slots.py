@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import tree_sitter as ts
 
 from dpmlens.rules import cnav
+from dpmlens.syntax.parser import captures, load_query
 
 
 @dataclass(frozen=True)
@@ -43,16 +44,21 @@ def slots_by_function(
 
 
 def _slots(root: ts.Node, known: Mapping[str, str]) -> Iterator[tuple[str, Slot]]:
-    stack = [root]
-    while stack:
-        node = stack.pop()
+    # the query finds the candidates in C (a walk in Python visited every node of the tree);
+    # outer before inner, as a walk from the root meets them
+    found = captures(load_query("slots"), root)
+    nodes = sorted(
+        (n for kind in ("decl", "assign") for n in found.get(kind, ())),
+        key=lambda n: (n.start_byte, -n.end_byte),
+    )
+    scopes: dict[int, dict[str, str]] = {}  # function node id -> its struct-typed names
+    for node in nodes:
         if node.type == "declaration":
             yield from _from_declaration(node)
-        elif node.type == "assignment_expression":
-            found = _from_assignment(node, known)
-            if found is not None:
-                yield found
-        stack.extend(reversed(node.children))
+        else:
+            slot = _from_assignment(node, known, scopes)
+            if slot is not None:
+                yield slot
 
 
 def _struct_name(type_node: ts.Node | None) -> str | None:
@@ -104,7 +110,9 @@ def _members(init_list: ts.Node, struct: str, instance: str) -> Iterator[tuple[s
             yield cnav.text(value), Slot(struct, member, instance)
 
 
-def _from_assignment(node: ts.Node, known: Mapping[str, str]) -> tuple[str, Slot] | None:
+def _from_assignment(
+    node: ts.Node, known: Mapping[str, str], scopes: dict[int, dict[str, str]]
+) -> tuple[str, Slot] | None:
     left = node.child_by_field_name("left")
     right = node.child_by_field_name("right")
     op = node.child_by_field_name("operator")
@@ -122,31 +130,40 @@ def _from_assignment(node: ts.Node, known: Mapping[str, str]) -> tuple[str, Slot
     if field_node is None or base is None:
         return None
     member = cnav.text(field_node)
-    struct = _type_of(base, node) or known.get(member)
+    struct = _type_of(base, node, scopes) or known.get(member)
     if struct is None:
         return None
     return cnav.text(right), Slot(struct, member, cnav.text(base))
 
 
-def _type_of(base: ts.Node, at: ts.Node) -> str | None:
+def _type_of(base: ts.Node, at: ts.Node, scopes: dict[int, dict[str, str]]) -> str | None:
     """The struct type of `base` when it is a variable declared in the enclosing function
     (parameter or local) as `struct X *base` / `struct X base`."""
     if base.type == "pointer_expression":  # (&x)->member is unusual; x.member is the common one
         base = base.child_by_field_name("argument") or base
     if base.type != "identifier":
         return None
-    name = cnav.text(base)
     func = cnav.function_of(at)
-    scopes = [func] if func is not None else []
-    for scope in scopes:
-        stack = [scope]
-        while stack:
-            n = stack.pop()
-            if n.type in ("declaration", "parameter_declaration"):
-                struct = _struct_name(n.child_by_field_name("type"))
-                if struct is not None and any(
-                    _declared_name(d) == name for d in n.children_by_field_name("declarator")
-                ):
-                    return struct
-            stack.extend(n.children)
-    return None
+    if func is None:
+        return None
+    names = scopes.get(func.id)
+    if names is None:
+        names = scopes[func.id] = _struct_names(func)
+    return names.get(cnav.text(base))
+
+
+def _struct_names(func: ts.Node) -> dict[str, str]:
+    """name -> struct type of the function's struct-typed parameters and locals, each name
+    taken from the first declaration of it that this walk order meets (read once per function,
+    not once per assignment)."""
+    names: dict[str, str] = {}
+    stack = [func]
+    while stack:
+        n = stack.pop()
+        if n.type in ("declaration", "parameter_declaration"):
+            struct = _struct_name(n.child_by_field_name("type"))
+            if struct is not None:
+                for d in n.children_by_field_name("declarator"):
+                    names.setdefault(_declared_name(d), struct)
+        stack.extend(n.children)
+    return names

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -48,6 +49,10 @@ class Block:
 def blocks(source: bytes) -> list[Block]:
     """The CONFIG_PM* blocks of `source` whose polarity is clear (`#ifdef`/`#ifndef`, `#if`
     with `defined()`/`IS_ENABLED()` of it, negated or not; not a `||` of it with others)."""
+    return _scan(source, True).blocks
+
+
+def _blocks(source: bytes) -> list[Block]:
     out: list[Block] = []
     # per open #if: (directive text, polarity or None, start of the branch, split offsets)
     stack: list[tuple[str, bool | None, int, list[int]]] = []
@@ -67,6 +72,49 @@ def blocks(source: bytes) -> list[Block]:
             first = (start, first_end)
             out.append(Block(text, first, other) if positive else Block(text, other, first))
     return out
+
+
+@dataclass(frozen=True)
+class _Scan:
+    """What `config_only` needs of one text, whatever its `keep` and `bodies`: read once per
+    text (a 20 MB file has thousands of blocks and is asked once per table)."""
+
+    blocks: list[Block]
+    declares: list[set[str]]  # per block: the names its on-branch declares
+    in_braces: list[bool]  # per block: starts inside a struct or function (members=False)
+    stubs: frozenset[str]
+
+
+# (source, members) -> its scan, for the last few texts (compared by identity: the model's
+# source object is the same for every rule of one analysis)
+_SCANS: list[tuple[bytes, bool, _Scan]] = []
+
+
+def _scan(source: bytes, members: bool) -> _Scan:
+    for src, mem, scan in _SCANS:
+        if src is source and mem == members:
+            return scan
+    found = _blocks(source)
+    stubs: set[str] = set()  # a stub may sit in a block of its own (`#if !defined(...)`)
+    declares: list[set[str]] = []
+    for b in found:
+        off = source[b.off[0] : b.off[1]]
+        stubs |= declared(off, members) - _null_macros(off)
+        declares.append(declared(source[b.on[0] : b.on[1]], members))
+    in_braces = [False] * len(found)
+    if not members:
+        code = _COMMENT.sub(lambda m: b" " * len(m.group()), source)
+        # brace balance before each block's start, counted in one pass in offset order
+        depth, at = 0, 0
+        for i in sorted(range(len(found)), key=lambda i: found[i].on[0]):
+            start = found[i].on[0]
+            depth += code.count(b"{", at, start) - code.count(b"}", at, start)
+            at = start
+            in_braces[i] = depth > 0
+    scan = _Scan(found, declares, in_braces, frozenset(stubs))
+    _SCANS.insert(0, (source, members, scan))
+    del _SCANS[4:]
+    return scan
 
 
 def _polarity(kind: str, rest: str) -> bool | None:
@@ -103,20 +151,39 @@ def config_only(
     members too (a driver's own `#ifdef CONFIG_PM_SLEEP u32 saved[4]; #endif`; a header's
     are left out: `entry`, `completion` of struct dev_pm_info name other structs' members).
     Blocks inside a function body (`bodies`: byte ranges) declare locals: left out."""
+    scan = _scan(source, members)
+    firsts, reach = _intervals(bodies)
     names: set[str] = set()
-    stubs: set[str] = set()  # a stub may sit in a block of its own (`#if !defined(...)`)
-    code = None if members else _COMMENT.sub(lambda m: b" " * len(m.group()), source)
-    for b in blocks(source):
-        off = source[b.off[0] : b.off[1]]
-        stubs |= declared(off, members) - _null_macros(off)
+    for b, names_on, nested in zip(scan.blocks, scan.declares, scan.in_braces, strict=True):
         if any(b.on[0] <= k < b.on[1] or b.off[0] <= k < b.off[1] for k in keep):
             continue
-        if code is not None and code.count(b"{", 0, b.on[0]) > code.count(b"}", 0, b.on[0]):
+        if nested:
             continue  # inside a struct (or a function): members, not file-scope names
-        if any(lo <= b.on[0] < hi for lo, hi in bodies):
-            continue
-        names |= declared(source[b.on[0] : b.on[1]], members)
-    return names - stubs
+        i = bisect_right(firsts, b.on[0]) - 1
+        if i >= 0 and reach[i] > b.on[0]:
+            continue  # a body starts at or before it and ends after it
+        names |= names_on
+    return names - scan.stubs
+
+
+_INTERVALS: list[tuple[tuple[tuple[int, int], ...], list[int], list[int]]] = []
+
+
+def _intervals(bodies: tuple[tuple[int, int], ...]) -> tuple[list[int], list[int]]:
+    """The ranges' starts in order, and the farthest end among each start and those before it
+    (so "does a range hold x" is one bisection); the last few kept, by identity."""
+    for given, firsts, reach in _INTERVALS:
+        if given is bodies:
+            return firsts, reach
+    ordered = sorted(bodies)
+    firsts = [lo for lo, _hi in ordered]
+    reach, far = [], -1
+    for _lo, hi in ordered:
+        far = max(far, hi)
+        reach.append(far)
+    _INTERVALS.insert(0, (bodies, firsts, reach))
+    del _INTERVALS[2:]
+    return firsts, reach
 
 
 def _null_macros(text: bytes) -> set[str]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import tree_sitter as ts
 
 from dpmlens.config import DEFAULT_HELPER_DEPTH
-from dpmlens.model import footprint
+from dpmlens.model import footprint, words
 from dpmlens.model.consteval import eval_int
 from dpmlens.model.types import FileModel
 from dpmlens.rules import cnav
@@ -284,7 +284,7 @@ class Estimator:
         expr = cnav.text(named[index])
         if self._consts:  # `foo_reset(priv, 100)` -> `msleep(ms)`: the caller's constant
             expr = _WORD.sub(lambda m: self._consts.get(m.group(0), m.group(0)), expr)
-        value = evaluate(expr, node, self.defines)
+        value = evaluate(expr, node, self.defines, self.model.source)
         if value is None or value.base < 0:
             return None
         return value.base * _UNIT_MS[unit]
@@ -321,18 +321,12 @@ def _early_exit(stmt: ts.Node) -> str:
 
 def _call_positions(src: bytes, name: str) -> list[int]:
     """Where `name` is written as a whole word followed by `(`."""
-    needle = name.encode()
-    out: list[int] = []
-    pos = src.find(needle)
-    while pos >= 0:
-        end = pos + len(needle)
-        before = src[pos - 1 : pos] if pos > 0 else b" "
-        if not (before.isalnum() or before == b"_") and (
-            src[end : end + _PAREN_LOOKAHEAD].lstrip()[:1] == b"("
-        ):
-            out.append(pos)
-        pos = src.find(needle, end)
-    return out
+    size = len(name.encode())
+    return [
+        pos
+        for pos in words.positions(src, name)
+        if src[pos + size : pos + size + _PAREN_LOOKAHEAD].lstrip()[:1] == b"("
+    ]
 
 
 def _logs_error(node: ts.Node) -> bool:
