@@ -219,9 +219,8 @@ class _FileDelays:
                     line = m.group(0).decode("utf-8", "replace")
                     if "/*" in line or "//" in line:
                         out.append(line[line.find("/") :])
-                    # `/* Time to first communication after power up (tINT_T) */` on the line
-                    # above `#define PAC1921_POWERUP_TIME_MS 20` (pac1921.c:60-61)
-                    # the line before the #define's (two rfinds, no copy of the text before it)
+                    # the line above: `/* Time to first communication after power up
+                    # (tINT_T) */` over `#define PAC1921_POWERUP_TIME_MS 20` (pac1921.c:60)
                     end = source.rfind(b"\n", 0, m.start())
                     start = source.rfind(b"\n", 0, end) + 1 if end > 0 else 0
                     prev = source[start:end].decode("utf-8", "replace").strip() if end > 0 else ""
