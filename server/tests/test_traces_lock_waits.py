@@ -36,7 +36,8 @@ def _waits(path: Path, delays: bool = True, sched: bool = True
 @pytest.mark.parametrize(("delays", "evidence"), [(True, KPROBES), (False, NAMES)])
 def test_pm_async_1_usb_3_3_mostly_waits_for_its_siblings(delays: bool, evidence: str) -> None:
     got = _waits(LAB / "ab/6.12/A1/part1", delays=delays)  # kprobes, no scheduler events
-    assert set(got) == {"2-1", "2-2", "3-3"}
+    # (the names also serialize the ata ports of one host: libata's eh_mutex)
+    assert {d for d in got if not d.startswith("ata")} == {"2-1", "2-2", "3-3"}
     w33 = got["3-3"]
     assert len(w33) == 8 and {x[3] for x in w33} == {evidence}
     # every cycle: 3-3 waits 450-520 ms of its 610-790 behind 2-1 and 2-2
