@@ -5,7 +5,7 @@ lab/ab_experiment.py --evidence writes (OUT.json "evidence"), and their check on
     lab/band_table.py --tuning S1.json S2.json ... [--write server/dpmlens/traces/analysis/bands.yaml]
     lab/band_table.py --tuning ... --check F1.json F2.json ...   (fresh runs: inside the band?)
 
-A cell (change kind: sync, async, delay; evidence: kprobes+sched, sched, kprobes, neither;
+A cell (change kind: sync, async, async-unseen (`--async all` from a pm_async=0 boot), delay; evidence: kprobes+sched, sched, kprobes, neither;
 phase: suspend, resume) collects every prediction's error (predicted - measured B) / B in
 percent, from A1 and from A2. Its band is [min error - noise, max error + noise], noise the
 largest A1/A2 difference of that phase in those summaries, rounded outward to a whole
@@ -24,6 +24,7 @@ from pathlib import Path
 
 NOCODEC = "suspend (boots without the HDA codec)"
 KINDS = {"pm_async 1 -> 0: --sync all": "sync", "pm_async 0 -> 1: --async (A2's": "async",
+         "pm_async 0 -> 1: --async all": "async-unseen",
          "fast enumeration: --delay hub_port_reset:msleep(50)=12": "delay"}
 EVIDENCE = ("kprobes+sched", "sched", "kprobes", "neither")
 MIN_HALF_WIDTH = 5.0

@@ -654,7 +654,17 @@ def what_if(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes)
     evidence.waits = bool(informed)
     evidence.cpus = changes.cpus
     return WhatIf(replays, sorted(assumptions), missing, evidence,
-                  sureness(changes.kinds(), evidence))
+                  sureness(_rated_kinds(changes, evidence), evidence))
+
+
+def _rated_kinds(changes: Changes, evidence: Evidence) -> list[str]:
+    """The change kinds as the bands rate them: a move to async that meets a lock the
+    capture could not show (devices that never ran at once: handoffs.unseen_usb_locks) is
+    `async-unseen`, measured apart from the informed moves (lab/band_table.py)."""
+    kinds = changes.kinds()
+    if "async" in kinds and any("never overlapped" in lk for lk in evidence.locks):
+        kinds[kinds.index("async")] = "async-unseen"
+    return kinds
 
 
 def _locks(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes,
