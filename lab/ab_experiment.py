@@ -427,6 +427,7 @@ def main() -> int:
 
 # the experiments the evidence variants re-run (one a change kind: sync, async, delay)
 EVIDENCE_ROWS = ("pm_async 1 -> 0: --sync all", "pm_async 0 -> 1: --async (A2's",
+                 "pm_async 0 -> 1: --async all",
                  "fast enumeration: --delay hub_port_reset:msleep(50)=12")
 
 

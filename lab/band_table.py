@@ -5,7 +5,7 @@ lab/ab_experiment.py --evidence writes (OUT.json "evidence"), and their check on
     lab/band_table.py --tuning S1.json S2.json ... [--write server/dpmlens/traces/analysis/bands.yaml]
     lab/band_table.py --tuning ... --check F1.json F2.json ...   (fresh runs: inside the band?)
 
-A cell (change kind: sync, async, delay; evidence: kprobes+sched, sched, kprobes, neither;
+A cell (change kind: sync, async, async-unseen (`--async all` from a pm_async=0 boot), delay; evidence: kprobes+sched, sched, kprobes, neither;
 phase: suspend, resume) collects every prediction's error (predicted - measured B) / B in
 percent, from A1 and from A2. Its band is [min error - noise, max error + noise], noise the
 largest A1/A2 difference of that phase in those summaries, rounded outward to a whole
@@ -24,6 +24,7 @@ from pathlib import Path
 
 NOCODEC = "suspend (boots without the HDA codec)"
 KINDS = {"pm_async 1 -> 0: --sync all": "sync", "pm_async 0 -> 1: --async (A2's": "async",
+         "pm_async 0 -> 1: --async all": "async-unseen",
          "fast enumeration: --delay hub_port_reset:msleep(50)=12": "delay"}
 EVIDENCE = ("kprobes+sched", "sched", "kprobes", "neither")
 MIN_HALF_WIDTH = 5.0
@@ -47,12 +48,16 @@ def errors(path: Path) -> list[dict]:
                 row = NOCODEC if ph == "suspend" and NOCODEC in e["phases"] else ph
                 x = e["phases"].get(row) or {}
                 noise = v["noise"].get(row) or 0.0
-                for frm, key in (("A1" if e["label"].startswith("pm_async 1") or kind == "delay"
-                                  else "async0", "error_pct"), ("A2", "error_from_A2_pct")):
+                for frm, key, pred in (("A1" if e["label"].startswith("pm_async 1")
+                                        or kind == "delay" else "async0", "error_pct",
+                                        "predicted"),
+                                       ("A2", "error_from_A2_pct", "predicted_from_A2")):
                     if x.get(key) is not None:
                         out.append({"change": kind, "evidence": ev, "phase": ph, "from": frm,
                                     "error": x[key], "noise": noise, "kernel": s["kernel"],
-                                    "summary": str(path)})
+                                    "summary": str(path),
+                                    "predicted": (x.get(pred) or {}).get("median"),
+                                    "measured": (x.get("measured") or {}).get("median")})
     return out
 
 
@@ -104,15 +109,16 @@ def main() -> int:
         print(f"| {change} | {ev} | {ph} | {c['low_pct']:+.0f}%..{c['high_pct']:+.0f}% | "
               f"{c['rows']} | {errs} |")
     if args.check:
-        print("\n| kernel | change | evidence | phase | from | error | band | inside | "
-              "within max(10%, noise) |")
-        print("|---|---|---|---|---|---|---|---|---|")
+        print("\n| kernel | change | evidence | phase | from | predicted ms | measured ms | "
+              "error | band | inside | within max(10%, noise) |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
         for r in (r for f in args.check for r in errors(f)):
             c = cells.get((r["change"], r["evidence"], r["phase"]))
             band = "-" if c is None else f"{c['low_pct']:+.0f}%..{c['high_pct']:+.0f}%"
             inside = "-" if c is None else c["low_pct"] <= r["error"] <= c["high_pct"]
+            ms = [f"{v:.1f}" if v is not None else "-" for v in (r["predicted"], r["measured"])]
             print(f"| {r['kernel']} | {r['change']} | {r['evidence']} | {r['phase']} | "
-                  f"{r['from']} | {r['error']:+.1f}% | {band} | {inside} | "
+                  f"{r['from']} | {ms[0]} | {ms[1]} | {r['error']:+.1f}% | {band} | {inside} | "
                   f"{abs(r['error']) <= max(10.0, r['noise'])} |")
     if args.write:
         tmp = args.write.with_name(args.write.name + ".tmp")

@@ -5,6 +5,7 @@ a 2-cycle run, per kernel; the same qemu machine)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from math import comb
 from pathlib import Path
@@ -60,6 +61,25 @@ def test_ten_cycles_a_kernel_find_the_usb_resume_regression(store: Path, how: tu
     assert c["q"] < reg["alpha"] and c["ci_ms"][0] > 100 and c["change_ms"] > 400
     # the device got slower while its phase got faster: said beside it
     assert c["phase_note"].startswith("the resume phase got faster")
+    # ... because it now waits for its siblings behind the xHCI (the delay kprobes' lock on
+    # the A/B parts, the device names' on the 2-cycle runs), not by its own time
+    note = c["wait_note"]
+    assert note.startswith("slower by waiting for other callbacks (2-")
+    assert "delay kprobes" in note and "device names" in note
+    waits = [float(x) for x in re.findall(r"median wait ([\d.]+) -> ([\d.]+) ms", note)[0]]
+    own = [float(x) for x in re.findall(r"own time ([\d.]+) -> ([\d.]+) ms", note)[0]]
+    assert waits[0] < 50 and waits[1] > 400  # 0.0 -> 497.0
+    assert abs(own[1] - own[0]) < 0.2 * c["change_ms"]  # 190.5 -> 158.5
+    # the root hubs got faster, with no wait of theirs: no such note
+    assert all(x["wait_note"] is None for x in reg["changes"] if x["device"] != "3-3")
+
+
+def test_the_wait_shows_in_text_and_html(store: Path) -> None:
+    text = dpmlens("fleet", "report", "--store", str(store)).stdout
+    row = next(ln for ln in text.splitlines() if " 3-3 " in ln and "slower" in ln)
+    assert "slower by waiting for other callbacks" in row and "phase got faster" in row
+    html = dpmlens("fleet", "report", "--store", str(store), "--format", "html").stdout
+    assert "slower by waiting for other callbacks" in html
 
 
 def test_what_was_not_tested_is_listed_with_why(store: Path) -> None:

@@ -80,8 +80,12 @@ def test_the_resume_what_ifs_predict_b(kernel: str) -> None:
     assert abs(informed["error_pct"]) <= bound
     a2 = s["runs"]["A2"]["resume"]["median"]  # against the other run of the defaults too
     assert abs(informed["predicted"]["median"] - a2) / a2 * 100 <= bound
-    # without what pm_async=1 really makes async (power/async) and the lock, it cannot
-    assert _experiment(s, "pm_async 0 -> 1: --async all")["phases"]["resume"]["error_pct"] < -40
+    # without what pm_async=1 really makes async (power/async) or another capture's lock,
+    # the USB devices behind the xHCI that never overlapped in this capture are still
+    # replayed under one lock (their port-reset delays: handoffs.unseen_usb_locks): -8.6% on
+    # 6.1, -7.6% on 6.12 (-50% before it)
+    blind = _experiment(s, "pm_async 0 -> 1: --async all")["phases"]["resume"]["error_pct"]
+    assert -10 < blind < -5
     # the CPU contention model barely moves resume (USB sleeps, little concurrent work: at
     # most 1.8 points, 6.12's --sync all +7.2% -> +5.4%)
     model = {e["label"]: e for e in s["with_contention"]["experiments"]}
@@ -94,16 +98,18 @@ def test_the_resume_what_ifs_predict_b(kernel: str) -> None:
 def test_suspend_with_and_without_cpu_contention() -> None:
     """Suspend is not predicted, either way (docs/traces.md). 6.1: the ata ports, sd disks and
     USB devices suspend at once on 2 CPUs; replayed one after another with their measured
-    times `--sync all` is +64% (+61% from A2); processor sharing over the 2 CPUs brings it
-    to -12% (-9%) but moves the informed --async from -13% to +22%. 6.12 (the boots without
-    the HDA codec on both sides): -2% (+14%) and +27% without the model, -42% and +96% with
-    it: there the ata ports' time is mostly not CPU work."""
+    times `--sync all` was +64% (+61% from A2), +13% (+16%) since the ata ports of one host
+    are taken as one lock by their names (libata's eh_mutex: their waits for each other are
+    not their time); processor sharing over the 2 CPUs brings it to -13% (-9%) but moves the
+    informed --async from -13% to +22%. 6.12 (the boots without the HDA codec on both
+    sides): -26% (-19%; -2% and +14% before the ata lock) and +27% without the model, -42%
+    and +96% with it: there the ata ports' time is mostly not CPU work."""
     s = _summary("6.1")
     model = {e["label"]: e for e in s["with_contention"]["experiments"]}
     sync = _experiment(s, "pm_async 1 -> 0: --sync all")
     informed = _experiment(s, "pm_async 0 -> 1: --async (A2's")
     off, on = sync["phases"]["suspend"], model[sync["label"]]["phases"]["suspend"]
-    assert off["error_pct"] > 50 and off["error_from_A2_pct"] > 50
+    assert 10 < off["error_pct"] < 20 and 10 < off["error_from_A2_pct"] < 20
     assert -20 < on["error_pct"] < 0 and -20 < on["error_from_A2_pct"] < 0
     assert -20 < informed["phases"]["suspend"]["error_pct"] < -5
     assert 10 < model[informed["label"]]["phases"]["suspend"]["error_pct"] < 30
@@ -111,7 +117,7 @@ def test_suspend_with_and_without_cpu_contention() -> None:
     model = {e["label"]: e for e in s["with_contention"]["experiments"]}
     sync = _experiment(s, "pm_async 1 -> 0: --sync all")
     informed = _experiment(s, "pm_async 0 -> 1: --async (A2's")
-    assert abs(sync["phases"][NOCODEC]["error_pct"]) < 10
+    assert -30 < sync["phases"][NOCODEC]["error_pct"] < -20  # the ata lock over-corrects
     assert model[sync["label"]]["phases"][NOCODEC]["error_pct"] < -30
     assert 10 < informed["phases"][NOCODEC]["error_pct"] < model[informed["label"]]["phases"][
         NOCODEC]["error_pct"]
@@ -228,13 +234,18 @@ def test_a_pm_async_0_capture_borrows_the_lock_of_another(capsys: pytest.Capture
                    "--format", "json")
     assert alone.code == lent.code == 0
     a, b = json.loads(alone.out), json.loads(lent.out)
-    assert not any("lock" in x for x in a["assumptions"])
+    # alone, the devices that never overlapped are serialized by their port resets (the
+    # lock this capture cannot show); with --locks-from, by A2's lock
+    assert any("never ran at once in the capture" in x for x in a["assumptions"])
     assert any(x.startswith("(from --locks-from) serialized") for x in b["assumptions"])
+    assert not any("never ran at once" in x for x in b["assumptions"])
     pa, pb = a["phases"], b["phases"]
     ra = next(p for p in pa if p["phase"] == "resume")
     rb = next(p for p in pb if p["phase"] == "resume")
-    # serialized, the three USB devices cannot all gain from running on workers
-    assert rb["predicted_us"] > ra["predicted_us"] + 100_000
+    # serialized either way, the three USB devices cannot all gain from running on workers:
+    # the two predictions agree within 5%
+    assert abs(rb["predicted_us"] - ra["predicted_us"]) < 0.05 * rb["predicted_us"]
+    assert ra["predicted_us"] > 0.6 * ra["measured_us"]
 
 
 def test_xz_captures_and_a_false_xz_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]

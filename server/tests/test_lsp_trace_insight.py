@@ -150,6 +150,6 @@ def test_the_what_ifs_carry_their_evidence_and_band() -> None:
     assert w["saving_us"] > 0.2 * rows["resume"]["wall_us"]
     assert w["evidence"] == "kprobes"  # (the editor replays without the contention model)
     assert w["band"] is None or w["band"]["low_pct"] < w["band"]["high_pct"]
-    assert w["band"] == {"low_pct": -5.0, "high_pct": 6.0}  # bands.yaml: async, kprobes
+    assert w["band"] == {"low_pct": -7.0, "high_pct": 5.0}  # bands.yaml: async-unseen, kprobes
     # the capture has the scheduler's events: not asked for, said where they are used
     assert "used by `dpmlens trace whatif`" in w["capture_next"]

@@ -131,7 +131,7 @@ def test_json_says_how_sure_and_what_to_capture(capture: Path,
 def test_band_table_is_well_formed() -> None:
     rows = table()
     for (change, evidence, phase), b in rows.items():
-        assert change in ("sync", "async", "delay", "ordering")
+        assert change in ("sync", "async", "async-unseen", "delay", "ordering")
         assert evidence in ("kprobes+sched", "kprobes", "sched", "neither")
         assert phase in ("suspend", "resume")
         assert b.low_pct <= 0 <= b.high_pct and b.rows > 0 and b.basis

@@ -14,7 +14,10 @@ side only, or with fewer runs, is listed as not tested, with the reason):
 Medians and counts come from all runs (SQL); only the tests use the sample. From the
 histograms (`callback_hist`, --by kernel) the tests use every run, binned
 (dpmlens.fleet.binned: U with the runs of a bucket tied; the bootstrap resamples counts).
-A change-point search (ruptures, binary segmentation, least squares) along the ordered
+A callback that changed while its wait for other devices' callbacks changed by most of it (a
+lock or a shared controller it now contends for: `callback_waits`, from the capture's
+evidence) is said to have changed by that wait, with its own time (duration less the wait)
+beside it. A change-point search (ruptures, binary segmentation, least squares) along the ordered
 groups says from which group on a reported callback changed.
 """
 
@@ -71,6 +74,8 @@ class Change:
     changed_from: str | None = None  # change point along the ordered groups
     method: str = "asymptotic"  # of the U test: "exact" or "asymptotic"; Fisher for failures
     phase_note: str | None = None  # "the resume phase got faster: ..." beside a slower callback
+    # "slower by waiting for other callbacks (2-2, 2-1; delay kprobes): ..." (callback_waits)
+    wait_note: str | None = None
 
 
 @dataclass
@@ -183,6 +188,7 @@ def find(con: duckdb.DuckDBPyConnection, scope: Scope, groups: list[str],
                         None, p, q)
             c.method = "fisher"
             res.changes.append(c)
+    _wait_notes(con, scope, res.changes)
     if scope.by == "kernel" and baseline is None and len(groups) >= 3:
         _change_points(res, data, [g for g in groups if g not in res.uncompared], cfg)
     res.changes.sort(key=lambda c: (-abs(c.effect_ms_per_cycle) if c.kind in ("slower", "faster")
@@ -281,6 +287,60 @@ def _phase_note(c: Change, walls: dict[tuple[str, str], float]) -> str | None:
         return None
     return (f"the {c.phase} phase got faster: median wall {wa / 1000:.1f} -> "
             f"{wb / 1000:.1f} ms per cycle")
+
+
+WAIT_SHARE = 0.5  # of a change the wait's change must make up to be named its cause
+
+
+def _wait_notes(con: duckdb.DuckDBPyConnection, scope: Scope, changes: list[Change]) -> None:
+    """For each slower or faster callback: when its median wait for other callbacks changed
+    by at least WAIT_SHARE of its change, say so, with its own time's medians (a run without
+    a wait row waited for no callback as far as its capture shows)."""
+    timed = [c for c in changes if c.kind in ("slower", "faster")]
+    if not timed:
+        return
+    col = group_expr(f"c.{BY[scope.by]}")
+    where, params = scope.where("c")
+    con.execute("CREATE OR REPLACE TEMP TABLE dpmlens_timed "
+                "(grp VARCHAR, driver VARCHAR, device VARCHAR, phase VARCHAR)")
+    con.executemany("INSERT INTO dpmlens_timed VALUES (?, ?, ?, ?)", sorted(
+        {(g, c.driver, c.device, c.phase) for c in timed for g in (c.before, c.after)}))
+    rows = con.execute(f"""
+        WITH w AS (SELECT capture_id, cycle, driver, device, phase, start_us,
+                          any_value(wait_us) AS wait_us, any_value(waited_for) AS who,
+                          any_value(evidence) AS evidence
+                   FROM callback_waits GROUP BY ALL)
+        SELECT k.grp, k.driver, k.device, k.phase,
+               quantile_cont(coalesce(w.wait_us, 0), 0.5),
+               quantile_cont(c.duration_us - coalesce(w.wait_us, 0), 0.5),
+               list(w.who) FILTER (WHERE w.wait_us > 0),
+               list(DISTINCT w.evidence) FILTER (WHERE w.evidence IS NOT NULL)
+        FROM (SELECT *, {col} AS grp FROM callbacks c WHERE {where}) c
+        JOIN dpmlens_timed k USING (grp, driver, device, phase)
+        LEFT JOIN w USING (capture_id, cycle, driver, device, phase, start_us)
+        GROUP BY ALL""", params).fetchall()
+    con.execute("DROP TABLE dpmlens_timed")
+    got = {(g, d, v, p): (float(wm), float(om), who or [], ev or [])
+           for g, d, v, p, wm, om, who, ev in rows}
+    for c in timed:
+        a = got.get((c.before, c.driver, c.device, c.phase))
+        b = got.get((c.after, c.driver, c.device, c.phase))
+        if a is None or b is None or not (a[3] or b[3]):
+            continue
+        dw = (b[0] - a[0]) / 1000
+        if dw * c.change_ms <= 0 or abs(dw) < WAIT_SHARE * abs(c.change_ms):
+            continue
+        late = b if dw > 0 else a  # the side that waited: whom for
+        counts: dict[str, int] = defaultdict(int)
+        for who in late[2]:
+            for d in who or []:
+                counts[d] += 1
+        names = ", ".join(sorted(counts, key=lambda d: (-counts[d], d))[:4]) or "?"
+        evidence = ", ".join(sorted(set(a[3]) | set(b[3])))
+        c.wait_note = (f"{c.kind} by {'waiting' if dw > 0 else 'no longer waiting'} for "
+                       f"other callbacks ({names}; {evidence}): median wait "
+                       f"{a[0] / 1000:.1f} -> {b[0] / 1000:.1f} ms, its own time "
+                       f"{a[1] / 1000:.1f} -> {b[1] / 1000:.1f} ms")
 
 
 def _change(kind: str, unit: tuple[str, str, str], a: str, b: str, sa: dict[str, Any],

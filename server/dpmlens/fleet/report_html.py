@@ -22,6 +22,11 @@ def _e(s: Any) -> str:
     return html.escape(str(s if s is not None else ""))
 
 
+def _notes(c: dict[str, Any]) -> str:
+    """A change's notes: why it changed (its wait for other callbacks), its phase's change."""
+    return "; ".join(n for n in (c.get("wait_note"), c.get("phase_note")) if n)
+
+
 def _ms(us: float | None) -> str:
     return "-" if us is None else f"{us / 1000:.2f}"
 
@@ -109,7 +114,7 @@ def write(doc: dict[str, Any]) -> str:
                 f"<td>{c['effect_ms_per_cycle']:+.2f}</td><td>"
                 f"{c['fail_rate_before'] * 100:.1f}% → {c['fail_rate_after'] * 100:.1f}%</td>"
                 f"<td>{c['p']:.2g} ({_e(c['method'])})</td><td>{c['q']:.2g}</td>"
-                f"<td>{_e(c['changed_from'])}</td><td>{_e(c['phase_note'])}</td></tr>")
+                f"<td>{_e(c['changed_from'])}</td><td>{_e(_notes(c))}</td></tr>")
         out.append("</table><div>")
         for c in reg["changes"]:
             rows = sorted(devs.get((c["driver"], c["device"], c["phase"]), []),

@@ -61,7 +61,8 @@ def write(doc: dict[str, Any], out: TextIO, top: int = 25) -> None:
                  f"{c['effect_ms_per_cycle']:+.2f}",
                  f"{_pct(c['fail_rate_before'])} -> {_pct(c['fail_rate_after'])}",
                  f"{c['p']:.2g} ({c['method']})", f"{c['q']:.2g}", c["changed_from"] or "",
-                 c["phase_note"] or ""] for c in reg["changes"]])
+                 "; ".join(n for n in (c.get("wait_note"), c["phase_note"]) if n)]
+                for c in reg["changes"]])
     else:
         out.write("none\n\n")
     _not_tested(out, reg, by)

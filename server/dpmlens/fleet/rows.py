@@ -39,7 +39,7 @@ def capture_rows(cap: Capture, ts: TraceSet, tags: dict[str, str], ingest: dict[
     meta = {**cap.meta, **{k: v for k, v in tags.items() if k in META_COLUMNS}}
     who = (meta.get("kernel", ""), meta.get("host", ""), meta.get("machine", ""))
     cid = cap.capture_id
-    on_path, delays = trace_adapter.critical_marks(ts)
+    on_path, delays, waits = trace_adapter.critical_marks(ts)
 
     cb = out["callbacks"]
     per_cycle: dict[int, list[Any]] = defaultdict(lambda: [0, set(), None])  # n, errs, first
@@ -60,6 +60,11 @@ def capture_rows(cap: Capture, ts: TraceSet, tags: dict[str, str], ingest: dict[
         cb["duration_us"].append(round(dur))
         cb["error"].append(err)
         cb["on_critical_path"].append(key in on_path)
+        w = waits.get(key)
+        if w is not None:
+            _row(out["callback_waits"], capture_id=cid, cycle=c, kernel=who[0], host=who[1],
+                 machine=who[2], driver=drv, device=dev, phase=phase, start_us=_us(start),
+                 wait_us=round(w.us), waited_for=w.holders, evidence=w.evidence)
         pc = per_cycle[c]
         pc[0] += 1
         if err:

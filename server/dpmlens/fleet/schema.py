@@ -79,6 +79,14 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("sum_us", "BIGINT"),
     ],
     # per ingest: the slowest callback of each (capture, cycle, phase); derived from `callbacks`
+    # per callback run: its wait for other devices' callbacks (a lock, a shared controller),
+    # from the capture's evidence (traces.analysis.lock_waits): runs the evidence says nothing
+    # of have no row; a format-2 store without this table reads as one without evidence
+    "callback_waits": [
+        ("capture_id", "VARCHAR"), ("cycle", "BIGINT"), *_WHO, ("driver", "VARCHAR"),
+        ("device", "VARCHAR"), ("phase", "VARCHAR"), ("start_us", "BIGINT"),
+        ("wait_us", "BIGINT"), ("waited_for", "VARCHAR[]"), ("evidence", "VARCHAR"),
+    ],
     "phase_worst": [
         ("capture_id", "VARCHAR"), ("cycle", "BIGINT"), *_WHO, ("phase", "VARCHAR"),
         ("driver", "VARCHAR"), ("device", "VARCHAR"), ("duration_us", "BIGINT"),
@@ -99,4 +107,5 @@ SORT = {
     "kernel_steps": "capture_id, cycle, start_us",
     "delays": "capture_id, cycle, start_us",
     "rpm_events": "capture_id, start_us",
+    "callback_waits": "driver, device, phase, capture_id, cycle",
 }

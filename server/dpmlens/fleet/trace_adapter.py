@@ -17,6 +17,7 @@ from dpmlens.model.phases import PHASES
 from dpmlens.traces import TraceSet
 from dpmlens.traces.analysis.critical import critical_path  # not exported by dpmlens.traces
 from dpmlens.traces.analysis.delays import measured_delays  # not exported
+from dpmlens.traces.analysis.lock_waits import callback_waits  # not exported
 from dpmlens.traces.model.rpm_log import CALL_KINDS  # not exported
 from dpmlens.traces.model.timeline import build_timeline  # not exported
 
@@ -77,9 +78,20 @@ def firmware(ts: TraceSet) -> dict[int, tuple[float, float]]:
     return {f.cycle: (f.suspend_us, f.resume_us) for f in ts.store.firmware}
 
 
-def critical_marks(ts: TraceSet) -> tuple[set[tuple[int, int]], list[DelayRow]]:
-    """(id(group), sample index) of every callback on its phase's critical path, and the
-    measured delays with their owning callback and whether it was on the path."""
+@dataclass(frozen=True, slots=True)
+class WaitRow:
+    """A callback run's wait for other devices' callbacks (traces.analysis.lock_waits)."""
+
+    us: float
+    holders: list[str]
+    evidence: str
+
+
+def critical_marks(ts: TraceSet) -> tuple[set[tuple[int, int]], list[DelayRow],
+                                          dict[tuple[int, int], WaitRow]]:
+    """(id(group), sample index) of every callback on its phase's critical path, the
+    measured delays with their owning callback and whether it was on the path, and the
+    callbacks' waits for each other (keyed like the path marks)."""
     runs = build_timeline(ts)
     on_path: set[tuple[int, int]] = set()
     on_ids: set[int] = set()
@@ -89,13 +101,17 @@ def critical_marks(ts: TraceSet) -> tuple[set[tuple[int, int]], list[DelayRow]]:
         for link in critical_path(run).chain:
             on_path.add((id(link.interval.group), link.interval.index))
             on_ids.add(id(link.interval))
+    measured = measured_delays(ts, runs)
+    ivs = {id(iv): iv for run in runs for iv in run.intervals}
+    waits = {(id(ivs[k].group), ivs[k].index): WaitRow(w.us, w.holders, w.evidence)
+             for k, w in callback_waits(runs, measured, ts.store.sched).items()}
     delays = []
-    for d in measured_delays(ts, runs):
+    for d in measured:
         iv = d.interval
         owner = (iv.driver, iv.device, iv.phase) if iv is not None else None
         delays.append(DelayRow(d.cycle, d.func, d.caller, d.requested_ms, d.calls, d.total_us,
                                d.start, owner, iv is not None and id(iv) in on_ids))
-    return on_path, delays
+    return on_path, delays, waits
 
 
 def rpm_rows(ts: TraceSet) -> Iterator[RpmRow]:

@@ -108,7 +108,7 @@ class Sureness:
 
 
 def sureness(kinds: list[str], ev: Evidence) -> Sureness:
-    """KINDS: the change kinds of the what-if (sync, async, delay, ordering)."""
+    """KINDS: the change kinds of the what-if (sync, async, async-unseen, delay, ordering)."""
     kind = evidence_kind(ev)
     rows = table()
     bands: dict[str, Band | None] = {}
@@ -127,7 +127,7 @@ def sureness(kinds: list[str], ev: Evidence) -> Sureness:
         if not any((k, kind, ph) in rows for ph in BANDED_PHASES):
             unmeasured.append(k)
     need = []
-    moves = any(k in kinds for k in ("sync", "async", "ordering"))
+    moves = any(k in kinds for k in ("sync", "async", "async-unseen", "ordering"))
     # (with a band wider than the lab's 10% bound, what the capture lacks may narrow it)
     wide = any(b is None or b.low_pct < -10 or b.high_pct > 10 for b in bands.values())
     if moves and not ev.sched:

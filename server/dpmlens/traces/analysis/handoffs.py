@@ -28,7 +28,8 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from dpmlens.traces.analysis.exclusive import Exclusion
+from dpmlens.traces.analysis.delays import MeasuredDelay
+from dpmlens.traces.analysis.exclusive import Exclusion, held_spans
 from dpmlens.traces.model.sample import SampleStore
 from dpmlens.traces.model.sched import BLOCKED, SchedLog
 from dpmlens.traces.model.timeline import Interval, PhaseRun
@@ -290,29 +291,55 @@ def ask_offsets(runs: list[PhaseRun], lock: SchedLock, found: Contention) -> dic
 # that is neither
 _USB_DEVICE = re.compile(r"^\d+-[\d.]+$")
 _ROOT_HUB = re.compile(r"^usb\d+$")
+# libata's ports (ata3): their parent is the host controller; the error handling their
+# suspend and resume callbacks schedule and wait for (ata_port_request_pm) runs under the
+# host's eh_mutex, one port at a time (drivers/ata/libata-eh.c ata_eh_acquire())
+_ATA_PORT = re.compile(r"^ata\d+$")
+# why devices behind one controller take turns, by kind (what the assumption says)
+WHY = {
+    "usb": "an xHCI that lost its state over S3 resets and re-addresses each device under "
+           "its address0_mutex (drivers/usb/core/hub.c)",
+    "ata": "libata runs the error handling of a host's ports one at a time under its "
+           "eh_mutex (drivers/ata/libata-eh.c ata_eh_acquire())",
+}
 
 
-def topology_locks(runs: list[PhaseRun]) -> list[SchedLock]:
-    """Locks from the device names alone, for a capture with neither the scheduler's events
-    nor delay kprobes: the USB devices behind one host controller whose resume callbacks
-    ran at the same time on different threads (after S3 a controller that lost its state
-    resets and re-addresses every device under its address0_mutex; one that kept it does
-    not, and then this is wrong: the what-if says it rests on names only)."""
+def kind_of(lock: SchedLock) -> str:
+    return "ata" if all(_ATA_PORT.match(d) for d in lock.devices) else "usb"
+
+
+def topology_locks(runs: list[PhaseRun], skip: set[str] | None = None) -> list[SchedLock]:
+    """Locks from the device names alone, for devices without timing evidence of theirs:
+    the USB devices behind one host controller whose resume callbacks ran at the same time
+    on different threads (after S3 a controller that lost its state resets and re-addresses
+    every device under its address0_mutex; one that kept it does not, and then this is
+    wrong: the what-if says it rests on names only), and the ATA ports of one host whose
+    suspend or resume callbacks did (their error handling takes the host's eh_mutex)."""
     ancestry = next((r.ancestry for r in runs if r.ancestry), None) or {}
-    by_ctrl: dict[str, set[str]] = defaultdict(set)
-    nruns = 0
+    by_ctrl: dict[tuple[str, str], set[str]] = defaultdict(set)
+    nruns: dict[str, int] = defaultdict(int)
     for r in runs:
-        if r.phase != "resume":
+        if r.phase not in ("suspend", "resume"):
             continue
-        nruns += 1
-        usb = [(iv, c) for iv in r.intervals if _USB_DEVICE.match(iv.device)
-               for c in [_controller(iv.device, ancestry)] if c is not None]
-        for k, (x, cx) in enumerate(usb):
-            for y, cy in usb[k + 1:]:
+        nruns[r.phase] += 1
+        members = []
+        for iv in r.intervals:
+            if skip and iv.device in skip:
+                continue
+            if _ATA_PORT.match(iv.device):
+                c = ancestry.get(iv.device)
+            elif r.phase == "resume" and _USB_DEVICE.match(iv.device):
+                c = _controller(iv.device, ancestry)
+            else:
+                continue
+            if c is not None:
+                members.append((iv, c))
+        for k, (x, cx) in enumerate(members):
+            for y, cy in members[k + 1:]:
                 if cx == cy and x.thread != y.thread and y.start < x.end and x.start < y.end:
-                    by_ctrl[cx] |= {x.device, y.device}
-    return [SchedLock("resume", sorted(devs), [], ctrl, nruns)
-            for ctrl, devs in sorted(by_ctrl.items()) if len(devs) >= 2]
+                    by_ctrl[(r.phase, cx)] |= {x.device, y.device}
+    return [SchedLock(phase, sorted(devs), [], ctrl, nruns[phase])
+            for (phase, ctrl), devs in sorted(by_ctrl.items()) if len(devs) >= 2]
 
 
 def _controller(device: str, ancestry: dict[str, str]) -> str | None:
@@ -342,4 +369,57 @@ def end_order_spans(runs: list[PhaseRun], lock: SchedLock) -> Exclusion:
             out.held[id(iv)] = (took, iv.end)
             out.wait[id(iv)] = (took - iv.start) * 1e6
             prev_end = iv.end
+    return out
+
+
+# The delays hcd->address0_mutex is held across: usb_reset_and_verify_device() takes it around
+# hub_port_init(), which resets the port (hub_port_reset) and waits for its recovery
+# (drivers/usb/core/hub.c, 6.1 and 6.12); the USB2 and USB3 root hubs of one xHCI share it
+ADDRESS0_CALLERS = frozenset({"hub_port_init", "hub_port_reset"})
+
+
+def unseen_usb_locks(runs: list[PhaseRun], delays: list[MeasuredDelay], taken: set[str]
+                     ) -> list[tuple[SchedLock, Exclusion]]:
+    """The USB devices behind one controller whose resume callbacks never overlapped in the
+    capture (pm_async=0, or the synchronous loop ran them): a lock the capture cannot show
+    and a move to async would meet. With delay kprobes, only devices that reset their port
+    in the callback, each holding the lock from its first to its last such delay; without
+    them, by the names alone, each holding it for its whole callback."""
+    ancestry = next((r.ancestry for r in runs if r.ancestry), None) or {}
+    by_ctrl: dict[str, set[str]] = defaultdict(set)
+    overlapped: set[str] = set()
+    for r in runs:
+        if r.phase != "resume":
+            continue
+        usb = [(iv, c) for iv in r.intervals if _USB_DEVICE.match(iv.device)
+               and iv.device not in taken
+               for c in [_controller(iv.device, ancestry)] if c is not None]
+        for iv, c in usb:
+            by_ctrl[c].add(iv.device)
+        for k, (x, _) in enumerate(usb):
+            for y, _ in usb[k + 1:]:
+                if x.thread != y.thread and y.start < x.end and x.start < y.end:
+                    overlapped |= {x.device, y.device}
+    measured = [d for d in delays if d.total_us > 0]
+    resets: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    for d in measured:
+        if d.interval is not None and d.interval.phase == "resume" \
+                and d.caller in ADDRESS0_CALLERS:
+            resets[d.interval.device].add((d.caller, d.func))
+    out = []
+    for ctrl, devs in sorted(by_ctrl.items()):
+        if devs & overlapped:
+            continue  # they ran at once: the capture's own evidence (or its lack) stands
+        if measured:
+            devs = {d for d in devs if resets.get(d)}
+        if len(devs) < 2:
+            continue
+        nruns = sum(1 for r in runs if r.phase == "resume")
+        lock = SchedLock("resume", sorted(devs), [], ctrl, nruns)
+        if measured:
+            sites = sorted(set().union(*(resets[d] for d in devs)))
+            excl = held_spans(runs, delays, Exclusion(sites, lock.devices, 0))
+        else:
+            excl = end_order_spans(runs, lock)
+        out.append((lock, excl))
     return out

@@ -654,7 +654,17 @@ def what_if(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes)
     evidence.waits = bool(informed)
     evidence.cpus = changes.cpus
     return WhatIf(replays, sorted(assumptions), missing, evidence,
-                  sureness(changes.kinds(), evidence))
+                  sureness(_rated_kinds(changes, evidence), evidence))
+
+
+def _rated_kinds(changes: Changes, evidence: Evidence) -> list[str]:
+    """The change kinds as the bands rate them: a move to async that meets a lock the
+    capture could not show (devices that never ran at once: handoffs.unseen_usb_locks) is
+    `async-unseen`, measured apart from the informed moves (lab/band_table.py)."""
+    kinds = changes.kinds()
+    if "async" in kinds and any("never overlapped" in lk for lk in evidence.locks):
+        kinds[kinds.index("async")] = "async-unseen"
+    return kinds
 
 
 def _locks(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes,
@@ -696,22 +706,42 @@ def _locks(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes,
         evidence.locks.append(f"from --locks-from (scheduler events) in {lk.phase}: "
                               f"{', '.join(lk.devices)}")
         taken |= set(lk.devices)
-    if changes.sched is None and excl is None and not changes.sched_locks:
-        # no timing evidence of a lock at all: the USB devices behind one controller, by name
-        from dpmlens.traces.analysis.handoffs import end_order_spans, topology_locks
+    if changes.sched is None and not changes.sched_locks:
+        # no timing evidence of these locks: devices behind one controller, by their names
+        from dpmlens.traces.analysis.handoffs import WHY, end_order_spans, kind_of, topology_locks
 
-        for lk in topology_locks(runs) or changes.name_locks:
+        names = topology_locks(runs, taken) or ([] if excl is not None else changes.name_locks)
+        named: set[str] = set()
+        for lk in names:
             if taken & set(lk.devices):
                 continue
+            named |= set(lk.devices)
             out.append(end_order_spans(runs, lk))
             assumptions.add(
-                f"serialized as one lock in resume by their names alone: "
-                f"{', '.join(lk.devices)} behind {lk.shared} (an xHCI that lost its state "
-                "over S3 resets and re-addresses each device under its address0_mutex); "
-                "where they overlapped, each held it from the end of the one before it; no "
-                "event in the capture shows it")
-            evidence.locks.append(f"topology (names) in resume: {', '.join(lk.devices)} "
+                f"serialized as one lock in {lk.phase} by their names alone: "
+                f"{', '.join(lk.devices)} behind {lk.shared} ({WHY[kind_of(lk)]}); where "
+                "they overlapped, each held it from the end of the one before it; no event "
+                "in the capture shows it")
+            evidence.locks.append(f"topology (names) in {lk.phase}: {', '.join(lk.devices)} "
                                   f"behind {lk.shared}")
+        taken |= named  # (a device may hold one lock in suspend and one in resume)
+    if changes.make_async is not None or changes.ordering != "legacy":
+        # devices a move may run at once for the first time: the lock they would meet
+        from dpmlens.traces.analysis.handoffs import unseen_usb_locks
+
+        for lk, ex in unseen_usb_locks(runs, delays, taken):
+            out.append(ex)
+            how = ("held from its first to its last port-reset delay (hub_port_init, "
+                   "hub_port_reset: the delay kprobes)" if ex.sites else
+                   "held for its whole callback (no delay kprobes)")
+            assumptions.add(
+                f"serialized as one lock in resume: {', '.join(lk.devices)} behind "
+                f"{lk.shared} never ran at once in the capture, so it cannot show their "
+                "contention; an xHCI that lost its state over S3 resets and re-addresses each "
+                f"device under its address0_mutex (drivers/usb/core/hub.c): each {how}")
+            evidence.locks.append(f"topology (names, never overlapped) in resume: "
+                                  f"{', '.join(lk.devices)} behind {lk.shared}"
+                                  + (" (port-reset delays)" if ex.sites else ""))
             taken |= set(lk.devices)
     return out
 
