@@ -3,7 +3,7 @@ repository as a package (pre-commit's `language: python` hooks, the GitHub Actio
 
 The package itself is defined in server/pyproject.toml (development: `make .venv/.installed`
 installs server/ in editable mode); this reads its metadata and adds rules/ and grammars/ as
-dpmlens/data/, where dpmlens.paths looks in an installed copy (as the .vsix wheel does).
+dpmlens/data/, where dpmlens.core.paths looks in an installed copy (as the .vsix wheel does).
 """
 
 from __future__ import annotations

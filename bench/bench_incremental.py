@@ -21,9 +21,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from dpmlens.config import Config
-from dpmlens.engine import analyze_model
-from dpmlens.incremental import IncrementalAnalyzer
+from dpmlens.config.settings import Config
+from dpmlens.engine.analyze import analyze_model
+from dpmlens.engine.incremental import IncrementalAnalyzer
 from dpmlens.lsp.documents import UTF8, Document
 from dpmlens.model.build import build_model
 from lsprotocol import types

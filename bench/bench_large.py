@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from bench_lsp import Client, rss_mb  # same folder
-from dpmlens.walk import collect_files
+from dpmlens.engine.walk import collect_files
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -104,8 +104,8 @@ def profile(kernel: Path, files: list[str]) -> int:
     import cProfile
     import pstats
 
-    from dpmlens.config import Config
-    from dpmlens.engine import analyze_model
+    from dpmlens.config.settings import Config
+    from dpmlens.engine.analyze import analyze_model
     from dpmlens.model.build import build_model
 
     text = b"\n".join(b"/* ---- %s ---- */\n" % f.encode() + (kernel / f).read_bytes()

@@ -9,8 +9,8 @@ import os
 import sys
 import time
 
-from dpmlens.config import Config
-from dpmlens.engine import prefilter
+from dpmlens.config.settings import Config
+from dpmlens.engine.analyze import prefilter
 from dpmlens.rules.loader import load_rules
 from dpmlens.syntax.parser import parse
 

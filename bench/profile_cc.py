@@ -42,10 +42,10 @@ def main() -> int:
     args = ap.parse_args()
     os.environ["DPMLENS_CC_WORKER"] = "0"
     from dpmlens.commands.check_cmd import _load_config, _select_rules
-    from dpmlens.engine import analyze_model
+    from dpmlens.engine.analyze import analyze_model
     from dpmlens.kbuild.worker import run_cc, warm
     from dpmlens.model.build import build_model
-    from dpmlens.rule_set import load_rule_set
+    from dpmlens.engine.rule_set import load_rule_set
     from dpmlens.syntax.parser import parse
 
     warm([])

@@ -31,12 +31,12 @@ def main() -> int:
     parser.add_argument("--top", type=int, default=8, help="show the N slowest files")
     args = parser.parse_args()
 
-    from dpmlens.check import read_bytes
-    from dpmlens.config import Config
-    from dpmlens.engine import analyze_model, prefilter
+    from dpmlens.engine.check import read_bytes
+    from dpmlens.config.settings import Config
+    from dpmlens.engine.analyze import analyze_model, prefilter
     from dpmlens.model.build import build_model
     from dpmlens.syntax.parser import parse
-    from dpmlens.walk import collect_files
+    from dpmlens.engine.walk import collect_files
 
     target = Path(args.kernel) / args.subdir
     if not target.is_dir():

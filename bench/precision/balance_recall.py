@@ -12,8 +12,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "server" / "tests"))
 
 import test_rules_lifetime_history as history
-from dpmlens.config import Config
-from dpmlens.engine import analyze_source
+from dpmlens.config.settings import Config
+from dpmlens.engine.analyze import analyze_source
 
 
 def main() -> None:

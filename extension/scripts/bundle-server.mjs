@@ -1,8 +1,8 @@
 // Prepackage step: stage the Python server (package + rules/ + grammars/) in a temporary
 // directory and build its wheel into bundled/, which the .vsix ships and serverEnv.ts installs from.
 //
-// rules/ and grammars/ go under dpmlens/data/ so that dpmlens.paths finds them in an
-// installed server (see server/dpmlens/paths.py).
+// rules/ and grammars/ go under dpmlens/data/ so that dpmlens.core.paths finds them in an
+// installed server (see server/dpmlens/core/paths.py).
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";

@@ -12,8 +12,9 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from dpmlens import __version__, exit_codes
-from dpmlens.errors import UsageError
+from dpmlens import __version__
+from dpmlens.core import exit_codes
+from dpmlens.core.errors import UsageError
 
 if TYPE_CHECKING:
     import argparse

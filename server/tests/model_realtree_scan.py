@@ -14,7 +14,7 @@ import sys
 import time
 import traceback
 
-from dpmlens.engine import prefilter
+from dpmlens.engine.analyze import prefilter
 from dpmlens.model.build import build_model
 from dpmlens.model.callgraph import pm_callbacks
 from dpmlens.model.walker import Walker

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dpmlens.check import CheckRun
-from dpmlens.findings import ChainStep, Finding, Fix, Severity, Span, TextEdit
+from dpmlens.core.findings import ChainStep, Finding, Fix, Severity, Span, TextEdit
+from dpmlens.engine.check import CheckRun
+from dpmlens.engine.walk import InputError
 from dpmlens.rules.loader import Rule
-from dpmlens.walk import InputError
 
 PATH = "drivers/misc/acme,als.c"  # a comma: printers must escape it where the format needs to
 

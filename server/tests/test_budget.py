@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from dpmlens.budget import Skipped, within_limits
+from dpmlens.core.budget import Skipped, within_limits
 
 
 def test_too_deep_a_file_is_refused_before_running() -> None:

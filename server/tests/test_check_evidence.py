@@ -14,8 +14,8 @@ import pytest
 from cli_helpers import run_cli
 from kernel_trees import K612
 
-from dpmlens import evidence
-from dpmlens.findings import Severity
+from dpmlens.core.findings import Severity
+from dpmlens.engine import evidence
 
 TOP = Path(__file__).resolve().parents[2]
 CAPTURE = TOP.parent / "shared/traces/pm-graph-4.6/suspend-160422-155735-ivybridge-dev-late"
@@ -129,7 +129,7 @@ def test_dead_driver_findings_are_hints_and_say_why(
 
 
 def test_bug_findings_in_dead_drivers_keep_their_severity() -> None:
-    from dpmlens.findings import Finding, Span
+    from dpmlens.core.findings import Finding, Span
     from dpmlens.rules import severity_policy
 
     f = Finding("get-sync-without-put-on-error", "PM_GET_SYNC", Severity.WARNING, "x.c",
@@ -140,8 +140,8 @@ def test_bug_findings_in_dead_drivers_keep_their_severity() -> None:
 
 
 def test_files_outside_a_kernel_tree_are_untouched() -> None:
-    from dpmlens.config import Config
-    from dpmlens.engine import analyze_source
+    from dpmlens.config.settings import Config
+    from dpmlens.engine.analyze import analyze_source
 
     findings = analyze_source(str(FIXTURE), FIXTURE.read_bytes(), Config())
     marked, n = evidence.mark_dead(findings, None)

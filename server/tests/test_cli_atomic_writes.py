@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dpmlens.atomic import write_text_atomic
+from dpmlens.core.atomic import write_text_atomic
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path, monkeypatch) -> None:

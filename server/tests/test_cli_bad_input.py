@@ -165,16 +165,16 @@ def test_worker_crash_names_the_file_and_the_run_goes_on(tmp_path: Path, capsys,
     # exception. Simulate one: the forked workers inherit this patched engine function.
     import signal
 
-    import dpmlens.engine
+    import dpmlens.engine.analyze
 
-    real = dpmlens.engine.analyze_model
+    real = dpmlens.engine.analyze.analyze_model
 
     def crashing(model, *args, **kwargs):
         if model.path.endswith("crash.c"):
             os.kill(os.getpid(), signal.SIGKILL)  # like a segfault or the OOM killer
         return real(model, *args, **kwargs)
 
-    monkeypatch.setattr(dpmlens.engine, "analyze_model", crashing)
+    monkeypatch.setattr(dpmlens.engine.analyze, "analyze_model", crashing)
     for n in range(40):
         write_driver(tmp_path / f"d{n:02}.c")
     write_driver(tmp_path / "crash.c")
@@ -191,16 +191,16 @@ def test_stopped_worker_names_the_file_and_the_run_finishes(tmp_path: Path, caps
     import signal
     import time
 
-    import dpmlens.engine
+    import dpmlens.engine.analyze
 
-    real = dpmlens.engine.analyze_model
+    real = dpmlens.engine.analyze.analyze_model
 
     def stopping(model, *args, **kwargs):
         if model.path.endswith("stop.c"):
             os.kill(os.getpid(), signal.SIGSTOP)
         return real(model, *args, **kwargs)
 
-    monkeypatch.setattr(dpmlens.engine, "analyze_model", stopping)
+    monkeypatch.setattr(dpmlens.engine.analyze, "analyze_model", stopping)
     monkeypatch.setenv("DPMLENS_FILE_TIMEOUT", "3")
     for n in range(40):
         write_driver(tmp_path / f"d{n:02}.c")

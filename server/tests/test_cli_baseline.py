@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from report_data import msleep_finding, wake_finding
 
-from dpmlens.baseline import normalize_message, subtract_baseline, write_baseline
-from dpmlens.errors import UsageError
-from dpmlens.findings import Span
+from dpmlens.core.errors import UsageError
+from dpmlens.core.findings import Span
+from dpmlens.engine.baseline import normalize_message, subtract_baseline, write_baseline
 
 
 def test_round_trip_survives_line_shift(tmp_path: Path, monkeypatch) -> None:

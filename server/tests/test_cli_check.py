@@ -190,8 +190,8 @@ def test_usage_mistakes_exit_2(tmp_path: Path, capsys) -> None:
 
 
 def test_prefilter_uses_the_engines_words(tmp_path: Path, capsys) -> None:
-    from dpmlens.config import Config, RuleSetting
-    from dpmlens.engine import prefilter
+    from dpmlens.config.settings import Config, RuleSetting
+    from dpmlens.engine.analyze import prefilter
 
     # the words come from the enabled rules' checkers: off with its rules, on with them
     assert b"D3cold" in prefilter().gated

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from dpmlens.config_file import find_config, find_config_for_paths, load_config, read_config
-from dpmlens.errors import ConfigError
-from dpmlens.findings import Severity
+from dpmlens.config.file import find_config, find_config_for_paths, load_config, read_config
+from dpmlens.core.errors import ConfigError
+from dpmlens.core.findings import Severity
 
 GOOD = """\
 helper_depth = 5

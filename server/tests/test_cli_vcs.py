@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from report_data import wake_finding
 
-from dpmlens.errors import UsageError
-from dpmlens.findings import ChainStep, Span
-from dpmlens.vcs import ChangedLines, parse_diff
+from dpmlens.core.errors import UsageError
+from dpmlens.core.findings import ChainStep, Span
+from dpmlens.engine.vcs import ChangedLines, parse_diff
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dpmlens.walk import collect_files
+from dpmlens.engine.walk import collect_files
 
 
 def _touch(path: Path, text: str = "") -> Path:

@@ -10,7 +10,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from dpmlens.config import DEFAULT_HELPER_DEPTH
+from dpmlens.config.settings import DEFAULT_HELPER_DEPTH
 from dpmlens.lsp.commands import COMMANDS
 from dpmlens.lsp.settings import CLIENT_ONLY, SETTING_KEYS, Settings
 

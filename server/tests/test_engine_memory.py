@@ -5,8 +5,8 @@ from __future__ import annotations
 import gc
 from pathlib import Path
 
-from dpmlens.config import Config
-from dpmlens.engine import analyze_source
+from dpmlens.config.settings import Config
+from dpmlens.engine.analyze import analyze_source
 from dpmlens.model.walker import Walker
 from dpmlens.rules.context import Context
 

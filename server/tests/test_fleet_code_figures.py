@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from fleet_helpers import dpmlens
 
-from dpmlens.config_file import read_config
-from dpmlens.errors import ConfigError
+from dpmlens.config.file import read_config
+from dpmlens.core.errors import ConfigError
 from dpmlens.fleet import code_figures
 from dpmlens.fleet.store import Store
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from fleet_helpers import REPO, dpmlens
 
-from dpmlens.errors import ConfigError
+from dpmlens.core.errors import ConfigError
 from dpmlens.fleet import regress, thresholds
 
 LAB = REPO / "test-fixtures" / "lab"

@@ -13,12 +13,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from lsprotocol import types
 
-from dpmlens.config import Config
-from dpmlens.engine import analyze_model
-from dpmlens.findings import Finding
+from dpmlens.config.settings import Config
+from dpmlens.core.findings import Finding
+from dpmlens.core.nesting import too_deep
+from dpmlens.engine.analyze import analyze_model
 from dpmlens.lsp.documents import UTF8, Document
 from dpmlens.model.build import build_model
-from dpmlens.nesting import too_deep
 
 CORPUS = c_corpus()
 SOURCES = {p: p.read_bytes() for p in CORPUS}

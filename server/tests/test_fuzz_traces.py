@@ -17,7 +17,7 @@ from fuzz_support import FIXTURES, mutated, record, trace_corpus
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dpmlens.jsonsafe import dumps
+from dpmlens.core.jsonsafe import dumps
 from dpmlens.traces.analysis.aggregate import aggregate, phase_stats
 from dpmlens.traces.read.load import load_traces
 from dpmlens.traces.report.output import report_json

@@ -12,15 +12,15 @@ import tree_sitter as ts
 from kernel_trees import K612
 from lsprotocol import types
 
-from dpmlens.config import Config
-from dpmlens.engine import analyze_model
-from dpmlens.incremental import IncrementalAnalyzer, Result, _parses_alone, _top_level
+from dpmlens.config.settings import Config
+from dpmlens.core.text_change import changed_region
+from dpmlens.engine.analyze import analyze_model
+from dpmlens.engine.incremental import IncrementalAnalyzer, Result, _parses_alone, _top_level
 from dpmlens.lsp.documents import UTF8, Document
 from dpmlens.lsp.index_worker import portable_model
 from dpmlens.model.build import build_model
 from dpmlens.model.types import FileModel, FunctionDef
 from dpmlens.syntax.parser import parse
-from dpmlens.text_change import changed_region
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = sorted((ROOT / "test-fixtures" / "rules").glob("*.c")) + [

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cli_helpers import NOIRQ_WAKE, write_driver
 
-from dpmlens.engine import prefilter
+from dpmlens.engine.analyze import prefilter
 from dpmlens.kbuild.quick import PM_WORDS, nothing_to_check, source_args
 
 CLEAN = "int foo_add(int a, int b)\n{\n\treturn a + b;\n}\n"

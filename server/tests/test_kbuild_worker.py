@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from cli_helpers import NOIRQ_WAKE, write_driver
 
+from dpmlens.core.paths import grammars_dir, rules_dir
 from dpmlens.kbuild import worker_client
-from dpmlens.paths import grammars_dir, rules_dir
 
 BIN = Path(sys.executable).parent
 

@@ -15,8 +15,8 @@ import pytest
 from cli_helpers import NOIRQ_WAKE_LINE, run_cli, run_process, write_driver
 from traces_helpers import FIXTURES
 
-from dpmlens import limits
-from dpmlens.nesting import max_depth
+from dpmlens.core import limits
+from dpmlens.core.nesting import max_depth
 from dpmlens.traces.read.load import load_traces
 
 BASIC = FIXTURES / "ftrace_basic.txt"
@@ -149,7 +149,7 @@ def test_the_nesting_bound_carried_over_edits_refuses_what_a_count_refuses(
 ) -> None:
     import random
 
-    from dpmlens import nesting
+    from dpmlens.core import nesting
 
     monkeypatch.setenv("DPMLENS_MAX_NESTING", "12")
     counted = 0

@@ -14,8 +14,8 @@ from lsp_harness import (
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from dpmlens.config import Config
-from dpmlens.engine import analyze_source
+from dpmlens.config.settings import Config
+from dpmlens.engine.analyze import analyze_source
 
 
 def by_code(diags: list[types.Diagnostic], code: str) -> types.Diagnostic:

@@ -10,8 +10,8 @@ from lsp_harness import codes, open_file, wait_diagnostics, wait_for
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from dpmlens.config import Config, RuleSetting
-from dpmlens.findings import Severity
+from dpmlens.config.settings import Config, RuleSetting
+from dpmlens.core.findings import Severity
 from dpmlens.lsp.project_config import merge
 from dpmlens.lsp.settings import parse_settings
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from dpmlens.config import Config
-from dpmlens.engine import analyze_model
+from dpmlens.config.settings import Config
+from dpmlens.engine.analyze import analyze_model
 from dpmlens.lsp.documents import UTF8, Document
 from dpmlens.model.build import build_model
 from dpmlens.syntax.parser import parse

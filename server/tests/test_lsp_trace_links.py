@@ -12,8 +12,8 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 from traces_helpers import write_links_capture
 
-from dpmlens.config_file import read_config, trace_links
-from dpmlens.errors import ConfigError
+from dpmlens.config.file import read_config, trace_links
+from dpmlens.core.errors import ConfigError
 from dpmlens.traces.model.links import links_for_editor, project_links
 
 # The capture: traces_helpers.LINKS_CAPTURE (critical path p -> c; with the link s -> c,

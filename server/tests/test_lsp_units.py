@@ -9,7 +9,7 @@ import pytest
 from kernel_trees import K612
 from lsprotocol import types
 
-from dpmlens.findings import Severity
+from dpmlens.core.findings import Severity
 from dpmlens.lsp.documents import Document, byte_to_col, col_to_byte, line_starts
 from dpmlens.lsp.settings import parse_settings
 from dpmlens.syntax.parser import parse
@@ -132,8 +132,8 @@ static DEFINE_NOIRQ_DEV_PM_OPS(foo_pm, foo_suspend_noirq, foo_resume_noirq);
 def test_hover_and_rules_show_the_same_chain() -> None:
     """One walker: the hover on a helper names the chain the finding reports (here not the
     first textual path, foo_prep(f, 0), whose `if (on)` rules the call out)."""
-    from dpmlens.config import Config
-    from dpmlens.engine import analyze_model
+    from dpmlens.config.settings import Config
+    from dpmlens.engine.analyze import analyze_model
     from dpmlens.lsp.hover import _callers
     from dpmlens.model.build import build_model
 

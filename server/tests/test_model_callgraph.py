@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from model_helpers import build
 
-from dpmlens.findings import ChainStep
+from dpmlens.core.findings import ChainStep
 from dpmlens.model.callgraph import pm_callbacks
 from dpmlens.model.types import FileModel, FunctionDef
 from dpmlens.model.walker import Walker, chain_steps

@@ -11,7 +11,7 @@ import re
 import pytest
 from model_helpers import KERNEL
 
-from dpmlens.engine import prefilter
+from dpmlens.engine.analyze import prefilter
 from dpmlens.model.build import build_model
 from dpmlens.model.callgraph import pm_callbacks
 from dpmlens.model.walker import Walker

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from report_data import PATH, rules, sample_run
 
-from dpmlens.findings import Span
+from dpmlens.core.findings import Span
 from dpmlens.report import json as json_report
 from dpmlens.report import sarif
 

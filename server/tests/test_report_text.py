@@ -6,7 +6,7 @@ import re
 
 from report_data import PATH, rules, sample_run
 
-from dpmlens.check import CheckRun
+from dpmlens.engine.check import CheckRun
 from dpmlens.report import FORMATS, checkpatch, github, gnu, renderer
 
 

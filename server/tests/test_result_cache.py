@@ -11,10 +11,10 @@ from pathlib import Path
 
 from cli_helpers import DEMO, NOIRQ_WAKE, run_cli, write_driver
 
-from dpmlens import result_cache
-from dpmlens.check import check_paths
-from dpmlens.config import Config
-from dpmlens.result_cache import open_cache
+from dpmlens.config.settings import Config
+from dpmlens.engine import result_cache
+from dpmlens.engine.check import check_paths
+from dpmlens.engine.result_cache import open_cache
 
 
 def _run(paths: list[str], cache_dir: Path, config: Config | None = None):

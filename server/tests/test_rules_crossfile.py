@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dpmlens.config import Config
-from dpmlens.engine import analyze_model
-from dpmlens.findings import TextEdit
+from dpmlens.config.settings import Config
+from dpmlens.core.findings import TextEdit
+from dpmlens.engine.analyze import analyze_model
 from dpmlens.lsp.index_worker import portable_model
 from dpmlens.model.build import build_model
 from dpmlens.model.types import FileModel, FunctionDef

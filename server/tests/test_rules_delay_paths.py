@@ -8,8 +8,8 @@ from pathlib import Path
 
 import tree_sitter as ts
 
-from dpmlens.config import Config
-from dpmlens.engine import analyze_source
+from dpmlens.config.settings import Config
+from dpmlens.engine.analyze import analyze_source
 from dpmlens.rules import cnav
 from dpmlens.rules.delay_paths import (
     PathCost,

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from kernel_trees import K612
 
-from dpmlens.config import Config, RuleSetting
-from dpmlens.engine import analyze_model, analyze_source
-from dpmlens.findings import Severity
+from dpmlens.config.settings import Config, RuleSetting
+from dpmlens.core.findings import Severity
+from dpmlens.engine.analyze import analyze_model, analyze_source
 from dpmlens.model.build import build_model
 
 FIXTURES = Path(__file__).resolve().parents[2] / "test-fixtures" / "rules"
@@ -131,7 +131,7 @@ def test_hub_c_padded_usb_delays_are_reported() -> None:
 
 
 def test_prefilter_keywords_cover_spec_linked_delays() -> None:
-    from dpmlens.engine import prefilter
+    from dpmlens.engine.analyze import prefilter
 
     pf = prefilter()
     for word in (b"TRSTRCY", b"TATTDB", b"USB_RESUME_TIMEOUT", b"PCI_PM_D3COLD_WAIT"):

@@ -4,8 +4,8 @@ atomisp power-up's `msleep(10)` after its timeout reported as paid on every tran
 
 from __future__ import annotations
 
-from dpmlens.config import Config
-from dpmlens.engine import analyze_source
+from dpmlens.config.settings import Config
+from dpmlens.engine.analyze import analyze_source
 from dpmlens.rules.severity_policy import is_quiet
 
 _TAIL = b"""

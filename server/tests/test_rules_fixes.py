@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dpmlens.config import Config
-from dpmlens.engine import analyze_source
+from dpmlens.config.settings import Config
+from dpmlens.engine.analyze import analyze_source
 from dpmlens.rules.fixes import apply_edits
 
 

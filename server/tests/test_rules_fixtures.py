@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from dpmlens.config import Config
-from dpmlens.engine import analyze_source
-from dpmlens.findings import Severity
+from dpmlens.config.settings import Config
+from dpmlens.core.findings import Severity
+from dpmlens.engine.analyze import analyze_source
 from dpmlens.rules.fixes import apply_edits
 from dpmlens.rules.loader import load_rules
 from dpmlens.rules.severity_policy import is_quiet

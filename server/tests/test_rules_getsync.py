@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from model_helpers import KERNEL
 
-from dpmlens.config import Config
-from dpmlens.engine import analyze_source
-from dpmlens.findings import Finding, Severity
+from dpmlens.config.settings import Config
+from dpmlens.core.findings import Finding, Severity
+from dpmlens.engine.analyze import analyze_source
 from dpmlens.rules.callback_release import load_release_table
 from dpmlens.rules.fixes import apply_edits
 from dpmlens.rules.loader import RuleError

@@ -5,9 +5,9 @@ PowerMac-only branches as untestable)."""
 
 from __future__ import annotations
 
-from dpmlens.config import Config
-from dpmlens.engine import analyze_source
-from dpmlens.findings import Severity
+from dpmlens.config.settings import Config
+from dpmlens.core.findings import Severity
+from dpmlens.engine.analyze import analyze_source
 
 _TAIL = b"""
 static const struct dev_pm_ops foo_pm_ops = {

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from kernel_trees import K61, K612
 
-from dpmlens.config import Config
-from dpmlens.engine import analyze_source
+from dpmlens.config.settings import Config
+from dpmlens.engine.analyze import analyze_source
 
 HISTORY = Path(__file__).resolve().parents[2] / "test-fixtures" / "rules" / "history"
 TREES = {

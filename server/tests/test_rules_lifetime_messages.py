@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from dpmlens.config import Config
-from dpmlens.engine import analyze_source
-from dpmlens.findings import Finding
+from dpmlens.config.settings import Config
+from dpmlens.core.findings import Finding
+from dpmlens.engine.analyze import analyze_source
 
 HISTORY = Path(__file__).resolve().parents[2] / "test-fixtures" / "rules" / "history"
 

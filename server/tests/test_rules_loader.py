@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dpmlens.findings import Severity
+from dpmlens.core.findings import Severity
 from dpmlens.rules.loader import RuleError, load_rules, parse_rule
 
 GOOD = """\
@@ -155,9 +155,9 @@ def test_parse_rule_rejects_bad_fix(tmp_path: Path) -> None:
 def test_a_malformed_spec_table_is_one_error_naming_the_file(tmp_path: Path, monkeypatch) -> None:
     import shutil
 
-    from dpmlens.config import Config
-    from dpmlens.engine import analyze_source
-    from dpmlens.paths import rules_dir
+    from dpmlens.config.settings import Config
+    from dpmlens.core.paths import rules_dir
+    from dpmlens.engine.analyze import analyze_source
     from dpmlens.rules import delays
 
     data = tmp_path / "data"

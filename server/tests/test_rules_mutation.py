@@ -18,8 +18,8 @@ import pytest
 from kernel_trees import K612
 from model_helpers import KERNEL
 
-from dpmlens.config import Config
-from dpmlens.engine import analyze_source
+from dpmlens.config.settings import Config
+from dpmlens.engine.analyze import analyze_source
 from dpmlens.model.build import build_model
 from dpmlens.model.callgraph import pm_callbacks
 from dpmlens.rules.loader import find_rule, load_rules

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from kernel_trees import LINUX as LINUX_ROOT
 
-from dpmlens.config import Config
-from dpmlens.engine import analyze_source
-from dpmlens.findings import Finding, Severity
+from dpmlens.config.settings import Config
+from dpmlens.core.findings import Finding, Severity
+from dpmlens.engine.analyze import analyze_source
 from dpmlens.model.build import build_model
 from dpmlens.model.walker import Walker
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from dpmlens.config import Config
-from dpmlens.engine import analyze_source
+from dpmlens.config.settings import Config
+from dpmlens.engine.analyze import analyze_source
 from dpmlens.rules.loader import find_rule, load_rules
 from dpmlens.rules.sleep_slack import HZ_VALUES, msecs_to_jiffies, msleep_worst_ms
 
@@ -85,7 +85,7 @@ def test_bad_msleep_options_are_one_error_naming_the_file() -> None:
     import pytest
     import yaml
 
-    from dpmlens.paths import rules_dir
+    from dpmlens.core.paths import rules_dir
     from dpmlens.rules.loader import RuleError, parse_rule
 
     path = Path(rules_dir()) / "msleep-under-20ms.yaml"
@@ -101,8 +101,8 @@ def test_bad_msleep_options_are_one_error_naming_the_file() -> None:
 
 def test_older_kernels_sleep_a_jiffy_more(tmp_path) -> None:
     """6.1's msleep() adds its own jiffy: the tree's top Makefile decides the arithmetic."""
-    from dpmlens.config import Config
-    from dpmlens.engine import analyze_source
+    from dpmlens.config.settings import Config
+    from dpmlens.engine.analyze import analyze_source
     from dpmlens.rules.sleep_slack import extra_jiffies, tree_version
 
     src = (  # a runtime resume: paid on every runtime transition, so it may warn
@@ -132,8 +132,8 @@ def test_older_kernels_sleep_a_jiffy_more(tmp_path) -> None:
 def test_slack_swamped_by_a_helper_of_another_file_is_a_hint(tmp_path, monkeypatch) -> None:
     """netxen: the resume calls a helper of a sibling file that sleeps msleep(1000) before the
     short msleep(): its rounding is not worth a patch (found by a blind review)."""
-    from dpmlens.config import Config
-    from dpmlens.engine import analyze_source
+    from dpmlens.config.settings import Config
+    from dpmlens.engine.analyze import analyze_source
 
     main = tmp_path / "nic_main.c"
     src = (

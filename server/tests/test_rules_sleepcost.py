@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from kernel_trees import K612
 
-from dpmlens.config import Config
-from dpmlens.engine import analyze_source
+from dpmlens.config.settings import Config
+from dpmlens.engine.analyze import analyze_source
 from dpmlens.model.build import build_model
 from dpmlens.rules.async_suspend import describe, provides_resources
 from dpmlens.rules.context import Context

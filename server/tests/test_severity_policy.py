@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dpmlens.findings import Finding, Measured, Severity, Span
+from dpmlens.core.findings import Finding, Measured, Severity, Span
 from dpmlens.rules import severity_policy as sp
 from dpmlens.rules.loader import load_rules
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dpmlens.engine import prefilter
+from dpmlens.engine.analyze import prefilter
 from dpmlens.model.keywords import index_filter
 from dpmlens.syntax.prefilter import WordFilter
 

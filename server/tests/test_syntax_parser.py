@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import tree_sitter as ts
 
-from dpmlens.engine import prefilter
+from dpmlens.engine.analyze import prefilter
 from dpmlens.model.build import build_model
 from dpmlens.model.keywords import index_filter
 from dpmlens.syntax import parser as sp

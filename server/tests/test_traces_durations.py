@@ -14,7 +14,7 @@ import pytest
 from traces_helpers import FIXTURES
 
 from dpmlens.commands.check_cmd import _summary_line
-from dpmlens.durations import format_us, signed_us
+from dpmlens.core.durations import format_us, signed_us
 from dpmlens.lsp.diagnostics import analysed_message
 from dpmlens.lsp.workspace_index import index_summary
 from dpmlens.traces.model import durations as trace_durations

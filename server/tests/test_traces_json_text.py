@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dpmlens import jsonsafe
+from dpmlens.core import jsonsafe
 from dpmlens.traces.report import json_text
 
 LAB = Path(__file__).resolve().parents[2] / "test-fixtures" / "lab"

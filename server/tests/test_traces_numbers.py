@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dpmlens.cli import main
-from dpmlens.jsonsafe import dumps, finite
+from dpmlens.core.jsonsafe import dumps, finite
 
 FIXTURES = Path(__file__).resolve().parents[2] / "test-fixtures" / "traces"
 

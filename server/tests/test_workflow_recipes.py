@@ -330,7 +330,7 @@ def test_pre_commit_installs_the_hook_without_an_index(tmp_path: Path) -> None:
 
 
 def test_rule_descriptions_are_rendered_without_placeholders(capsys, tmp_path: Path) -> None:
-    from dpmlens.rule_set import load_rule_set
+    from dpmlens.engine.rule_set import load_rule_set
 
     rules, _ = load_rule_set()
     for rule in rules:

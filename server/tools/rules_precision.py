@@ -26,8 +26,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from dpmlens.config import Config
-from dpmlens.engine import analyze_source
+from dpmlens.config.settings import Config
+from dpmlens.engine.analyze import analyze_source
 
 
 def _load(path: str) -> list[dict[str, Any]]:

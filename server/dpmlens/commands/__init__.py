@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from dpmlens import exit_codes
+from dpmlens.core import exit_codes
 
 
 def help_handler(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:

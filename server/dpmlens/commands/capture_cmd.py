@@ -10,8 +10,8 @@ import os
 import sys
 from typing import Any
 
-from dpmlens import exit_codes
-from dpmlens.errors import UsageError
+from dpmlens.core import exit_codes
+from dpmlens.core.errors import UsageError
 
 
 def register(subparsers: Any) -> None:
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output == "-":
         sys.stdout.write(text)
         return exit_codes.OK
-    from dpmlens.atomic import write_text_atomic
+    from dpmlens.core.atomic import write_text_atomic
 
     try:
         write_text_atomic(args.output, text)

@@ -22,8 +22,8 @@ import sys
 from types import SimpleNamespace
 from typing import Any
 
-from dpmlens import exit_codes
-from dpmlens.errors import UsageError
+from dpmlens.core import exit_codes
+from dpmlens.core.errors import UsageError
 
 _LEVELS = ("error", "warning", "info", "hint", "none")
 
@@ -42,11 +42,11 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dpmlens.budget import Skipped
     from dpmlens.commands.check_cmd import _load_config, _select_rules, exit_code
+    from dpmlens.core.budget import Skipped
+    from dpmlens.engine.rule_set import load_rule_set
     from dpmlens.kbuild.cc import analyze, gcc_lines, readable, sources_and_config, split_options
     from dpmlens.kbuild.pm_config import with_configured_hz
-    from dpmlens.rule_set import load_rule_set
 
     if args.argv in (["--help"], ["-h"]):
         print(__doc__)

@@ -16,11 +16,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from dpmlens import exit_codes
-from dpmlens.atomic import write_text_atomic
-from dpmlens.durations import format_us
-from dpmlens.errors import UsageError
-from dpmlens.findings import Severity
+from dpmlens.core import exit_codes
+from dpmlens.core.atomic import write_text_atomic
+from dpmlens.core.durations import format_us
+from dpmlens.core.errors import UsageError
+from dpmlens.core.findings import Severity
 from dpmlens.report import FORMATS, renderer
 
 FAIL_LEVELS = ("error", "warning", "info", "hint", "none")
@@ -164,7 +164,7 @@ def _select_rules(args: argparse.Namespace, rules: list[Any], config: Any) -> No
     only = _words(args.rule)
     if only:
         config.only_rules = {resolve(w, "--rule") for w in only}
-    from dpmlens.config import RuleSetting
+    from dpmlens.config.settings import RuleSetting
 
     for word in _words(args.ignore):
         rule_id = resolve(word, "--ignore")
@@ -172,9 +172,9 @@ def _select_rules(args: argparse.Namespace, rules: list[Any], config: Any) -> No
 
 
 def _load_config(args: argparse.Namespace, paths: list[str], rule_ids: list[str]) -> Any:
-    from dpmlens.config import Config
-    from dpmlens.config_file import find_config_for_paths, read_config
-    from dpmlens.rule_set import spec_quantities
+    from dpmlens.config.file import find_config_for_paths, read_config
+    from dpmlens.config.settings import Config
+    from dpmlens.engine.rule_set import spec_quantities
 
     if args.no_config:
         return Config()
@@ -189,7 +189,7 @@ def _load_config(args: argparse.Namespace, paths: list[str], rule_ids: list[str]
 def _fail_fast(args: argparse.Namespace) -> None:
     """Usage errors that would otherwise surface only once every file has been checked."""
     if args.baseline:
-        from dpmlens.baseline import read_baseline
+        from dpmlens.engine.baseline import read_baseline
 
         read_baseline(args.baseline)
     if getattr(args, "fleet", None):
@@ -219,8 +219,8 @@ def _check_store(store: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dpmlens.check import check_paths
-    from dpmlens.rule_set import load_rule_set
+    from dpmlens.engine.check import check_paths
+    from dpmlens.engine.rule_set import load_rule_set
 
     paths = args.paths or ["."]
     if args.baseline and args.write_baseline:
@@ -237,13 +237,13 @@ def run(args: argparse.Namespace) -> int:
 
     changed = None
     if args.diff:
-        from dpmlens.vcs import ChangedLines
+        from dpmlens.engine.vcs import ChangedLines
 
         changed = ChangedLines.since(args.diff, paths[0])
     count_lines = args.format == "checkpatch"  # only its `total:` line reports them
     cache = None
     if not args.no_cache and not os.environ.get("DPMLENS_NO_CACHE"):
-        from dpmlens.result_cache import open_cache
+        from dpmlens.engine.result_cache import open_cache
 
         cache = open_cache(args.cache_dir, config, rules, count_lines)
     run_ = check_paths(
@@ -265,14 +265,14 @@ def run(args: argparse.Namespace) -> int:
     fleet_failed = _evidence(args, run_)
 
     if args.write_baseline:
-        from dpmlens.baseline import write_baseline
+        from dpmlens.engine.baseline import write_baseline
 
         count = write_baseline(args.write_baseline, run_.findings)
         _print_errors(run_)
         print(f"dpmlens: wrote {count} findings to {args.write_baseline}", file=sys.stderr)
         return exit_codes.USAGE if run_.usage_errors or rule_errors else exit_codes.OK
     if args.baseline:
-        from dpmlens.baseline import stray_baseline_warning, subtract_baseline
+        from dpmlens.engine.baseline import stray_baseline_warning, subtract_baseline
 
         run_.findings, run_.baseline_suppressed = subtract_baseline(args.baseline, run_.findings)
         stray = stray_baseline_warning(args.baseline, paths)
@@ -293,12 +293,12 @@ def _evidence(args: argparse.Namespace, run_: Any) -> bool:
     """Facts from outside the files: dead drivers (Kconfig), measured delays (--traces), the
     fleet's costs (--fleet). True when the fleet store could not be read (exit 2; the report
     is written without its figures)."""
-    from dpmlens import evidence
+    from dpmlens.engine import evidence
 
     if not args.include_dead:
         cache_dir = None
         if not args.no_cache and not os.environ.get("DPMLENS_NO_CACHE"):
-            from dpmlens.result_cache import default_dir
+            from dpmlens.engine.result_cache import default_dir
 
             cache_dir = Path(args.cache_dir or default_dir())
         run_.findings, _marked = evidence.mark_dead(run_.findings, cache_dir)
@@ -354,7 +354,7 @@ def _run_patches(args: argparse.Namespace, config: Any, rules: list[Any], rule_e
         raise UsageError("--diff and --write-baseline do not apply to --patch/--commits")
     results, run_ = run_series(args, config, rules)
     if args.baseline:
-        from dpmlens.baseline import subtract_baseline
+        from dpmlens.engine.baseline import subtract_baseline
 
         run_.findings, run_.baseline_suppressed = subtract_baseline(args.baseline, run_.findings)
     if args.format == "checkpatch":

@@ -11,9 +11,9 @@ import os
 import sys
 from typing import Any
 
-from dpmlens import exit_codes
 from dpmlens.commands import help_handler
-from dpmlens.errors import UsageError
+from dpmlens.core import exit_codes
+from dpmlens.core.errors import UsageError
 
 DEFAULT_STORE = "dpmlens-fleet"
 

@@ -8,9 +8,9 @@ import json
 import sys
 from typing import Any
 
-from dpmlens import exit_codes
 from dpmlens.commands import help_handler
-from dpmlens.errors import UsageError
+from dpmlens.core import exit_codes
+from dpmlens.core.errors import UsageError
 
 
 def register(subparsers: Any) -> None:
@@ -27,7 +27,7 @@ def register(subparsers: Any) -> None:
 
 def _rules() -> tuple[list[Any], int]:
     """The rules that load, and how many rule files are broken (each reported on stderr)."""
-    from dpmlens.rule_set import load_rule_set
+    from dpmlens.engine.rule_set import load_rule_set
 
     rules, errors = load_rule_set()
     for error in errors:

@@ -10,8 +10,8 @@ import socket
 import sys
 from collections.abc import Callable
 
-from dpmlens import exit_codes
-from dpmlens.errors import UsageError
+from dpmlens.core import exit_codes
+from dpmlens.core.errors import UsageError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -11,8 +11,8 @@ import os
 import sys
 from typing import Any
 
-from dpmlens import exit_codes
-from dpmlens.errors import UsageError
+from dpmlens.core import exit_codes
+from dpmlens.core.errors import UsageError
 
 
 def register_advise(sub: Any, links_help: str) -> None:

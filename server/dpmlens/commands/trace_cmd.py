@@ -12,9 +12,9 @@ import os
 import sys
 from typing import Any
 
-from dpmlens import exit_codes
 from dpmlens.commands import help_handler
-from dpmlens.errors import UsageError
+from dpmlens.core import exit_codes
+from dpmlens.core.errors import UsageError
 
 # DiffRow fields in the order of the json objects and csv columns (csv puts "kind" first).
 _DIFF_FIELDS = (
@@ -264,7 +264,7 @@ def run_report(args: argparse.Namespace) -> int:
         text = report_text(traces, stats, phases, mapped, args.top or 25, static,
                            runtime_text(rpm, rpm_map, rpm_links, args.top or 25))
     if args.output:
-        from dpmlens.atomic import write_text_atomic
+        from dpmlens.core.atomic import write_text_atomic
 
         try:
             write_text_atomic(args.output, text)
@@ -283,8 +283,8 @@ def _links(traces: Any, path: str | None, source: str | None = None) -> None:
     `[traces] links` of the `.dpmlens.toml` governing --source (else the current directory)."""
     option = "--links"
     if not path:
-        from dpmlens.config_file import find_config, trace_links
-        from dpmlens.errors import ConfigError
+        from dpmlens.config.file import find_config, trace_links
+        from dpmlens.core.errors import ConfigError
 
         found = find_config(source or os.getcwd())
         if found is None:

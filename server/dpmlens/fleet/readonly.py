@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import duckdb
 
-from dpmlens.errors import UsageError
+from dpmlens.core.errors import UsageError
 
 
 def check(con: duckdb.DuckDBPyConnection, query: str) -> None:

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from dpmlens import exit_codes
+from dpmlens.core import exit_codes
 from dpmlens.fleet import report_html, report_model, report_text, stats, thresholds
 from dpmlens.fleet.store import Store
 
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         report_text.write(doc, buf)
         text = buf.getvalue()
     if args.output:
-        from dpmlens.atomic import write_text_atomic
+        from dpmlens.core.atomic import write_text_atomic
         try:
             write_text_atomic(args.output, text)
         except OSError as exc:

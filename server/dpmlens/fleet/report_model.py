@@ -38,7 +38,7 @@ def build(con: duckdb.DuckDBPyConnection, scope: stats.Scope, settings: dict[str
     t0 = time.perf_counter()
     groups = stats.groups(con, scope)
     if baseline is not None and baseline not in groups:
-        from dpmlens.errors import UsageError
+        from dpmlens.core.errors import UsageError
         raise UsageError(f"--baseline {baseline!r}: no such {scope.by} in the store "
                          f"(have: {', '.join(groups) or 'none'})")
     binned = None

@@ -30,7 +30,7 @@ import duckdb
 import numpy as np
 
 from dpmlens import __version__
-from dpmlens.errors import UsageError
+from dpmlens.core.errors import UsageError
 from dpmlens.fleet import hist
 from dpmlens.fleet.schema import PARTITION, SORT, STORE_FORMAT, TABLES
 
@@ -63,7 +63,7 @@ class Store:
                 raise StoreError(f"{self.root}: exists and is not a dpmlens fleet store "
                                  f"(no {MARKER}); give an empty or new folder")
             self.root.mkdir(parents=True, exist_ok=True)
-            from dpmlens.atomic import write_text_atomic
+            from dpmlens.core.atomic import write_text_atomic
             write_text_atomic(marker, json.dumps(
                 {"format": STORE_FORMAT, "created_by": f"dpmlens {__version__}"}) + "\n")
             return
@@ -109,7 +109,7 @@ class Store:
             except BaseException:
                 staging.abort()
                 raise
-            from dpmlens.atomic import write_text_atomic
+            from dpmlens.core.atomic import write_text_atomic
             info = json.loads((self.root / MARKER).read_text())
             write_text_atomic(self.root / MARKER, json.dumps(
                 {**info, "format": STORE_FORMAT,
@@ -256,7 +256,7 @@ class Staging:
             files = self.staged()
         for f in files:  # the data must be on disk before the journal points at it
             _fsync(self.dir / f)
-        from dpmlens.atomic import write_text_atomic
+        from dpmlens.core.atomic import write_text_atomic
         write_text_atomic(self.dir / JOURNAL, json.dumps([[f, f] for f in files]))
         store._rename_all(self.dir)
         for f in {str(Path(f).parent) for f in files}:

@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dpmlens.config_file import CONFIG_NAME, find_config
-from dpmlens.errors import ConfigError
+from dpmlens.config.file import CONFIG_NAME, find_config
+from dpmlens.core.errors import ConfigError
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -6,8 +6,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from dpmlens.budget import within_limits
-from dpmlens.findings import Finding
+from dpmlens.core.budget import within_limits
+from dpmlens.core.findings import Finding
 from dpmlens.kbuild.argv_options import OWN_OPTIONS
 from dpmlens.kbuild.flags import parse_flags
 from dpmlens.kbuild.kconfig import Kconfig, from_flags
@@ -60,8 +60,8 @@ def split_options(argv: list[str]) -> Options:
 def analyze(path: str, source: bytes, kconfig: Kconfig | None, config: Any,
             rules: list[Any]) -> list[Finding]:  # fmt: skip
     """The findings of `source` with only the branches `kconfig` compiles (all without one)."""
-    from dpmlens.check import _configured
-    from dpmlens.engine import analyze_model, prefilter
+    from dpmlens.engine.analyze import analyze_model, prefilter
+    from dpmlens.engine.check import _configured
     from dpmlens.model.build import build_model
 
     if kconfig is not None:

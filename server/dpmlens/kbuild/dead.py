@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from dpmlens.atomic import write_text_atomic
+from dpmlens.core.atomic import write_text_atomic
 from dpmlens.kbuild.kconfig_deps import OFF, Judge, KconfigIndex, Reader
 
 DEPRECATED = "in drivers/staging/**/deprecated"

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from dpmlens.findings import Finding
+from dpmlens.core.findings import Finding
 from dpmlens.kbuild.kconfig import Kconfig
 from dpmlens.model.phases import PHASES
 

@@ -42,7 +42,7 @@ _own_key: list[str] = [""]  # worker_key() as the starting client computed it
 
 def fingerprint() -> tuple[tuple[str, int, int], ...]:
     """Every dpmlens module and rule file with its mtime and size."""
-    from dpmlens.paths import rules_dir
+    from dpmlens.core.paths import rules_dir
 
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out: list[tuple[str, int, int]] = []
@@ -102,7 +102,7 @@ def warm(argv: list[str]) -> None:
     Kconfig header) with the output thrown away, then keep the rule set for the children."""
     import tempfile
 
-    from dpmlens.rule_set import keep_loaded, load_rule_set
+    from dpmlens.engine.rule_set import keep_loaded, load_rule_set
 
     devnull = os.open(os.devnull, os.O_WRONLY)
     saved = os.dup(2)

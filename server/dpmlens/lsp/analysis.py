@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import tree_sitter as ts
 
-from dpmlens.findings import Finding
+from dpmlens.core.findings import Finding
 from dpmlens.model.types import FileModel
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from dpmlens.findings import Finding
+from dpmlens.core.findings import Finding
 from dpmlens.lsp.core import DpmlensServer, LanguageFeature
 from dpmlens.lsp.diagnostics import Diagnostics, anchor_span
 from dpmlens.lsp.documents import Document

@@ -15,7 +15,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from dpmlens.findings import Span
+from dpmlens.core.findings import Span
 from dpmlens.lsp import fleet_lens
 from dpmlens.lsp.core import DpmlensServer, LanguageFeature
 from dpmlens.lsp.diagnostics import Diagnostics

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from dpmlens.jsonsafe import finite
+from dpmlens.core.jsonsafe import finite
 from dpmlens.lsp.command_args import Command, CommandError, FieldError, NoArguments
 from dpmlens.lsp.core import DpmlensServer, LanguageFeature
 from dpmlens.lsp.protocol import COMMAND_PARAMS

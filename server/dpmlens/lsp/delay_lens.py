@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol, TypeVar
 
-from dpmlens.config import Config
+from dpmlens.config.settings import Config
 from dpmlens.lsp.trace_mapping import MeasuredSite
 from dpmlens.model.types import FileModel
 from dpmlens.traces.model.durations import format_us

@@ -18,12 +18,13 @@ from collections import OrderedDict
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from dpmlens import limits
-from dpmlens.budget import refusal
-from dpmlens.config import Config
-from dpmlens.durations import format_us
-from dpmlens.findings import Finding, Severity, Span
-from dpmlens.incremental import IncrementalAnalyzer
+from dpmlens.config.settings import Config
+from dpmlens.core import limits
+from dpmlens.core.budget import refusal
+from dpmlens.core.durations import format_us
+from dpmlens.core.findings import Finding, Severity, Span
+from dpmlens.core.nesting import EditedNesting
+from dpmlens.engine.incremental import IncrementalAnalyzer
 from dpmlens.lsp.analysis import Analysis
 from dpmlens.lsp.core import DpmlensServer, LanguageFeature
 from dpmlens.lsp.documents import Document, byte_to_col, line_at, line_starts
@@ -34,7 +35,6 @@ from dpmlens.lsp.settings import Settings
 from dpmlens.lsp.trace_loader import Traces
 from dpmlens.lsp.workspace_index import WorkspaceIndex
 from dpmlens.model.types import FileModel
-from dpmlens.nesting import EditedNesting
 
 __all__ = ["Analysis", "Diagnostics", "analyze_document"]
 
@@ -62,7 +62,7 @@ def too_large(doc: Document, config: Config) -> str | None:
     limit = limits.EDITOR_SOURCE_BYTES
     if len(doc.source) <= limit.value:
         return None
-    from dpmlens.engine import prefilter
+    from dpmlens.engine.analyze import prefilter
 
     if not prefilter(config).matches(doc.source):
         return None  # nothing a rule could find: analysed as usual (quickly)
@@ -430,7 +430,7 @@ static struct platform_driver w_driver = { .driver = { .name = "w", .pm = &w_pm 
 def warm_up(server: DpmlensServer) -> None:
     """Import the engine, load the rules and compile their queries before the first document
     arrives (the client is waiting for `initialize` anyway), so didOpen pays only for parsing."""
-    from dpmlens.engine import analyze_model
+    from dpmlens.engine.analyze import analyze_model
     from dpmlens.model.build import build_model
 
     server.get_feature(RuleBook).by_id()

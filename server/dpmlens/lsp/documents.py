@@ -19,7 +19,7 @@ import tree_sitter as ts
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from dpmlens.findings import Span
+from dpmlens.core.findings import Span
 from dpmlens.lsp.analysis import Analysis
 from dpmlens.model.types import FileModel
 from dpmlens.syntax.parser import parse

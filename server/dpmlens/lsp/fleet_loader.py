@@ -43,7 +43,7 @@ class StoreProblem(Exception):
 def resolve_store(roots: list[str], setting: str) -> str:
     """The store folder: the setting (relative to the first workspace folder), else `[fleet]
     store` of the `.dpmlens.toml` governing the first folder that has one; "" for none."""
-    from dpmlens.errors import ConfigError
+    from dpmlens.core.errors import ConfigError
     from dpmlens.fleet import thresholds
 
     if setting:
@@ -230,7 +230,7 @@ class Fleet(LanguageFeature):
 
 
 def _problem_text(store: str, exc: BaseException) -> str:
-    from dpmlens.errors import UsageError
+    from dpmlens.core.errors import UsageError
 
     if isinstance(exc, StoreProblem):
         return f"fleet store {exc}"

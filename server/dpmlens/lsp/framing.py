@@ -28,7 +28,7 @@ import select
 from collections import deque
 from collections.abc import Callable
 
-from dpmlens import limits
+from dpmlens.core import limits
 
 _HEADER = re.compile(rb"Content-Length[ \t]*:[ \t]*(\d{1,20})[ \t]*\r\n", re.IGNORECASE)
 _KEEP = 64  # bytes kept from a dropped stretch: the start of a header split across reads

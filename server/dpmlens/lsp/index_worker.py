@@ -14,9 +14,9 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 
-from dpmlens import inputs, limits
+from dpmlens.core import inputs, limits
+from dpmlens.core.nesting import too_deep
 from dpmlens.model.types import DriverStruct, FileModel, FunctionDef, PmTable
-from dpmlens.nesting import too_deep
 
 SUFFIXES = (".c", ".h")
 

@@ -24,10 +24,10 @@ from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 
-from dpmlens import limits
-from dpmlens.config import Config
-from dpmlens.findings import Finding
-from dpmlens.process_pool import close_pool
+from dpmlens.config.settings import Config
+from dpmlens.core import limits
+from dpmlens.core.findings import Finding
+from dpmlens.engine.process_pool import close_pool
 
 _DEFAULT_BIG = 1 << 20  # 1 MiB: the largest drivers/*.c of 6.12 analyse in ~0.3 s on the loop
 
@@ -41,7 +41,7 @@ def big_bytes() -> int:
 
 def analyze_elsewhere(path: str, source: bytes, config: Config) -> list[Finding]:
     """What the worker process runs: the CLI's analysis of one file (no resolver)."""
-    from dpmlens.engine import analyze_source
+    from dpmlens.engine.analyze import analyze_source
 
     return analyze_source(path, source, config)
 

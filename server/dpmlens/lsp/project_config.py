@@ -22,9 +22,9 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from dpmlens.config import Config
-from dpmlens.config_file import find_config, read_config
-from dpmlens.errors import ConfigError
+from dpmlens.config.file import find_config, read_config
+from dpmlens.config.settings import Config
+from dpmlens.core.errors import ConfigError
 from dpmlens.lsp.core import DpmlensServer, LanguageFeature
 from dpmlens.lsp.rulebook import RuleBook
 from dpmlens.lsp.settings import Settings
@@ -98,7 +98,7 @@ class ProjectConfigs(LanguageFeature):
 
 
 def _spec_quantities() -> list[str]:
-    from dpmlens.rule_set import spec_quantities
+    from dpmlens.engine.rule_set import spec_quantities
 
     return spec_quantities()
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dpmlens.config import DEFAULT_HELPER_DEPTH, Config, RuleSetting
-from dpmlens.findings import Severity
+from dpmlens.config.settings import DEFAULT_HELPER_DEPTH, Config, RuleSetting
+from dpmlens.core.findings import Severity
 
 DEFAULT_TRACE_GLOBS = ("**/*_dmesg.txt", "**/*_ftrace.txt", "**/*.perfetto-trace")
 LOG_LEVELS = ("error", "warning", "info", "debug")

@@ -32,7 +32,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from dpmlens.durations import format_us
+from dpmlens.core.durations import format_us
 from dpmlens.lsp.core import DpmlensServer, LanguageFeature
 from dpmlens.lsp.documents import Document
 from dpmlens.lsp.index_worker import (

@@ -19,7 +19,7 @@ import re
 
 import tree_sitter as ts
 
-from dpmlens.findings import Span
+from dpmlens.core.findings import Span
 from dpmlens.model import ctext
 from dpmlens.model.calls import CallsMixin
 from dpmlens.model.consteval import eval_int

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dpmlens.findings import Span
+from dpmlens.core.findings import Span
 from dpmlens.model.buses import LEGACY_CALLBACKS
 from dpmlens.model.ops_structs import ops_roles
 from dpmlens.model.types import FileModel

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import tree_sitter as ts
 
-from dpmlens.findings import Span
+from dpmlens.core.findings import Span
 from dpmlens.model.ctext import word_byte as _word
 from dpmlens.model.types import CallSite
 from dpmlens.syntax.parser import captures, load_query, node_span, parse

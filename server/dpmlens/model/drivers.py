@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from dpmlens.findings import Span
+from dpmlens.core.findings import Span
 from dpmlens.model import ctext, words
 from dpmlens.model.buses import DRIVER_STRUCTS, LEGACY_CALLBACKS, NAME_PATHS, PM_PATHS, PROBE_PATHS
 from dpmlens.model.ctext import word_byte as _word

@@ -25,10 +25,10 @@ from pathlib import Path
 
 import yaml
 
-from dpmlens.findings import Span
+from dpmlens.core.findings import Span
+from dpmlens.core.paths import rules_dir
 from dpmlens.model import ctext, footprint
 from dpmlens.model.types import CallSite, FileModel
-from dpmlens.paths import rules_dir
 from dpmlens.syntax.parser import LineIndex
 from dpmlens.syntax.prefilter import WordFilter
 

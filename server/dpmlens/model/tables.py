@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import tree_sitter as ts
 
-from dpmlens.findings import Span
+from dpmlens.core.findings import Span
 from dpmlens.model import ctext
 from dpmlens.model.buses import DRIVER_STRUCTS
 from dpmlens.model.phases import PHASES

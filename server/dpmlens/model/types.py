@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from dpmlens.findings import Span
+from dpmlens.core.findings import Span
 from dpmlens.model import footprint
 
 

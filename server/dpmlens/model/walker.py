@@ -30,8 +30,8 @@ from typing import Protocol
 
 import tree_sitter as ts
 
-from dpmlens.config import DEFAULT_HELPER_DEPTH
-from dpmlens.findings import ChainStep, Span
+from dpmlens.config.settings import DEFAULT_HELPER_DEPTH
+from dpmlens.core.findings import ChainStep, Span
 from dpmlens.model import condeval, footprint, ops_structs
 from dpmlens.model.types import CallSite, FileModel, FunctionDef
 from dpmlens.syntax.parser import OTHER_FILES

@@ -8,7 +8,7 @@ import re
 import sys
 from typing import Any
 
-from dpmlens.errors import UsageError
+from dpmlens.core.errors import UsageError
 from dpmlens.patches.parse import Patch, parse_patches
 from dpmlens.patches.series import (
     PatchResult,

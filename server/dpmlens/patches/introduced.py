@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from dpmlens.baseline import normalize_message
-from dpmlens.findings import Finding, Span
+from dpmlens.core.findings import Finding, Span
+from dpmlens.engine.baseline import normalize_message
 
 
 def match_key(finding: Finding) -> tuple[str, str, str]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dpmlens.findings import Finding, Severity
+from dpmlens.core.findings import Finding, Severity
 from dpmlens.patches.series import PatchResult
 
 _LEVEL = {Severity.ERROR: "ERROR", Severity.WARNING: "WARNING"}

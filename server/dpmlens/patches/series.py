@@ -19,15 +19,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dpmlens.budget import Skipped, within_limits
-from dpmlens.check import CheckRun, _configured
-from dpmlens.config import Config
-from dpmlens.errors import UsageError
-from dpmlens.findings import Finding
+from dpmlens.config.settings import Config
+from dpmlens.core.budget import Skipped, within_limits
+from dpmlens.core.errors import UsageError
+from dpmlens.core.findings import Finding
+from dpmlens.engine.check import CheckRun, _configured
+from dpmlens.engine.walk import SOURCE_SUFFIXES, InputError
 from dpmlens.patches.apply import Applied, ApplyError, apply_file
 from dpmlens.patches.introduced import introduced
 from dpmlens.patches.parse import FileDiff, Patch, reverse
-from dpmlens.walk import SOURCE_SUFFIXES, InputError
 
 Reader = Callable[[str], "bytes | None"]  # repository-relative path -> text, None if absent
 
@@ -68,7 +68,7 @@ class Series:
     """The in-memory tree: the base reader plus what the patches so far wrote."""
 
     def __init__(self, root: str, base: Reader, config: Config, rules: list[Any] | None) -> None:
-        from dpmlens.engine import prefilter
+        from dpmlens.engine.analyze import prefilter
 
         self.root, self.base, self.config, self.rules = root, base, config, rules
         self.overlay: dict[str, bytes | None] = {}
@@ -168,7 +168,7 @@ def analyze_text(
 ) -> list[Finding]:
     """The findings of `source` analyzed as the file `path` (its directory gives the local
     headers), in this process; a file over a limit is added to `skipped` under `name`."""
-    from dpmlens.engine import analyze_model
+    from dpmlens.engine.analyze import analyze_model
     from dpmlens.model.build import build_model
 
     if not source or b"\0" in source[:8192] or not prefilter.matches(source):

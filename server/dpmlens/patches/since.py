@@ -12,12 +12,12 @@ import subprocess
 from collections import Counter, defaultdict
 from typing import Any
 
-from dpmlens.config import Config
-from dpmlens.findings import Finding
+from dpmlens.config.settings import Config
+from dpmlens.core.findings import Finding
+from dpmlens.engine.vcs import ChangedLines
+from dpmlens.engine.walk import InputError
 from dpmlens.patches.introduced import match_key
 from dpmlens.patches.series import analyze_text
-from dpmlens.vcs import ChangedLines
-from dpmlens.walk import InputError
 
 
 def text_at(top: str, rev: str, path: str) -> bytes | None:
@@ -38,7 +38,7 @@ def introduced_since(
 ) -> tuple[list[Finding], list[InputError]]:
     """The findings of the working tree that the change since `changed.rev` introduced, and
     the files whose old side could not be analyzed (over a limit)."""
-    from dpmlens.engine import prefilter
+    from dpmlens.engine.analyze import prefilter
 
     touched = [f for f in findings if changed.keep(f)]
     by_file: dict[str, list[Finding]] = defaultdict(list)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dpmlens.check import CheckRun
+    from dpmlens.engine.check import CheckRun
 
 FORMATS = ("gnu", "checkpatch", "json", "sarif", "github", "html")
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dpmlens.check import CheckRun
-from dpmlens.findings import Severity
+from dpmlens.core.findings import Severity
+from dpmlens.engine.check import CheckRun
 
 _LEVEL = {Severity.ERROR: "ERROR", Severity.WARNING: "WARNING"}  # the rest are CHECKs
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dpmlens.check import CheckRun
-from dpmlens.findings import Severity
+from dpmlens.core.findings import Severity
+from dpmlens.engine.check import CheckRun
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning"}  # the rest are notices
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dpmlens.check import CheckRun
+from dpmlens.engine.check import CheckRun
 
 
 def render(run: CheckRun, rules: Sequence[Any] = ()) -> str:

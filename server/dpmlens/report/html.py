@@ -13,7 +13,7 @@ from itertools import groupby
 from typing import Any
 
 from dpmlens import __version__
-from dpmlens.check import CheckRun
+from dpmlens.engine.check import CheckRun
 
 _STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em; color: #222; }

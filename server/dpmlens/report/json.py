@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from dpmlens import jsonsafe
-from dpmlens.check import CheckRun
-from dpmlens.findings import Finding, Severity, Span
+from dpmlens.core import jsonsafe
+from dpmlens.core.findings import Finding, Severity, Span
+from dpmlens.engine.check import CheckRun
 
 VERSION = 1
 

@@ -11,10 +11,11 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
 
-from dpmlens import __version__, jsonsafe
-from dpmlens.baseline import fingerprint
-from dpmlens.check import CheckRun
-from dpmlens.findings import Finding, Severity, Span
+from dpmlens import __version__
+from dpmlens.core import jsonsafe
+from dpmlens.core.findings import Finding, Severity, Span
+from dpmlens.engine.baseline import fingerprint
+from dpmlens.engine.check import CheckRun
 from dpmlens.report.json import extra_json
 from dpmlens.report.rule_text import description
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from dpmlens.findings import Finding, Severity
+from dpmlens.core.findings import Finding, Severity
 from dpmlens.model.phases import PAIRS, PHASES
 from dpmlens.rules.context import Context
 from dpmlens.rules.loader import Rule

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from dpmlens.findings import Finding, Span
+from dpmlens.core.findings import Finding, Span
+from dpmlens.core.paths import rules_dir
 from dpmlens.model import footprint
 from dpmlens.model.types import DriverStruct, FileModel, PmTable
-from dpmlens.paths import rules_dir
 from dpmlens.rules.context import Context
 from dpmlens.rules.delays import spec_table
 from dpmlens.rules.loader import Rule, load_table

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from dpmlens.findings import Finding, Fix, Severity, TextEdit
+from dpmlens.core.findings import Finding, Fix, Severity, TextEdit
 from dpmlens.model import footprint
 from dpmlens.model.types import CallSite
 from dpmlens.rules import runtime_state

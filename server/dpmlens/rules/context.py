@@ -18,8 +18,8 @@ from typing import Any
 
 import tree_sitter as ts
 
-from dpmlens.config import Config
-from dpmlens.findings import ChainStep, Finding, Fix, Severity, Span
+from dpmlens.config.settings import Config
+from dpmlens.core.findings import ChainStep, Finding, Fix, Severity, Span
 from dpmlens.model import footprint
 from dpmlens.model.callgraph import pm_callbacks
 from dpmlens.model.phases import PHASES

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from dpmlens.paths import rules_dir
+from dpmlens.core.paths import rules_dir
 from dpmlens.rules.loader import RuleError, load_table
 
 UNIT_MS = {"s": 1000.0, "ms": 1.0, "us": 0.001, "ns": 0.000001}

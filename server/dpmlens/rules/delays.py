@@ -24,7 +24,7 @@ from typing import Literal
 
 import tree_sitter as ts
 
-from dpmlens.findings import Finding, Fix, Severity, TextEdit
+from dpmlens.core.findings import Finding, Fix, Severity, TextEdit
 from dpmlens.model import condeval, footprint, ops_structs, words
 from dpmlens.model.build import build_model
 from dpmlens.model.consteval import eval_int

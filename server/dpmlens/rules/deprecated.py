@@ -17,7 +17,7 @@ import os
 import re
 from collections.abc import Iterator
 
-from dpmlens.findings import Finding, Fix, Span, TextEdit
+from dpmlens.core.findings import Finding, Fix, Span, TextEdit
 from dpmlens.kbuild.dead import find_top
 from dpmlens.model import footprint
 from dpmlens.model.types import PmTable

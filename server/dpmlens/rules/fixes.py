@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from dpmlens.findings import TextEdit
+from dpmlens.core.findings import TextEdit
 from dpmlens.rules.textpos import Positions
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import tree_sitter as ts
 
-from dpmlens.findings import Finding, Fix, Severity, Span, TextEdit
+from dpmlens.core.findings import Finding, Fix, Severity, Span, TextEdit
 from dpmlens.model import footprint
 from dpmlens.model.types import CallSite
 from dpmlens.rules import cnav

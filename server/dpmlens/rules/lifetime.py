@@ -30,7 +30,7 @@ from typing import Literal
 
 import tree_sitter as ts
 
-from dpmlens.findings import ChainStep, Finding, Severity
+from dpmlens.core.findings import ChainStep, Finding, Severity
 from dpmlens.model import footprint, ops_structs
 from dpmlens.model.types import DriverStruct
 from dpmlens.model.walker import Reached, chain_steps, parameter_names

@@ -20,8 +20,8 @@ from typing import Any
 
 import yaml
 
-from dpmlens.findings import Severity
-from dpmlens.paths import rules_dir as default_rules_dir
+from dpmlens.core.findings import Severity
+from dpmlens.core.paths import rules_dir as default_rules_dir
 from dpmlens.rules.plugin import Checker, checkers, parse_options
 
 _ID_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")

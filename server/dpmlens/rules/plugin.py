@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union, get_args, get_origin
 
-from dpmlens.findings import Finding
+from dpmlens.core.findings import Finding
 
 
 @dataclass(frozen=True)

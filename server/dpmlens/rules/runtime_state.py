@@ -15,7 +15,7 @@ import re
 
 import tree_sitter as ts
 
-from dpmlens.findings import Severity
+from dpmlens.core.findings import Severity
 from dpmlens.model.phases import PAIRS, PHASES
 from dpmlens.model.types import CallSite
 from dpmlens.rules import cnav

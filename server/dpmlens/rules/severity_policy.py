@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
-from dpmlens.findings import Finding, FleetCost, Measured, Severity
+from dpmlens.core.findings import Finding, FleetCost, Measured, Severity
 from dpmlens.model.phases import PHASES
 from dpmlens.rules.loader import load_table
 from dpmlens.rules.sleep_slack import extra_jiffies, msleep_worst_ms

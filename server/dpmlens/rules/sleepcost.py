@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import tree_sitter as ts
 
-from dpmlens.config import DEFAULT_HELPER_DEPTH
+from dpmlens.config.settings import DEFAULT_HELPER_DEPTH
 from dpmlens.model import footprint, words
 from dpmlens.model.consteval import eval_int
 from dpmlens.model.types import FileModel

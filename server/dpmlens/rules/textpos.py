@@ -6,7 +6,7 @@ from bisect import bisect_right
 from functools import cached_property
 from itertools import accumulate
 
-from dpmlens.findings import Span
+from dpmlens.core.findings import Span
 
 
 class Positions:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from dpmlens.findings import Finding
+from dpmlens.core.findings import Finding
 from dpmlens.model import footprint
 from dpmlens.rules import cnav
 from dpmlens.rules.callmatch import file_skipped

@@ -14,8 +14,8 @@ from functools import cache
 import tree_sitter as ts
 import tree_sitter_c as tsc
 
-from dpmlens.findings import Span
-from dpmlens.paths import grammars_dir
+from dpmlens.core.findings import Span
+from dpmlens.core.paths import grammars_dir
 
 LANGUAGE = ts.Language(tsc.language())
 _LOCAL = threading.local()  # a tree-sitter Parser must not be shared between threads

@@ -112,8 +112,8 @@ def project_links(roots: list[str], setting: str = "") -> tuple[DeviceLinks | No
     """The device links of the editor's traces: the `traceLinks` setting (relative to the first
     workspace folder), else `[traces] links` of the `.dpmlens.toml` governing the first folder
     that has one. (None, None) when neither names a file."""
-    from dpmlens.config_file import find_config, trace_links
-    from dpmlens.errors import ConfigError
+    from dpmlens.config.file import find_config, trace_links
+    from dpmlens.core.errors import ConfigError
 
     if setting:
         path = Path(os.path.expanduser(setting))

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from dpmlens.paths import rules_dir
+from dpmlens.core.paths import rules_dir
 
 EVENTS = ("rpm_suspend", "rpm_resume", "rpm_idle", "rpm_usage", "rpm_return_int", "rpm_status")
 CALL_KINDS = ("suspend", "resume", "idle")  # RpmLog.kinds values 0, 1, 2

@@ -15,7 +15,7 @@ import zlib
 from pathlib import Path
 from typing import BinaryIO
 
-from dpmlens import inputs
+from dpmlens.core import inputs
 from dpmlens.traces.read import dmesg, ftrace, perfetto
 
 FORMATS = ("dmesg", "ftrace", "perfetto")

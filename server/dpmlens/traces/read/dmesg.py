@@ -34,7 +34,7 @@ import re
 from datetime import date
 from typing import BinaryIO
 
-from dpmlens import inputs
+from dpmlens.core import inputs
 from dpmlens.model.phases import member_for_dmesg_phase, member_for_stage
 from dpmlens.traces.model.rpm_log import CallbackTrace, RpmLog, rpm_log
 from dpmlens.traces.model.sample import Collector, CycleTracker

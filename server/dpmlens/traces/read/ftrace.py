@@ -20,7 +20,7 @@ import zlib
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from dpmlens import inputs, limits
+from dpmlens.core import inputs, limits
 from dpmlens.traces.model.sample import Collector, DelayColumns
 from dpmlens.traces.read import ftrace_graph, ftrace_tokens, rpm_events
 from dpmlens.traces.read.events import Assembler

@@ -9,7 +9,7 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
-from dpmlens import inputs
+from dpmlens.core import inputs
 from dpmlens.traces.model import names
 from dpmlens.traces.model.sample import Collector, FileReport
 from dpmlens.traces.model.traceset import TraceSet, resolve_names

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from dpmlens.paths import rules_dir
+from dpmlens.core.paths import rules_dir
 from dpmlens.traces.model.rpm_log import EVENTS, RpmLog, load_table, rpm_log, table
 from dpmlens.traces.model.sample import Collector
 

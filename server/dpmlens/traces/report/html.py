@@ -14,7 +14,7 @@ import html
 import os
 from typing import TYPE_CHECKING, Any
 
-from dpmlens import jsonsafe
+from dpmlens.core import jsonsafe
 from dpmlens.traces.analysis.critical import CriticalPath
 from dpmlens.traces.analysis.delays import MeasuredDelay, call_text
 from dpmlens.traces.model.sample import Step

@@ -2,7 +2,7 @@
 100-cycle capture is 3.4 MB of JSON, and the standard library indents with a generator per
 container (json.encoder._make_iterencode). Same text, byte for byte (the strings through the
 same C escaper, the numbers through float/int repr); a non-finite float becomes null as in
-dpmlens.jsonsafe. Anything else than str/int/float/bool/None/list/tuple/dict with str keys
+dpmlens.core.jsonsafe. Anything else than str/int/float/bool/None/list/tuple/dict with str keys
 is left to jsonsafe.dumps."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
-from dpmlens import jsonsafe
+from dpmlens.core import jsonsafe
 
 _isfinite = math.isfinite
 _frepr = float.__repr__

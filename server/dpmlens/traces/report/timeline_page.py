@@ -35,7 +35,7 @@ const LANE = 16, LABEL = 230, PAD = 4;
 let hits = [];
 D.cycles.forEach((c, i) => { const o = document.createElement("option"); o.value = i;
   o.textContent = c.cycle; sel.appendChild(o); });
-// dpmlens/durations.py format_us (test-fixtures/durations.json; tests/test_traces_durations.py)
+// core/durations.py format_us (test-fixtures/durations.json; tests/test_traces_durations.py)
 function fmt(us) { const a = Math.abs(us);
   if (us !== us) return "-";
   return a >= 1e6 ? (us / 1e6).toFixed(2) + " s"

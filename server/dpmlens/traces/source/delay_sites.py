@@ -56,7 +56,7 @@ def _defining_files(root: Path, names: Iterable[str]) -> dict[str, list[Path]]:
 
 def join_sites(sites: list[DelaySite], source: str | os.PathLike[str]) -> int:
     """Fill `site.static` where the call site is found; returns how many were joined."""
-    from dpmlens.config import Config
+    from dpmlens.config.settings import Config
     from dpmlens.model.build import build_model
     from dpmlens.rules.context import Context
     from dpmlens.rules.delays import analysis

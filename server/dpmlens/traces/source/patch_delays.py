@@ -127,7 +127,7 @@ def _find(lines: list[str], block: list[str], at: int) -> int | None:
 
 def _delays(path: str, text: str) -> list[tuple[str, str, float | None, int]]:
     """(caller, delay function, evaluated ms or None, line) of every delay call, in order."""
-    from dpmlens.config import Config
+    from dpmlens.config.settings import Config
     from dpmlens.model.build import build_model
     from dpmlens.rules.context import Context
     from dpmlens.rules.delays import analysis

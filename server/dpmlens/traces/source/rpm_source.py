@@ -56,8 +56,8 @@ def rule_links(report: RpmReport, index: SourceIndex) -> dict[tuple[str, str, in
     """(device, call, code) -> the static finding of the rule the error points at, found by
     running that rule on the files of the device's driver (the callback the error happened in
     first: a -EACCES inside foo's suspend_late is the finding in foo's suspend_late)."""
-    from dpmlens.config import Config
-    from dpmlens.engine import analyze_model
+    from dpmlens.config.settings import Config
+    from dpmlens.engine.analyze import analyze_model
     from dpmlens.model.build import build_model
     from dpmlens.rules.loader import load_rules
 

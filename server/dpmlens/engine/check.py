@@ -18,14 +18,14 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dpmlens import limits
-from dpmlens.config import Config
-from dpmlens.findings import Finding
-from dpmlens.inputs import LimitExceeded, read_source
-from dpmlens.nesting import too_deep
-from dpmlens.process_pool import close_pool
+from dpmlens.config.settings import Config
+from dpmlens.core import limits
+from dpmlens.core.findings import Finding
+from dpmlens.core.inputs import LimitExceeded, read_source
+from dpmlens.core.nesting import too_deep
+from dpmlens.engine.process_pool import close_pool
+from dpmlens.engine.walk import InputError, iter_files
 from dpmlens.syntax.prefilter import WordFilter
-from dpmlens.walk import InputError, iter_files
 
 # Below this many files one worker process: a bigger pool costs more than it saves.
 _POOL_MIN_FILES = 16
@@ -109,8 +109,8 @@ def check_file(
     the file's lines (one more pass over every byte, ~3 % of a run; only checkpatch's
     `total:` line needs them).
     """
-    from dpmlens.engine import analyze_model
-    from dpmlens.engine import prefilter as engine_prefilter
+    from dpmlens.engine.analyze import analyze_model
+    from dpmlens.engine.analyze import prefilter as engine_prefilter
     from dpmlens.model.build import build_model
 
     try:
@@ -190,7 +190,7 @@ def check_paths(
         files = filter(keep_file, files)
     jobs = max(1, jobs or default_jobs())
     run = CheckRun(findings=[], errors=[], jobs=jobs)
-    from dpmlens.engine import prefilter
+    from dpmlens.engine.analyze import prefilter
 
     job = _Job(config, rules, prefilter(config, rules), count_lines)  # built once, in the parent
     if cache is None:
@@ -231,7 +231,7 @@ def _results(files: Iterator[str], job: _Job, jobs: int) -> Iterator[_FileResult
         return
     # Import the engine (and whatever it loads at import time) before forking, so the workers
     # share it copy-on-write instead of each importing it again.
-    import dpmlens.engine  # noqa: F401
+    import dpmlens.engine.analyze  # noqa: F401
 
     if jobs == 1 or len(first) < _POOL_MIN_FILES:
         jobs = 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dpmlens.findings import Severity
+from dpmlens.core.findings import Severity
 
 
 @dataclass

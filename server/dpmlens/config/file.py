@@ -27,9 +27,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from dpmlens.config import Config, RuleSetting
-from dpmlens.errors import ConfigError
-from dpmlens.findings import Severity
+from dpmlens.config.settings import Config, RuleSetting
+from dpmlens.core.errors import ConfigError
+from dpmlens.core.findings import Severity
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -15,9 +15,9 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from dpmlens.atomic import write_text_atomic
-from dpmlens.errors import UsageError
-from dpmlens.findings import Finding
+from dpmlens.core.atomic import write_text_atomic
+from dpmlens.core.errors import UsageError
+from dpmlens.core.findings import Finding
 
 FORMAT_VERSION = 1
 # Line references inside messages ("at line 12", "foo.c:12:3") move with unrelated edits.

@@ -13,7 +13,7 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from dpmlens.inputs import kind
+from dpmlens.core.inputs import kind
 
 SOURCE_SUFFIXES = (".c", ".h")
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dpmlens.findings import Finding, FleetCost, Measured
+from dpmlens.core.findings import Finding, FleetCost, Measured
 from dpmlens.rules import severity_policy
 
 # the rules whose findings sit at a delay call (what a capture's delay probes measure)

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import lru_cache
 
-from dpmlens.config import Config
-from dpmlens.findings import Finding
+from dpmlens.config.settings import Config
+from dpmlens.core.findings import Finding
 from dpmlens.model.build import build_model
 from dpmlens.model.keywords import callback_filter
 from dpmlens.model.types import FileModel

@@ -36,16 +36,16 @@ from dataclasses import dataclass, field, replace
 
 import tree_sitter as ts
 
-from dpmlens.config import Config
-from dpmlens.engine import analyze_model, function_findings, per_function_rules
-from dpmlens.findings import ChainStep, Finding, Fix, Span, TextEdit
+from dpmlens.config.settings import Config
+from dpmlens.core.findings import ChainStep, Finding, Fix, Span, TextEdit
+from dpmlens.core.text_change import changed_region
+from dpmlens.engine.analyze import analyze_model, function_findings, per_function_rules
 from dpmlens.model import footprint
 from dpmlens.model.build import TOP_LEVEL_CONTAINERS, NotBuilt, build_model, text_searches
 from dpmlens.model.footprint import Footprint
 from dpmlens.model.headers import defines_of
 from dpmlens.model.types import FileModel
 from dpmlens.syntax.parser import parse
-from dpmlens.text_change import changed_region
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import stat
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from dpmlens import limits
+from dpmlens.core import limits
 
 
 class LimitExceeded(Exception):

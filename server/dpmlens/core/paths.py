@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parents[1]  # dpmlens/ (this file is dpmlens/core/paths.py)
 
 
 def data_dir() -> Path:

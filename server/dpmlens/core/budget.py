@@ -17,8 +17,8 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from dpmlens import limits
-from dpmlens.nesting import EditedNesting, too_deep
+from dpmlens.core import limits
+from dpmlens.core.nesting import EditedNesting, too_deep
 
 T = TypeVar("T")
 _RETRY_SECONDS = 0.05

@@ -14,8 +14,8 @@ from __future__ import annotations
 from array import array
 from itertools import accumulate
 
-from dpmlens import limits
-from dpmlens.text_change import changed_region
+from dpmlens.core import limits
+from dpmlens.core.text_change import changed_region
 
 _OPEN, _CLOSE = b"{([", b"})]"
 _DROP = bytes(b for b in range(256) if b not in _OPEN + _CLOSE)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dpmlens.errors import UsageError
-from dpmlens.paths import rules_dir as default_rules_dir
+from dpmlens.core.errors import UsageError
+from dpmlens.core.paths import rules_dir as default_rules_dir
 from dpmlens.rules.loader import Rule, RuleError, load_rules, load_table, parse_rule, read_yaml
 
 # rules directory -> what load_rule_set() gave, once keep_loaded() is called

@@ -33,9 +33,10 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from dpmlens import __version__, limits
-from dpmlens.atomic import write_text_atomic
-from dpmlens.findings import ChainStep, Finding, Fix, Severity, Span, TextEdit
+from dpmlens import __version__
+from dpmlens.core import limits
+from dpmlens.core.atomic import write_text_atomic
+from dpmlens.core.findings import ChainStep, Finding, Fix, Severity, Span, TextEdit
 
 FORMAT = 1
 MAX_RESULTS = 150_000
@@ -64,10 +65,10 @@ def build_fingerprint() -> str:
     """dpmlens's version and code, the rule files and tables, the tree-sitter queries and the
     parser: what results depend on besides the input (an edit during development must not
     reuse old results)."""
-    from dpmlens.paths import grammars_dir, rules_dir
+    from dpmlens.core.paths import grammars_dir, rules_dir
 
     h = hashlib.sha256(__version__.encode())
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]  # all of dpmlens/, not only engine/
     for root in (package, rules_dir(), grammars_dir()):
         for path in sorted(root.rglob("*")):
             if path.suffix in (".py", ".yaml", ".json", ".scm") and path.is_file():
@@ -313,7 +314,7 @@ class ResultCache:
         yield from ready
 
     def _lookup(self, path: str, job: Any) -> Any | None:
-        from dpmlens.check import _FileResult
+        from dpmlens.engine.check import _FileResult
 
         directory, name = self._split(path)
         entry, data = self._entry(directory, name)

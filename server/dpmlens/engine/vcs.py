@@ -15,8 +15,8 @@ import re
 import subprocess
 from dataclasses import dataclass
 
-from dpmlens.errors import UsageError
-from dpmlens.findings import Finding, Span
+from dpmlens.core.errors import UsageError
+from dpmlens.core.findings import Finding, Span
 
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's id of the empty tree
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")

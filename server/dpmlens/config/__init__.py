@@ -1,0 +1,1 @@
+"""Configuration: the settings the engine and faces read (settings) and .dpmlens.toml (file)."""
