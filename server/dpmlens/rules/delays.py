@@ -723,9 +723,9 @@ def _either_branch(call: ts.Node, decide: Decide | None) -> Decide | None:
     `if (A) stex_hba_stop(hba, x); else stex_hba_stop(hba, ST_IGNORED);` (stex_suspend())
     reaches the helper either way, so A is no condition of its waits (r9)."""
     callee = cnav.text(call.child_by_field_name("function")).strip()
-    both: set[int] = set()
     if call.type != "call_expression" or not callee.isidentifier():
         return decide
+    both: set[int] = set()
     cur = call
     while cur.parent is not None and cur.parent.type != "function_definition":
         parent = cur.parent
@@ -1246,10 +1246,8 @@ def _loop_text(d: Delay, looped: bool) -> str:
     least once, a loop that checks first may not wait at all."""
     if not looped:
         return ""
-    node = d.node
-    while node is not None and node.type not in _LOOPS and node.type != "function_definition":
-        node = node.parent
-    if node is not None and node.type in _LOOPS and d.node is not None:
+    node = _enclosing_loop(d)
+    if node is not None and d.node is not None:
         if checks_first(node, d.node):
             return " per poll of a loop (not at all when the first poll succeeds)"
         return " per poll of a loop (at least once: it waits before its first check)"
@@ -1335,15 +1333,13 @@ def _busy_wait_at(
     # A busy-wait in a polling or retry loop (or in a helper a loop calls) often does not
     # run at all on a normal cycle (the first poll succeeds): a hint, not a finding.
     severity = Severity.HINT if d.in_loop or _hop_in_loop(a, r) else rule.severity
-    # ...unless the loop retries a transfer that sleeps (hdc3020_write_bytes(): i2c_transfer()
-    # then mdelay(10), up to 10 times, while the sensor measures): no atomic caller can be
-    # there, and the device's busy answer is its normal one: shown, as info
-    retried = _sleeping_retry(d, sleeping) if d.in_loop else None
-    tries = _tries(d, retried[1]) if retried is not None else None
-    if retried is not None and tries is not None and tries > 1:
-        severity = rule.severity  # the policy prices it at every try's wait
-    else:
-        retried = tries = None
+    # ...unless a bounded loop retries a transfer that sleeps (hdc3020_write_bytes():
+    # i2c_transfer() then mdelay(10), up to 10 times, while the sensor measures): no atomic
+    # caller can be there, and the device's busy answer is its normal one: the severity
+    # policy prices the wait at every try
+    retry = _sleeping_retry(d, sleeping) if d.in_loop else None
+    if retry is not None:
+        severity = rule.severity
     helper = _sleep_helper(r.model)
     if helper is not None and severity != Severity.HINT:
         # the driver's own helper picks mdelay() or msleep() by context (radeon_msleep()):
@@ -1367,11 +1363,11 @@ def _busy_wait_at(
         when=(f" when {_quote(cond, 160)}" if cond else "") + _loop_text(d, looped)
         + (f" (only the first time: until `{once}` is set)" if once else ""),
         instead=(f"{helper}()" if helper else "msleep() or fsleep()") + (
-            f" (the loop retries {retried[0]}(), which sleeps, so nothing atomic runs it: up"
-            f" to {tries} tries, {fmt_ms(tries * d.ms)} of one CPU while the device is busy)"
-            if retried is not None and tries is not None else ""
+            f" (the loop retries {retry[0]}(), which sleeps, so nothing atomic runs it: up"
+            f" to {retry[1]} tries, {fmt_ms(retry[1] * d.ms)} of one CPU while the device is"
+            " busy)" if retry is not None else ""
         ),
-        spin_ms=tries * d.ms if tries is not None else None,
+        spin_ms=retry[1] * d.ms if retry is not None else None,
     )  # fmt: skip
 
 
@@ -1395,20 +1391,27 @@ def _tries(d: Delay, loop: ts.Node) -> int | None:
     return n if 0 < n <= 1000 else None
 
 
-def _sleeping_retry(d: Delay, sleeping: tuple[str, ...]) -> tuple[str, ts.Node] | None:
-    """(the sleeping call, `sleeping`'s fnmatch patterns, made in the loop around the delay;
-    that loop)."""
+def _enclosing_loop(d: Delay) -> ts.Node | None:
+    """The innermost loop around the delay in its function, if any."""
     node = d.node
     while node is not None and node.type not in _LOOPS and node.type != "function_definition":
         node = node.parent
-    if node is None or node.type not in _LOOPS or not sleeping:
+    return node if node is not None and node.type in _LOOPS else None
+
+
+def _sleeping_retry(d: Delay, sleeping: tuple[str, ...]) -> tuple[str, int] | None:
+    """(the sleeping call, `sleeping`'s fnmatch patterns, made in the loop around the delay;
+    how many times that loop runs at most) when the loop is bounded to more than one try."""
+    loop = _enclosing_loop(d) if sleeping else None
+    if loop is None:
         return None
     name = next(
-        (name for name, _c in cnav.calls_under(node)
+        (name for name, _c in cnav.calls_under(loop)
          if any(fnmatch.fnmatchcase(name, p) for p in sleeping)),
         None,
     )  # fmt: skip
-    return (name, node) if name is not None else None
+    tries = _tries(d, loop) if name is not None else None
+    return (name, tries) if name is not None and tries is not None and tries > 1 else None
 
 
 def _spin_total(a: _Analysis, cb: Callback, d: Delay) -> str:

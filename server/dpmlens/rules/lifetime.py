@@ -773,18 +773,11 @@ def _helper_tail(a: Event) -> str | None:
     keeps the helper's result in (`retval = __cbas_ec_probe(pdev);`); else None."""
     if not a.reached.hops:
         return None
-    stmt = cnav.statement_of(a.node)
-    nxt = stmt.next_named_sibling
-    while nxt is not None and nxt.type == "comment":
-        nxt = nxt.next_named_sibling
+    nxt = paths.next_statement(cnav.statement_of(a.node))
     if nxt is None or nxt.type != "return_statement" or not paths.is_success(nxt):
         return None
-    top = cnav.statement_of(a.top)
-    e = top.named_children[0] if top.type == "expression_statement" and top.named_children else None
-    if e is None or e.type != "assignment_expression":
-        return None
-    var = cnav.text(e.child_by_field_name("left")).strip()
-    return var if var.isidentifier() else None
+    assigned = paths.assigned_call(cnav.statement_of(a.top))
+    return assigned[0] if assigned is not None and assigned[0].isidentifier() else None
 
 
 def _returns_var(x: paths.Exit, var: str, top: ts.Node) -> bool:
@@ -991,19 +984,15 @@ def _allocation_failure(x: paths.Exit, table: Table) -> bool:
     cur = node
     while cur.parent is not None and cur.type != "if_statement":
         cur = cur.parent
-    prev = cur.prev_named_sibling if cur.type == "if_statement" else None
-    while prev is not None and prev.type == "comment":
-        prev = prev.prev_named_sibling
-    if prev is None or prev.type != "expression_statement":
+    if cur.type != "if_statement":
         return False
-    m = re.fullmatch(r"\s*(\w+)\s*=\s*(\w+)\s*\(.*\)\s*;\s*", cnav.text(prev), re.DOTALL)
+    assigned = paths.assigned_call(paths.previous_statement(cur))
     cond = cur.child_by_field_name("condition")
-    return (
-        m is not None
-        and m.group(2) in calls
-        and cond is not None
-        and m.group(1) in cnav.identifiers_in(cond)
-    )
+    if assigned is None or cond is None:
+        return False
+    var, call = assigned
+    callee = cnav.text(call.child_by_field_name("function")).strip()
+    return callee in calls and var in cnav.identifiers_in(cond)
 
 
 def _runtime_pm_off(node: ts.Node) -> bool:

@@ -157,7 +157,7 @@ def _error_return(ret: ts.Node, labels: list[int]) -> str | None:
         if _in_branch(ret) or any(lab < ret.start_byte for lab in labels):
             return "return"
         name = cnav.text(v)
-        prev = _previous_statement(ret)
+        prev = previous_statement(ret)
         if prev is not None and _assigns_call(prev, name):
             return "return"
         return None
@@ -176,22 +176,39 @@ def _in_branch(node: ts.Node) -> bool:
     return False
 
 
-def _previous_statement(stmt: ts.Node) -> ts.Node | None:
+def previous_statement(stmt: ts.Node) -> ts.Node | None:
+    """The statement before `stmt` in its block, comments skipped."""
     prev = stmt.prev_named_sibling
     while prev is not None and prev.type == "comment":
         prev = prev.prev_named_sibling
     return prev
 
 
-def _assigns_call(stmt: ts.Node, name: str) -> bool:
-    """`name = call(...);` (the call's result is what the next return gives back)."""
-    if stmt.type != "expression_statement" or not stmt.named_children:
-        return False
+def next_statement(stmt: ts.Node) -> ts.Node | None:
+    """The statement after `stmt` in its block, comments skipped."""
+    nxt = stmt.next_named_sibling
+    while nxt is not None and nxt.type == "comment":
+        nxt = nxt.next_named_sibling
+    return nxt
+
+
+def assigned_call(stmt: ts.Node | None) -> tuple[str, ts.Node] | None:
+    """(`name`, the call) of `name = call(...);`; None for any other statement."""
+    if stmt is None or stmt.type != "expression_statement" or not stmt.named_children:
+        return None
     e = stmt.named_children[0]
     if e.type != "assignment_expression":
-        return False
+        return None
     left, right = e.child_by_field_name("left"), e.child_by_field_name("right")
-    return cnav.text(left) == name and right is not None and right.type == "call_expression"
+    if right is None or right.type != "call_expression":
+        return None
+    return cnav.text(left).strip(), right
+
+
+def _assigns_call(stmt: ts.Node, name: str) -> bool:
+    """`name = call(...);` (the call's result is what the next return gives back)."""
+    found = assigned_call(stmt)
+    return found is not None and found[0] == name
 
 
 # --- what runs between an acquire and an exit -----------------------------------------------
