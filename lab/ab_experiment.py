@@ -297,6 +297,11 @@ def analyse(args: argparse.Namespace, boots: dict[str, dict[str, dict]], cpus: l
                                           f"{options[options.index('--source') + 1]} is absent"})
             continue
         res = whatif(args, base, options + cpus)
+        if "delay-unmeasured" in (res.get("change_kinds") or []):
+            # the what-if says it cannot predict this from this evidence (no band): no row
+            result["experiments"].append({"label": label, "skipped": "not predicted: "
+                                          + (res.get("capture_next") or "nothing to replay")})
+            continue
         pred = per_cycle(res, "predicted_us")
         # the same what-if from A2, the other run of A: how much A's own noise moves it
         other = per_cycle(whatif(args, "A2", options + cpus), "predicted_us") if base == "A1" else None

@@ -32,6 +32,11 @@ def register_advise(sub: Any, links_help: str) -> None:
     adv.add_argument("--links", metavar="FILE", help=links_help)
     adv.add_argument("--top", type=int, default=10, metavar="N", help="rows to show (10)")
     adv.add_argument("--format", choices=("table", "json"), default="table")
+    adv.add_argument("--no-sched", action="store_true",
+                     help="ignore the capture's scheduler events (what a capture without them "
+                     "would be advised)")
+    adv.add_argument("--no-delays", action="store_true",
+                     help="ignore the capture's delay kprobes (the same, without them)")
     adv.set_defaults(handler=run_advise)
 
 
@@ -50,10 +55,11 @@ def run_advise(args: argparse.Namespace) -> int:
 
     extras: dict[str, Any] = {}
     traces, runs = replay_input(args, extras)
-    measured = measured_delays(traces, runs)
-    sched = traces.store.sched
+    measured = [] if args.no_delays else measured_delays(traces, runs)
+    sched = None if args.no_sched else traces.store.sched
     # the contention model where it validated: with the scheduler's events (as trace whatif)
-    base = Changes(cpus=extras["cpus"] if sched is not None else None, sched=sched)
+    base = Changes(cpus=extras["cpus"] if sched is not None else None, sched=sched,
+                   clock=extras["clock"])
     minimums = None
     if args.source:
         from dpmlens.traces.analysis.delays import delay_sites

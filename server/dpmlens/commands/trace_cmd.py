@@ -171,6 +171,7 @@ def _load(paths: list[str], extras: dict[str, Any] | None = None):  # noqa: ANN2
 
                 extras["cpus"] = cpus_of(arch.paths)
                 extras["power_async"] = power_async(arch.paths)
+                extras["clock"] = _sleep_clock(traces, arch)
     except ArchiveError as exc:
         raise UsageError(str(exc)) from None
     for f in traces.files:
@@ -183,6 +184,28 @@ def _load(paths: list[str], extras: dict[str, Any] | None = None):  # noqa: ANN2
         )
         raise UsageError(f"no PM timing data read: {problems}")
     return traces
+
+
+def _sleep_clock(traces: Any, arch: Any) -> Any:
+    """How long an msleep() sleeps on the captured kernel (traces.analysis.sleep_calls):
+    its release from a sleepgraph stamp or a meta.txt (`dpmlens capture`'s, the lab's),
+    CONFIG_HZ from meta.txt's config_hz."""
+    from pathlib import Path
+
+    from dpmlens.capture.archive import read_meta
+    from dpmlens.traces.analysis.sleep_calls import clock_of
+
+    meta = dict(arch.meta)
+    for p in arch.paths:
+        root = Path(p)
+        metas = sorted(root.rglob("meta.txt")) if root.is_dir() else [root.with_name("meta.txt")]
+        for m in metas:
+            if m.is_file():
+                for k, v in read_meta(m).items():
+                    meta.setdefault(k, v)
+    version = next((f.kernel_version for f in traces.files if f.kernel_version), None)
+    kernel = f"{version[0]}.{version[1]}" if version else meta.get("kernel")
+    return clock_of(kernel, meta.get("config_hz"))
 
 
 def _archive_links(traces: Any, arch: Any) -> None:
@@ -505,7 +528,7 @@ def run_whatif(args: argparse.Namespace) -> int:
     changes = Changes(delays=delays, make_async=matcher(args.make_async),
                       make_sync=matcher(args.make_sync),
                       ordering="6.16" if args.ordering == "6.16" else "legacy",
-                      replace=replace, cpus=cpus, sched=sched)
+                      replace=replace, cpus=cpus, sched=sched, clock=extras["clock"])
     words = [f"--delay {k}={v:g}" if k not in replace else f"--delay {k}={v_call}"
              for k, v in delays.items()
              for v_call in [_call_text(replace[k]) if k in replace else ""]]

@@ -95,8 +95,28 @@ BANDS: dict[str, Bands] = {
 }
 
 
+def _lab_bands(change: str, evidence: str) -> Bands | None:
+    """The what-if's own lab band (traces.analysis.bands, bands.yaml) of a cell, as the
+    (minus %, plus %) of the measured value around the prediction."""
+    from dpmlens.traces.analysis.bands import table
+
+    rows = table()
+    out = []
+    for ph in ("suspend", "resume"):
+        b = rows.get((change, evidence, ph))
+        if b is None:
+            return None
+        lo, hi = b.measured_range(100.0)
+        out.append((round(100.0 - lo, 1), round(hi - 100.0, 1)))
+    return Bands(out[0], out[1], f"lab: the what-if's {change} band with {evidence} "
+                 f"({b.basis})")
+
+
 def band_of(kind: str, ev: Evidence) -> Bands:
     """The bands for a kind of change with the capture's evidence."""
+    if kind == "usb-fast" and not ev.delays and ev.sched:
+        # its calls told from the scheduler's events (traces.analysis.sleep_calls)
+        return _lab_bands("delay", "sched") or BANDS["unsupported"]
     if kind in ("spec", "usb-fast"):
         return BANDS["delay" if ev.delays else "unsupported"]
     if kind == "pm_async":
@@ -325,6 +345,11 @@ def advise(runs: list[PhaseRun], delays: list[MeasuredDelay], base: Changes, ev:
                   f"{m.min_ms:g} ms instead of {m.value_ms:g} ms)"))
     fast = [d for d in delays if (d.caller, d.func) == FAST_ENUM[:2]
             and abs(d.requested_ms - FAST_ENUM[2]) < 1e-9 and d.interval is not None]
+    if not delays and base.sched is not None:
+        # no delay kprobes: its calls told from the scheduler's events by their length
+        from dpmlens.traces.analysis.sleep_calls import sleep_calls
+
+        fast = sleep_calls(runs, base.sched, [FAST_ENUM], base.clock)
     if fast:
         devs = sorted({d.interval.device for d in fast if d.interval is not None})
         candidates.append(Advice(
@@ -385,7 +410,12 @@ def advise(runs: list[PhaseRun], delays: list[MeasuredDelay], base: Changes, ev:
     if dropped:
         out.notes.append(f"{dropped} candidate(s) replayed with no saving (their time is "
                          "not on the path once they move, or another path takes over)")
-    if not ev.delays:
+    if not ev.delays and ev.sched:
+        out.notes.append("no delay kprobes with returns: delays are not measured; USB fast "
+                         "enumeration's reset-recovery msleep(50) calls are told from the "
+                         "scheduler's events by their length, and no other delay change is "
+                         "advised (capture with `dpmlens capture`)")
+    elif not ev.delays:
         out.notes.append("no delay kprobes with returns: delays are not measured, so no "
                          "delay change is advised (capture with `dpmlens capture`)")
     if not ev.sched:

@@ -19,6 +19,9 @@ from typing import Any
 
 _TABLE = Path(__file__).with_name("bands.yaml")
 BANDED_PHASES = ("suspend", "resume")
+# a --delay change whose delay calls the capture neither measured nor told from the
+# scheduler's events: nothing replayed, no prediction (traces.analysis.whatif._rated_kinds)
+NOT_REPLAYED = "delay-unmeasured"
 # what to capture for what the change needs, by missing evidence
 _SCHED = ("the scheduler's events (sched_switch and sched_waking: `trace-cmd record -e "
           "sched:sched_switch -e sched:sched_waking ...`, or the same events enabled in "
@@ -37,6 +40,9 @@ class Evidence:
     waits: bool = False  # the contended replay told waits from work with them
     cpus: int | None = None  # the CPU contention model's CPUs (None: off)
     locks: list[str] = field(default_factory=list)  # each lock kept, and from what
+    # delay calls told from the scheduler's events, no kprobes (traces.analysis.sleep_calls)
+    sleep_calls: int = 0
+    delays_replayed: bool = False  # some --delay target found calls to change
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,7 @@ class Sureness:
                     "basis": b.basis, "measured_low_us": round(lo or 0.0, 3),
                     "measured_high_us": round(hi or 0.0, 3)}
         return {"evidence": {"kind": self.evidence, "delays_measured": evidence.delays,
+                             "delay_calls_from_sched": evidence.sleep_calls,
                              "sched_events": evidence.sched, "waits_from_sched": evidence.waits,
                              "cpus": evidence.cpus, "locks": evidence.locks},
                 "change_kinds": self.changes, "bands": phases,
@@ -132,8 +139,15 @@ def sureness(kinds: list[str], ev: Evidence) -> Sureness:
     wide = any(b is None or b.low_pct < -10 or b.high_pct > 10 for b in bands.values())
     if moves and not ev.sched:
         need.append(_SCHED)
-    if not ev.delays and ("delay" in kinds or (moves and (not ev.sched or wide))):
+    delay = "delay" in kinds or NOT_REPLAYED in kinds
+    if NOT_REPLAYED in kinds and not ev.delays and not ev.sched:
+        need.append(_SCHED)  # (either tells a sleep's calls: traces.analysis.sleep_calls)
+    if not ev.delays and (delay or (moves and (not ev.sched or wide))):
         need.append(_KPROBES)
-    capture = ("to predict this change more surely, capture " + " and ".join(need)
-               if need else None)
+    if NOT_REPLAYED in kinds and len(need) == 2:
+        capture = ("to predict this change, capture " + " or ".join(need) + " (best "
+                   "both)")
+    else:
+        capture = ("to predict this change more surely, capture " + " and ".join(need)
+                   if need else None)
     return Sureness(kind, kinds, bands, unmeasured, capture)

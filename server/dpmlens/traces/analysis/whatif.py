@@ -31,13 +31,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dpmlens.model.phases import PHASES
-from dpmlens.traces.analysis.bands import Evidence, Sureness, sureness
+from dpmlens.traces.analysis.bands import NOT_REPLAYED, Evidence, Sureness, sureness
 from dpmlens.traces.analysis.critical import _RANK as _RANK_OF
 from dpmlens.traces.analysis.critical import PhaseGraph
 from dpmlens.traces.analysis.delays import MeasuredDelay
 from dpmlens.traces.analysis.exclusive import Exclusion
 from dpmlens.traces.analysis.handoffs import SchedLock
 from dpmlens.traces.analysis.nodes import Nodes
+from dpmlens.traces.analysis.sleep_calls import SleepClock
 from dpmlens.traces.model.durations import format_us
 from dpmlens.traces.model.sched import SchedLog
 from dpmlens.traces.model.timeline import Interval, PhaseRun
@@ -118,6 +119,9 @@ class Changes:
     # the capture's scheduler events (traces.model.sched): with them the contended replay
     # tells a callback's waits for a device or a timer from its work
     sched: SchedLog | None = None
+    # how long an msleep() sleeps on the captured kernel: without delay kprobes a --delay
+    # target's calls are told from its thread's sleeps (traces.analysis.sleep_calls)
+    clock: SleepClock = field(default_factory=SleepClock)
 
     def delay_ms(self, d: MeasuredDelay) -> float | None:
         """The new time of delay `d`, None when no change targets it (the most specific
@@ -579,6 +583,9 @@ def what_if(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes)
     from dpmlens.traces.analysis.delays import by_interval
 
     assumptions: set[str] = set()
+    measured = any(d.total_us > 0 for d in delays)
+    told = [] if measured else _told_from_sleeps(runs, changes, assumptions)
+    delays = delays + told
     delays_in = by_interval(delays)
     replays = []
     moves = changes.make_async is not None or changes.make_sync is not None
@@ -603,10 +610,13 @@ def what_if(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes)
             # (an untouched run would replay to itself; the no-change replay is the check)
             nodes_of[id(r)] = build_nodes(r)
     locks: list[Exclusion] = []
-    evidence = Evidence(delays=any(d.total_us > 0 for d in delays),
-                        sched=changes.sched is not None and changes.sched.events > 0)
+    evidence = Evidence(delays=measured,
+                        sched=changes.sched is not None and changes.sched.events > 0,
+                        sleep_calls=sum(d.calls for d in told))
     if moves or changed or changes.ordering != "legacy":
-        locks = _locks(runs, delays, changes, assumptions, evidence)
+        # (the locks from the kprobes' own calls: a told sleep is no evidence of a lock)
+        locks = _locks(runs, [d for d in delays if d not in told] if told else delays,
+                       changes, assumptions, evidence)
     lag = (async_start_lag_us(runs, nodes_of)
            if changes.make_async is not None or changes.ordering != "legacy" else 0.0)
     contended = False
@@ -653,8 +663,38 @@ def what_if(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes)
             assumptions.add(note)
     evidence.waits = bool(informed)
     evidence.cpus = changes.cpus
+    evidence.delays_replayed = bool(targeted)
     return WhatIf(replays, sorted(assumptions), missing, evidence,
                   sureness(_rated_kinds(changes, evidence), evidence))
+
+
+def _told_from_sleeps(runs: list[PhaseRun], changes: Changes, assumptions: set[str]
+                      ) -> list[MeasuredDelay]:
+    """The --delay targets' calls told from the scheduler's events (a capture without delay
+    kprobes): each target naming a timed sleep and its request (CALLER:msleep(50))."""
+    if changes.sched is None or not (changes.delays or changes.replace):
+        return []
+    from dpmlens.traces.analysis.sleep_calls import TIMER_SLEEPS, sleep_calls
+
+    wanted = []
+    for text in changes.delays:
+        t = parse_target(text)
+        if t is not None and t[1] in TIMER_SLEEPS and t[2] is not None:
+            wanted.append((t[0], t[1], t[2]))
+    told = sleep_calls(runs, changes.sched, wanted, changes.clock)
+    for caller, func, req in wanted:
+        mine = [d for d in told if (d.caller, d.func, d.requested_ms) == (caller, func, req)]
+        if not mine:
+            continue
+        devices = sorted({d.interval.device for d in mine if d.interval is not None})
+        shown = ", ".join(devices[:6]) + (f" and {len(devices) - 6} more" if len(devices) > 6
+                                         else "")
+        assumptions.add(
+            f"no delay kprobes: {sum(d.calls for d in mine)} sleeps of {func}({req:g})'s "
+            f"length ({changes.clock.text(req)}, ended by a timer) in the callbacks of "
+            f"{shown} are taken as its calls from {caller}; the scheduler's events do not say "
+            "which function slept (delay kprobes would)")
+    return told
 
 
 def _rated_kinds(changes: Changes, evidence: Evidence) -> list[str]:
@@ -664,6 +704,9 @@ def _rated_kinds(changes: Changes, evidence: Evidence) -> list[str]:
     kinds = changes.kinds()
     if "async" in kinds and any("never overlapped" in lk for lk in evidence.locks):
         kinds[kinds.index("async")] = "async-unseen"
+    if "delay" in kinds and not evidence.delays_replayed:
+        # nothing the change names was measured or told: not a prediction (no band)
+        kinds[kinds.index("delay")] = NOT_REPLAYED
     return kinds
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dpmlens.traces.analysis.bands import NOT_REPLAYED
 from dpmlens.traces.analysis.whatif import Replay, WhatIf
 from dpmlens.traces.model.durations import format_us, signed_us
 from dpmlens.traces.model.traceset import TraceSet
@@ -119,6 +120,11 @@ def _sureness_text(w: WhatIf) -> list[str]:
     per = {ph: p for ph, _, _, p in w.per_phase()}
     for ph, band in sure.bands.items():
         if ph not in per:
+            continue
+        if band is None and NOT_REPLAYED in sure.changes:
+            out.append(f"  {ph}: not predicted: the capture has no call of the delay the "
+                       "change names (no delay kprobes measured it, no scheduler events to "
+                       "tell it from its sleeps); the figure is the phase as measured")
             continue
         if band is None:
             out.append(f"  {ph}: no lab-measured band for {'+'.join(sure.changes)} with this "
