@@ -193,6 +193,17 @@ def boot(args: argparse.Namespace, vmlinuz: Path, initrd: Path, work: Path) -> N
         tar.extractall(work / "files", filter="data")
 
 
+def config_hz(vmlinuz: Path, kver: str) -> str:
+    """CONFIG_HZ of the unpacked Debian kernel (boot/config-KVER beside its vmlinuz)."""
+    try:
+        for line in (vmlinuz.parent / f"config-{kver}").read_text().splitlines():
+            if line.startswith("CONFIG_HZ="):
+                return line.split("=", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--kernel", choices=("6.1", "6.12", "7.2"), required=True)
@@ -238,6 +249,9 @@ def main() -> int:
             shutil.copy(work / "console.log", files / "console.log")
             with open(files / "meta.txt", "a") as f:
                 f.write(f"kernel: {kver}\n" if args.sleepgraph else "")
+                # the guest has no /boot: its CONFIG_HZ from the unpacked package (the what-if
+                # tells msleep calls from sleeps by it: traces/analysis/sleep_calls.py)
+                f.write(f"config_hz: {config_hz(Path(vmlinuz), kver)}\n")
                 f.write(f"host_attempt: {attempt}\nhost_uptime: {os.popen('uptime').read().strip()}\n")
             tmp = args.out.with_name(args.out.name + ".tmp")
             shutil.rmtree(tmp, ignore_errors=True)
