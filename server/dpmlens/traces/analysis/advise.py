@@ -114,9 +114,12 @@ def _lab_bands(change: str, evidence: str) -> Bands | None:
 
 def band_of(kind: str, ev: Evidence) -> Bands:
     """The bands for a kind of change with the capture's evidence."""
-    if kind == "usb-fast" and not ev.delays and ev.sched:
-        # its calls told from the scheduler's events (traces.analysis.sleep_calls)
-        return _lab_bands("delay", "sched") or BANDS["unsupported"]
+    if kind == "usb-fast" and (ev.delays or ev.sched):
+        # the what-if's own lab band for this delay change (without kprobes its calls are
+        # told from the scheduler's events: traces.analysis.sleep_calls)
+        evidence = ("kprobes+sched" if ev.delays and ev.sched else
+                    "kprobes" if ev.delays else "sched")
+        return _lab_bands("delay", evidence) or BANDS["delay" if ev.delays else "unsupported"]
     if kind in ("spec", "usb-fast"):
         return BANDS["delay" if ev.delays else "unsupported"]
     if kind == "pm_async":
