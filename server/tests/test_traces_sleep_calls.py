@@ -120,3 +120,16 @@ def test_advise_offers_fast_enumeration_from_the_scheduler_events_alone() -> Non
     # (the locks differ: the kprobes' non-overlap against the hand-overs; 12.5% here)
     assert abs(fast["sched"].saving_us - fast["both"].saving_us) <= 0.15 * fast["both"].saving_us
     assert any("told from the scheduler's events" in n for n in sched.notes)
+
+
+def test_a_delay_the_sched_events_cannot_tell_is_not_predicted() -> None:
+    folder = AB / "6.12" / "A1" / "part1"
+    if not folder.is_dir():
+        pytest.skip(f"{folder}: the lab's A/B captures are not in this checkout")
+    t = load_traces([folder])
+    runs = build_timeline(t)
+    # no delay function and request: nothing to match a sleep's length against
+    w = what_if(runs, [], Changes(delays={"hub_port_reset": 12.0}, cpus=2, sched=t.store.sched))
+    assert w.sure is not None and w.sure.changes == ["delay-unmeasured"]
+    assert w.sure.capture_next and "kprobes" in w.sure.capture_next
+    assert "scheduler" not in w.sure.capture_next  # it has them: only the kprobes would help

@@ -569,6 +569,7 @@ def run_whatif(args: argparse.Namespace) -> int:
         sites = delay_sites(measured, [])
         join_sites(sites, args.source)
         changes.site_ms = spec_minimums(sites)
+        changes.spec_minimums = True
         words.append("--spec-minimums")
     result = what_if(runs, measured, changes)
     if args.spec_minimums:

@@ -144,7 +144,9 @@ def sureness(kinds: list[str], ev: Evidence) -> Sureness:
         need.append(_SCHED)  # (either tells a sleep's calls: traces.analysis.sleep_calls)
     if not ev.delays and (delay or (moves and (not ev.sched or wide))):
         need.append(_KPROBES)
-    if NOT_REPLAYED in kinds and len(need) == 2:
+    if NOT_REPLAYED in kinds and need == [_KPROBES]:
+        capture = "to predict this change, capture " + _KPROBES
+    elif NOT_REPLAYED in kinds and len(need) == 2:
         capture = ("to predict this change, capture " + " or ".join(need) + " (best "
                    "both)")
     else:

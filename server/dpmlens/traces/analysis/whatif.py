@@ -100,6 +100,8 @@ class Changes:
     # per delay site (caller, func, requested ms) -> new ms (--spec-minimums)
     site_ms: dict[tuple[str, str, float], float] = field(default_factory=dict)
     ordering: str = "legacy"  # or "6.16" (traces.ordering)
+    # --spec-minimums was asked (site_ms stays empty when no measured delay joined a site)
+    spec_minimums: bool = False
     # --delay TARGET=FUNC(VALUE): the call becomes another delay call, which takes what the
     # capture's own calls of it with that request took (call_us, filled by what_if)
     replace: dict[str, tuple[str, float]] = field(default_factory=dict)
@@ -154,7 +156,7 @@ class Changes:
             out.append("sync")
         if self.make_async is not None:
             out.append("async")
-        if self.delays or self.site_ms or self.replace:
+        if self.delays or self.site_ms or self.replace or self.spec_minimums:
             out.append("delay")
         if self.ordering != "legacy":
             out.append("ordering")

@@ -122,9 +122,12 @@ def _sureness_text(w: WhatIf) -> list[str]:
         if ph not in per:
             continue
         if band is None and NOT_REPLAYED in sure.changes:
+            why = ("the scheduler's events tell only a named msleep's calls, by their "
+                   "length (CALLER:msleep(N)); this change needs the delay kprobes"
+                   if ev.sched else "no delay kprobes measured it, no scheduler events "
+                   "to tell it from its sleeps")
             out.append(f"  {ph}: not predicted: the capture has no call of the delay the "
-                       "change names (no delay kprobes measured it, no scheduler events to "
-                       "tell it from its sleeps); the figure is the phase as measured")
+                       f"change names ({why}); the figure is the phase as measured")
             continue
         if band is None:
             out.append(f"  {ph}: no lab-measured band for {'+'.join(sure.changes)} with this "
