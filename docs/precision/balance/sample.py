@@ -3,7 +3,7 @@
 Usage (from the repository top, the trees under /work/linux):
   cd /work/linux/linux-source-6.12 && dpmlens check --no-cache --no-config -q -j 2 \
       --fail-level none -f json -o /tmp/mine-6.12.json --rule RULES drivers
-  python docs/precision/balance/sample.py 6.12 /tmp/mine-6.12.json > docs/precision/balance/sample-6.12.jsonl
+  python docs/precision/balance/sample.py 6.12 /tmp/mine-6.12.json [SEED] > docs/precision/balance/sample-6.12.jsonl
 RULES: the five rule ids below, comma-separated. Every warning when a tree has fewer than 40.
 """
 
@@ -26,13 +26,14 @@ SIZE = 40
 
 def main() -> None:
     tree, path = sys.argv[1], sys.argv[2]
+    seed = int(sys.argv[3]) if len(sys.argv) > 3 else SEED  # a fresh round: a new seed
     findings = [
         f
         for f in json.load(open(path, encoding="utf-8"))["findings"]
         if f["rule"] in RULES and f["severity"] == "warning"
     ]
     findings.sort(key=lambda f: (f["path"], f["line"], f["rule"]))
-    chosen = findings if len(findings) < SIZE else random.Random(SEED).sample(findings, SIZE)
+    chosen = findings if len(findings) < SIZE else random.Random(seed).sample(findings, SIZE)
     chosen.sort(key=lambda f: (f["path"], f["line"], f["rule"]))
     for i, f in enumerate(chosen, 1):
         item = {
