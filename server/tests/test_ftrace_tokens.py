@@ -8,11 +8,12 @@ import gzip
 import hashlib
 import lzma
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fgraph_corpus import dump
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from traces_helpers import FIXTURES, REPO, SHARED_TRACES
 
@@ -184,3 +185,151 @@ def test_every_plain_name_is_found_by_both() -> None:
         assert norm(C_TOKENS(buf, len(buf))) == want, name
         cut = buf.replace(b": x", b":x")  # no space after the colon: neither matches
         assert norm(C_TOKENS(cut, len(cut))) == norm(PY_TOKENS(cut, len(cut))) == [], name
+
+
+# -- the delay kprobes paired in C (ftrace_tokens.pairing, _ftrace_tokens.c pairing_step) --
+
+C_PAIRING = ftrace_tokens.pairing(ftrace._PLAIN, ftrace._DELAY_NAMES) \
+    if os.environ.get("DPMLENS_PURE_SCAN") != "1" else None
+needs_pairing = pytest.mark.skipif(C_PAIRING is None, reason="_ftrace_tokens not built")
+MULTITEST = REPO / "bench-data" / "pm-graph-multitest"  # `make bench-multitest` unpacks it
+
+
+def everything(traces: object) -> dict:
+    """fgraph_corpus.dump, plus what it leaves out and the pairing writes: the delay columns
+    in their order, the thread activity spans in theirs, the kprobe threads."""
+    store = traces.store  # type: ignore[attr-defined]
+    dl = store.delays
+    return {**dump(traces),
+            "delay_rows": [[dl.names[dl.funcs[i]], dl.names[dl.callers[i]], dl.threads[i],
+                            dl.cycles[i], dl.samples[i], dl.calls[i], dl.totals[i],
+                            dl.firsts[i], dl.lasts[i]] for i in range(len(dl))],
+            "names": list(dl.names),
+            "activity": list(store.activity.spans.items()),
+            "kprobe_threads": sorted(store.activity.kprobe_threads)}
+
+
+def _load_as(paths: list[Path], how: str, monkeypatch: pytest.MonkeyPatch) -> dict:
+    """`how`: "pure" (the Python scan and pairing: the reference), "scan" (the C scan, the
+    pairing in Python), "c" (both in C)."""
+    monkeypatch.setenv("DPMLENS_PURE_SCAN", "1" if how == "pure" else "0")
+    monkeypatch.setenv("DPMLENS_PY_PAIRING", "1" if how == "scan" else "0")
+    return everything(load_traces(paths))
+
+
+def _with_delays() -> list[Path]:
+    return [p for p in captures(every()) if b"_cal: (" in read(p)]
+
+
+@needs_pairing
+def test_the_pairing_takes_the_delay_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a real capture with delay kprobes most delay lines never reach the Python loop, and
+    what the import leaves is the same as with the pairing in Python."""
+    path = SHARED_TRACES / "pm-graph-4.6/suspend-160422-155735-ivybridge-dev-late" \
+        / "ivybridge_mem_ftrace.txt"
+    if not path.is_file():
+        pytest.skip(f"{path} absent")
+    handed: list[int] = []
+    real = ftrace_tokens.pairing
+
+    def counting(plain: object, delays: object) -> object:
+        inner = real(plain, delays)  # type: ignore[arg-type]
+        assert inner is not None
+
+        def pairing(*args: object) -> Iterator[object]:
+            # lazily, as the reader pulls them: the pairing reads the caches the loop fills
+            handed.append(0)
+            for tok in inner(*args):  # type: ignore[arg-type]
+                handed[-1] += 1
+                yield tok
+        return pairing
+
+    monkeypatch.setattr(ftrace_tokens, "pairing", counting)
+    got = _load_as([path], "c", monkeypatch)
+    monkeypatch.setattr(ftrace_tokens, "pairing", real)
+    assert got == _load_as([path], "scan", monkeypatch)
+    assert got["delay_calls"] > 100
+    data = read(path)
+    assert C_TOKENS is not None
+    every_token = len(C_TOKENS(data, len(data)))
+    delay_lines = sum(data.count(b": " + n + b": ") for n in ftrace._DELAY_NAMES)
+    assert sum(handed) <= every_token - delay_lines // 2, (sum(handed), every_token, delay_lines)
+
+
+@needs_pairing
+def test_same_import_three_ways_on_captures_with_delays(monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = _with_delays()
+    assert paths, "no capture with delay kprobes"
+    for path in paths:
+        want = _load_as([path], "pure", monkeypatch)
+        assert _load_as([path], "scan", monkeypatch) == want, path
+        assert _load_as([path], "c", monkeypatch) == want, path
+
+
+@needs_pairing
+@pytest.mark.skipif(not MULTITEST.is_dir(), reason="bench-data/pm-graph-multitest absent "
+                    "(make bench-multitest unpacks it)")
+def test_same_import_on_the_multitest(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pm-graph's 100-run multitest (~950,000 delay kprobe lines): its first tests as one
+    load (the caches shared across files), and all 100 in the slow suite."""
+    paths = sorted(MULTITEST.glob("*/*_ftrace.txt"))[: None if every() else 4]
+    assert _load_as(paths, "c", monkeypatch) == _load_as(paths, "pure", monkeypatch)
+
+
+_TASKS = ("kworker/0:1-10", "<...>-159", "a b-7", "irq/9-acpi-88")
+
+
+def _kprobe_text(steps: list[tuple[int, int, int, int]]) -> str:
+    """A sleepgraph-like capture from (what, task, cpu, dt) steps: delay calls and returns
+    (nested, lost, returning before their call), callbacks around them, -dev probes, the
+    stamp, phase markers, trace markers and broken lines."""
+    lines, t = [], 100.0
+    for what, task, cpu, dt in steps:
+        t += dt * 1e-6 - (3e-6 if dt == 7 else 0.0)
+        head = f"{_TASKS[task]:>20} [{cpu:03d}] d... {t:.6f}: "
+        f = ("msleep", "udelay", "schedule_timeout", "usleep_range")[(task + cpu) % 4]
+        lines.append({
+            0: head + f"{f}_cal: ({f}+0x0/0x40) time=10",
+            1: head + f"{f}_ret: (caller{cpu}+0x3ab/0x6c0 [mod] <- {f}) arg1=0x{dt:x}",
+            2: head + f"msleep_cal: (msleep+0x0/0x40) time={dt}",
+            3: head + "msleep_ret: (hub_port_reset+0x1/0x2 <- msleep) arg1=0x0",
+            4: head + f"device_pm_callback_start: drv dev{cpu}, parent: none, bus [suspend]",
+            5: head + f"device_pm_callback_end: drv dev{cpu}, err=0",
+            6: head + "suspend_resume: dpm_suspend[2] begin",
+            7: head + "suspend_resume: dpm_suspend[2] end",
+            8: "# suspend-112233-445566 host mem 6.1.0",
+            9: head + "tracing_mark_write: SUSPEND START",
+            10: head + "mutex_lock_slowpath_cal: (mutex_lock_slowpath+0x0/0x10)",
+            11: head + "mutex_lock_slowpath_ret: (foo+0x1/0x2 <- mutex_lock_slowpath) arg1=0x0",
+            12: head.replace(f"{t:.6f}", "nan") + f"{f}_ret: (x+0x1/0x2 <- {f}) arg1=0x0",
+            13: head + f"{f}_ret: (no caller here) arg1=0x0",
+            14: head + f"udelay_cal: (__const_udelay+0x0/0x50) loops={dt}\r",
+            15: head + "ksys_sync_cal: (ksys_sync+0x0/0x10)",
+            16: head + "ksys_sync_ret: (x+0x1/0x2 <- ksys_sync) arg1=0x0",
+        }[what])
+    return "\n".join(lines) + "\n"
+
+
+@needs_pairing
+@settings(max_examples=150, deadline=None)
+# a delay inside another of its thread (on another cpu); a lost call; a stamp between a call
+# and its return; a return before its call
+@example([(0, 1, 0, 3), (0, 1, 1, 3), (1, 1, 1, 3), (1, 1, 0, 3)], 1 << 22)
+@example([(0, 2, 0, 3), (0, 2, 0, 3), (1, 2, 0, 3), (0, 0, 1, 1), (8, 0, 0, 0), (1, 0, 1, 7)],
+         64)
+@given(st.lists(st.tuples(st.integers(0, 16), st.integers(0, 3), st.integers(0, 2),
+                          st.integers(0, 9)), max_size=60),
+       st.sampled_from([64, 300, 1 << 22]))
+def test_same_import_on_odd_kprobe_text(tmp_path_factory: pytest.TempPathFactory,
+                                        steps: list[tuple[int, int, int, int]],
+                                        chunk: int) -> None:
+    """Made-up kprobe lines in every order (small blocks: calls and returns in different
+    blocks, a stamp between them): the same import with the pairing in C and in Python."""
+    path = tmp_path_factory.mktemp("odd") / "odd_ftrace.txt"
+    # first every task's calls and returns once, in order: the caches the pairing reads
+    # (a thread, a payload is the Python loop's the first time it comes) are then warm
+    warm = [(w, task, cpu, 1) for task in range(4) for cpu in range(3) for w in (0, 1)]
+    path.write_text("# tracer: nop\n" + _kprobe_text(warm + steps))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ftrace, "CHUNK", chunk)
+        assert _load_as([path], "c", mp) == _load_as([path], "pure", mp)

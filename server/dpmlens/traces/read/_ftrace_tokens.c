@@ -5,18 +5,30 @@
  * after ": " that the reader reads) and, per match, the positions and the timestamp the
  * reader's loop needs: a list of (s, e, le, p, ls, ts) tuples, see ftrace_tokens.py.
  *
- * configure(plain, sched) sets the event names: `plain` the names matched as "<name>: "
- * (kprobes with their _cal/_ret, rpm_*, funcgraph_*, sched_*), the other four forms are
- * fixed here. Built by `make` (server/tools/build_ftrace_tokens.py); optional. */
+ * pairing(buf, limit, stamps, state) gives the same tuples one at a time, as an iterator, but
+ * keeps back the delay kprobe lines (the names given as `delays` to configure) that it can
+ * pair itself: it does for them what ftrace._scan's kprobe branch does, in the same order,
+ * on the same Python objects (see pairing_step). Every line it cannot take (an unknown task
+ * column or payload, a bad timestamp, a lost call, a sleepgraph stamp passed) it hands on
+ * as a token, for the Python loop.
+ *
+ * configure(plain[, delays]) sets the event names: `plain` the names matched as "<name>: "
+ * (kprobes with their _cal/_ret, rpm_*, funcgraph_*, sched_*), `delays` those of them that
+ * pairing() pairs; the other four forms are fixed here. Built by `make`
+ * (server/tools/build_ftrace_tokens.py); optional. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
 
 #define SLOTS 1024 /* open addressing; a few hundred names */
 #define MAXNAME 64
+#define KIND_PLAIN 1
+#define KIND_DELAY 2
+#define TS_BOUND 1e15 /* ftrace._TS_BOUND */
 
 static char names[SLOTS][MAXNAME];
 static unsigned char lens[SLOTS];
+static unsigned char kinds[SLOTS];
 static int configured;
 
 static unsigned hash(const char *s, Py_ssize_t n) {
@@ -25,41 +37,61 @@ static unsigned hash(const char *s, Py_ssize_t n) {
     return h;
 }
 
-static int known(const char *s, Py_ssize_t n) {
+/* KIND_* of a configured name, 0 for any other */
+static int kind_of(const char *s, Py_ssize_t n) {
     if (n <= 0 || n >= MAXNAME) return 0;
     unsigned i = hash(s, n) & (SLOTS - 1);
     while (lens[i]) {
-        if (lens[i] == n && memcmp(names[i], s, n) == 0) return 1;
+        if (lens[i] == n && memcmp(names[i], s, n) == 0) return kinds[i];
         i = (i + 1) & (SLOTS - 1);
     }
     return 0;
 }
 
-static PyObject *configure(PyObject *self, PyObject *arg) {
-    (void)self;
+/* Add the names of iterable `arg` with `kind` (a name already there takes the new kind). */
+static int add_names(PyObject *arg, int kind, int *count) {
     PyObject *it = PyObject_GetIter(arg), *item;
-    int count = 0;
-    if (it == NULL) return NULL;
-    memset(lens, 0, sizeof lens);
+    if (it == NULL) return -1;
     while ((item = PyIter_Next(it)) != NULL) {
         char *s;
         Py_ssize_t n;
-        if (PyBytes_AsStringAndSize(item, &s, &n) < 0 || n <= 0 || n >= MAXNAME
-                || ++count > SLOTS / 2) {
+        if (PyBytes_AsStringAndSize(item, &s, &n) < 0 || n <= 0 || n >= MAXNAME) {
             Py_DECREF(item);
             Py_DECREF(it);
             if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "bad event name list");
-            return NULL;
+            return -1;
         }
         unsigned i = hash(s, n) & (SLOTS - 1);
         while (lens[i] && !(lens[i] == n && memcmp(names[i], s, n) == 0))
             i = (i + 1) & (SLOTS - 1);
+        if (!lens[i] && ++*count > SLOTS / 2) {
+            Py_DECREF(item);
+            Py_DECREF(it);
+            PyErr_SetString(PyExc_ValueError, "bad event name list");
+            return -1;
+        }
         memcpy(names[i], s, n);
         lens[i] = (unsigned char)n;
+        kinds[i] = (unsigned char)kind;
         Py_DECREF(item);
     }
     Py_DECREF(it);
-    if (PyErr_Occurred()) return NULL;
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+static PyObject *configure(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *plain, *delays = NULL;
+    int count = 0;
+    if (!PyArg_ParseTuple(args, "O|O", &plain, &delays)) return NULL;
+    configured = 0;
+    memset(lens, 0, sizeof lens);
+    memset(kinds, 0, sizeof kinds);
+    if (add_names(plain, KIND_PLAIN, &count) < 0) return NULL;
+    if (delays != NULL && add_names(delays, KIND_DELAY, &count) < 0) {
+        memset(lens, 0, sizeof lens);
+        return NULL;
+    }
     configured = 1;
     Py_RETURN_NONE;
 }
@@ -73,11 +105,13 @@ static int lit(const char *b, Py_ssize_t at, Py_ssize_t limit, const char *w) {
     return at + n <= limit && memcmp(b + at, w, n) == 0;
 }
 
-/* The end of a match whose ": " is at i, or -1 (the alternatives of ftrace._EVENT). */
-static Py_ssize_t match_at(const char *b, Py_ssize_t i, Py_ssize_t limit) {
+/* The end of a match whose ": " is at i, or -1 (the alternatives of ftrace._EVENT); *kind is
+ * KIND_DELAY for a name pairing() takes, else KIND_PLAIN. */
+static Py_ssize_t match_at(const char *b, Py_ssize_t i, Py_ssize_t limit, int *kind) {
     Py_ssize_t j = i + 2, k = j;
     while (k < limit && is_word((unsigned char)b[k])) k++;
     Py_ssize_t n = k - j;
+    *kind = KIND_PLAIN;
     if (k + 1 > limit || b[k] != ':') return -1;
     const char *w = b + j;
     if (n == 14 && memcmp(w, "suspend_resume", 14) == 0) { /* ": +" */
@@ -96,7 +130,8 @@ static Py_ssize_t match_at(const char *b, Py_ssize_t i, Py_ssize_t limit) {
         if (lit(b, k + 2, limit, "RESUME COMPLETE")) return k + 17;
         return -1;
     }
-    return known(w, n) ? k + 2 : -1;
+    *kind = kind_of(w, n);
+    return *kind ? k + 2 : -1;
 }
 
 /* float(buf[a:z]) as Python reads it, or NULL with no error set when it is not a number. */
@@ -133,27 +168,22 @@ static Py_ssize_t rfind_char(const char *b, Py_ssize_t end, char c) {
     return -1;
 }
 
-static PyObject *tokens(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_buffer view;
-    Py_ssize_t limit;
-    if (!configured) {
-        PyErr_SetString(PyExc_RuntimeError, "configure() first");
-        return NULL;
-    }
-    if (!PyArg_ParseTuple(args, "y*n", &view, &limit)) return NULL;
-    const char *b = view.buf;
-    Py_ssize_t len = view.len;
-    if (limit > len) limit = len;
-    if (limit < 0) limit = 0;
-    PyObject *out = PyList_New(0);
-    if (out == NULL) goto fail;
-    Py_ssize_t i = 0;
+typedef struct {
+    Py_ssize_t s, e, le, p, ls;
+    PyObject *ts; /* a new reference: a float, or Py_None */
+    int kind;
+} Tok;
+
+/* The next match at or after *at in b[:limit] (len: the whole buffer): 1 and *t filled (and
+ * *at moved past it), 0 when there is none, -1 on an error. */
+static int next_tok(const char *b, Py_ssize_t len, Py_ssize_t limit, Py_ssize_t *at, Tok *t) {
+    Py_ssize_t i = *at;
     while (i + 1 < limit) {
         const char *c = memchr(b + i, ':', limit - 1 - i);
         if (c == NULL) break;
         i = c - b;
-        Py_ssize_t e = b[i + 1] == ' ' ? match_at(b, i, limit) : -1;
+        int kind;
+        Py_ssize_t e = b[i + 1] == ' ' ? match_at(b, i, limit, &kind) : -1;
         if (e < 0) {
             i++;
             continue;
@@ -170,7 +200,7 @@ static PyObject *tokens(PyObject *self, PyObject *args) {
             if (b[(le - 1 + len) % len] == '\r') le--;
             p = rfind_char(b, s, ' ');
             ts = number(b, p + 1, s);
-            if (ts == NULL && PyErr_Occurred()) goto fail;
+            if (ts == NULL && PyErr_Occurred()) return -1;
             /* buf.rfind(b"\n", 0, p) with Python's meaning of a negative p */
             Py_ssize_t end = p >= 0 ? p : (len + p > 0 ? len + p : 0);
             ls = rfind_char(b, end, '\n') + 1;
@@ -179,28 +209,61 @@ static PyObject *tokens(PyObject *self, PyObject *args) {
             ts = Py_None;
             Py_INCREF(ts);
         }
-        PyObject *t = PyTuple_New(6);
-        if (t == NULL) {
-            Py_DECREF(ts);
-            goto fail;
-        }
-        PyTuple_SET_ITEM(t, 5, ts);
-        Py_ssize_t v[5] = {s, e, le, p, ls};
-        for (int f = 0; f < 5; f++) {
-            PyObject *x = PyLong_FromSsize_t(v[f]);
-            if (x == NULL) {
-                Py_DECREF(t);
-                goto fail;
-            }
-            PyTuple_SET_ITEM(t, f, x);
-        }
-        if (PyList_Append(out, t) < 0) {
-            Py_DECREF(t);
-            goto fail;
-        }
-        Py_DECREF(t);
-        i = e;
+        t->s = s, t->e = e, t->le = le, t->p = p, t->ls = ls, t->ts = ts, t->kind = kind;
+        *at = e;
+        return 1;
     }
+    *at = i;
+    return 0;
+}
+
+/* The token tuple (s, e, le, p, ls, ts); takes over t->ts. */
+static PyObject *tok_tuple(Tok *t) {
+    PyObject *out = PyTuple_New(6);
+    if (out == NULL) {
+        Py_DECREF(t->ts);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(out, 5, t->ts);
+    Py_ssize_t v[5] = {t->s, t->e, t->le, t->p, t->ls};
+    for (int f = 0; f < 5; f++) {
+        PyObject *x = PyLong_FromSsize_t(v[f]);
+        if (x == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, f, x);
+    }
+    return out;
+}
+
+static PyObject *tokens(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t limit;
+    if (!configured) {
+        PyErr_SetString(PyExc_RuntimeError, "configure() first");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "y*n", &view, &limit)) return NULL;
+    const char *b = view.buf;
+    Py_ssize_t len = view.len, at = 0;
+    if (limit > len) limit = len;
+    if (limit < 0) limit = 0;
+    PyObject *out = PyList_New(0);
+    if (out == NULL) goto fail;
+    Tok t;
+    int r;
+    while ((r = next_tok(b, len, limit, &at, &t)) > 0) {
+        PyObject *x = tok_tuple(&t);
+        if (x == NULL) goto fail;
+        if (PyList_Append(out, x) < 0) {
+            Py_DECREF(x);
+            goto fail;
+        }
+        Py_DECREF(x);
+    }
+    if (r < 0) goto fail;
     PyBuffer_Release(&view);
     return out;
 fail:
@@ -209,9 +272,346 @@ fail:
     return NULL;
 }
 
+/* ---- pairing(): the delay kprobes paired in C ------------------------------------------ */
+
+/* The reader's state the pairing shares with ftrace._scan (Python objects, the same ones):
+ * the task column -> thread id cache, the kprobe payload -> probe cache, the func ids that
+ * are not delays, (thread, func) -> the open call, the threads inside a delay,
+ * Assembler.delay, the Assembler's thread -> its open callback, open callbacks, delays per
+ * open callback and Assembler.activity_outside (the common case of Assembler.delay and all of
+ * Assembler.activity are done here, see in_callback). */
+enum { ST_TCACHE, ST_PCACHE, ST_NOT_DELAY, ST_OPEN, ST_IN_DELAY, ST_DELAY, ST_ON_THREAD, ST_PENDING, ST_DELAY_ACC, ST_OUTSIDE, ST_N };
+
+typedef struct {
+    PyObject_HEAD
+    Py_buffer view;
+    int has_view;
+    Py_ssize_t limit, at;
+    PyObject *stamps;   /* the block's sleepgraph header positions, ascending (a list) */
+    Py_ssize_t stamp;   /* the first of them no token handed on has passed yet */
+    PyObject *state[ST_N];
+} Pairing;
+
+static void pairing_dealloc(Pairing *self) {
+    if (self->has_view) PyBuffer_Release(&self->view);
+    Py_XDECREF(self->stamps);
+    for (int k = 0; k < ST_N; k++) Py_XDECREF(self->state[k]);
+    PyObject_Free(self);
+}
+
+/* A borrowed value of dict `d` at the bytes b[a:z], or NULL (*err set on an error). */
+static PyObject *lookup(PyObject *d, const char *b, Py_ssize_t a, Py_ssize_t z, int *err) {
+    PyObject *key = PyBytes_FromStringAndSize(b + a, z - a);
+    if (key == NULL) {
+        *err = 1;
+        return NULL;
+    }
+    PyObject *v = PyDict_GetItemWithError(d, key);
+    Py_DECREF(key);
+    if (v == NULL && PyErr_Occurred()) *err = 1;
+    return v;
+}
+
+static int call4or6(PyObject *fn, PyObject **argv, size_t n) {
+    PyObject *r = PyObject_Vectorcall(fn, argv, n, NULL);
+    if (r == NULL) return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* Whether `tid` is inside its open callback that started at or before t0 (Assembler.delay:
+ * "p is not None and p[4] == thread and p[0] <= t0"; Assembler.activity, op Py_GT: "not (p
+ * is None or p[4] != thread or p[0] > t0)"): 1, 0, or -1 on an error; *head (borrowed) the
+ * callback's key. */
+static int in_callback(PyObject **st, PyObject *tid, PyObject *t0, int op, PyObject **head) {
+    *head = PyDict_GetItemWithError(st[ST_ON_THREAD], tid);
+    if (*head == NULL) return PyErr_Occurred() ? -1 : 0;
+    PyObject *p = PyDict_GetItemWithError(st[ST_PENDING], *head);
+    if (p == NULL) return PyErr_Occurred() ? -1 : 0;
+    if (!PyTuple_Check(p) || PyTuple_GET_SIZE(p) != 5) {
+        PyErr_SetString(PyExc_TypeError, "open callback: not a 5-tuple");
+        return -1;
+    }
+    Py_INCREF(p);
+    int r = PyObject_RichCompareBool(PyTuple_GET_ITEM(p, 4), tid, Py_EQ);
+    if (r > 0) {
+        r = PyObject_RichCompareBool(PyTuple_GET_ITEM(p, 0), t0, op);
+        if (op == Py_GT && r >= 0) r = !r;
+    }
+    Py_DECREF(p);
+    return r;
+}
+
+/* Assembler.delay's common case: the delay summed into the open callback `head` of its
+ * thread, per (func, caller, requested): delay_acc[head][key] = [count, us, first, last]. */
+static int add_to_callback(PyObject **st, PyObject *head, PyObject *func, PyObject *caller,
+                           PyObject *req, PyObject *t0, PyObject *ts) {
+    double dur = (PyFloat_AS_DOUBLE(ts) - PyFloat_AS_DOUBLE(t0)) * 1e6;
+    PyObject *acc = PyDict_GetItemWithError(st[ST_DELAY_ACC], head), *key = NULL, *x = NULL;
+    int r = -1;
+    Py_INCREF(head); /* held while the dicts change */
+    if (acc == NULL) {
+        if (PyErr_Occurred() || (acc = PyDict_New()) == NULL) goto out;
+        if (PyDict_SetItem(st[ST_DELAY_ACC], head, acc) < 0) {
+            Py_DECREF(acc);
+            goto out;
+        }
+    } else {
+        Py_INCREF(acc);
+    }
+    if (!PyDict_Check(acc) || (key = PyTuple_Pack(3, func, caller, req)) == NULL) goto out_acc;
+    PyObject *row = PyDict_GetItemWithError(acc, key);
+    if (row == NULL) {
+        if (PyErr_Occurred() || (x = PyFloat_FromDouble(dur)) == NULL) goto out_acc;
+        PyObject *one = PyLong_FromLong(1);
+        if (one == NULL) goto out_acc;
+        row = PyList_New(4);
+        if (row == NULL) {
+            Py_DECREF(one);
+            goto out_acc;
+        }
+        PyList_SET_ITEM(row, 0, one);
+        PyList_SET_ITEM(row, 1, x);
+        x = NULL;
+        Py_INCREF(t0);
+        PyList_SET_ITEM(row, 2, t0);
+        Py_INCREF(ts);
+        PyList_SET_ITEM(row, 3, ts);
+        r = PyDict_SetItem(acc, key, row);
+        Py_DECREF(row);
+        goto out_acc;
+    }
+    /* row[0] += 1; row[1] += dur; row[3] = ts */
+    if (!PyList_Check(row) || PyList_GET_SIZE(row) != 4 || !PyLong_Check(PyList_GET_ITEM(row, 0))
+            || !PyFloat_Check(PyList_GET_ITEM(row, 1))) {
+        PyErr_SetString(PyExc_TypeError, "delay row: not [count, us, first, last]");
+        goto out_acc;
+    }
+    PyObject *one = PyLong_FromLong(1);
+    if (one == NULL) goto out_acc;
+    PyObject *n = PyNumber_Add(PyList_GET_ITEM(row, 0), one);
+    Py_DECREF(one);
+    if (n == NULL) goto out_acc;
+    PyList_SetItem(row, 0, n);
+    if ((x = PyFloat_FromDouble(PyFloat_AS_DOUBLE(PyList_GET_ITEM(row, 1)) + dur)) == NULL)
+        goto out_acc;
+    PyList_SetItem(row, 1, x);
+    x = NULL;
+    Py_INCREF(ts);
+    PyList_SetItem(row, 3, ts);
+    r = 0;
+out_acc:
+    Py_XDECREF(x);
+    Py_XDECREF(key);
+    Py_DECREF(acc);
+out:
+    Py_DECREF(head);
+    return r;
+}
+
+/* ftrace._scan's branch for a delay kprobe line, on its common path: 1 when done here, 0
+ * when the line is to be handed on (the Python loop does it, with the same state), -1 on an
+ * error. The Python loop's order is kept: a line is done here only once every line before
+ * it is done, and a line is handed on as soon as anything differs from the common case. */
+static int pairing_step(Pairing *self, const char *b, Tok *t) {
+    PyObject **st = self->state;
+    Py_ssize_t ns = PyList_GET_SIZE(self->stamps);
+    if (self->stamp < ns) {
+        Py_ssize_t next = PyLong_AsSsize_t(PyList_GET_ITEM(self->stamps, self->stamp));
+        if (next == -1 && PyErr_Occurred()) return -1;
+        if (t->s > next) { /* the loop handles the stamps before this line, then the line */
+            while (self->stamp < ns) {
+                next = PyLong_AsSsize_t(PyList_GET_ITEM(self->stamps, self->stamp));
+                if (next == -1 && PyErr_Occurred()) return -1;
+                if (t->s <= next) break;
+                self->stamp++;
+            }
+            return 0;
+        }
+    }
+    if (t->ts == Py_None) return 0;
+    double ts = PyFloat_AS_DOUBLE(t->ts);
+    if (!(-TS_BOUND < ts && ts < TS_BOUND)) return 0;
+    if (t->p < 0 || t->ls > t->p || t->le < t->e) return 0;
+    int err = 0;
+    PyObject *tid = lookup(st[ST_TCACHE], b, t->ls, t->p, &err);
+    if (tid == NULL) return err ? -1 : 0;
+    int ret = b[t->e - 3] == 't';
+    Py_ssize_t end = t->le;
+    if (ret) { /* a return's key ends at the ")" after its caller (ftrace._scan) */
+        const char *q = memchr(b + t->e, ')', t->le - t->e);
+        if (q != NULL) end = q - b + 1;
+    }
+    Py_INCREF(tid);
+    PyObject *probe = lookup(st[ST_PCACHE], b, t->s + 2, end, &err);
+    if (probe == NULL || !PyTuple_Check(probe) || PyTuple_GET_SIZE(probe) != 3) {
+        Py_DECREF(tid);
+        return err ? -1 : 0;
+    }
+    Py_INCREF(probe);
+    PyObject *func = PyTuple_GET_ITEM(probe, 1), *key = NULL, *opened = NULL;
+    int r = PySet_Contains(st[ST_NOT_DELAY], func);
+    if (r != 0) { /* a kernel function or another probe: the loop's (or an error) */
+        r = r < 0 ? -1 : 0;
+        goto done;
+    }
+    if ((key = PyTuple_Pack(2, tid, func)) == NULL) goto error;
+    if (PyTuple_GET_ITEM(probe, 0) == Py_True) { /* the call */
+        r = PyDict_Contains(st[ST_OPEN], key);
+        if (r != 0) { /* a call whose return was lost: the loop says so (or an error) */
+            r = r < 0 ? -1 : 0;
+            goto done;
+        }
+        int nested = PySet_Contains(st[ST_IN_DELAY], tid);
+        if (nested < 0) goto error;
+        PyObject *v = PyTuple_Pack(3, t->ts, PyTuple_GET_ITEM(probe, 2),
+                                   nested ? Py_True : Py_False);
+        if (v == NULL) goto error;
+        r = PyDict_SetItem(st[ST_OPEN], key, v);
+        Py_DECREF(v);
+        if (r < 0 || (!nested && PySet_Add(st[ST_IN_DELAY], tid) < 0)) goto error;
+        r = 1;
+        goto done;
+    }
+    /* the return: opened.pop((thread, func)) */
+    opened = PyDict_GetItemWithError(st[ST_OPEN], key);
+    if (opened == NULL) {
+        r = PyErr_Occurred() ? -1 : 1;
+        goto done;
+    }
+    Py_INCREF(opened);
+    if (PyDict_DelItem(st[ST_OPEN], key) < 0) goto error;
+    if (!PyTuple_Check(opened) || PyTuple_GET_SIZE(opened) != 3
+            || !PyFloat_Check(PyTuple_GET_ITEM(opened, 0))) {
+        PyErr_SetString(PyExc_TypeError, "open delay: not (t0, requested, nested)");
+        goto error;
+    }
+    PyObject *t0 = PyTuple_GET_ITEM(opened, 0);
+    int later = ts >= PyFloat_AS_DOUBLE(t0);
+    int nested = PyObject_IsTrue(PyTuple_GET_ITEM(opened, 2));
+    if (nested < 0) goto error;
+    PyObject *head;
+    if (nested) { /* not a delay of its own, but thread activity all the same */
+        /* Assembler.activity: inside the thread's callback it is the callback's */
+        int inside = later ? in_callback(st, tid, t0, Py_GT, &head) : 1;
+        PyObject *argv[4] = {t0, t->ts, tid, func};
+        if (inside < 0 || (!inside && call4or6(st[ST_OUTSIDE], argv, 4) < 0)) goto error;
+    } else {
+        if (PySet_Discard(st[ST_IN_DELAY], tid) < 0) goto error;
+        int inside = later ? in_callback(st, tid, t0, Py_LE, &head) : 0;
+        if (inside < 0) goto error;
+        if (inside) { /* Assembler.delay's common case */
+            if (add_to_callback(st, head, func, PyTuple_GET_ITEM(probe, 2),
+                                PyTuple_GET_ITEM(opened, 1), t0, t->ts) < 0)
+                goto error;
+        } else if (later) {
+            PyObject *argv[6] = {t0, t->ts, tid, func, PyTuple_GET_ITEM(probe, 2),
+                                 PyTuple_GET_ITEM(opened, 1)};
+            if (call4or6(st[ST_DELAY], argv, 6) < 0) goto error;
+        }
+    }
+    r = 1;
+    goto done;
+error:
+    r = -1;
+done:
+    Py_XDECREF(opened);
+    Py_XDECREF(key);
+    Py_DECREF(probe);
+    Py_DECREF(tid);
+    return r;
+}
+
+static PyObject *pairing_next(Pairing *self) {
+    if (!self->has_view) return NULL;
+    const char *b = self->view.buf;
+    Tok t;
+    int r;
+    while ((r = next_tok(b, self->view.len, self->limit, &self->at, &t)) > 0) {
+        if (t.kind == KIND_DELAY) {
+            int done = pairing_step(self, b, &t);
+            if (done != 0) {
+                Py_DECREF(t.ts);
+                if (done < 0) return NULL;
+                continue;
+            }
+        }
+        return tok_tuple(&t);
+    }
+    if (r == 0) { /* the end: the block is let go at once */
+        PyBuffer_Release(&self->view);
+        self->has_view = 0;
+    }
+    return NULL;
+}
+
+static PyTypeObject PairingType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "_ftrace_tokens.Pairing",
+    .tp_basicsize = sizeof(Pairing),
+    .tp_dealloc = (destructor)pairing_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "pairing(buf, limit, stamps, state): the tokens left once the delays are paired",
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = (iternextfunc)pairing_next,
+};
+
+static PyObject *pairing(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *stamps, *state;
+    Py_ssize_t limit;
+    if (!configured) {
+        PyErr_SetString(PyExc_RuntimeError, "configure() first");
+        return NULL;
+    }
+    Pairing *it = PyObject_New(Pairing, &PairingType);
+    if (it == NULL) return NULL;
+    it->has_view = 0;
+    it->stamps = NULL;
+    for (int k = 0; k < ST_N; k++) it->state[k] = NULL;
+    if (!PyArg_ParseTuple(args, "y*nO!O!", &it->view, &limit, &PyList_Type, &stamps,
+                          &PyTuple_Type, &state)) {
+        Py_DECREF(it);
+        return NULL;
+    }
+    it->has_view = 1;
+    if (PyTuple_GET_SIZE(state) != ST_N) {
+        PyErr_SetString(PyExc_ValueError, "state: (thread cache, probe cache, not-delay ids, "
+                        "open delays, threads in a delay, delay, activity, open callback per "
+                        "thread, open callbacks, delays per callback, activity_outside)");
+        Py_DECREF(it);
+        return NULL;
+    }
+    for (int k = 0; k < ST_N; k++) {
+        PyObject *x = PyTuple_GET_ITEM(state, k);
+        int ok = k <= ST_PCACHE || k == ST_OPEN || k == ST_ON_THREAD || k == ST_PENDING
+                 || k == ST_DELAY_ACC ? PyDict_Check(x)
+                 : k == ST_NOT_DELAY ? PyAnySet_Check(x)
+                 : k == ST_IN_DELAY ? PySet_Check(x) : PyCallable_Check(x);
+        if (!ok) {
+            PyErr_Format(PyExc_TypeError, "state[%d] has the wrong type", k);
+            Py_DECREF(it);
+            return NULL;
+        }
+        Py_INCREF(x);
+        it->state[k] = x;
+    }
+    Py_INCREF(stamps);
+    it->stamps = stamps;
+    it->stamp = 0;
+    it->at = 0;
+    if (limit > it->view.len) limit = it->view.len;
+    it->limit = limit < 0 ? 0 : limit;
+    return (PyObject *)it;
+}
+
 static PyMethodDef methods[] = {
-    {"configure", configure, METH_O, "configure(names): the event names matched as '<name>: '"},
+    {"configure", configure, METH_VARARGS,
+     "configure(names[, delays]): the event names matched as '<name>: ', and which of them "
+     "pairing() pairs"},
     {"tokens", tokens, METH_VARARGS, "tokens(buf, limit) -> [(s, e, le, p, ls, ts)]"},
+    {"pairing", pairing, METH_VARARGS,
+     "pairing(buf, limit, stamps, state) -> iterator of the tokens the delay pairing leaves"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -223,4 +623,7 @@ static struct PyModuleDef module = {
     .m_methods = methods,
 };
 
-PyMODINIT_FUNC PyInit__ftrace_tokens(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__ftrace_tokens(void) {
+    if (PyType_Ready(&PairingType) < 0) return NULL;
+    return PyModule_Create(&module);
+}

@@ -108,6 +108,8 @@ _EVENT = re.compile(rb": (?:device_pm_callback_(?:start|end): [^\n]*|suspend_res
                     + rb"|rpm_(?:" + "|".join(_RPM).encode() + rb"): "
                     + rb"|funcgraph_(?:entry|exit): "
                     + rb"|tracing_mark_write: (?:SUSPEND START|RESUME COMPLETE))")
+# the delay kprobes' names, which the C scan pairs itself when it can (ftrace_tokens.pairing)
+_DELAY_NAMES = tuple(f"{f}_{sfx}".encode() for f in DELAY_PROBES for sfx in ("cal", "ret"))
 # the names of _EVENT's "<name>: " alternatives, for the C scan (ftrace_tokens)
 _PLAIN = tuple(n.encode() for n in (
     [f + sfx for f in DELAY_PROBES + KERNEL_FUNCS for sfx in ("_cal", "_ret")]
@@ -148,6 +150,7 @@ def parse(stream: BinaryIO, coll: Collector, threads_known: bool = True) -> None
     undecided = HEAD  # bytes left in which a function_graph header or line would show
     max_line = int(limits.LINE_BYTES.value)  # a longer "line" is binary garbage: dropped
     tokens = ftrace_tokens.scanner(_EVENT, _PLAIN)
+    pairing = ftrace_tokens.pairing(_PLAIN, _DELAY_NAMES)
     for block in _blocks(stream):
         buf = carry + block if carry else block
         cut = buf.rfind(b"\n")
@@ -165,7 +168,7 @@ def parse(stream: BinaryIO, coll: Collector, threads_known: bool = True) -> None
         if graph is not None:
             graph.scan(buf, cut + 1)
             continue
-        seen = _scan(buf, cut + 1, asm, coll, tc_graph, tokens)
+        seen = _scan(buf, cut + 1, asm, coll, tc_graph, tokens, pairing)
         if seen or not rpm.first_done:
             rpm.feed(buf, cut + 1, seen)
         # where _call_before looks when a call is not in buf
@@ -179,7 +182,8 @@ def parse(stream: BinaryIO, coll: Collector, threads_known: bool = True) -> None
         if graph is not None:
             graph.scan(carry + b"\n", len(carry) + 1)
         else:
-            seen = _scan(carry + b"\n", len(carry) + 1, asm, coll, tc_graph, tokens)
+            seen = _scan(carry + b"\n", len(carry) + 1, asm, coll, tc_graph, tokens,
+                         pairing)
             if seen or not rpm.first_done:
                 rpm.feed(carry + b"\n", len(carry) + 1, seen)
     if graph is not None:
@@ -252,7 +256,8 @@ def _stamp_version(buf: bytes, stamps: list[tuple[int, tuple[float, float] | Non
 
 
 def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
-          graph: ftrace_graph.GraphReader, tokens: ftrace_tokens.Tokens) -> bool:
+          graph: ftrace_graph.GraphReader, tokens: ftrace_tokens.Tokens,
+          pairing: ftrace_tokens.Pairing | None = None) -> bool:
     """Read the block's PM events; True when it holds rpm_* events (read elsewhere)."""
     # sleepgraph writes one "# suspend-MMDDYY-HHMMSS host mode kernel" stamp per test; with
     # several tests in one file each stamp starts a new cycle. Stamps are rare: collect them
@@ -288,8 +293,14 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
     ts_bound = _TS_BOUND
     # Indices into `buf` instead of slicing a payload per line: this loop runs once per PM
     # event and is what the 50 MB/s budget is spent on.
-    # (the positions and the timestamp of each event: ftrace_tokens, in C when built)
-    for s, e, le, p, ls, ts in tokens(buf, limit):
+    # (the positions and the timestamp of each event: ftrace_tokens, in C when built; in C,
+    # the delay kprobe lines on the common path of the kprobe branch below are paired there,
+    # on this state, in this order, and not handed to this loop)
+    events = tokens(buf, limit) if pairing is None else pairing(
+        buf, limit, [pos for pos, _ in stamps],
+        (tcache, pcache, not_delay, open_delays, in_delay, asm.delay, open_on_thread, pending,
+         delay_acc, asm.activity_outside))
+    for s, e, le, p, ls, ts in events:
         c = buf[s + 2]
         if c == _R and buf[s + 3] == _P:  # rpm_*: traces.rpm_events reads the block
             # (resume_console_*, rt_mutex_slowlock_ret start with "r" too)

@@ -14,6 +14,12 @@ build it (server/tools/build_ftrace_tokens.py): the per-event positions and floa
 third of the reader's time (BENCHMARKS.md, "Session 3: trace reader throughput").
 DPMLENS_PURE_SCAN=1 makes the reader use the Python scan; tests/test_ftrace_tokens.py holds
 the two equal on the real captures.
+
+`pairing()` is the C scan with the delay kprobes' call/return pairing done in C as well
+(_ftrace_tokens.c, pairing_step): it gives the same tokens as an iterator, less the delay
+kprobe lines it paired itself, on the reader's own state and in the reader's order (the kprobe
+lines were more than half of the reader's time: BENCHMARKS.md, "Session 4"). Without it (no
+C, or DPMLENS_PURE_SCAN=1) ftrace._scan's Python loop pairs them: the reference.
 """
 
 from __future__ import annotations
@@ -21,9 +27,15 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 Token = tuple[int, int, int, int, int, "float | None"]
 Tokens = Callable[[bytes, int], Iterable[Token]]
+# pairing(buf, limit, stamps, state): `stamps` the block's sleepgraph header positions,
+# `state` (thread cache, probe cache, not-delay func ids, open delays, threads in a delay,
+# Assembler.delay, and the Assembler's open_on_thread, pending, delay_acc, activity_outside),
+# see ftrace._scan
+Pairing = Callable[[bytes, int, list[int], tuple[Any, ...]], Iterator[Token]]
 
 _R, _P, _D, _CR = ord("r"), ord("p"), ord("d"), ord("\r")
 
@@ -51,22 +63,31 @@ def python_tokens(event: re.Pattern[bytes]) -> Tokens:
     return tokens
 
 
-def c_tokens(plain: Iterable[bytes]) -> Tokens | None:
-    """The C scan, or None when it was not built. `plain`: the names matched as "<name>: "
-    (the callback, suspend_resume and trace_marker forms are written into the C)."""
+def _module(plain: Iterable[bytes], delays: Iterable[bytes] | None) -> Any:
+    """The C module configured with these names, or None when it was not built. `plain`: the
+    names matched as "<name>: " (the callback, suspend_resume and trace_marker forms are
+    written into the C); `delays`: those of them pairing() pairs (None: as configured before,
+    tokens() does not read them)."""
     try:
         from dpmlens.traces.read import _ftrace_tokens  # type: ignore[attr-defined]
     except ImportError:
         return None
-    names = tuple(plain)
-    if names != _configured[0]:  # (a table in the module: set once per process)
-        _ftrace_tokens.configure(names)
+    done = _configured[0]
+    names = (tuple(plain), tuple(delays) if delays is not None
+             else done[1] if done is not None and done[0] == tuple(plain) else ())
+    if names != done:  # (a table in the module: set once per process)
+        _ftrace_tokens.configure(*names)
         _configured[0] = names
-    tokens: Tokens = _ftrace_tokens.tokens
-    return tokens
+    return _ftrace_tokens
 
 
-_configured: list[tuple[bytes, ...] | None] = [None]
+def c_tokens(plain: Iterable[bytes]) -> Tokens | None:
+    """The C scan, or None when it was not built."""
+    module = _module(plain, None)
+    return None if module is None else module.tokens  # type: ignore[no-any-return]
+
+
+_configured: list[tuple[tuple[bytes, ...], tuple[bytes, ...]] | None] = [None]
 
 
 def scanner(event: re.Pattern[bytes], plain: Iterable[bytes]) -> Tokens:
@@ -75,3 +96,13 @@ def scanner(event: re.Pattern[bytes], plain: Iterable[bytes]) -> Tokens:
         if fast is not None:
             return fast
     return python_tokens(event)
+
+
+def pairing(plain: Iterable[bytes], delays: Iterable[bytes]) -> Pairing | None:
+    """The C scan that pairs the `delays` kprobe lines itself, or None (not built, or
+    DPMLENS_PURE_SCAN=1, or DPMLENS_PY_PAIRING=1: the C scan with the pairing in Python):
+    then the reader pairs them in Python."""
+    if "1" in (os.environ.get("DPMLENS_PURE_SCAN"), os.environ.get("DPMLENS_PY_PAIRING")):
+        return None
+    module = _module(plain, delays)
+    return None if module is None else module.pairing  # type: ignore[no-any-return]
