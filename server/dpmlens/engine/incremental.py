@@ -85,6 +85,27 @@ class _State:
     functions_suffice: bool = False
 
 
+@dataclass(frozen=True)
+class _Decided:
+    """An edit `_why_not` decided up to what needs a model of the new text (`_settle`)."""
+
+    path: str
+    source: bytes
+    config: Config
+    resolver: object | None
+    items: list[_Item]  # the new text's top-level items and functions
+    bodies: list[_Body]
+    name: str  # the edited function, at [f_start, f_end) before the edit of `delta` bytes
+    f_start: int
+    f_end: int
+    delta: int
+    texts: tuple[bytes, bytes]  # its text before and after
+    moved: list[Finding]  # the findings outside it, moved
+    inside: list[Finding]  # those in it (the per-function checkers')
+    rerun: bool  # run the per-function checkers again (else: judge the function again)
+    judged: set[str]  # the per-function checkers' rule ids
+
+
 @dataclass
 class IncrementalAnalyzer:
     state: _State | None = None
@@ -97,10 +118,12 @@ class IncrementalAnalyzer:
     judged_how: str = "judged"  # how: "judged" (_judge_again) or "rerun" (_rerun)
     # (source, why) when analyze_early said no for a reason a tree would not change
     _early: tuple[bytes, str] | None = None
+    # what analyze_early decided when only the judgement needed a tree (`_settle`)
+    _pending: _Decided | None = None
 
     def forget(self) -> None:
         """Drop what is kept (settings or the workspace changed: the next run is a full one)."""
-        self.state = None
+        self.state, self._pending = None, None
 
     def analyze_early(
         self, path: str, source: bytes, config: Config, resolver: object | None = None
@@ -108,7 +131,7 @@ class IncrementalAnalyzer:
         """The last findings, moved, when the edit to `source` can be decided without a tree
         of it (see `_parses_alone`: the server then need not reparse the document); None:
         call `analyze` with the tree."""
-        self.built, self.judged_name = None, ""
+        self.built, self.judged_name, self._pending = None, "", None
         why = self._why_not(path, source, None, None, config, resolver)
         if why is not None:
             self._early = (source, why)
@@ -125,12 +148,21 @@ class IncrementalAnalyzer:
         config: Config,
         resolver: object | None = None,
     ) -> Result:
-        top = _top_level(tree)
+        top: tuple[list[_Item], list[_Body]] | None = None
         self.built, self.judged_name = None, ""
         early, self._early = self._early, None
+        pending, self._pending = self._pending, None
         if early is not None and early[0] is source and early[1] != _NEEDS_TREE:
             why: str | None = early[1]  # (decided without the tree: it says the same)
+        elif (
+            pending is not None and pending.source is source and pending.config == config
+            and pending.resolver is resolver
+        ):  # fmt: skip
+            # decided before parsing but for what needs a model of the new text (the edited
+            # function parsed alone: the structure is known): resumed there
+            why = self._settle(pending, tree)
         else:
+            top = _top_level(tree)
             why = self._why_not(path, source, tree, top, config, resolver)
         if why is None:
             assert self.state is not None
@@ -143,7 +175,7 @@ class IncrementalAnalyzer:
             findings = analyze_model(model, config, resolver)
         if model.loader is not None:  # the headers the build or a rule read
             fp.headers.update(model.loader.header_files())
-        items, bodies = top
+        items, bodies = top if top is not None else _top_level(tree)
         ranges = getattr(model.loader, "func_ranges", [])
         names = {start: name for start, _end, name in ranges}
         bodies = [(s, b, e, names.get(s, "")) for s, b, e, _ in bodies]
@@ -240,27 +272,42 @@ class IncrementalAnalyzer:
         judged = {rule.id for rule in per_function_rules()}
         if any(f.rule not in judged for f in inside):
             return f"a finding lies in {name}()"
-        fp = fp.shifted(f_end, delta)
+        decided = _Decided(
+            path, source, config, resolver, items, bodies, name, f_start, f_end, delta, texts,
+            moved, inside, rerun, judged,
+        )  # fmt: skip
+        why = self._settle(decided, tree)
+        if why == _NEEDS_TREE and tree is None:
+            self._pending = decided  # (`analyze` resumes here with the tree)
+        return why
+
+    def _settle(self, d: _Decided, tree: ts.Tree | None) -> str | None:
+        """The end of `_why_not` (which decided everything but what needs a model of the new
+        text): judge the edited function again or run the per-function checkers again, then
+        move the state to the new text; None when the findings hold, else why not."""
+        st = self.state
+        assert st is not None
+        fp = st.footprint.shifted(d.f_end, d.delta)
         found: list[Finding] = []
-        if rerun:
-            why = self._rerun(fp, name, f_start, f_end + delta, texts, found, path, source,
-                              tree, config, resolver)  # fmt: skip
+        end = d.f_end + d.delta
+        if d.rerun:
+            why = self._rerun(fp, d.name, d.f_start, end, d.texts, found, d.path, d.source,
+                              tree, d.config, d.resolver)  # fmt: skip
             if why is not None:
                 return why
-            moved = sorted([f for f in moved if f.rule not in judged] + found,
+            moved = sorted([f for f in d.moved if f.rule not in d.judged] + found,
                            key=Finding.sort_key)  # fmt: skip
-            st.source, st.items, st.bodies, st.findings = source, items, bodies, moved
-            st.footprint = fp
-            return None
-        why = self._judge_again(
-            fp, name, f_start, f_end + delta, texts, bool(inside), found, path, source, tree,
-            config, resolver,
-        )  # fmt: skip
-        if why is not None:
-            return why
-        if inside or found:
-            moved = sorted(moved + found, key=Finding.sort_key)
-        st.source, st.items, st.bodies, st.findings = source, items, bodies, moved
+        else:
+            why = self._judge_again(
+                fp, d.name, d.f_start, end, d.texts, bool(d.inside), found, d.path, d.source,
+                tree, d.config, d.resolver,
+            )  # fmt: skip
+            if why is not None:
+                return why
+            moved = d.moved
+            if d.inside or found:
+                moved = sorted(moved + found, key=Finding.sort_key)
+        st.source, st.items, st.bodies, st.findings = d.source, d.items, d.bodies, moved
         st.footprint = fp
         return None
 
