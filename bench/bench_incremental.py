@@ -6,7 +6,8 @@ function body, then delete it, spread over the file); each is applied to the doc
 server applies it (lsp/documents.py), then analysed both ways: in full after an incremental
 reparse, and as the server does (decided before parsing when it can be, else on the new
 tree). Prints per file p50/p95/mean of reparse + analysis, the share of edits whose findings
-were reused, and why the others ran in full. No workspace index (no resolver): this isolates
+were reused, and why the others ran in full; and checks that the findings after every edit
+are those of the full analysis of the same text (exit 1 if not). No workspace index (no resolver): this isolates
 the analysis itself.
 
     .venv/bin/python bench/bench_incremental.py --kernel /work/linux/linux-source-6.12
@@ -19,9 +20,11 @@ import statistics
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from dpmlens.config.settings import Config
+from dpmlens.core.findings import Finding
 from dpmlens.engine.analyze import analyze_model
 from dpmlens.engine.incremental import IncrementalAnalyzer
 from dpmlens.lsp.documents import UTF8, Document
@@ -46,8 +49,11 @@ def change(line: int, insert: bool) -> types.TextDocumentContentChangePartial:
 
 
 def run(
-    path: Path, edits: int, incremental: bool
+    path: Path, edits: int, incremental: bool, found: list[list[Finding]] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> tuple[list[float], Counter[str], dict[str, list[float]]]:
+    """Per edit: its time (`clock`), why it ran in full, its kind; each edit's findings into
+    `found`."""
     source = path.read_bytes()
     doc = Document(uri=path.as_uri(), path=str(path), version=0, source=source)
     config = Config()
@@ -56,13 +62,14 @@ def run(
     times: list[float] = []
     why: Counter[str] = Counter()
     # reused before the document is parsed again / reused on the new tree / reused after
-    # judging the edited function again / full analysis
-    kinds: dict[str, list[float]] = {"early": [], "reused": [], "judged": [], "full": []}
-    judged = 0
+    # judging the edited function again / after running the per-function checkers again /
+    # full analysis
+    kinds: dict[str, list[float]] = {
+        "early": [], "reused": [], "judged": [], "rerun": [], "full": []}  # fmt: skip
     for line in positions(source.decode("latin-1"), edits // 2):
         for insert in (True, False):
             doc.apply_change(change(line, insert), UTF8)
-            t0 = time.perf_counter()
+            t0 = clock()
             kind = "full"
             if incremental:  # as the server does (lsp/diagnostics.analyze_document)
                 res = analyzer.analyze_early(str(path), doc.source, config) or (
@@ -72,11 +79,14 @@ def run(
                 if res.how == "reused before parsing":
                     kind = "early"
                 elif res.reused:
-                    kind = "judged" if analyzer.judged > judged else "reused"
-                judged = analyzer.judged
+                    kind = res.how.split(" ")[0]  # reused, judged f(), rerun f()
+                findings = res.findings
             else:
-                analyze_model(build_model(str(path), doc.source, doc.ensure_tree()), config)
-            times.append((time.perf_counter() - t0) * 1000)
+                findings = analyze_model(
+                    build_model(str(path), doc.source, doc.ensure_tree()), config)
+            times.append((clock() - t0) * 1000)
+            if found is not None:
+                found.append(findings)
             kinds[kind].append(times[-1])
     return times, why, kinds
 
@@ -90,6 +100,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kernel", default="/work/linux/linux-source-6.12")
     ap.add_argument("--edits", type=int, default=400)
+    ap.add_argument("--cpu", action="store_true",
+                    help="time each edit in CPU time of this process (time.process_time), not "
+                    "wall time: on a shared machine, what the edit cost rather than its waits")
     ap.add_argument("--profile", action="store_true",
                     help="instead: the incremental pass of the first file under cProfile")
     args = ap.parse_args()
@@ -104,14 +117,22 @@ def main() -> int:
         print(FILES[0], {k: len(v) for k, v in kinds.items()})
         pstats.Stats(prof).sort_stats("cumulative").print_stats(25)
         return 0
+    status = False
     for rel in FILES:
         path = Path(args.kernel) / rel
         if not path.is_file():
             print(f"bench_incremental: {path} not found (--kernel)", file=sys.stderr)
             return 2
-        full, _, _ = run(path, args.edits, incremental=False)
-        inc, why, kinds = run(path, args.edits, incremental=True)
-        print(f"{rel} ({len(full)} edits)")
+        want: list[list[Finding]] = []
+        got: list[list[Finding]] = []
+        clock = time.process_time if args.cpu else time.perf_counter
+        full, _, _ = run(path, args.edits, incremental=False, found=want, clock=clock)
+        inc, why, kinds = run(path, args.edits, incremental=True, found=got, clock=clock)
+        differ = [i for i, (a, b) in enumerate(zip(want, got, strict=True)) if a != b]
+        print(f"{rel} ({len(full)} edits, {'CPU' if args.cpu else 'wall'} time)")
+        print("  findings after every edit equal to a full analysis of the same text: "
+              + (f"NO, {len(differ)} differ (first: edit {differ[0]})" if differ else "yes"))
+        status = status or bool(differ)
         for name, t in (("full analysis", full), ("incremental", inc)):
             print(f"  {name:14s} p50 {statistics.median(t):6.2f}  p95 {pct(t, 0.95):6.2f}  "
                   f"mean {statistics.mean(t):6.2f} ms")
@@ -123,7 +144,7 @@ def main() -> int:
                       f"p95 {pct(t, 0.95):6.2f} ms")
         for reason, n in why.most_common(6):
             print(f"  {n:5d}  {reason}")
-    return 0
+    return 1 if status else 0
 
 
 if __name__ == "__main__":

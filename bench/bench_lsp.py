@@ -208,9 +208,10 @@ def run_edits(
     return lat, version
 
 
-# the server's debug line per analysis: how it went (reused, judged again, or why in full)
+# the server's debug line per analysis: how it went (reused, judged again, the per-function
+# checkers run again, or why in full)
 _ANALYSED = re.compile(
-    r"analysed (.+) v(\d+): .* \((reused|reused before parsing|judged .*|full: .*)\)$"
+    r"analysed (.+) v(\d+): .* \((reused|reused before parsing|judged .*|rerun .*|full: .*)\)$"
 )
 
 

@@ -18,6 +18,7 @@ from dpmlens.engine.analyze import analyze_model
 from dpmlens.engine.incremental import IncrementalAnalyzer, Result, _parses_alone, _top_level
 from dpmlens.lsp.documents import UTF8, Document
 from dpmlens.lsp.index_worker import portable_model
+from dpmlens.model import footprint
 from dpmlens.model.build import build_model
 from dpmlens.model.types import FileModel, FunctionDef
 from dpmlens.syntax.parser import parse
@@ -106,7 +107,7 @@ def _random_edits(
         fresh = parse(doc.source)
         want = analyze_model(build_model(str(path), doc.source, fresh), config, resolver)
         assert got.findings == want, f"{path.name}: edit {i} (seed {seed}, {got.how})"
-        if got.how == "reused before parsing":  # the structure it assumed is the real one
+        if got.reused:  # the structure it assumed (or resumed from, with a tree) is the real one
             assert analyzer.state is not None
             items, bodies = _top_level(fresh)
             assert items == analyzer.state.items, f"{path.name}: edit {i} (seed {seed})"
@@ -201,10 +202,62 @@ def _second_analysis(after: bytes, removed: int, text: bytes) -> tuple[Result, b
     return analyzer.analyze("foo.c", source, tree, config), source
 
 
-def test_edit_in_a_function_a_rule_reads_runs_in_full() -> None:
+def test_edit_in_a_function_a_walk_entered_reruns_the_per_function_checkers() -> None:
+    # only the delay rules read helper_used() (foo_suspend()'s walk entered it): they run
+    # again on the new text, the other rules' findings are kept
     got, source = _second_analysis(b"\tmsleep(5", 1, b"50")
-    assert not got.reused and "helper_used" in got.why
+    assert got.reused and got.how == "rerun helper_used()" and got.model is not None
     assert got.findings == analyze_model(build_model("foo.c", source, parse(source)), Config())
+
+
+def test_edit_in_a_function_another_rule_reads_runs_in_full() -> None:
+    # wake-not-gated-by-may-wakeup reads the suspend callback that enables wake
+    driver = _DRIVER.replace(b"\treturn helper_used(dev);",
+                             b"\tenable_irq_wake(5);\n\treturn helper_used(dev);")
+    config = Config()
+    tree = parse(driver)
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze("foo.c", driver, tree, config)
+    at = _offset_in(driver, b"enable_irq_wake(5);")
+    source, tree = _edit(tree, driver, at, at, b" x++;")
+    got = analyzer.analyze("foo.c", source, tree, config)
+    assert not got.reused and "foo_suspend" in got.why
+    assert got.findings == analyze_model(build_model("foo.c", source, parse(source)), config)
+
+
+def test_run_rules_keeps_the_per_function_checkers_reads_apart() -> None:
+    # what the delay rules read for the callbacks' walks is in their own unit, not the root's
+    model = build_model("foo.c", _DRIVER, parse(_DRIVER))
+    with footprint.record(model) as fp:
+        analyze_model(model, Config())
+    assert "helper_used" not in fp.functions
+    assert "helper_used" in fp.units[footprint.CHECKERS].functions
+    assert footprint.NAMES not in fp.units and footprint.CHECKER_NAMES in fp.units
+
+
+def test_a_function_with_a_parse_error_is_decided_before_parsing() -> None:
+    # the kernel's container_of(x, struct foo, member): an ERROR node tree-sitter recovers
+    # from inside the body; the same error before and after the edit: no reparse
+    source = _DRIVER.replace(
+        b"\tint c = a + b;",
+        b"\tstruct foo *f = container_of(p, struct foo, work);\n\tint c = a + b;")
+    assert not _parses_alone(source[source.index(b"static int unrelated"):
+                                    source.index(b"static int foo_suspend") - 1])
+    tree = parse(source)
+    doc = Document(uri="file:///x.c", path="/x.c", version=0, source=source, tree=tree)
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze("/x.c", source, doc.ensure_tree(), Config())
+    at = _offset_in(source, b"int c = a + b;")
+    doc.apply_change(_change(source, at, at, b" c++;"), UTF8)
+    got = analyzer.analyze_early("/x.c", doc.source, Config())
+    assert got is not None and got.how == "reused before parsing"
+    want = analyze_model(build_model("/x.c", doc.source, parse(doc.source)), Config())
+    assert got.findings == want
+    # an edit that changes the error (here: inside it) is parsed
+    at = _offset_in(doc.source, b"container_of(p, struct f")
+    source = doc.source
+    doc.apply_change(_change(source, at, at, b"x"), UTF8)
+    assert analyzer.analyze_early("/x.c", doc.source, Config()) is None
 
 
 def test_a_delay_typed_into_an_unread_function_is_evaluated_there() -> None:
@@ -231,8 +284,9 @@ def test_a_reported_delay_typed_into_an_unread_function_is_reported() -> None:
     assert got.findings == analyze_model(build_model("foo.c", source2, parse(source2)), Config())
 
 
-def test_a_delay_typed_where_no_walk_ran_runs_in_full() -> None:
-    # a file without a delay follows no callback: a delay typed into one must be seen
+def test_a_delay_typed_where_no_walk_ran_is_found_by_running_the_checkers_again() -> None:
+    # a file without a delay follows no callback: a delay typed into one must be seen (the
+    # delay rules searched every function for one: they run again, alone)
     driver = _DRIVER.replace(b"\tmsleep(5);\n", b"").replace(b"\tmdelay(25);\n", b"")
     config = Config()
     tree = parse(driver)
@@ -242,7 +296,7 @@ def test_a_delay_typed_where_no_walk_ran_runs_in_full() -> None:
     source, tree = _edit(tree, driver, at, at, b" mdelay(40);")
     got = analyzer.analyze("foo.c", source, tree, config)
     want = analyze_model(build_model("foo.c", source, parse(source)), config)
-    assert not got.reused and got.findings == want
+    assert got.how == "rerun foo_resume()" and got.findings == want
     assert any(f.rule == "busy-wait-in-pm-callback" for f in want)
 
 

@@ -10,11 +10,13 @@ None and rules stay within the file.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import replace
 from functools import lru_cache
 
 from dpmlens.config.settings import Config
 from dpmlens.core.findings import Finding
+from dpmlens.model import footprint
 from dpmlens.model.build import build_model
 from dpmlens.model.keywords import callback_filter
 from dpmlens.model.types import FileModel
@@ -89,13 +91,21 @@ def run_rules(ctx: Context, config: Config, rules: list[Rule]) -> list[Finding]:
     """The enabled `rules`' findings in `ctx`, with the configured severities, one per rule
     and place, sorted."""
     out: dict[tuple[str, str, int, int], Finding] = {}
-    for rule in rules:
-        if not config.is_enabled(rule.id):
-            continue
-        for finding in rule.checker.run(rule, ctx):
-            setting = config.rules.get(rule.id)
-            if setting is not None and setting.severity is not None:
-                finding = replace(finding, severity=setting.severity)
-            key = (finding.rule, finding.path, finding.span.line, finding.span.column)
-            out.setdefault(key, finding)
+    enabled = [rule for rule in rules if config.is_enabled(rule.id)]
+    # The per-function checkers last, what they read in a footprint unit of its own
+    # (footprint.CHECKERS): what they leave in the shared caches no other rule reads, so an
+    # edit that only they read is decided by running them again alone (incremental._rerun).
+    # (With ctx.only, incremental.py judges one function: its units are the functions'.)
+    shared = [rule for rule in enabled if not rule.checker.per_function]
+    own = [rule for rule in enabled if rule.checker.per_function]
+    for group in (shared, own):
+        apart = group is own and ctx.only is None
+        with footprint.unit(ctx.model, footprint.CHECKERS) if apart else nullcontext():
+            for rule in group:
+                for finding in rule.checker.run(rule, ctx):
+                    setting = config.rules.get(rule.id)
+                    if setting is not None and setting.severity is not None:
+                        finding = replace(finding, severity=setting.severity)
+                    key = (finding.rule, finding.path, finding.span.line, finding.span.column)
+                    out.setdefault(key, finding)
     return sorted(out.values(), key=Finding.sort_key)

@@ -21,8 +21,14 @@ it; its pm_runtime_get_sync() calls), and the file-wide answers the edit touches
 function lead to a delay, does the file call X, which function is the driver's sleep wrapper).
 Both run on a model of the new text's functions (`build_model(functions_only=True)`).
 
+An edit in a function that only the per-function checkers read beyond that (a callback's walk
+entered it: `footprint.CHECKERS`, which engine.analyze.run_rules keeps apart by running those
+checkers after the other rules) runs those checkers again, alone, on a model of the new text
+(`_rerun`): their findings are replaced, the other rules' kept.
+
 The structure is checked on the new tree, or, before the document is parsed again, by parsing
-the edited function alone (`_parses_alone`): most keystrokes need no reparse of the document.
+the edited function alone (`_parses_alone`: clean, or with the same errors as before, inside its
+body): most keystrokes need no reparse of the document.
 
 Kept honest by tests/test_incremental.py: long random edit sequences on real drivers, with and
 without the helpers of their directory, the result compared with a full analysis after every
@@ -33,6 +39,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import tree_sitter as ts
 
@@ -78,20 +85,45 @@ class _State:
     functions_suffice: bool = False
 
 
+@dataclass(frozen=True)
+class _Decided:
+    """An edit `_why_not` decided up to what needs a model of the new text (`_settle`)."""
+
+    path: str
+    source: bytes
+    config: Config
+    resolver: object | None
+    items: list[_Item]  # the new text's top-level items and functions
+    bodies: list[_Body]
+    name: str  # the edited function, at [f_start, f_end) before the edit of `delta` bytes
+    f_start: int
+    f_end: int
+    delta: int
+    texts: tuple[bytes, bytes]  # its text before and after
+    moved: list[Finding]  # the findings outside it, moved
+    inside: list[Finding]  # those in it (the per-function checkers')
+    rerun: bool  # run the per-function checkers again (else: judge the function again)
+    judged: set[str]  # the per-function checkers' rule ids
+
+
 @dataclass
 class IncrementalAnalyzer:
     state: _State | None = None
     reused: int = 0  # of which `judged`: after judging the edited function again
     judged: int = 0
+    rerun: int = 0  # of which after running the per-function checkers again (`_rerun`)
     full: int = 0
     built: FileModel | None = None  # the model a reusing decision had to build, if any
     judged_name: str = ""  # the function the last reusing decision judged again, if any
+    judged_how: str = "judged"  # how: "judged" (_judge_again) or "rerun" (_rerun)
     # (source, why) when analyze_early said no for a reason a tree would not change
     _early: tuple[bytes, str] | None = None
+    # what analyze_early decided when only the judgement needed a tree (`_settle`)
+    _pending: _Decided | None = None
 
     def forget(self) -> None:
         """Drop what is kept (settings or the workspace changed: the next run is a full one)."""
-        self.state = None
+        self.state, self._pending = None, None
 
     def analyze_early(
         self, path: str, source: bytes, config: Config, resolver: object | None = None
@@ -99,7 +131,7 @@ class IncrementalAnalyzer:
         """The last findings, moved, when the edit to `source` can be decided without a tree
         of it (see `_parses_alone`: the server then need not reparse the document); None:
         call `analyze` with the tree."""
-        self.built, self.judged_name = None, ""
+        self.built, self.judged_name, self._pending = None, "", None
         why = self._why_not(path, source, None, None, config, resolver)
         if why is not None:
             self._early = (source, why)
@@ -116,17 +148,26 @@ class IncrementalAnalyzer:
         config: Config,
         resolver: object | None = None,
     ) -> Result:
-        top = _top_level(tree)
+        top: tuple[list[_Item], list[_Body]] | None = None
         self.built, self.judged_name = None, ""
         early, self._early = self._early, None
+        pending, self._pending = self._pending, None
         if early is not None and early[0] is source and early[1] != _NEEDS_TREE:
             why: str | None = early[1]  # (decided without the tree: it says the same)
+        elif (
+            pending is not None and pending.source is source and pending.config == config
+            and pending.resolver is resolver
+        ):  # fmt: skip
+            # decided before parsing but for what needs a model of the new text (the edited
+            # function parsed alone: the structure is known): resumed there
+            why = self._settle(pending, tree)
         else:
+            top = _top_level(tree)
             why = self._why_not(path, source, tree, top, config, resolver)
         if why is None:
             assert self.state is not None
             self.reused += 1
-            how = f"judged {self.judged_name}()" if self.judged_name else "reused"
+            how = f"{self.judged_how} {self.judged_name}()" if self.judged_name else "reused"
             return Result(self.state.findings, self.built, True, "", how)
         self.full += 1
         model = build_model(path, source, tree=tree)
@@ -134,7 +175,7 @@ class IncrementalAnalyzer:
             findings = analyze_model(model, config, resolver)
         if model.loader is not None:  # the headers the build or a rule read
             fp.headers.update(model.loader.header_files())
-        items, bodies = top
+        items, bodies = top if top is not None else _top_level(tree)
         ranges = getattr(model.loader, "func_ranges", [])
         names = {start: name for start, _end, name in ranges}
         bodies = [(s, b, e, names.get(s, "")) for s, b, e, _ in bodies]
@@ -174,7 +215,7 @@ class IncrementalAnalyzer:
         if not name:
             return "the edit is in a function the model does not name"
         if top is None:
-            if not _parses_alone(source[f_start : f_end + delta]) or any(
+            if not _parses_alone(source[f_start : f_end + delta], old[f_start:f_end]) or any(
                 t == "ERROR" and s <= f_start and f_end <= e for t, s, e in st.items
             ):
                 return _NEEDS_TREE
@@ -209,9 +250,15 @@ class IncrementalAnalyzer:
         # The reads made to evaluate the delays of another function count like the rest;
         # those of this function's own delays, the search for delay calls and file-wide
         # answers are judged by evaluating them again on the new text (below).
-        aside = frozenset({name, footprint.NAMES, *fp.answers})
+        aside = frozenset({name, footprint.NAMES, footprint.CHECKER_NAMES, *fp.answers})
+        rerun = False
         if (unit := fp.unit_reading(name, f_start, f_end, texts, aside)) is not None:
-            return f"the delays of {unit or 'the file'}() read {name}()"
+            # only the per-function checkers read it (a callback's walk entered it, another
+            # function's delay read its text): run them again on the new text, keep the rest
+            names = fp.units.get(footprint.NAMES)  # (its searches are shared with other rules)
+            if names is not None and names.reads(name, f_start, f_end, texts):
+                return f"the delays of {unit or 'the file'}() read {name}()"
+            rerun = True
         if fp.callees:  # a call the tree sees may differ where the text looks alike
             return "the rules read every name the file calls"
         if (stale := _stale_elsewhere(fp, resolver)) is not None:
@@ -225,17 +272,42 @@ class IncrementalAnalyzer:
         judged = {rule.id for rule in per_function_rules()}
         if any(f.rule not in judged for f in inside):
             return f"a finding lies in {name}()"
-        fp = fp.shifted(f_end, delta)
-        found: list[Finding] = []
-        why = self._judge_again(
-            fp, name, f_start, f_end + delta, texts, bool(inside), found, path, source, tree,
-            config, resolver,
+        decided = _Decided(
+            path, source, config, resolver, items, bodies, name, f_start, f_end, delta, texts,
+            moved, inside, rerun, judged,
         )  # fmt: skip
-        if why is not None:
-            return why
-        if inside or found:
-            moved = sorted(moved + found, key=Finding.sort_key)
-        st.source, st.items, st.bodies, st.findings = source, items, bodies, moved
+        why = self._settle(decided, tree)
+        if why == _NEEDS_TREE and tree is None:
+            self._pending = decided  # (`analyze` resumes here with the tree)
+        return why
+
+    def _settle(self, d: _Decided, tree: ts.Tree | None) -> str | None:
+        """The end of `_why_not` (which decided everything but what needs a model of the new
+        text): judge the edited function again or run the per-function checkers again, then
+        move the state to the new text; None when the findings hold, else why not."""
+        st = self.state
+        assert st is not None
+        fp = st.footprint.shifted(d.f_end, d.delta)
+        found: list[Finding] = []
+        end = d.f_end + d.delta
+        if d.rerun:
+            why = self._rerun(fp, d.name, d.f_start, end, d.texts, found, d.path, d.source,
+                              tree, d.config, d.resolver)  # fmt: skip
+            if why is not None:
+                return why
+            moved = sorted([f for f in d.moved if f.rule not in d.judged] + found,
+                           key=Finding.sort_key)  # fmt: skip
+        else:
+            why = self._judge_again(
+                fp, d.name, d.f_start, end, d.texts, bool(d.inside), found, d.path, d.source,
+                tree, d.config, d.resolver,
+            )  # fmt: skip
+            if why is not None:
+                return why
+            moved = d.moved
+            if d.inside or found:
+                moved = sorted(moved + found, key=Finding.sort_key)
+        st.source, st.items, st.bodies, st.findings = d.source, d.items, d.bodies, moved
         st.footprint = fp
         return None
 
@@ -254,7 +326,8 @@ class IncrementalAnalyzer:
             u = fp.units.get(key)
             return u is not None and u.reads(name, start, end, texts)
 
-        own = must or touched(name) or touched(footprint.NAMES)
+        own = must or touched(name) or touched(footprint.NAMES) or touched(
+            footprint.CHECKER_NAMES)
         answers = [key for key in fp.answers if touched(key)]
         if not own and not answers:
             return None
@@ -287,8 +360,70 @@ class IncrementalAnalyzer:
             fp.headers.update(model.loader.header_files())
         self.built = None if light else model  # (the caller builds a whole one if it needs it)
         self.judged += 1
-        self.judged_name = name
+        self.judged_name, self.judged_how = name, "judged"
         return None
+
+
+    def _rerun(
+        self, fp: Footprint, name: str, start: int, end: int, texts: tuple[bytes, ...],
+        found: list[Finding], path: str, source: bytes, tree: ts.Tree | None, config: Config,
+        resolver: object | None,
+    ) -> str | None:  # fmt: skip
+        """The per-function checkers run again, alone, on a model of the new text, after an
+        edit of function `name` (now at [start, end)) that only they read, beside the
+        file-wide answers the edit touches: None when those answers hold (their findings,
+        all of them, are then in `found`, and `fp` holds what they read now in place of what
+        they read before), else why not. The other rules ran first and read none of it."""
+        if tree is None:
+            return _NEEDS_TREE
+        answers = [
+            key for key in fp.answers
+            if (u := fp.units.get(key)) is not None and u.reads(name, start, end, texts)
+        ]  # fmt: skip
+        model = build_model(path, source, tree)
+        with footprint.record(model) as again:
+            found += analyze_model(model, config, resolver, per_function_rules())
+            changed = [
+                key for key in answers
+                if footprint.answer(model, key, fp.answers[key][0]) != fp.answers[key][1]
+            ]  # fmt: skip
+        if changed:
+            return f"the edit changes {changed[0]}"
+        if again.whole is not None or again.callees:
+            return f"running the checkers of {name}() again read the whole file"
+        # what they read before, in their units (the functions' and CHECKERS), is replaced
+        # by what they read now; NAMES is shared with other rules (its searches add up) and
+        # the answers' units, asked by any rule, are kept unless asked again
+        names = fp.units.get(footprint.NAMES)
+        fp.units = {
+            key: u for key, u in fp.units.items()
+            if key == footprint.NAMES or key in fp.answers
+        }  # fmt: skip
+        for key, u in again.units.items():
+            if key == footprint.NAMES and names is not None:
+                fp.units[key] = _union(names, u)
+            else:
+                fp.units[key] = u
+        fp.answers.update(again.answers)
+        fp.functions |= again.functions
+        fp.patterns.update(again.patterns)
+        fp.ranges += again.ranges
+        fp.lookups.update(again.lookups)
+        if model.loader is not None:
+            fp.headers.update(model.loader.header_files())
+        self.built = model
+        self.rerun += 1
+        self.judged_name, self.judged_how = name, "rerun"
+        return None
+
+
+def _union(a: Footprint, b: Footprint) -> Footprint:
+    """What `a` or `b` read (their searches, functions and ranges)."""
+    return Footprint(
+        a.functions | b.functions, {**a.patterns, **b.patterns}, a.ranges + b.ranges,
+        {**a.lookups, **b.lookups}, {**a.headers, **b.headers}, a.callees or b.callees,
+        a.whole or b.whole,
+    )  # fmt: skip
 
 
 _NEEDS_TREE = "the edit is judged on a tree of the new text"
@@ -300,15 +435,35 @@ def _moved_offset(offset: int, f_end: int, delta: int) -> int:
     return offset + delta if offset >= f_end else offset
 
 
-def _parses_alone(function: bytes) -> bool:
+def _parses_alone(function: bytes, before: bytes | None = None) -> bool:
     """Does the text of an edited function parse, on its own, as one function definition
     without an error? Then a parse of the whole new text has it in the old one's place: the
     parser reaches it in the state it reached the old one (the text before is the same),
     and leaves it in the state the old one left (a complete definition), so the rest parses
-    as before. With an error anywhere in it, recovery may reach beyond: parse the document."""
-    root = parse(function).root_node
-    if root.has_error or root.child_count != 1:
+    as before. With an error anywhere in it, recovery may reach beyond: parse the document.
+
+    Or, given the function's text `before` the edit: do both parse alone as one definition
+    with the same errors, each inside the body, between its braces, skipping no brace and no
+    `#` (the kernel's `container_of(work, struct usb_hub, leds.work)`, a macro loop's missing
+    `;`)? The errors the edit left as they were recover as they did, inside the braces."""
+    errors = _alone(function)
+    if errors is None:
         return False
+    return not errors or (before is not None and _alone(before) == errors)
+
+
+_Errors = tuple[tuple[str, bool, bytes, tuple[str, ...]], ...]
+
+
+@lru_cache(maxsize=16)  # the edited function's text after one keystroke is its text before the next
+def _alone(function: bytes) -> _Errors | None:
+    """None when `function` does not parse alone as one function definition (or has a `/*`
+    that would open a comment in a longer text, or an error that may reach past its body);
+    else its errors, each as (type, missing, text, the types of the nodes up to the body),
+    in document order: () for a clean parse."""
+    root = parse(function).root_node
+    if root.child_count != 1:
+        return None
     fn = root.children[0]
     body = fn.child_by_field_name("body")
     if not (
@@ -316,20 +471,47 @@ def _parses_alone(function: bytes) -> bool:
         and fn.start_byte == 0
         and fn.end_byte == len(function)
         and body is not None
+        and body.type == "compound_statement"
         and body.end_byte == len(function)
     ):
-        return False
+        return None
+    errors: list[tuple[str, bool, bytes, tuple[str, ...]]] = []
+    if root.has_error:
+        close = body.children[-1] if body.child_count else None
+        if close is None or close.type != "}" or close.is_missing:
+            return None
+        stack = [fn]
+        while stack:
+            node = stack.pop()
+            if node.is_error or node.is_missing:
+                text = node.text or b""
+                if (
+                    node.start_byte <= body.start_byte
+                    or node.end_byte >= body.end_byte
+                    or any(c in text for c in b"{}#")
+                ):
+                    return None
+                path: list[str] = []
+                up = node.parent
+                while up is not None and up != fn:
+                    path.append(up.type)
+                    up = up.parent
+                errors.append((node.type, node.is_missing, text, tuple(path)))
+            elif node.has_error:
+                stack.extend(reversed(node.children))
+        if not errors:
+            return None
     # A `/*` that opens no comment here (none closes it: `x / *p`) opens one in the whole
     # text when a `*/` follows further on: the one token that can reach past the function.
     at = function.find(b"/*")
     while at >= 0:
-        node = root.descendant_for_byte_range(at, at + 2)
-        while node is not None and node.type not in _LITERALS:
-            node = node.parent
-        if node is None:
-            return False
+        lit = root.descendant_for_byte_range(at, at + 2)
+        while lit is not None and lit.type not in _LITERALS:
+            lit = lit.parent
+        if lit is None:
+            return None
         at = function.find(b"/*", at + 2)
-    return True
+    return tuple(errors)
 
 
 _LITERALS = frozenset({"comment", "string_literal", "char_literal", "system_lib_string"})

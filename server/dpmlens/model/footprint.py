@@ -21,7 +21,9 @@ rules run on a model:
   when no other read touched it, and evaluates that function's delays again instead
   (`delays.unreached_findings`): most delay calls of a file lie where no callback reaches;
 - `answers`: units of file-wide answers (`answer()`) that an edit may touch if computing the
-  answer again on the new text gives the same.
+  answer again on the new text gives the same;
+- `units[CHECKERS]`: everything else the per-function checkers read (their callbacks' walks
+  above all), kept apart from what the other rules read: an edit that only they saw reruns them.
 
 Recording is on only for the model under analysis (`record(model)`); every hook is a dict
 lookup when it is off, and other files' models never record.
@@ -152,6 +154,16 @@ def record(model: FileModel) -> Iterator[Footprint]:
 
 
 NAMES = ""  # the unit of the search for the delay calls themselves
+# the unit of what the per-function checkers (delays, get-sync-leak) read beyond their
+# per-function units: the callbacks' walks and what the findings' messages look up. They run
+# after the other rules (engine.analyze.run_rules), so what they leave in the rules' shared
+# caches (the walker's, the Context's) is read by none of those: an edit only this unit and
+# theirs read is handled by running them again alone (incremental.py's `_rerun`).
+CHECKERS = "<per-function checkers>"
+# NAMES as the per-function checkers read it inside CHECKERS (their own calls' searches:
+# the delay functions, pm_runtime_get_sync): apart from the other rules' (the balance rules'
+# set-up calls), which no rerun of the checkers can answer for
+CHECKER_NAMES = "<per-function checkers' names>"
 
 
 @contextmanager
@@ -163,6 +175,8 @@ def unit(model: FileModel, key: str) -> Iterator[None]:
         yield
         return
     root = model.__dict__.get(_ROOT, cur)
+    if key == NAMES and cur is not root and root.units.get(CHECKERS) is cur:
+        key = CHECKER_NAMES
     sub = root.units.setdefault(key, Footprint())
     model.__dict__[_KEY], model.__dict__[_ROOT] = sub, root
     at = _ACTIVE.index(cur) if cur in _ACTIVE else -1
