@@ -221,14 +221,14 @@ def test_real_trees_legacy(version: str, rel: str, legacy: bool) -> None:
 def test_name_only_names() -> None:
     from dpmlens.kbuild import board_devices
 
-    plain = 'static struct platform_driver d = {\n .driver = { .name = "foo-bat", },\n};\n'
+    plain = b'static struct platform_driver d = {\n .driver = { .name = "foo-bat", },\n};\n'
     assert board_devices.name_only_names(plain) == ["foo-bat"]
-    ids = plain + 'static const struct platform_device_id ids[] = {\n { "foo-a" }, { }\n};\n'
+    ids = plain + b'static const struct platform_device_id ids[] = {\n { "foo-a" }, { }\n};\n'
     assert board_devices.name_only_names(ids) == ["foo-a", "foo-bat"]
     # a match table, another bus's driver, a name from a macro: not a name-only driver
-    assert board_devices.name_only_names(plain + ".of_match_table = x,") is None
-    assert board_devices.name_only_names(plain + "static struct i2c_driver i = {};") is None
-    macro = "static struct platform_driver d = { .driver = { .name = DRV_NAME, }, };"
+    assert board_devices.name_only_names(plain + b".of_match_table = x,") is None
+    assert board_devices.name_only_names(plain + b"static struct i2c_driver i = {};") is None
+    macro = b"static struct platform_driver d = { .driver = { .name = DRV_NAME, }, };"
     assert board_devices.name_only_names(macro) is None
 
 

@@ -167,9 +167,9 @@ class DeadDrivers:
     def _driver_names(self, full: Path, key: str) -> list[str] | None:
         if key not in self.names:
             try:
-                text = full.read_text("utf-8", "replace")
+                text = full.read_bytes()
             except OSError:
-                text = ""
+                text = b""
             self.names[key] = board_devices.name_only_names(text)
         return self.names[key]
 
