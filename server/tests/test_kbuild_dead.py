@@ -213,3 +213,47 @@ def test_real_trees_legacy(version: str, rel: str, legacy: bool) -> None:
     top = _real(version)
     reason = dead.load(top, legacy=policy().legacy_symbols).reason(str(top / rel))
     assert (reason is not None and reason.startswith(dead.LEGACY_PREFIX)) == legacy, reason
+
+
+# --- platform drivers only dead board files instantiate (kbuild/board_devices.py) ----------
+
+
+def test_name_only_names() -> None:
+    from dpmlens.kbuild import board_devices
+
+    plain = b'static struct platform_driver d = {\n .driver = { .name = "foo-bat", },\n};\n'
+    assert board_devices.name_only_names(plain) == ["foo-bat"]
+    ids = plain + b'static const struct platform_device_id ids[] = {\n { "foo-a" }, { }\n};\n'
+    assert board_devices.name_only_names(ids) == ["foo-a", "foo-bat"]
+    # a match table, another bus's driver, a name from a macro: not a name-only driver
+    assert board_devices.name_only_names(plain + b".of_match_table = x,") is None
+    assert board_devices.name_only_names(plain + b"static struct i2c_driver i = {};") is None
+    macro = b"static struct platform_driver d = { .driver = { .name = DRV_NAME, }, };"
+    assert board_devices.name_only_names(macro) is None
+
+
+@pytest.mark.parametrize(
+    "version, rel, board",
+    [
+        # built on an S3C64XX kernel without ARCH_MULTIPLATFORM (S3C_ADC depends on
+        # !ARCH_MULTIPLATFORM, which EXPERT may turn off), but only the S3C24XX boards h1940
+        # and rx1950 declare "s3c-adc-battery" (ARCH_S3C24XX depends on UNUSED_BOARD_FILES)
+        ("6.1", "drivers/power/supply/s3c_adc_battery.c", "arch/arm/mach-s3c/mach-h1940.c"),
+        ("6.1", "drivers/input/mouse/navpoint.c", "arch/arm/mach-pxa/hx4700.c"),
+        ("6.1", "drivers/power/supply/da9030_battery.c", "arch/arm/mach-pxa/cm-x300.c"),
+        # a live declaration keeps it live: pxa930-trkball, an MFD cell (wm831x-on)
+        ("6.1", "drivers/input/mouse/pxa930_trkball.c", None),
+        ("6.1", "drivers/input/misc/wm831x-on.c", None),
+        ("6.12", "drivers/input/misc/wm831x-on.c", None),
+    ],
+)
+def test_real_trees_board_only_devices(version: str, rel: str, board: str | None) -> None:
+    top = _real(version)
+    facts = dead.load(top)
+    facts.prepare([str(top / rel)])
+    reason = facts.reason(str(top / rel))
+    if board is None:
+        assert reason is None
+    else:
+        assert reason is not None and board in reason and "UNUSED_BOARD_FILES" in reason
+        assert facts.reason(str(top / board)) == "board marked UNUSED_BOARD_FILES"

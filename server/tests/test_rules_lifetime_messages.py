@@ -83,3 +83,71 @@ def test_no_remove_at_all_is_info_naming_both_choices() -> None:
 
 def test_an_enable_that_gives_back_probe_s_own_disable_is_no_set_up() -> None:
     assert not _findings("mlx90632-6.1.c", "runtime-pm-enable-not-undone")
+
+
+# --- a built-in-only driver's error path after a call that cannot defer (blind round 5) ----
+
+_STM32_LP_PROBE = """\
+#include <linux/platform_device.h>
+#include <linux/pm_wakeirq.h>
+
+static int stm32_clkevent_lp_probe(struct platform_device *pdev)
+{
+\tint ret, irq;
+
+\tirq = platform_get_irq(pdev, 0);
+\tif (irq <= 0)
+\t\treturn irq;
+\tret = dev_pm_set_wake_irq(&pdev->dev, irq);
+\tif (ret)
+\t\treturn ret;
+\tret = devm_request_irq(&pdev->dev, irq, stm32_clkevent_lp_irq_handler,
+\t\t\t       IRQF_TIMER, pdev->name, NULL);
+\tif (ret)
+\t\tgoto out_clk_disable;
+\treturn 0;
+out_clk_disable:
+\tclk_disable_unprepare(clk);
+\treturn ret;
+}
+
+static int stm32_clkevent_lp_remove(struct platform_device *pdev)
+{
+\treturn -EBUSY; /* cannot unregister clockevent */
+}
+
+static struct platform_driver stm32_clkevent_lp_driver = {
+\t.probe\t= stm32_clkevent_lp_probe,
+\t.remove = stm32_clkevent_lp_remove,
+\t.driver\t= { .name = "stm32-lptimer-timer", },
+};
+module_platform_driver(stm32_clkevent_lp_driver);
+"""
+
+
+@pytest.mark.parametrize(("kind", "quiet"), [("bool", True), ("tristate", False)])
+def test_builtin_only_error_path_after_a_call_that_cannot_defer(
+    tmp_path: Path, kind: str, quiet: bool
+) -> None:
+    # 6.1 timer-stm32-lp.c's shape: the Kconfig type decides (module_platform_driver()
+    # says nothing: CLKSRC_STM32_LP is a bool)
+    (tmp_path / "Makefile").write_text("obj-$(CONFIG_CLKSRC_STM32_LP)\t+= timer-stm32-lp.o\n")
+    (tmp_path / "Kconfig").write_text(f"config CLKSRC_STM32_LP\n\t{kind} \"Low power\"\n")
+    path = tmp_path / "timer-stm32-lp.c"
+    path.write_text(_STM32_LP_PROBE)
+    (f,) = [f for f in analyze_source(str(path), path.read_bytes(), Config())
+            if f.rule == "wake-irq-not-cleared"]
+    assert ("quiet" in f.tags) == quiet
+    assert ("devm_request_irq() cannot return -EPROBE_DEFER" in f.message) == quiet
+
+
+@pytest.mark.parametrize("version", ["6.1", "6.12"])
+def test_builtin_timer_stm32_lp_is_quiet_on_the_real_trees(version: str) -> None:
+    from kernel_trees import LINUX
+
+    path = LINUX / f"linux-source-{version}" / "drivers/clocksource/timer-stm32-lp.c"
+    if not path.is_file():
+        pytest.skip(f"no kernel tree at {path.parents[2]} (apt-get install linux-source-{version})")
+    (f,) = [f for f in analyze_source(str(path), path.read_bytes(), Config())
+            if f.rule == "wake-irq-not-cleared"]
+    assert "quiet" in f.tags and "only a manual bind through sysfs" in f.message

@@ -36,6 +36,7 @@ def mark_dead(findings: list[Finding], cache_dir: Path | None) -> tuple[list[Fin
     trees: dict[Path, dead.DeadDrivers] = {}
     no_tree: set[str] = set()  # directories in no kernel tree
     out, marked = [], 0
+    tops: list[tuple[Finding, Path, Path | None]] = []
     for f in findings:
         full = Path(os.path.abspath(f.path))
         top = next((t for t in trees if t in full.parents), None)
@@ -45,6 +46,10 @@ def mark_dead(findings: list[Finding], cache_dir: Path | None) -> tuple[list[Fin
                 no_tree.add(str(full.parent))
             else:
                 trees[top] = dead.load(top, cache_dir, severity_policy.policy().legacy_symbols)
+        tops.append((f, full, top))
+    for top, facts in trees.items():  # one search of arch/ for every name-only driver
+        facts.prepare(sorted({str(full) for _f, full, t in tops if t == top}))
+    for f, full, top in tops:
         reason = trees[top].reason(str(full)) if top is not None else None
         if reason is None:
             out.append(f)

@@ -11,9 +11,11 @@ it needs a symbol no real configuration can enable:
   `X || COMPILE_TEST` lives as long as X does);
 - one under `UNUSED_BOARD_FILES` (arm board files kept for nobody, removed later);
 
-or when it lives in `drivers/staging/**/deprecated/`. A symbol that a live symbol `select`s
-is live whatever it depends on. Anything this reader does not understand counts as live: a
-finding is only ever lowered on a fact read from the tree.
+or when it lives in `drivers/staging/**/deprecated/`, or when it is a platform driver matched
+by name only whose devices only dead board files declare (kbuild/board_devices.py). A
+symbol that a live symbol `select`s is live whatever it depends on. Anything this reader
+does not understand counts as live: a finding is only ever lowered on a fact read from the
+tree.
 
 Kconfig is read by following `source` lines from the top `Kconfig` (`$(SRCARCH)` stands for
 every `arch/*`): kconfiglib 14.1 (PyPI) stops at 6.x's `modules` keyword. The index is cached
@@ -30,6 +32,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from dpmlens.core.atomic import write_text_atomic
+from dpmlens.kbuild import board_devices
 from dpmlens.kbuild.kconfig_deps import OFF, Judge, KconfigIndex, Reader
 
 DEPRECATED = "in drivers/staging/**/deprecated"
@@ -44,10 +47,17 @@ _ASSIGN = re.compile(
 )
 
 
-def _makefile_entries(directory: Path) -> list[tuple[str, str | None, list[str]]]:
-    """(variable stem, CONFIG symbol or None, listed names) of each assignment."""
-    for name in ("Makefile", "Kbuild"):
-        path = directory / name
+_INCLUDE = re.compile(r"^-?include\s+\$\((?:srctree\)/\$\()?src\)/([\w.\-]+)$")
+
+
+def _makefile_entries(
+    directory: Path, name: str | None = None, depth: int = 0
+) -> list[tuple[str, str | None, list[str]]]:
+    """(variable stem, CONFIG symbol or None, listed names) of each assignment, with those of
+    the files it includes from its own directory (`include $(src)/Makefile.soc`: the
+    `ifdef` around one only adds a condition, so reading it unconditioned errs on live)."""
+    for candidate in (name,) if name else ("Makefile", "Kbuild"):
+        path = directory / candidate
         try:
             text = path.read_text("utf-8", "replace")
             break
@@ -58,6 +68,10 @@ def _makefile_entries(directory: Path) -> list[tuple[str, str | None, list[str]]
     out = []
     for line in text.replace("\\\n", " ").split("\n"):
         line = line.split("#", 1)[0].strip()
+        inc = _INCLUDE.match(line)
+        if inc is not None and depth < 3:
+            out += _makefile_entries(directory, inc.group(1), depth + 1)
+            continue
         m = _ASSIGN.match(line)
         if m is None:
             continue
@@ -114,6 +128,10 @@ class DeadDrivers:
         self.judge = Judge(index, frozenset(self.legacy))
         self.make = _Makefiles(top)
         self.memo: dict[str, str | None] = {}
+        self.kconfig_memo: dict[str, str | None] = {}
+        self.names: dict[str, list[str] | None] = {}  # file -> name-only driver's names
+        self.spelled: dict[str, set[str]] = {}  # name -> files spelling it (arch/, then all)
+        self.searched_all: set[str] = set()  # names searched beyond arch/
 
     def reason(self, path: str) -> str | None:
         full = Path(os.path.abspath(path))
@@ -132,9 +150,93 @@ class DeadDrivers:
         key = str(rel)
         if key in self.memo:
             return self.memo[key]
-        result = self._reason(full)
+        result = self._built(full, key)
+        if result is None:
+            result = self._unbound(full, key)
         self.memo[key] = result
         return result
+
+    def _built(self, full: Path, key: str) -> str | None:
+        """The Kconfig/Makefile verdict alone (what a board file's deadness is read from)."""
+        if key not in self.kconfig_memo:
+            self.kconfig_memo[key] = self._reason(full)
+        return self.kconfig_memo[key]
+
+    # --- platform drivers only dead board files instantiate --------------------------------
+
+    def _driver_names(self, full: Path, key: str) -> list[str] | None:
+        if key not in self.names:
+            try:
+                text = full.read_bytes()
+            except OSError:
+                text = b""
+            self.names[key] = board_devices.name_only_names(text)
+        return self.names[key]
+
+    def prepare(self, paths: Iterable[str]) -> None:
+        """Search arch/ once for the names of every name-only platform driver among `paths`
+        that Kconfig leaves live (what `reason` would otherwise search file by file)."""
+        wanted: set[str] = set()
+        for p in paths:
+            full = Path(os.path.abspath(p))
+            try:
+                key = str(full.relative_to(self.top))
+            except ValueError:
+                continue
+            if key in self.memo or full.suffix != ".c" or self._built(full, key) is not None:
+                continue
+            wanted.update(self._driver_names(full, key) or ())
+        self._search(["arch"], wanted - set(self.spelled))
+
+    def _search(self, dirs: list[str], names: Iterable[str]) -> bool:
+        names = list(names)
+        if not names:
+            return True
+        found = board_devices.spelled_in(self.top, dirs, names)
+        if found is None:
+            return False
+        for name, files in found.items():
+            self.spelled.setdefault(name, set()).update(files)
+        return True
+
+    def _unbound(self, full: Path, key: str) -> str | None:
+        """A platform driver matched by name only, each of whose devices is declared only in
+        files no real build compiles: built, never probed."""
+        names = self._driver_names(full, key)
+        if not names:
+            return None
+        if not self._search(["arch"], [n for n in names if n not in self.spelled]):
+            return None
+        if not self._board_only(names, key):
+            return None  # a live file spells a name, or no board file does: nothing stated
+        rest = [d.name for d in sorted(self.top.iterdir()) if d.is_dir() and d.name != "arch"]
+        if not self._search(rest, [n for n in names if n not in self.searched_all]):
+            return None
+        self.searched_all.update(names)
+        why = self._board_only(names, key)
+        if why is None:
+            return None
+        files, reasons = why
+        legacy = [r for r in reasons if r.startswith(LEGACY_PREFIX)]
+        shown = ", ".join(files[:3]) + (", ..." if len(files) > 3 else "")
+        text = f"its platform device is declared only in {shown} ({'; '.join(sorted(reasons))})"
+        return LEGACY_PREFIX + text if legacy else text
+
+    def _board_only(self, names: list[str], key: str) -> tuple[list[str], set[str]] | None:
+        """(declaring files, their reasons) when at least one file other than the driver
+        spells one of its names and every such file is dead; else None."""
+        files = sorted({f for n in names for f in self.spelled.get(n, ()) if f != key})
+        if not files:
+            return None
+        reasons: set[str] = set()
+        for f in files:
+            if not f.endswith(".c"):
+                return None  # a header: whoever includes it may declare the device
+            why = self._built(self.top / f, f)
+            if why is None:
+                return None
+            reasons.add(why)
+        return files, reasons
 
     def _reason(self, full: Path) -> str | None:
         if full.suffix != ".c":

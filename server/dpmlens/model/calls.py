@@ -259,6 +259,11 @@ def _name_hits(src: bytes, names: frozenset[str]) -> list[tuple[int, int]]:
     return sorted(out)
 
 
+def anchors(names: frozenset[str]) -> tuple[bytes, ...]:
+    """Substrings one of which each of `names` holds (what `_name_hits` searches for)."""
+    return tuple(a for a, _placed in _anchors(names))
+
+
 @lru_cache(maxsize=256)
 def _anchors(names: frozenset[str]) -> tuple[tuple[bytes, tuple[tuple[bytes, int], ...]], ...]:
     """Anchors covering `names` (greedy: the substring of >= 5 bytes, or a whole shorter name,

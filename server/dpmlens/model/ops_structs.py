@@ -252,15 +252,17 @@ def pointer_calls(model: FileModel, function: str) -> list[CallSite]:
     fn = model.functions.get(function)
     if fn is None:
         return []
+    # the function's field calls first: most functions a walk reads make none, and then the
+    # file's initializers (`pointer_targets`, a scan of the whole file) need not be read
+    calls = list(_FIELD_CALL.finditer(model.source, fn.start_byte, fn.end_byte))
+    if not calls:
+        footprint.read_function(model, function)
+        return []
     targets = pointer_targets(model)
     if not targets:
         return []
     footprint.read_function(model, function)
-    hits = [
-        m
-        for m in _FIELD_CALL.finditer(model.source, fn.start_byte, fn.end_byte)
-        if m.group(1).decode("latin-1") in targets
-    ]
+    hits = [m for m in calls if m.group(1).decode("latin-1") in targets]
     if not hits:
         return []
     # the function's text only (offsets stay absolute through `base`), not the whole file

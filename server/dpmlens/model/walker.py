@@ -33,6 +33,7 @@ import tree_sitter as ts
 from dpmlens.config.settings import DEFAULT_HELPER_DEPTH
 from dpmlens.core.findings import ChainStep, Span
 from dpmlens.model import condeval, footprint, ops_structs
+from dpmlens.model.calls import anchors
 from dpmlens.model.types import CallSite, FileModel, FunctionDef
 from dpmlens.syntax.parser import OTHER_FILES
 
@@ -330,6 +331,9 @@ class Walker:
         return known
 
     def _probe(self, model: FileModel, function: str, left: int, names: frozenset[str]) -> bool:
+        if left <= 0 and not _may_call(model, function, names):
+            footprint.read_function(model, function)  # (what calls_in would have recorded)
+            return False
         calls = self.calls_in(model, function)
         return any(c.callee in names for c in calls) or (
             left > 0
@@ -339,6 +343,28 @@ class Walker:
                 for c in calls
             )
         )
+
+
+def _may_call(model: FileModel, function: str, names: frozenset[str]) -> bool:
+    """Can `calls_in(model, function)` hold a call to one of `names`? False only when no name
+    is a function of the file (a call through a pointer is named for its target) and none is
+    spelled inside the function's definitions: a call site's callee is its own text. Asked
+    before the call sites are read (a tree query per function): most helpers a walk with
+    `towards` probes at its last level call none of the names."""
+    loader = model.loader
+    if not model._lazy() or loader is None or "_calls_in" in model.__dict__ and (
+        function in model.__dict__["_calls_in"]
+    ):
+        return True  # already read, or not read lazily: ask the call sites
+    nodes = getattr(loader, "func_nodes", None)
+    recovered = getattr(loader, "recovered", None)
+    if nodes is None or recovered is None or any(n in model.functions for n in names):
+        return True
+    ranges = [recovered[function]] if function in recovered else [
+        (d.start_byte, d.end_byte) for d in nodes.get(function, ())
+    ]
+    src = model.source
+    return any(src.find(a, start, end) >= 0 for start, end in ranges for a in anchors(names))
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,7 @@ class Table:
     acpi_buttons: tuple[bytes, ...]  # ids whose ACPI device's wakeup the ACPI core owns
     # calls that fail only when devres cannot allocate
     allocation_only: frozenset[str] = frozenset()
+    cannot_defer: frozenset[str] = frozenset()
 
     def names(self) -> frozenset[str]:
         out: set[str] = set(_DEVM_ACTIONS)
@@ -115,6 +116,7 @@ def load_pairs(rules_dir: str | None) -> Table:
         },
         tuple(str(i).encode() for i in data.get("acpi_core_wakeup_ids") or ()),
         frozenset(str(c) for c in data.get("allocation_only") or ()),
+        frozenset(str(c) for c in data.get("cannot_defer") or ()),
     )
 
 
@@ -660,6 +662,11 @@ def _leaks(
             continue
         found = _finding(rule, ctx, probe, a, leaking, unbind, res, remove,
                          managed_ok=not df.refuses)
+        if unbind is None and _never_retried(ctx, leaking, facts.table):
+            yield quiet(replace(found, message=f"{found.message} [built in only, and "
+                                f"{_failed_call(leaking[0])}() cannot return -EPROBE_DEFER:"
+                                " only a manual bind through sysfs re-probes]"))
+            continue
         if not leaking and remove is None and name == "enable":
             # no .remove at all: a driver not written to be unbound (its other state often
             # outlives an unbind too: hidma_mgmt's sysfs objects, mtk_jpegdec_hw's slot in
@@ -974,25 +981,53 @@ def _allocation_failure(x: paths.Exit, table: Table) -> bool:
     """An exit taken only when a call of `allocation_only` failed: `return
     devm_rtc_register_device(rtc);`, or inside `if (ret)` right after `ret = that call;`."""
     calls = table.allocation_only
-    if not calls:
-        return False
-    node = x.node
-    if node.type == "return_statement":
-        value = cnav.text(node).removeprefix("return").strip(" ;\t\n")
-        if value.split("(", 1)[0].strip() in calls:
-            return True
-    cur = node
+    return bool(calls) and (_returned_call(x) in calls or _guard_call(x) in calls)
+
+
+def _returned_call(x: paths.Exit) -> str | None:
+    """`return call(...);`: the call."""
+    if x.node.type != "return_statement":
+        return None
+    value = cnav.text(x.node).removeprefix("return").strip(" ;\t\n")
+    name = value.split("(", 1)[0].strip()
+    return name if "(" in value and name.isidentifier() else None
+
+
+def _failed_call(x: paths.Exit) -> str | None:
+    """The call whose failure the exit is taken on: the one whose result the `if` around the
+    exit tests, else `return call(...);`; None when not read so."""
+    return _guard_call(x) or _returned_call(x)
+
+
+def _guard_call(x: paths.Exit) -> str | None:
+    """The exit inside `if (<var>...)` right after `var = call(...);`: the call."""
+    cur = x.node
     while cur.parent is not None and cur.type != "if_statement":
         cur = cur.parent
     if cur.type != "if_statement":
-        return False
+        return None
     assigned = paths.assigned_call(paths.previous_statement(cur))
     cond = cur.child_by_field_name("condition")
     if assigned is None or cond is None:
-        return False
+        return None
     var, call = assigned
     callee = cnav.text(call.child_by_field_name("function")).strip()
-    return callee in calls and var in cnav.identifiers_in(cond)
+    return callee if var in cnav.identifiers_in(cond) else None
+
+
+def _never_retried(ctx: Context, leaking: list[paths.Exit], table: Table) -> bool:
+    """Every exit is taken on a call that cannot return -EPROBE_DEFER (`cannot_defer` in
+    lifetime-pairs.yaml), in a driver only ever built in (kbuild/builtin.py): after any other
+    error the driver core leaves the device driverless for good (driver_probe_device() retries
+    only on -EPROBE_DEFER, drivers/base/dd.c:834-836 in 6.1), and no module reload probes it
+    again: only a manual bind through sysfs would meet what the exit leaves set up."""
+    if not leaking or not table.cannot_defer:
+        return False
+    if any(_failed_call(x) not in table.cannot_defer for x in leaking):
+        return False
+    from dpmlens.kbuild.builtin import built_in_only
+
+    return built_in_only(ctx.model.path) is True
 
 
 def _runtime_pm_off(node: ts.Node) -> bool:
