@@ -150,4 +150,8 @@ def test_builtin_timer_stm32_lp_is_quiet_on_the_real_trees(version: str) -> None
         pytest.skip(f"no kernel tree at {path.parents[2]} (apt-get install linux-source-{version})")
     (f,) = [f for f in analyze_source(str(path), path.read_bytes(), Config())
             if f.rule == "wake-irq-not-cleared"]
-    assert "quiet" in f.tags and "only a manual bind through sysfs" in f.message
+    # 6.12 sets suppress_bind_attrs (no bind file at all); 6.1 does not (a blind judge of
+    # the quiet hints caught the 6.12 note claiming a sysfs bind)
+    again = ("never probed again (suppress_bind_attrs" if version == "6.12"
+             else "only a manual bind through sysfs")
+    assert "quiet" in f.tags and again in f.message

@@ -126,6 +126,7 @@ class DriverFacts:
     modular: bool  # unbound by unloading the module (no suppress_bind_attrs)
     refuses: bool  # its remove only returns an error: the driver means to stay bound
     pinned: bool  # built in with suppress_bind_attrs: never unbound, no retry but a deferral
+    no_bind: bool = False  # suppress_bind_attrs: no bind/unbind files in sysfs at all
 
 
 def _rules_dir(rule: Rule) -> str | None:
@@ -237,6 +238,7 @@ class _FileFacts:
                 not suppress and modular and not refuses,
                 refuses,
                 suppress and not modular,
+                suppress,
             )
         return known
 
@@ -663,9 +665,12 @@ def _leaks(
         found = _finding(rule, ctx, probe, a, leaking, unbind, res, remove,
                          managed_ok=not df.refuses)
         if unbind is None and _never_retried(ctx, leaking, facts.table):
+            # (with suppress_bind_attrs there is no bind file either: drivers/base/bus.c)
+            again = (" the device is never probed again (suppress_bind_attrs: no sysfs bind)"
+                     if df.no_bind else " only a manual bind through sysfs re-probes")
             yield quiet(replace(found, message=f"{found.message} [built in only, and "
                                 f"{_failed_call(leaking[0])}() cannot return -EPROBE_DEFER:"
-                                " only a manual bind through sysfs re-probes]"))
+                                f"{again}]"))
             continue
         if not leaking and remove is None and name == "enable":
             # no .remove at all: a driver not written to be unbound (its other state often
