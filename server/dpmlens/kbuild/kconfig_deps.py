@@ -45,8 +45,13 @@ _SOURCE = re.compile(r'^(o?r?source)\s+"([^"]+)"')
 _WORD = re.compile(r"^(\S+)\s*(.*)$")
 
 
-def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
-    """(indent, line) with `\\` continuations joined; help text skipped."""
+def _indent(line: str) -> int:
+    wide = line.expandtabs(8)
+    return len(wide) - len(wide.lstrip())
+
+
+def _logical_lines(text: str) -> Iterator[str]:
+    """Lines with `\\` continuations joined, stripped; help text skipped."""
     lines = text.split("\n")
     i = 0
     while i < len(lines):
@@ -58,17 +63,17 @@ def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
         stripped = raw.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        indent = len(raw.expandtabs(8)) - len(raw.expandtabs(8).lstrip())
-        yield indent, stripped
+        yield stripped
         if stripped in ("help", "---help---"):
             # help text: every following line indented deeper than the first text line
+            indent = _indent(raw)
             block = None
             while i < len(lines):
                 t = lines[i]
                 if not t.strip():
                     i += 1
                     continue
-                ind = len(t.expandtabs(8)) - len(t.expandtabs(8).lstrip())
+                ind = _indent(t)
                 if block is None:
                     if ind <= indent:
                         break
@@ -79,6 +84,10 @@ def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
 
 
 def _strip_comment(line: str) -> str:
+    if "#" not in line:  # (most lines: the character walk below only for a '#')
+        return line
+    if '"' not in line:
+        return line.split("#", 1)[0].strip()
     out, quoted = [], False
     for ch in line:
         if ch == '"':
@@ -132,7 +141,7 @@ class Reader:
         current: list[str] | None = None  # the entry `depends on` lines apply to
         block: list[str] | None = None  # the menu/choice being opened (depends on -> stack)
         sym: str | None = None
-        for _indent, line in _logical_lines(text):
+        for line in _logical_lines(text):
             line = _strip_comment(line)
             m = _WORD.match(line)
             if m is None:
