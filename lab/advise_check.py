@@ -61,7 +61,8 @@ def main() -> int:
                          "top": top["kind"] if top else None}
             ph = next((x for x in (top or {}).get("phases", []) if x["phase"] == "resume"),
                       None)
-            if top is not None and ph is not None:
+            if top is not None and top["kind"] == "usb-fast" and ph is not None:
+                # (another top advice is not what the fastenum boots measured)
                 minus, plus = ph["band_pct"]
                 pred = ph["predicted_after_us"]
                 lo, hi = pred * (1 - minus / 100), pred * (1 + plus / 100)
@@ -76,7 +77,8 @@ def main() -> int:
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         if "predicted" not in r:
-            print(f"| {r['boot']} | {r['evidence']} | {r['top'] or '-'} | | | | | |")
+            print(f"| {r['boot']} | {r['evidence']} | {r['top'] or '-'} (not the knob measured) "
+                  "| | | | | |")
             continue
         print(f"| {r['boot']} | {r['evidence']} | {r['top']} | {r['before'] / 1000:.1f} | "
               f"{r['predicted'] / 1000:.1f} ({r['low'] / 1000:.0f}..{r['high'] / 1000:.0f}) | "
