@@ -48,7 +48,12 @@ _MAKEFILE_HEAD = 4096  # bytes of the top Makefile read: VERSION and PATCHLEVEL 
 def extra_jiffies(path: str) -> int:
     """1 for a file of a kernel tree older than 6.12 (read from the tree's top Makefile), 0
     otherwise or when no tree is found (the current kernel's behaviour)."""
-    version = tree_version(os.path.dirname(os.path.abspath(path)))
+    return extra_jiffies_of(tree_version(os.path.dirname(os.path.abspath(path))))
+
+
+def extra_jiffies_of(version: tuple[int, int] | None) -> int:
+    """msleep()'s own extra jiffy on a kernel of this (VERSION, PATCHLEVEL): 1 before 6.12,
+    0 from 6.12 or when unknown."""
     return 1 if version is not None and version < _NO_EXTRA_JIFFY_FROM else 0
 
 

@@ -18,8 +18,10 @@ of 80, 2 extra.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
+from dpmlens.rules.sleep_slack import extra_jiffies_of
 from dpmlens.traces.analysis.delays import MeasuredDelay
 from dpmlens.traces.model.sched import BLOCKED, EXTERNAL, SchedLog
 from dpmlens.traces.model.timeline import PhaseRun
@@ -28,6 +30,7 @@ DEFAULT_HZ = 250  # kernel/Kconfig.hz's default, and Debian's
 SLACK_MS = 2.0  # wake-up latency either side of the window (the lab's qemu guests)
 # the delay functions whose sleep a timer-wheel window describes
 TIMER_SLEEPS = ("msleep", "msleep_interruptible")
+_RELEASE = re.compile(r"(\d+)\.(\d+)")  # "6.1.0-57-amd64", "6.12.117+deb12-amd64"
 
 
 @dataclass(frozen=True)
@@ -61,15 +64,9 @@ def clock_of(kernel: str | None, config_hz: str | None) -> SleepClock:
     known = False
     if config_hz and config_hz.strip().isdigit() and int(config_hz) > 0:
         hz, known = int(config_hz), True
-    extra = 0
-    if kernel:
-        parts = kernel.strip().split(".")
-        try:
-            version = (int(parts[0]), int("".join(c for c in parts[1] if c.isdigit())[:3] or 0))
-        except (IndexError, ValueError):
-            version = None
-        if version is not None and version < (6, 12):
-            extra = 1
+    m = _RELEASE.match(kernel.strip()) if kernel else None
+    # (the cutoff is the delay rules' own: rules/sleep_slack.py)
+    extra = extra_jiffies_of((int(m.group(1)), int(m.group(2))) if m else None)
     return SleepClock(hz, extra, known, kernel or None)
 
 

@@ -587,7 +587,7 @@ def what_if(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes)
     assumptions: set[str] = set()
     measured = any(d.total_us > 0 for d in delays)
     told = [] if measured else _told_from_sleeps(runs, changes, assumptions)
-    delays = delays + told
+    kprobed, delays = delays, delays + told
     delays_in = by_interval(delays)
     replays = []
     moves = changes.make_async is not None or changes.make_sync is not None
@@ -617,8 +617,7 @@ def what_if(runs: list[PhaseRun], delays: list[MeasuredDelay], changes: Changes)
                         sleep_calls=sum(d.calls for d in told))
     if moves or changed or changes.ordering != "legacy":
         # (the locks from the kprobes' own calls: a told sleep is no evidence of a lock)
-        locks = _locks(runs, [d for d in delays if d not in told] if told else delays,
-                       changes, assumptions, evidence)
+        locks = _locks(runs, kprobed, changes, assumptions, evidence)
     lag = (async_start_lag_us(runs, nodes_of)
            if changes.make_async is not None or changes.ordering != "legacy" else 0.0)
     contended = False
