@@ -35,7 +35,7 @@ def test_same_decision_on_every_fixture() -> None:
 
 def _pieces(f: WordFilter) -> list[bytes]:
     return [
-        *f.words, *f.gated, *f.gate, *f.legacy,
+        *f.words, *f.gated, *f.gate, *f.legacy, *(w for c in f.clauses for g in c for w in g),
         b"struct platform_driver foo_driver = {", b"struct pci_driver x\n=\n{",
         b"x", b"_", b"(", b";", b" ", b"\n", b"1", b"#", b"\xe9",
     ]  # fmt: skip
@@ -63,3 +63,18 @@ def test_without_hyperscan_the_passes_decide(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("DPMLENS_NO_HYPERSCAN", "1")
     f = WordFilter(words=(b"dev_pm_ops",))
     assert f._fast is None and f.matches(b"struct dev_pm_ops") and not f.matches(b"pm_ops")
+
+
+def test_clauses_need_a_word_of_every_group() -> None:
+    f = prefilter()
+    assert f.clauses, "the balance rules ask for a driver's .probe beside their set-up words"
+    enable = b"static int p(struct device *d) { pm_runtime_enable(d); return 0; }\n"
+    driver = b"static struct platform_driver drv = { .probe = p };\n"
+    for decide in (f.matches, f.matches_by_passes):
+        assert not decide(enable)  # no driver of the file: the balance rules read nothing
+        assert decide(enable + driver)
+        assert decide(b"device_init_wakeup(d, true);" + driver)
+    g = WordFilter(clauses=(((b"pm_runtime_enable",), (b".probe", b".add"), (b"_get",)),))
+    for decide in (g.matches, g.matches_by_passes):
+        assert decide(b"pm_runtime_enable(); x_get(); .add = f")
+        assert not decide(b"pm_runtime_enable(); .add = f") and not decide(b".probe _get")

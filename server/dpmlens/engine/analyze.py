@@ -39,11 +39,14 @@ def _prefilter(rules: tuple[Rule, ...]) -> WordFilter:
     out = WordFilter()
     for rule in rules:
         kw = rule.checker.keywords(rule.options)
+        words = tuple(w.encode() for w in kw.words)
+        needs = tuple(tuple(w.encode() for w in g) for g in kw.needs)
         out = out.union(
             WordFilter(
-                words=tuple(w.encode() for w in kw.words),
+                words=() if needs else words,
                 gated=tuple(w.encode() for w in kw.gated),
                 gate=tuple(w.encode() for w in kw.gate),
+                clauses=((words, *needs),) if needs and words else (),
             )
         )
         if kw.callbacks:

@@ -49,12 +49,15 @@ class Keywords:
     one of `gate` as a whole word (spec quantity names matter only next to a delay call).
     `callbacks`: the checker looks at PM callbacks, so any word that makes the model find a
     callback keeps the file (tables, legacy bus callbacks, subsystem ops: the model says which).
+    `needs`: groups of substrings the file must also hold one of each for `words` to keep it
+    (a probe/remove balance needs a driver's `.probe` in the file; a usage count, a get).
     """
 
     words: tuple[str, ...] = ()
     gated: tuple[str, ...] = ()
     gate: tuple[str, ...] = ()
     callbacks: bool = False
+    needs: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True)

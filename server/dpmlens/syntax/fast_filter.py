@@ -2,7 +2,8 @@
 
 `WordFilter.matches` (prefilter.py) keeps a file when it holds one of `words`; or one of
 `gated` and one of the `gate` names as a whole word; or one of `legacy` and the `legacy_decl`
-regex. Python needs a pass over the file per group of words (~1.4 s per third of drivers/);
+regex; or a word of every group of one of its `clauses`. Python needs a pass over the file per
+group of words (~1.4 s per third of drivers/);
 Hyperscan matches all of them in one SIMD pass (~0.2 s), reporting each pattern at most once
 and stopping as soon as the decision is known. Without the `hyperscan` package (it has wheels
 for Linux x86-64 only), on a CPU it does not support, or with DPMLENS_NO_HYPERSCAN=1 set,
@@ -17,14 +18,15 @@ import threading
 from functools import lru_cache
 from typing import Any
 
-# pattern kinds (the ids Hyperscan reports)
-_WORD, _GATED, _GATE, _LEGACY, _DECL = range(5)
+# pattern kinds (the ids Hyperscan reports); a clause's groups take the ids from _GROUPS on
+_WORD, _GATED, _GATE, _LEGACY, _DECL, _GROUPS = range(6)
 
 
 class FastFilter:
-    def __init__(self, db: Any, hs: Any) -> None:
+    def __init__(self, db: Any, hs: Any, clauses: tuple[frozenset[int], ...] = ()) -> None:
         self._db = db
         self._hs = hs
+        self._clauses = clauses  # each clause as the ids of its groups
         self._local = threading.local()  # a scratch space must not be shared between threads
 
     def matches(self, source: bytes) -> bool:
@@ -32,19 +34,23 @@ class FastFilter:
         if scratch is None:
             scratch = self._local.scratch = self._hs.Scratch(self._db)
         seen: set[int] = set()
+        clauses = self._clauses
 
         def on_match(kind: int, _start: int, _end: int, _flags: int, _ctx: object) -> bool:
             seen.add(kind)
-            return _decided(seen)  # True stops the scan
+            return _decided(seen, clauses)  # True stops the scan
 
         with contextlib.suppress(self._hs.ScanTerminated):
             self._db.scan(source, match_event_handler=on_match, scratch=scratch)
-        return _decided(seen)
+        return _decided(seen, clauses)
 
 
-def _decided(seen: set[int]) -> bool:
+def _decided(seen: set[int], clauses: tuple[frozenset[int], ...]) -> bool:
     return (
-        _WORD in seen or (_GATED in seen and _GATE in seen) or (_LEGACY in seen and _DECL in seen)
+        _WORD in seen
+        or (_GATED in seen and _GATE in seen)
+        or (_LEGACY in seen and _DECL in seen)
+        or any(c <= seen for c in clauses)
     )
 
 
@@ -55,11 +61,12 @@ def fast_filter(
     gate: tuple[bytes, ...],
     legacy: tuple[bytes, ...],
     legacy_decl: bytes,
+    clauses: tuple[tuple[tuple[bytes, ...], ...], ...] = (),
 ) -> FastFilter | None:
     """A compiled filter, or None where Hyperscan cannot run (then Python decides)."""
     if os.environ.get("DPMLENS_NO_HYPERSCAN"):
         return None
-    return _compile(words, gated, gate, legacy, legacy_decl)
+    return _compile(words, gated, gate, legacy, legacy_decl, clauses)
 
 
 # the words -> their compiled filter: a database is a function of its patterns, and compiling
@@ -73,6 +80,7 @@ def _compile(
     gate: tuple[bytes, ...],
     legacy: tuple[bytes, ...],
     legacy_decl: bytes,
+    clauses: tuple[tuple[tuple[bytes, ...], ...], ...] = (),
 ) -> FastFilter | None:
     try:
         import hyperscan as hs
@@ -86,6 +94,13 @@ def _compile(
     if legacy_decl:
         patterns += [(_literal(w), _LEGACY) for w in legacy if w]
         patterns.append((legacy_decl, _DECL))
+    groups: dict[tuple[bytes, ...], int] = {}  # a group shared by clauses is one id
+    for clause in clauses:
+        for g in clause:
+            if g not in groups:
+                groups[g] = _GROUPS + len(groups)
+                patterns += [(_literal(w), groups[g]) for w in g if w]
+    ids = tuple(frozenset(groups[g] for g in c) for c in clauses)
     if not patterns:
         return None
     db = hs.Database(mode=hs.HS_MODE_BLOCK)
@@ -98,7 +113,7 @@ def _compile(
         )
     except hs.HyperscanError:  # e.g. a CPU without SSSE3, or a pattern it cannot take
         return None
-    return FastFilter(db, hs)
+    return FastFilter(db, hs, ids)
 
 
 def _literal(word: bytes) -> bytes:

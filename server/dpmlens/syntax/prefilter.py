@@ -9,7 +9,9 @@ callbacks (`model.keywords`). It decides with substring searches only:
   (spec quantity names such as D3hot matter only next to a delay call: the amdgpu register
   headers name D3HOT fields by the thousand);
 - `legacy`: words common outside PM (`.suspend`), which keep a file only when the regex
-  `legacy_decl` (a driver struct declaration) also matches.
+  `legacy_decl` (a driver struct declaration) also matches;
+- `clauses`: each a conjunction of word groups; a clause keeps the file when every group has
+  a word in it (the balance rules' set-up words count only beside a driver's `.probe`).
 
 Speed: Python's `in` scans ~1.3 GB/s per word, so ten words cost ten passes; a regex runs as
 fast only when its pattern starts with a literal. So the `words` (nine with the subsystem ops
@@ -43,6 +45,7 @@ class WordFilter:
     gate: tuple[bytes, ...] = ()
     legacy: tuple[bytes, ...] = ()
     legacy_decl: bytes = b""
+    clauses: tuple[tuple[tuple[bytes, ...], ...], ...] = ()
 
     def matches(self, source: bytes) -> bool:
         """True when `source` may hold something the checkers care about."""
@@ -64,8 +67,15 @@ class WordFilter:
                 and names.search(source) is not None
             ):
                 return True
-        if self.legacy and self._legacy.search(source) is not None:
-            return self._legacy_decl.search(source) is not None
+        if (
+            self.legacy
+            and self._legacy.search(source) is not None
+            and self._legacy_decl.search(source) is not None
+        ):
+            return True
+        if self.clauses and _any(self._clause_heads, source):
+            # one pass for every clause's first group; the rest only in the files it keeps
+            return any(all(any(w in source for w in g) for g in c) for c in self.clauses)
         return False
 
     def union(self, other: WordFilter) -> WordFilter:
@@ -81,6 +91,7 @@ class WordFilter:
             merge(self.gate, other.gate),
             merge(self.legacy, other.legacy),
             decl,
+            tuple(dict.fromkeys((*self.clauses, *other.clauses))),
         )
 
     # compiled forms (computed once per filter; dataclass(frozen) allows cached_property);
@@ -94,7 +105,9 @@ class WordFilter:
 
     @cached_property
     def _fast(self) -> FastFilter | None:
-        return fast_filter(self.words, self.gated, self.gate, self.legacy, self.legacy_decl)
+        return fast_filter(
+            self.words, self.gated, self.gate, self.legacy, self.legacy_decl, self.clauses
+        )
 
     @cached_property
     def _words(self) -> _Search:
@@ -108,6 +121,10 @@ class WordFilter:
     @cached_property
     def _gate(self) -> tuple[tuple[bytes, ...], re.Pattern[bytes]]:
         return _delay_gate(self.gate)
+
+    @cached_property
+    def _clause_heads(self) -> _Search:
+        return _Search.of(_minimal(tuple(w for c in self.clauses for w in c[0])))
 
     @cached_property
     def _legacy(self) -> re.Pattern[bytes]:
