@@ -78,3 +78,39 @@ def test_clauses_need_a_word_of_every_group() -> None:
     for decide in (g.matches, g.matches_by_passes):
         assert decide(b"pm_runtime_enable(); x_get(); .add = f")
         assert not decide(b"pm_runtime_enable(); .add = f") and not decide(b".probe _get")
+
+
+def _rule_filters() -> tuple[WordFilter, ...]:
+    from dpmlens.engine.analyze import _prefilter
+    from dpmlens.rules.loader import load_rules
+
+    return tuple(_prefilter((r,)) for r in load_rules())
+
+
+def test_filter_set_decides_each_rule_as_its_own_filter() -> None:
+    from dpmlens.syntax.filter_set import FilterSet
+
+    filters = _rule_filters()
+    fs = FilterSet(filters)
+    assert fs._fast is not None
+    sources = [p.read_bytes() for p in sorted(FIXTURES.rglob("*.[ch]"))]
+    rng = random.Random(20261129)
+    pieces = [p for f in filters for p in _pieces(f)]
+    for _ in range(2000):
+        parts = [rng.choice(pieces) for _ in range(rng.randint(0, 8))]
+        sources.append((b"" if rng.random() < 0.3 else b" ").join(parts))
+    seen = set()
+    for s in sources:
+        got = fs.which(s)
+        assert got == tuple(f.matches_by_passes(s) for f in filters), s[:200]
+        seen.add(got)
+    assert len(seen) > 10  # the mixtures tell the rules apart
+
+
+def test_filter_set_without_hyperscan(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dpmlens.syntax.filter_set import FilterSet
+
+    monkeypatch.setenv("DPMLENS_NO_HYPERSCAN", "1")
+    fs = FilterSet((WordFilter(words=(b"dev_pm_ops",)), WordFilter(words=(b"msleep",))))
+    assert fs._fast is None
+    assert fs.which(b"msleep(1);") == (False, True)

@@ -22,6 +22,7 @@ from dpmlens.model.keywords import callback_filter
 from dpmlens.model.types import FileModel
 from dpmlens.rules.context import Context
 from dpmlens.rules.loader import Rule, load_rules
+from dpmlens.syntax.filter_set import FilterSet
 from dpmlens.syntax.prefilter import WordFilter
 
 
@@ -34,7 +35,24 @@ def prefilter(config: Config | None = None, rules: list[Rule] | None = None) -> 
     return _prefilter(enabled)
 
 
+def rules_for(source: bytes, rules: list[Rule]) -> list[Rule]:
+    """The `rules` whose own words `source` holds: the others cannot report in it (a batch
+    check runs only these; the editor runs all, its footprints need every rule's reads)."""
+    keep = _filter_set(tuple(rules)).which(source)
+    return [r for r, k in zip(rules, keep, strict=True) if k]
+
+
+def _filter_set(rules: tuple[Rule, ...]) -> FilterSet:
+    return _filters(tuple(_prefilter((r,)) for r in rules))
+
+
+# by the words, not the Rule objects: `dpmlens cc` makes new ones per file (pm_config.py)
 @lru_cache(maxsize=8)
+def _filters(filters: tuple[WordFilter, ...]) -> FilterSet:
+    return FilterSet(filters)
+
+
+@lru_cache(maxsize=64)
 def _prefilter(rules: tuple[Rule, ...]) -> WordFilter:
     out = WordFilter()
     for rule in rules:

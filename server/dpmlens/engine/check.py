@@ -109,9 +109,10 @@ def check_file(
     the file's lines (one more pass over every byte, ~3 % of a run; only checkpatch's
     `total:` line needs them).
     """
-    from dpmlens.engine.analyze import analyze_model
+    from dpmlens.engine.analyze import analyze_model, rules_for
     from dpmlens.engine.analyze import prefilter as engine_prefilter
     from dpmlens.model.build import build_model
+    from dpmlens.rules.loader import load_rules
 
     try:
         source = read_bytes(path)
@@ -132,7 +133,9 @@ def check_file(
         return _FileResult(path, [], InputError(path, f"{deep}, skipped"), nbytes, nlines, True,
                            {})
     try:
-        findings = analyze_model(build_model(path, source), config, None, rules)
+        findings = analyze_model(
+            build_model(path, source), config, None, rules_for(source, rules or load_rules())
+        )
     except RecursionError:
         error = InputError(path, "too deeply nested to analyze, skipped")
         return _FileResult(path, [], error, nbytes, nlines, True, {})

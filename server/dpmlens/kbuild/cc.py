@@ -60,7 +60,7 @@ def split_options(argv: list[str]) -> Options:
 def analyze(path: str, source: bytes, kconfig: Kconfig | None, config: Any,
             rules: list[Any]) -> list[Finding]:  # fmt: skip
     """The findings of `source` with only the branches `kconfig` compiles (all without one)."""
-    from dpmlens.engine.analyze import analyze_model, prefilter
+    from dpmlens.engine.analyze import analyze_model, prefilter, rules_for
     from dpmlens.engine.check import _configured
     from dpmlens.model.build import build_model
 
@@ -69,7 +69,9 @@ def analyze(path: str, source: bytes, kconfig: Kconfig | None, config: Any,
     if not prefilter(config, rules).matches(source):
         return []
     found = within_limits(  # raises budget.Skipped over a limit
-        source, lambda: analyze_model(build_model(path, source), config, None, rules))
+        source,
+        lambda: analyze_model(build_model(path, source), config, None, rules_for(source, rules)),
+    )
     found = _configured(found, config)
     if kconfig is not None:  # what CONFIG_PM / CONFIG_PM_SLEEP compile out (pm_config.py)
         found = [f for f in found if keep(f, kconfig)]

@@ -86,20 +86,19 @@ def _compile(
         import hyperscan as hs
     except ImportError:
         return None
-    patterns: list[tuple[bytes, int]] = [(_literal(w), _WORD) for w in words if w]
+    patterns: list[tuple[bytes, int]] = [(literal_pattern(w), _WORD) for w in words if w]
     if gate:
-        patterns += [(_literal(w), _GATED) for w in gated if w]
-        # whole words, as the Python path's (?<![\w])name(?![\w]); names start and end in \w
-        patterns += [(rb"\b" + _literal(w) + rb"\b", _GATE) for w in gate if w]
+        patterns += [(literal_pattern(w), _GATED) for w in gated if w]
+        patterns += [(whole_word_pattern(w), _GATE) for w in gate if w]
     if legacy_decl:
-        patterns += [(_literal(w), _LEGACY) for w in legacy if w]
+        patterns += [(literal_pattern(w), _LEGACY) for w in legacy if w]
         patterns.append((legacy_decl, _DECL))
     groups: dict[tuple[bytes, ...], int] = {}  # a group shared by clauses is one id
     for clause in clauses:
         for g in clause:
             if g not in groups:
                 groups[g] = _GROUPS + len(groups)
-                patterns += [(_literal(w), groups[g]) for w in g if w]
+                patterns += [(literal_pattern(w), groups[g]) for w in g if w]
     ids = tuple(frozenset(groups[g] for g in c) for c in clauses)
     if not patterns:
         return None
@@ -116,7 +115,13 @@ def _compile(
     return FastFilter(db, hs, ids)
 
 
-def _literal(word: bytes) -> bytes:
+def whole_word_pattern(word: bytes) -> bytes:
+    r"""`word` as a whole word, as the Python path's (?<![\w])name(?![\w]); names start and
+    end in \w."""
+    return rb"\b" + literal_pattern(word) + rb"\b"
+
+
+def literal_pattern(word: bytes) -> bytes:
     """`word` as a Hyperscan pattern matching exactly those bytes."""
     return b"".join(
         bytes([c]) if (c < 0x80 and chr(c).isalnum()) or c == 0x5F else b"\\x%02x" % c for c in word
