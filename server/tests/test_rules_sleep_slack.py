@@ -17,6 +17,23 @@ def test_msecs_to_jiffies_rounds_up() -> None:
     assert [msecs_to_jiffies(m, 1000) for m in (1, 19)] == [1, 19]
 
 
+def test_msecs_to_jiffies_at_an_hz_not_dividing_1000() -> None:
+    # HZ=300 (kernel/Kconfig.hz): jiffies.h takes (MSEC_TO_HZ_MUL32 * m + MSEC_TO_HZ_ADJ32)
+    # >> MSEC_TO_HZ_SHR32, the constants from kernel/time/timeconst.bc (fmul, fadj, fmuls)
+    from math import gcd
+
+    def kernel(m: int, hz: int) -> int:
+        s = next(s for s in range(64) if (2**s * hz + 999) // 1000 >= 2**31)
+        mul = (2**s * hz + 999) // 1000
+        d = 1000 // gcd(hz, 1000)
+        adj = 2**s * (d - 1) // d
+        return (mul * m + adj) >> s
+
+    assert [msecs_to_jiffies(m, 300) for m in (1, 3, 4, 10, 20)] == [1, 1, 2, 3, 6]
+    for hz in (24, 300, 1200):
+        assert all(msecs_to_jiffies(m, hz) == kernel(m, hz) for m in range(1, 5000)), hz
+
+
 def test_worst_case_is_one_jiffy_past_the_rounded_timeout() -> None:
     # kernel/time/timer.c (6.12): msleep() -> schedule_timeout(msecs_to_jiffies(m)), and
     # calc_index() puts the timer in the next level-0 bucket: one more jiffy

@@ -18,9 +18,9 @@ HZ_VALUES = (100, 250, 1000)  # the kernel's common CONFIG_HZ choices (kernel/Kc
 
 
 def msecs_to_jiffies(ms: int, hz: int) -> int:
-    """include/linux/jiffies.h `_msecs_to_jiffies` for HZ dividing 1000: rounded up."""
-    per = 1000 // hz
-    return (ms + per - 1) // per
+    """include/linux/jiffies.h `_msecs_to_jiffies`: ms * HZ / 1000 rounded up, for every HZ
+    (HZ dividing 1000 divides by 1000 / HZ; HZ=300's MSEC_TO_HZ_MUL32/ADJ32 round up too)."""
+    return (ms * hz + 999) // 1000
 
 
 def msleep_worst_ms(ms: int, hz: int, extra: int = 0) -> float:
