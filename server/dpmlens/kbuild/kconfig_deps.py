@@ -46,8 +46,8 @@ _WORD = re.compile(r"^(\S+)\s*(.*)$")
 
 
 def _indent(line: str) -> int:
-    wide = line.expandtabs(8)
-    return len(wide) - len(wide.lstrip())
+    lead = line[: len(line) - len(line.lstrip())]  # tabs expanded in the lead alone: same width
+    return len(lead.expandtabs(8)) if "\t" in lead else len(lead)
 
 
 def _logical_lines(text: str) -> Iterator[str]:
@@ -147,10 +147,9 @@ class Reader:
             if m is None:
                 continue
             word, rest = m.group(1), m.group(2)
-            outer = inherited + [c for level in stack for c in level]
             if word in ("config", "menuconfig"):
                 sym = rest.split()[0] if rest else None
-                current = list(outer)
+                current = _outer(inherited, stack)
                 block = None
                 if sym:
                     self.index.defs.setdefault(sym, []).append(current)
@@ -185,7 +184,13 @@ class Reader:
                 s = _SOURCE.match(line)
                 if s is not None:
                     for target in self._expand(s.group(2), rel):
-                        self._file(target, outer)
+                        self._file(target, _outer(inherited, stack))
+
+
+def _outer(inherited: list[str], stack: list[list[str]]) -> list[str]:
+    """The conditions around the current line: the `source` line's, then each enclosing
+    if / menu / choice's (made only where an entry or a `source` needs them)."""
+    return inherited + [c for level in stack for c in level]
 
 
 # --- Kconfig: evaluating ------------------------------------------------------------------------
