@@ -231,7 +231,9 @@ def test_run_rules_keeps_the_per_function_checkers_reads_apart() -> None:
     with footprint.record(model) as fp:
         analyze_model(model, Config())
     assert "helper_used" not in fp.functions
-    assert "helper_used" in fp.units[footprint.CHECKERS].functions
+    # (each callback's walk in a unit of its own: foo_resume() reaches only its own mdelay())
+    assert "helper_used" in fp.units[footprint.WALK + "foo_suspend"].functions
+    assert "helper_used" not in fp.units[footprint.WALK + "foo_resume"].functions
     assert footprint.NAMES not in fp.units and footprint.CHECKER_NAMES in fp.units
 
 
@@ -434,3 +436,25 @@ def test_a_rerun_on_hub_c_keeps_the_delays_the_resume_walks_do_not_reach() -> No
     assert got.how == "rerun hub_activate()" and analyzer.kept > 5
     want = analyze_model(build_model(str(path), edited, parse(edited)), config)
     assert got.findings == want
+
+
+def test_a_rerun_does_not_walk_again_a_callback_whose_walk_reached_nothing() -> None:
+    # foo_resume() reaches no delay: an edit in helper_used() (foo_suspend()'s walk) leaves
+    # its walk as it was; an edit in foo_resume() that makes it reach one walks it again
+    driver = _UNREACHED.replace(b"\tmdelay(25);\n", b"")
+    config = Config()
+    tree = parse(driver)
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze("foo.c", driver, tree, config)
+    at = _offset_in(driver, b"\tmsleep(")
+    source, tree = _edit(tree, driver, at, at + 1, b"40")
+    got = analyzer.analyze("foo.c", source, tree, config)
+    assert got.how == "rerun helper_used()" and (analyzer.unwalked, analyzer.kept) == (1, 1)
+    assert got.findings == analyze_model(build_model("foo.c", source, parse(source)), config)
+    at = _offset_in(source, b"foo_resume(struct device *dev)\n{")
+    source2, tree = _edit(tree, source, at, at, b"\n\thelper_used(dev);")
+    got = analyzer.analyze("foo.c", source2, tree, config)
+    want = analyze_model(build_model("foo.c", source2, parse(source2)), config)
+    assert got.how == "rerun foo_resume()" and got.findings == want and analyzer.unwalked == 1
+    assert analyzer.state is not None
+    assert footprint.WALK + "foo_resume" in analyzer.state.footprint.units

@@ -120,6 +120,7 @@ class IncrementalAnalyzer:
     judged: int = 0
     rerun: int = 0  # of which after running the per-function checkers again (`_rerun`)
     kept: int = 0  # functions whose delay findings the reruns kept (`_keepable`)
+    unwalked: int = 0  # callbacks' walks the reruns did not make again (they reached nothing)
     full: int = 0
     built: FileModel | None = None  # the model a reusing decision had to build, if any
     judged_name: str = ""  # the function the last reusing decision judged again, if any
@@ -394,12 +395,20 @@ class IncrementalAnalyzer:
         ]  # fmt: skip
         model = build_model(path, source, tree)
         keep = _keepable(fp, name, start, end, texts)
+        empty = frozenset(
+            key[len(footprint.WALK_EMPTY):] for key, u in fp.units.items()
+            if key.startswith(footprint.WALK_EMPTY) and not u.reads(name, start, end, texts)
+        )  # fmt: skip
         with footprint.record(model) as again:
             ctx = Context(model, config, resolver)
             try:
-                delays.keep_unreached(ctx, keep)
+                # the walks' probes ("does this function lead to a delay") as they were: those
+                # the edit touched are asked again below (`changed`)
+                ctx.walker.assume_probes(model, fp.answers)
+                delays.keep_unreached(ctx, keep, empty)
                 found += run_rules(ctx, config, per_function_rules())
                 kept = delays.kept_unreached(ctx)
+                unwalked = delays.unwalked_callbacks(ctx)
             finally:
                 ctx.close()
             changed = [
@@ -427,7 +436,7 @@ class IncrementalAnalyzer:
                 fp.units[key] = _union(names, u)
             else:
                 fp.units[key] = u
-        for key in kept:
+        for key in [*kept, *(footprint.WALK_EMPTY + cb for cb in unwalked)]:
             u = fp.units.get(key)
             fp.units[key] = was[key] if u is None else _union(was[key], u)
         fp.answers.update(again.answers)
@@ -440,6 +449,7 @@ class IncrementalAnalyzer:
         self.built = model
         self.rerun += 1
         self.kept += len(kept)
+        self.unwalked += len(unwalked)
         self.judged_name, self.judged_how = name, "rerun"
         return None
 
@@ -451,13 +461,17 @@ def _keepable(
     per-function checkers need not evaluate again unless a walk reaches them now: the last
     analysis evaluated them in a unit of their own (`footprint.units`), which reads nothing
     the edit changed, and no walk reached them (the per-function checkers' own reads,
-    `footprint.CHECKERS`, where the walks are, never touched them)."""
-    walks = fp.units.get(footprint.CHECKERS)
+    `footprint.CHECKERS` and the walks' units, never touched them)."""
+    walks = [
+        u for key, u in fp.units.items()
+        if key == footprint.CHECKERS or key.startswith((footprint.WALK, footprint.WALK_EMPTY))
+    ]  # fmt: skip
     special = {footprint.NAMES, footprint.CHECKERS, footprint.CHECKER_NAMES, name}
     return frozenset(
         key for key, u in fp.units.items()
         if key not in special and key not in fp.answers
-        and (walks is None or key not in walks.functions)
+        and not key.startswith((footprint.WALK, footprint.WALK_EMPTY))
+        and not any(key in w.functions for w in walks)
         and not u.reads(name, start, end, texts)
     )  # fmt: skip
 

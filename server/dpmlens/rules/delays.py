@@ -317,12 +317,21 @@ class _Analysis:
             # no callback was followed: a delay typed anywhere may be reached (footprint.NAMES
             # is set aside only for a function that the callbacks' walks did not enter)
             footprint.searched(ctx.model, *self.delay_names)
+        # the callbacks whose last walk reached nothing and read nothing an edit changed
+        # (incremental.py): not walked again, as empty as it was
+        unwalked = ctx._cache.get(_UNWALKED, frozenset()) if only is None else frozenset()
+        self.unwalked: set[str] = set()
         for cb in ctx.callbacks if walk_needed else ():
             walk = self.walks.get(cb.function)
-            if walk is None:
-                walk = self.walks[cb.function] = list(
-                    ctx.reach(cb.function, towards=self.delay_names)
-                )
+            if walk is None and cb.function in unwalked:
+                walk = self.walks[cb.function] = []
+                self.unwalked.add(cb.function)
+            elif walk is None:
+                with footprint.walk(ctx.model, cb.function) as reached:
+                    walk = self.walks[cb.function] = list(
+                        ctx.reach(cb.function, towards=self.delay_names)
+                    )
+                    reached += walk
             for r in walk:
                 fd = self.file_of(r.model)
                 if fd is None:
@@ -497,14 +506,25 @@ def analysis(ctx: Context) -> _Analysis:
 
 
 _KEEP = "delays:keep"
+_UNWALKED = "delays:unwalked"
 
 
-def keep_unreached(ctx: Context, functions: frozenset[str]) -> None:
+def keep_unreached(
+    ctx: Context, functions: frozenset[str], unwalked: frozenset[str] = frozenset()
+) -> None:
     """Before the rules run in `ctx`: the delays of `functions` (of ctx's file) are to be
     neither evaluated nor reported unless a callback's walk reaches one, for incremental.py,
     which keeps their last findings (a delay no walk reaches is judged on its own function:
-    `Context.only`); `kept_unreached` says afterwards which ones were."""
+    `Context.only`); `kept_unreached` says afterwards which ones were. The callbacks
+    `unwalked` are not walked: their walk is known to reach nothing (`footprint.WALK_EMPTY`);
+    `unwalked_callbacks` says afterwards which ones were not."""
     ctx._cache[_KEEP] = functions
+    ctx._cache[_UNWALKED] = unwalked
+
+
+def unwalked_callbacks(ctx: Context) -> frozenset[str]:
+    hit = ctx._cache.get("delays")
+    return frozenset() if hit is None else frozenset(hit.unwalked)
 
 
 def kept_unreached(ctx: Context) -> frozenset[str]:
