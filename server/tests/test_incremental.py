@@ -231,7 +231,9 @@ def test_run_rules_keeps_the_per_function_checkers_reads_apart() -> None:
     with footprint.record(model) as fp:
         analyze_model(model, Config())
     assert "helper_used" not in fp.functions
-    assert "helper_used" in fp.units[footprint.CHECKERS].functions
+    # (each callback's walk in a unit of its own: foo_resume() reaches only its own mdelay())
+    assert "helper_used" in fp.units[footprint.WALK + "foo_suspend"].functions
+    assert "helper_used" not in fp.units[footprint.WALK + "foo_resume"].functions
     assert footprint.NAMES not in fp.units and footprint.CHECKER_NAMES in fp.units
 
 
@@ -373,3 +375,86 @@ def test_a_comment_opened_in_a_function_and_closed_after_it_is_not_decided_early
     got = analyzer.analyze("/x.c", doc.source, doc.ensure_tree(), Config())
     assert got.findings == analyze_model(build_model("/x.c", doc.source, parse(doc.source)),
                                          Config())  # fmt: skip
+
+
+_UNREACHED = _DRIVER.replace(b"\tint c = a + b;", b"\tint c = a + b;\n\t/* TRSTRCY */ msleep(50);")
+
+
+def test_a_rerun_keeps_the_findings_of_the_delays_no_walk_reaches() -> None:
+    # helper_used() is entered by foo_suspend()'s walk: an edit there reruns the delay rules,
+    # which evaluate neither the delay of unrelated() (no walk reaches it) nor report it: its
+    # last finding is kept, as a full analysis finds it
+    config = Config()
+    tree = parse(_UNREACHED)
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze("foo.c", _UNREACHED, tree, config)
+    at = _offset_in(_UNREACHED, b"\tmsleep(")
+    source, tree = _edit(tree, _UNREACHED, at, at + 1, b"40")  # msleep(5) -> msleep(40)
+    got = analyzer.analyze("foo.c", source, tree, config)
+    want = analyze_model(build_model("foo.c", source, parse(source)), config)
+    assert got.how == "rerun helper_used()" and got.findings == want
+    assert analyzer.kept == 1
+    assert any(f.rule == "delay-beyond-spec" and f.function == "unrelated" for f in want)
+    # and again (the kept function's own reads carried over), with lines added above it
+    at = _offset_in(source, b"\tmsleep(40);")
+    source2, tree = _edit(tree, source, at, at, b"\n\tmsleep(1);")
+    got = analyzer.analyze("foo.c", source2, tree, config)
+    assert got.how == "rerun helper_used()" and analyzer.kept == 2
+    assert got.findings == analyze_model(build_model("foo.c", source2, parse(source2)), config)
+
+
+def test_a_kept_function_that_a_walk_reaches_now_is_evaluated_again() -> None:
+    # helper_used() now calls unrelated(): foo_suspend()'s walk reaches its delay, which is
+    # then reported in the suspend callback (not kept as it was, unreached)
+    config = Config()
+    tree = parse(_UNREACHED)
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze("foo.c", _UNREACHED, tree, config)
+    at = _offset_in(_UNREACHED, b"\tmsleep(5);")
+    source, tree = _edit(tree, _UNREACHED, at, at, b"\n\tunrelated(1, 2);")
+    got = analyzer.analyze("foo.c", source, tree, config)
+    want = analyze_model(build_model("foo.c", source, parse(source)), config)
+    assert got.reused and got.findings == want
+    assert analyzer.kept == 0
+    assert any(f.function == "unrelated" and f.chain for f in want)
+
+
+@pytest.mark.skipif(not KERNEL.is_dir(), reason=f"needs linux-source-6.12 at {K612}")
+def test_a_rerun_on_hub_c_keeps_the_delays_the_resume_walks_do_not_reach() -> None:
+    # both resume callbacks' walks enter hub_activate(); 13 other functions hold delays no
+    # walk reaches: an edit in hub_activate() evaluates only the reached ones again
+    path = KERNEL / "drivers/usb/core/hub.c"
+    source = path.read_bytes()
+    config = Config()
+    tree = parse(source)
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze(str(path), source, tree, config)
+    fn = source.index(b"\nstatic void hub_activate(")
+    at = source.index(b"\n\tif (type == HUB_INIT2", fn) + 1
+    edited, tree = _edit(tree, source, at, at, b" ")
+    got = analyzer.analyze(str(path), edited, tree, config)
+    assert got.how == "rerun hub_activate()" and analyzer.kept > 5
+    want = analyze_model(build_model(str(path), edited, parse(edited)), config)
+    assert got.findings == want
+
+
+def test_a_rerun_does_not_walk_again_a_callback_whose_walk_reached_nothing() -> None:
+    # foo_resume() reaches no delay: an edit in helper_used() (foo_suspend()'s walk) leaves
+    # its walk as it was; an edit in foo_resume() that makes it reach one walks it again
+    driver = _UNREACHED.replace(b"\tmdelay(25);\n", b"")
+    config = Config()
+    tree = parse(driver)
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze("foo.c", driver, tree, config)
+    at = _offset_in(driver, b"\tmsleep(")
+    source, tree = _edit(tree, driver, at, at + 1, b"40")
+    got = analyzer.analyze("foo.c", source, tree, config)
+    assert got.how == "rerun helper_used()" and (analyzer.unwalked, analyzer.kept) == (1, 1)
+    assert got.findings == analyze_model(build_model("foo.c", source, parse(source)), config)
+    at = _offset_in(source, b"foo_resume(struct device *dev)\n{")
+    source2, tree = _edit(tree, source, at, at, b"\n\thelper_used(dev);")
+    got = analyzer.analyze("foo.c", source2, tree, config)
+    want = analyze_model(build_model("foo.c", source2, parse(source2)), config)
+    assert got.how == "rerun foo_resume()" and got.findings == want and analyzer.unwalked == 1
+    assert analyzer.state is not None
+    assert footprint.WALK + "foo_resume" in analyzer.state.footprint.units

@@ -46,12 +46,19 @@ import tree_sitter as ts
 from dpmlens.config.settings import Config
 from dpmlens.core.findings import ChainStep, Finding, Fix, Span, TextEdit
 from dpmlens.core.text_change import changed_region
-from dpmlens.engine.analyze import analyze_model, function_findings, per_function_rules
+from dpmlens.engine.analyze import (
+    analyze_model,
+    function_findings,
+    per_function_rules,
+    run_rules,
+)
 from dpmlens.model import footprint
 from dpmlens.model.build import TOP_LEVEL_CONTAINERS, NotBuilt, build_model, text_searches
 from dpmlens.model.footprint import Footprint
 from dpmlens.model.headers import defines_of
 from dpmlens.model.types import FileModel
+from dpmlens.rules import delays
+from dpmlens.rules.context import Context
 from dpmlens.syntax.parser import parse
 
 
@@ -112,6 +119,8 @@ class IncrementalAnalyzer:
     reused: int = 0  # of which `judged`: after judging the edited function again
     judged: int = 0
     rerun: int = 0  # of which after running the per-function checkers again (`_rerun`)
+    kept: int = 0  # functions whose delay findings the reruns kept (`_keepable`)
+    unwalked: int = 0  # callbacks' walks the reruns did not make again (they reached nothing)
     full: int = 0
     built: FileModel | None = None  # the model a reusing decision had to build, if any
     judged_name: str = ""  # the function the last reusing decision judged again, if any
@@ -292,7 +301,7 @@ class IncrementalAnalyzer:
         end = d.f_end + d.delta
         if d.rerun:
             why = self._rerun(fp, d.name, d.f_start, end, d.texts, found, d.path, d.source,
-                              tree, d.config, d.resolver)  # fmt: skip
+                              tree, d.config, d.resolver, d.moved)  # fmt: skip
             if why is not None:
                 return why
             moved = sorted([f for f in d.moved if f.rule not in d.judged] + found,
@@ -367,13 +376,17 @@ class IncrementalAnalyzer:
     def _rerun(
         self, fp: Footprint, name: str, start: int, end: int, texts: tuple[bytes, ...],
         found: list[Finding], path: str, source: bytes, tree: ts.Tree | None, config: Config,
-        resolver: object | None,
+        resolver: object | None, last: list[Finding],
     ) -> str | None:  # fmt: skip
         """The per-function checkers run again, alone, on a model of the new text, after an
         edit of function `name` (now at [start, end)) that only they read, beside the
         file-wide answers the edit touches: None when those answers hold (their findings,
         all of them, are then in `found`, and `fp` holds what they read now in place of what
-        they read before), else why not. The other rules ran first and read none of it."""
+        they read before), else why not. The other rules ran first and read none of it.
+
+        The delays of the functions no callback's walk reached, before or now, whose own
+        reads the edit leaves alone (`_keepable`), are not evaluated again: their findings
+        are the last ones (`last`: the findings outside the edited function, moved)."""
         if tree is None:
             return _NEEDS_TREE
         answers = [
@@ -381,8 +394,23 @@ class IncrementalAnalyzer:
             if (u := fp.units.get(key)) is not None and u.reads(name, start, end, texts)
         ]  # fmt: skip
         model = build_model(path, source, tree)
+        keep = _keepable(fp, name, start, end, texts)
+        empty = frozenset(
+            key[len(footprint.WALK_EMPTY):] for key, u in fp.units.items()
+            if key.startswith(footprint.WALK_EMPTY) and not u.reads(name, start, end, texts)
+        )  # fmt: skip
         with footprint.record(model) as again:
-            found += analyze_model(model, config, resolver, per_function_rules())
+            ctx = Context(model, config, resolver)
+            try:
+                # the walks' probes ("does this function lead to a delay") as they were: those
+                # the edit touched are asked again below (`changed`)
+                ctx.walker.assume_probes(model, fp.answers)
+                delays.keep_unreached(ctx, keep, empty)
+                found += run_rules(ctx, config, per_function_rules())
+                kept = delays.kept_unreached(ctx)
+                unwalked = delays.unwalked_callbacks(ctx)
+            finally:
+                ctx.close()
             changed = [
                 key for key in answers
                 if footprint.answer(model, key, fp.answers[key][0]) != fp.answers[key][1]
@@ -391,10 +419,14 @@ class IncrementalAnalyzer:
             return f"the edit changes {changed[0]}"
         if again.whole is not None or again.callees:
             return f"running the checkers of {name}() again read the whole file"
+        mine = {rule.id for rule in per_function_rules() if rule.checker.name == "delays"}
+        found += [f for f in last if f.rule in mine and f.path == path and f.function in kept]
         # what they read before, in their units (the functions' and CHECKERS), is replaced
         # by what they read now; NAMES is shared with other rules (its searches add up) and
-        # the answers' units, asked by any rule, are kept unless asked again
+        # the answers' units, asked by any rule, are kept unless asked again; a kept
+        # function's unit is what its delays read last time (and what was read in it now)
         names = fp.units.get(footprint.NAMES)
+        was = fp.units
         fp.units = {
             key: u for key, u in fp.units.items()
             if key == footprint.NAMES or key in fp.answers
@@ -404,6 +436,9 @@ class IncrementalAnalyzer:
                 fp.units[key] = _union(names, u)
             else:
                 fp.units[key] = u
+        for key in [*kept, *(footprint.WALK_EMPTY + cb for cb in unwalked)]:
+            u = fp.units.get(key)
+            fp.units[key] = was[key] if u is None else _union(was[key], u)
         fp.answers.update(again.answers)
         fp.functions |= again.functions
         fp.patterns.update(again.patterns)
@@ -413,8 +448,32 @@ class IncrementalAnalyzer:
             fp.headers.update(model.loader.header_files())
         self.built = model
         self.rerun += 1
+        self.kept += len(kept)
+        self.unwalked += len(unwalked)
         self.judged_name, self.judged_how = name, "rerun"
         return None
+
+
+def _keepable(
+    fp: Footprint, name: str, start: int, end: int, texts: tuple[bytes, ...]
+) -> frozenset[str]:
+    """The functions, but `name` (edited, now at [start, end)), whose delays a rerun of the
+    per-function checkers need not evaluate again unless a walk reaches them now: the last
+    analysis evaluated them in a unit of their own (`footprint.units`), which reads nothing
+    the edit changed, and no walk reached them (the per-function checkers' own reads,
+    `footprint.CHECKERS` and the walks' units, never touched them)."""
+    walks = [
+        u for key, u in fp.units.items()
+        if key == footprint.CHECKERS or key.startswith((footprint.WALK, footprint.WALK_EMPTY))
+    ]  # fmt: skip
+    special = {footprint.NAMES, footprint.CHECKERS, footprint.CHECKER_NAMES, name}
+    return frozenset(
+        key for key, u in fp.units.items()
+        if key not in special and key not in fp.answers
+        and not key.startswith((footprint.WALK, footprint.WALK_EMPTY))
+        and not any(key in w.functions for w in walks)
+        and not u.reads(name, start, end, texts)
+    )  # fmt: skip
 
 
 def _union(a: Footprint, b: Footprint) -> Footprint:

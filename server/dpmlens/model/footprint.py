@@ -22,8 +22,9 @@ rules run on a model:
   (`delays.unreached_findings`): most delay calls of a file lie where no callback reaches;
 - `answers`: units of file-wide answers (`answer()`) that an edit may touch if computing the
   answer again on the new text gives the same;
-- `units[CHECKERS]`: everything else the per-function checkers read (their callbacks' walks
-  above all), kept apart from what the other rules read: an edit that only they saw reruns them.
+- `units[CHECKERS]`: everything else the per-function checkers read, kept apart from what the
+  other rules read: an edit that only they saw reruns them; each callback's walk towards the
+  delays in a unit of its own (`WALK`, `WALK_EMPTY`), which a rerun may leave unwalked.
 
 Recording is on only for the model under analysis (`record(model)`); every hook is a dict
 lookup when it is off, and other files' models never record.
@@ -166,6 +167,26 @@ CHECKERS = "<per-function checkers>"
 CHECKER_NAMES = "<per-function checkers' names>"
 
 
+# one callback's walk towards the delays (rules/delays.py), WALK + its function, in a unit of
+# its own inside CHECKERS; WALK_EMPTY + its function when it reached no delay call: a rerun of
+# the checkers need not walk it again while the edit touches nothing it read
+WALK = "<walk> "
+WALK_EMPTY = "<walk, reached nothing> "
+
+
+@contextmanager
+def walk(model: FileModel, function: str) -> Iterator[list[object]]:
+    """Record the walk of callback `function` inside into its unit: the caller puts what the
+    walk reached into the list it is given (the unit's key says whether it was empty)."""
+    reached: list[object] = []
+    key = f"<walking> {function}"
+    with unit(model, key):
+        yield reached
+    root = model.__dict__.get(_ROOT, of(model))
+    if root is not None and key in root.units:
+        root.units[(WALK if reached else WALK_EMPTY) + function] = root.units.pop(key)
+
+
 @contextmanager
 def unit(model: FileModel, key: str) -> Iterator[None]:
     """Record what is read inside into the unit `key` of the recording under way (see
@@ -175,7 +196,10 @@ def unit(model: FileModel, key: str) -> Iterator[None]:
         yield
         return
     root = model.__dict__.get(_ROOT, cur)
-    if key == NAMES and cur is not root and root.units.get(CHECKERS) is cur:
+    if key == NAMES and cur is not root and (
+        root.units.get(CHECKERS) is cur or any(
+            u is cur for k, u in root.units.items() if k.startswith("<walking> "))
+    ):  # fmt: skip
         key = CHECKER_NAMES
     sub = root.units.setdefault(key, Footprint())
     model.__dict__[_KEY], model.__dict__[_ROOT] = sub, root

@@ -330,6 +330,17 @@ class Walker:
             self._leads[key] = known
         return known
 
+    def assume_probes(self, model: FileModel, answers: Mapping[str, tuple[object, object]]) -> None:
+        """Take the `_leads_to` answers of a last analysis of an older text of `model`
+        (`footprint.Footprint.answers`) as known: incremental.py, which computes again on
+        the new text each one an edit touched, and drops the result if one changed."""
+        for compute, value in answers.values():
+            if (
+                isinstance(compute, _Probe) and isinstance(value, bool)
+                and compute.depth == self.depth and compute.resolver is self.resolver
+            ):  # fmt: skip
+                self._leads[(model.path, compute.function, compute.left, compute.names)] = value
+
     def _probe(self, model: FileModel, function: str, left: int, names: frozenset[str]) -> bool:
         if left <= 0 and not _may_call(model, function, names):
             footprint.read_function(model, function)  # (what calls_in would have recorded)

@@ -116,9 +116,11 @@ class _FileDelays:
     loops), and which PM callbacks of the analysed file reach each."""
 
     def __init__(
-        self, ctx: Context, spec: SpecTable, model: FileModel, only: str | None = None
-    ) -> None:
-        """`only`: the delays of that function alone."""
+        self, ctx: Context, spec: SpecTable, model: FileModel, only: str | None = None,
+        skip: frozenset[str] = frozenset(),
+    ) -> None:  # fmt: skip
+        """`only`: the delays of that function alone; `skip`: not those of these functions
+        until a walk reaches them (`evaluate`)."""
         self.ctx, self.spec, self.model = ctx, spec, model
         names = frozenset(spec.delay_functions)
         defines = dict(spec.unit_constants)
@@ -130,19 +132,32 @@ class _FileDelays:
         self.by_param: dict[int, tuple[CallSite, int]] = {}
         # first (by phase order) callback reaching each delay
         self.reached_by: dict[int, tuple[Callback, Reached]] = {}
+        # the delay calls of the `skip` functions, not evaluated (yet): function -> calls
+        self.skipped: dict[str, list[CallSite]] = {}
         with footprint.unit(model, footprint.NAMES):
             calls = model.calls_to(*names)
         for call in calls:
             if call.caller is None or only is not None and call.caller != only:
                 continue
-            with self.reading(call):  # each function's delays are read on their own
-                d = self._delay(call)
-                if d is not None:
-                    self.delays[call.start_byte] = d
-                else:
-                    index = self._param_index(call)
-                    if index is not None:
-                        self.by_param[call.start_byte] = (call, index)
+            if call.caller in skip:
+                self.skipped.setdefault(call.caller, []).append(call)
+                continue
+            self._evaluate(call)
+
+    def _evaluate(self, call: CallSite) -> None:
+        with self.reading(call):  # each function's delays are read on their own
+            d = self._delay(call)
+            if d is not None:
+                self.delays[call.start_byte] = d
+            else:
+                index = self._param_index(call)
+                if index is not None:
+                    self.by_param[call.start_byte] = (call, index)
+
+    def evaluate(self, function: str) -> None:
+        """The delays of skipped `function` after all (a walk reached one of them)."""
+        for call in self.skipped.pop(function, ()):
+            self._evaluate(call)
 
     def reading(self, call: CallSite) -> AbstractContextManager[None]:
         """Record what is read about delay `call` into its function's footprint unit."""
@@ -278,12 +293,16 @@ class _Analysis:
     """The delays of the analysed file and, with a resolver, those its PM callbacks reach in
     helpers of other files (each evaluated in its own file); computed once per Context."""
 
-    def __init__(self, ctx: Context, only: str | None = None) -> None:
-        """`only`: the delays of that function alone, as if no callback reached them."""
+    def __init__(
+        self, ctx: Context, only: str | None = None, keep: frozenset[str] = frozenset()
+    ) -> None:
+        """`only`: the delays of that function alone, as if no callback reached them.
+        `keep`: functions of this file whose delays are neither evaluated nor reported unless
+        a callback's walk reaches one (incremental.py keeps their last findings: `kept`)."""
         self.ctx = ctx
         self.spec = spec_table(ctx)
         self.delay_names = frozenset(self.spec.delay_functions)
-        self.local = _FileDelays(ctx, self.spec, ctx.model, only)
+        self.local = _FileDelays(ctx, self.spec, ctx.model, only, keep)
         self.others: dict[str, _FileDelays] = {}  # path -> delays of a helper file
         # one walk per function: SIMPLE_DEV_PM_OPS names each function in three phases
         self.walks: dict[str, list[Reached]] = {}
@@ -291,22 +310,34 @@ class _Analysis:
         self._spins: dict[tuple[str, int], bool] = {}  # delays busy-wait-in-pm-callback reports
         # Without a resolver the walk stays in this file: no delay here, nothing to reach.
         walk_needed = only is None and bool(
-            self.local.delays or self.local.by_param or ctx.resolver is not None
-        )
+            self.local.delays or self.local.by_param or self.local.skipped
+            or ctx.resolver is not None
+        )  # fmt: skip
         if only is None and not walk_needed:
             # no callback was followed: a delay typed anywhere may be reached (footprint.NAMES
             # is set aside only for a function that the callbacks' walks did not enter)
             footprint.searched(ctx.model, *self.delay_names)
+        # the callbacks whose last walk reached nothing and read nothing an edit changed
+        # (incremental.py): not walked again, as empty as it was
+        unwalked = ctx._cache.get(_UNWALKED, frozenset()) if only is None else frozenset()
+        self.unwalked: set[str] = set()
         for cb in ctx.callbacks if walk_needed else ():
             walk = self.walks.get(cb.function)
-            if walk is None:
-                walk = self.walks[cb.function] = list(
-                    ctx.reach(cb.function, towards=self.delay_names)
-                )
+            if walk is None and cb.function in unwalked:
+                walk = self.walks[cb.function] = []
+                self.unwalked.add(cb.function)
+            elif walk is None:
+                with footprint.walk(ctx.model, cb.function) as reached:
+                    walk = self.walks[cb.function] = list(
+                        ctx.reach(cb.function, towards=self.delay_names)
+                    )
+                    reached += walk
             for r in walk:
                 fd = self.file_of(r.model)
                 if fd is None:
                     continue
+                if r.call.caller in fd.skipped:
+                    fd.evaluate(r.call.caller)  # (reached: not kept after all)
                 start = r.call.start_byte
                 if start in fd.by_param and start not in fd.delays:
                     caller = self.file_of(r.hops[-1].model) if r.hops else None
@@ -314,6 +345,9 @@ class _Analysis:
                         fd.delay_from_caller(r, caller)
                 if start in fd.delays:
                     fd.reached_by.setdefault(start, (cb, r))
+
+        # the `keep` functions whose delays no walk reached: neither evaluated nor reported
+        self.kept = frozenset(self.local.skipped)
 
     def cost(self, function: str, spinning: bool = False) -> PathCost:
         """The worst-path fixed-delay cost of callback `function`, through the helpers and
@@ -466,8 +500,40 @@ def analysis(ctx: Context) -> _Analysis:
     hit = ctx._cache.get("delays")
     if hit is None:
         # with ctx.only, incremental.py asks about that function, which no walk entered
-        hit = ctx._cache["delays"] = _Analysis(ctx, only=ctx.only)
+        keep = ctx._cache.get(_KEEP, frozenset()) if ctx.only is None else frozenset()
+        hit = ctx._cache["delays"] = _Analysis(ctx, only=ctx.only, keep=keep)
     return hit  # type: ignore[no-any-return]
+
+
+_KEEP = "delays:keep"
+_UNWALKED = "delays:unwalked"
+
+
+def keep_unreached(
+    ctx: Context, functions: frozenset[str], unwalked: frozenset[str] = frozenset()
+) -> None:
+    """Before the rules run in `ctx`: the delays of `functions` (of ctx's file) are to be
+    neither evaluated nor reported unless a callback's walk reaches one, for incremental.py,
+    which keeps their last findings (a delay no walk reaches is judged on its own function:
+    `Context.only`); `kept_unreached` says afterwards which ones were. The callbacks
+    `unwalked` are not walked: their walk is known to reach nothing (`footprint.WALK_EMPTY`);
+    `unwalked_callbacks` says afterwards which ones were not."""
+    ctx._cache[_KEEP] = functions
+    ctx._cache[_UNWALKED] = unwalked
+
+
+def unwalked_callbacks(ctx: Context) -> frozenset[str]:
+    hit = ctx._cache.get("delays")
+    return frozenset() if hit is None else frozenset(hit.unwalked)
+
+
+def kept_unreached(ctx: Context) -> frozenset[str]:
+    """Of the functions given to `keep_unreached`, those whose delays no walk reached (none
+    of their findings reported here)."""
+    hit = ctx._cache.get("delays")
+    if hit is None:  # the delay rules did not run: nothing of theirs was reported
+        return frozenset()
+    return hit.kept  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)
