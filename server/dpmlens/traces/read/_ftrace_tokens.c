@@ -6,11 +6,12 @@
  * reader's loop needs: a list of (s, e, le, p, ls, ts) tuples, see ftrace_tokens.py.
  *
  * pairing(buf, limit, stamps, state) gives the same tuples one at a time, as an iterator, but
- * keeps back the delay kprobe lines (the names given as `delays` to configure) that it can
- * pair itself: it does for them what ftrace._scan's kprobe branch does, in the same order,
- * on the same Python objects (see pairing_step). Every line it cannot take (an unknown task
- * column or payload, a bad timestamp, a lost call, a sleepgraph stamp passed) it hands on
- * as a token, for the Python loop.
+ * keeps back the delay kprobe lines (the names given as `delays` to configure) and the
+ * callback starts and ends that it can pair itself: it does for them what ftrace._scan's
+ * kprobe branch and its inlined callback start and end do, in the same order, on the same
+ * Python objects (see pairing_step, callback_start, callback_end). Every line it cannot take
+ * (an unknown task column or payload, a bad timestamp, a lost call, a callback off the common
+ * path, a sleepgraph stamp passed) it hands on as a token, for the Python loop.
  *
  * configure(plain[, delays]) sets the event names: `plain` the names matched as "<name>: "
  * (kprobes with their _cal/_ret, rpm_*, funcgraph_*, sched_*), `delays` those of them that
@@ -24,6 +25,8 @@
 #define MAXNAME 64
 #define KIND_PLAIN 1
 #define KIND_DELAY 2
+#define KIND_START 3 /* device_pm_callback_start (pairing() takes its common case) */
+#define KIND_END 4   /* device_pm_callback_end */
 #define TS_BOUND 1e15 /* ftrace._TS_BOUND */
 
 static char names[SLOTS][MAXNAME];
@@ -120,9 +123,10 @@ static Py_ssize_t match_at(const char *b, Py_ssize_t i, Py_ssize_t limit, int *k
         return e > k + 1 ? e : -1;
     }
     if (k + 2 > limit || b[k + 1] != ' ') return -1;
-    if ((n == 24 && memcmp(w, "device_pm_callback_start", 24) == 0)
-            || (n == 22 && memcmp(w, "device_pm_callback_end", 22) == 0)) {
+    int start = n == 24 && memcmp(w, "device_pm_callback_start", 24) == 0;
+    if (start || (n == 22 && memcmp(w, "device_pm_callback_end", 22) == 0)) {
         const char *nl = memchr(b + k + 2, '\n', limit - (k + 2));
+        *kind = start ? KIND_START : KIND_END;
         return nl ? nl - b : limit; /* [^\n]* */
     }
     if (n == 18 && memcmp(w, "tracing_mark_write", 18) == 0) {
@@ -280,7 +284,19 @@ fail:
  * Assembler.delay, the Assembler's thread -> its open callback, open callbacks, delays per
  * open callback and Assembler.activity_outside (the common case of Assembler.delay and all of
  * Assembler.activity are done here, see in_callback). */
-enum { ST_TCACHE, ST_PCACHE, ST_NOT_DELAY, ST_OPEN, ST_IN_DELAY, ST_DELAY, ST_ON_THREAD, ST_PENDING, ST_DELAY_ACC, ST_OUTSIDE, ST_N };
+enum { ST_TCACHE, ST_PCACHE, ST_NOT_DELAY, ST_OPEN, ST_IN_DELAY, ST_DELAY, ST_ON_THREAD, ST_PENDING, ST_DELAY_ACC, ST_OUTSIDE,
+       /* the callbacks' common path: the Assembler (its stage_cache, _last_phase and
+        * _last_cycle, read per line: markers change them), its open phases, the Collector's
+        * cycle_base and file_id, and a list [samples, max cycle] the ends done here are
+        * written into when the block is done */
+       ST_ASM, ST_OPEN_MEMBERS, ST_CYCLE_BASE, ST_FILE_ID, ST_COUNTED, ST_N };
+
+/* attribute names, interned at import */
+enum { A_STAGE_CACHE, A_LAST_PHASE, A_LAST_CYCLE, A_THREADS, A_DURATIONS, A_STARTS, A_CYCLES,
+       A_FILES, A_APPEND, A_N };
+static const char *attr_names[A_N] = {"stage_cache", "_last_phase", "_last_cycle", "threads",
+                                      "durations", "starts", "cycles", "files", "append"};
+static PyObject *attrs[A_N];
 
 typedef struct {
     PyObject_HEAD
@@ -290,6 +306,8 @@ typedef struct {
     PyObject *stamps;   /* the block's sleepgraph header positions, ascending (a list) */
     Py_ssize_t stamp;   /* the first of them no token handed on has passed yet */
     PyObject *state[ST_N];
+    Py_ssize_t samples; /* callback ends done here (ftrace._scan's n_samples) */
+    long max_cycle;     /* and their largest cycle (its max_cycle), -1: none */
 } Pairing;
 
 static void pairing_dealloc(Pairing *self) {
@@ -413,8 +431,10 @@ out:
  * when the line is to be handed on (the Python loop does it, with the same state), -1 on an
  * error. The Python loop's order is kept: a line is done here only once every line before
  * it is done, and a line is handed on as soon as anything differs from the common case. */
-static int pairing_step(Pairing *self, const char *b, Tok *t) {
-    PyObject **st = self->state;
+/* Whether a line may be done here as far as the stamps and its timestamp go: 1, 0 when it is
+ * the Python loop's (a stamp before it the loop has not passed, no or an impossible
+ * timestamp, an odd task column), -1 on an error. */
+static int line_ok(Pairing *self, Tok *t) {
     Py_ssize_t ns = PyList_GET_SIZE(self->stamps);
     if (self->stamp < ns) {
         Py_ssize_t next = PyLong_AsSsize_t(PyList_GET_ITEM(self->stamps, self->stamp));
@@ -432,7 +452,12 @@ static int pairing_step(Pairing *self, const char *b, Tok *t) {
     if (t->ts == Py_None) return 0;
     double ts = PyFloat_AS_DOUBLE(t->ts);
     if (!(-TS_BOUND < ts && ts < TS_BOUND)) return 0;
-    if (t->p < 0 || t->ls > t->p || t->le < t->e) return 0;
+    return !(t->p < 0 || t->ls > t->p || t->le < t->e);
+}
+
+static int pairing_step(Pairing *self, const char *b, Tok *t) {
+    PyObject **st = self->state;
+    double ts = PyFloat_AS_DOUBLE(t->ts);
     int err = 0;
     PyObject *tid = lookup(st[ST_TCACHE], b, t->ls, t->p, &err);
     if (tid == NULL) return err ? -1 : 0;
@@ -522,14 +547,153 @@ done:
     return r;
 }
 
+/* `list.append(x)` of the column attribute `a` of `obj` (a Group's array.array). */
+static int append_to(PyObject *obj, int a, PyObject *x) {
+    PyObject *col = PyObject_GetAttr(obj, attrs[a]);
+    if (col == NULL) return -1;
+    PyObject *r = PyObject_CallMethodOneArg(col, attrs[A_APPEND], x);
+    Py_DECREF(col);
+    if (r == NULL) return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* ftrace._scan's callback start, its inlined common case: the payload's (key, group, phase)
+ * in the Assembler's stage cache, the task column's thread in the thread cache, the phase
+ * going on and no start of the key left open: pending[key] = (ts, group, phase, cycle,
+ * thread), open_on_thread[thread] = key. 1 when done, 0 when the line is the loop's. */
+static int callback_start(Pairing *self, const char *b, Tok *t) {
+    PyObject **st = self->state;
+    Py_ssize_t a = t->s + 28; /* after ": device_pm_callback_start: " */
+    if (t->le < a) return 0;
+    PyObject *cache = PyObject_GetAttr(st[ST_ASM], attrs[A_STAGE_CACHE]);
+    if (cache == NULL) return -1;
+    int err = 0, r = 0;
+    PyObject *hit = PyDict_Check(cache) ? lookup(cache, b, a, t->le, &err) : NULL;
+    Py_XINCREF(hit);
+    Py_DECREF(cache);
+    if (hit == NULL) return err ? -1 : 0;
+    PyObject *tid = NULL, *last = NULL, *cycle = NULL;
+    if (!PyTuple_Check(hit) || PyTuple_GET_SIZE(hit) != 3) goto done; /* False: skipped */
+    tid = lookup(st[ST_TCACHE], b, t->ls, t->p, &err);
+    if (tid == NULL) {
+        r = err ? -1 : 0;
+        goto done;
+    }
+    Py_INCREF(tid);
+    PyObject *key = PyTuple_GET_ITEM(hit, 0), *phase = PyTuple_GET_ITEM(hit, 2);
+    if ((last = PyObject_GetAttr(st[ST_ASM], attrs[A_LAST_PHASE])) == NULL) goto error;
+    if (last != phase) goto done; /* "phase is not asm._last_phase": Assembler.begin */
+    r = PyDict_Contains(st[ST_PENDING], key);
+    if (r != 0) { /* a start left open: Assembler.begin counts it (or an error) */
+        r = r < 0 ? -1 : 0;
+        goto done;
+    }
+    if ((cycle = PyObject_GetAttr(st[ST_ASM], attrs[A_LAST_CYCLE])) == NULL) goto error;
+    PyObject *v = PyTuple_Pack(5, t->ts, PyTuple_GET_ITEM(hit, 1), phase, cycle, tid);
+    if (v == NULL) goto error;
+    r = PyDict_SetItem(st[ST_PENDING], key, v);
+    Py_DECREF(v);
+    if (r < 0 || PyDict_SetItem(st[ST_ON_THREAD], tid, key) < 0) goto error;
+    r = 1;
+    goto done;
+error:
+    r = -1;
+done:
+    Py_XDECREF(cycle);
+    Py_XDECREF(last);
+    Py_XDECREF(tid);
+    Py_DECREF(hit);
+    return r;
+}
+
+/* ftrace._scan's callback end, its inlined common case: the start open under the end's own
+ * payload ("<driver> <device>, err=0"), its phase inside its dpm_* marker, not ending before
+ * it started, no delays summed into it: popped, and the sample appended to its group's
+ * columns. 1 when done, 0 when the line is the loop's (which pops it itself). */
+static int callback_end(Pairing *self, const char *b, Tok *t) {
+    PyObject **st = self->state;
+    Py_ssize_t a = t->s + 26; /* after ": device_pm_callback_end: " */
+    if (t->le < a) return 0;
+    PyObject *pl = PyBytes_FromStringAndSize(b + a, t->le - a);
+    if (pl == NULL) return -1;
+    int r = 0;
+    PyObject *x = NULL, *p = PyDict_GetItemWithError(st[ST_PENDING], pl);
+    if (p == NULL) {
+        Py_DECREF(pl);
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    Py_INCREF(p);
+    if (!PyTuple_Check(p) || PyTuple_GET_SIZE(p) != 5 || !PyFloat_Check(PyTuple_GET_ITEM(p, 0))
+            || !PyLong_Check(PyTuple_GET_ITEM(p, 3)))
+        goto done;
+    r = PySet_Contains(st[ST_OPEN_MEMBERS], PyTuple_GET_ITEM(p, 2));
+    if (r <= 0) /* outside its marker: Assembler.end_popped (or an error) */
+        goto done;
+    r = 0;
+    double ts = PyFloat_AS_DOUBLE(t->ts), t0 = PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(p, 0));
+    if (ts < t0) goto done;
+    if (PyDict_GET_SIZE(st[ST_DELAY_ACC]) > 0) { /* delays measured in it */
+        r = PyDict_Contains(st[ST_DELAY_ACC], pl);
+        if (r != 0) {
+            r = r < 0 ? -1 : 0;
+            goto done;
+        }
+    }
+    if (PyDict_DelItem(st[ST_PENDING], pl) < 0) goto error;
+    PyObject *group = PyTuple_GET_ITEM(p, 1), *cycle = PyTuple_GET_ITEM(p, 3);
+    long c = PyLong_AsLong(cycle);
+    if (c == -1 && PyErr_Occurred()) goto error;
+    if (append_to(group, A_THREADS, PyTuple_GET_ITEM(p, 4)) < 0) goto error;
+    if ((x = PyFloat_FromDouble((ts - t0) * 1e6)) == NULL
+            || append_to(group, A_DURATIONS, x) < 0)
+        goto error;
+    Py_CLEAR(x);
+    if (append_to(group, A_STARTS, PyTuple_GET_ITEM(p, 0)) < 0) goto error;
+    if ((x = PyNumber_Add(st[ST_CYCLE_BASE], cycle)) == NULL
+            || append_to(group, A_CYCLES, x) < 0)
+        goto error;
+    if (append_to(group, A_FILES, st[ST_FILE_ID]) < 0) goto error;
+    self->samples++;
+    if (c > self->max_cycle) self->max_cycle = c;
+    r = 1;
+    goto done;
+error:
+    r = -1;
+done:
+    Py_XDECREF(x);
+    Py_DECREF(p);
+    Py_DECREF(pl);
+    return r;
+}
+
+/* [samples, max cycle] of the ends done here, into the state's list (once the block is done) */
+static int write_counts(Pairing *self) {
+    PyObject *n = PyLong_FromSsize_t(self->samples), *m = PyLong_FromLong(self->max_cycle);
+    int r = n == NULL || m == NULL ? -1 : 0;
+    if (r == 0) {
+        r = PyList_SetItem(self->state[ST_COUNTED], 0, n);
+        n = NULL;
+        if (r == 0) r = PyList_SetItem(self->state[ST_COUNTED], 1, m);
+        m = NULL;
+    }
+    Py_XDECREF(n);
+    Py_XDECREF(m);
+    return r;
+}
+
 static PyObject *pairing_next(Pairing *self) {
     if (!self->has_view) return NULL;
     const char *b = self->view.buf;
     Tok t;
     int r;
     while ((r = next_tok(b, self->view.len, self->limit, &self->at, &t)) > 0) {
-        if (t.kind == KIND_DELAY) {
-            int done = pairing_step(self, b, &t);
+        if (t.kind >= KIND_DELAY) {
+            int done = line_ok(self, &t);
+            if (done > 0)
+                done = t.kind == KIND_DELAY ? pairing_step(self, b, &t)
+                       : t.kind == KIND_START ? callback_start(self, b, &t)
+                       : callback_end(self, b, &t);
             if (done != 0) {
                 Py_DECREF(t.ts);
                 if (done < 0) return NULL;
@@ -538,9 +702,10 @@ static PyObject *pairing_next(Pairing *self) {
         }
         return tok_tuple(&t);
     }
-    if (r == 0) { /* the end: the block is let go at once */
+    if (r == 0) { /* the end: the counts written, the block let go at once */
         PyBuffer_Release(&self->view);
         self->has_view = 0;
+        write_counts(self);
     }
     return NULL;
 }
@@ -577,8 +742,9 @@ static PyObject *pairing(PyObject *self, PyObject *args) {
     it->has_view = 1;
     if (PyTuple_GET_SIZE(state) != ST_N) {
         PyErr_SetString(PyExc_ValueError, "state: (thread cache, probe cache, not-delay ids, "
-                        "open delays, threads in a delay, delay, activity, open callback per "
-                        "thread, open callbacks, delays per callback, activity_outside)");
+                        "open delays, threads in a delay, delay, open callback per thread, "
+                        "open callbacks, delays per callback, activity_outside, assembler, "
+                        "open phases, cycle base, file id, [samples, max cycle])");
         Py_DECREF(it);
         return NULL;
     }
@@ -586,8 +752,12 @@ static PyObject *pairing(PyObject *self, PyObject *args) {
         PyObject *x = PyTuple_GET_ITEM(state, k);
         int ok = k <= ST_PCACHE || k == ST_OPEN || k == ST_ON_THREAD || k == ST_PENDING
                  || k == ST_DELAY_ACC ? PyDict_Check(x)
-                 : k == ST_NOT_DELAY ? PyAnySet_Check(x)
-                 : k == ST_IN_DELAY ? PySet_Check(x) : PyCallable_Check(x);
+                 : k == ST_NOT_DELAY || k == ST_OPEN_MEMBERS ? PyAnySet_Check(x)
+                 : k == ST_IN_DELAY ? PySet_Check(x)
+                 : k == ST_ASM ? 1
+                 : k == ST_CYCLE_BASE || k == ST_FILE_ID ? PyLong_Check(x)
+                 : k == ST_COUNTED ? PyList_Check(x) && PyList_GET_SIZE(x) == 2
+                 : PyCallable_Check(x);
         if (!ok) {
             PyErr_Format(PyExc_TypeError, "state[%d] has the wrong type", k);
             Py_DECREF(it);
@@ -600,6 +770,8 @@ static PyObject *pairing(PyObject *self, PyObject *args) {
     it->stamps = stamps;
     it->stamp = 0;
     it->at = 0;
+    it->samples = 0;
+    it->max_cycle = -1;
     if (limit > it->view.len) limit = it->view.len;
     it->limit = limit < 0 ? 0 : limit;
     return (PyObject *)it;
@@ -611,7 +783,7 @@ static PyMethodDef methods[] = {
      "pairing() pairs"},
     {"tokens", tokens, METH_VARARGS, "tokens(buf, limit) -> [(s, e, le, p, ls, ts)]"},
     {"pairing", pairing, METH_VARARGS,
-     "pairing(buf, limit, stamps, state) -> iterator of the tokens the delay pairing leaves"},
+     "pairing(buf, limit, stamps, state) -> iterator of the tokens the pairing leaves"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -624,6 +796,9 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__ftrace_tokens(void) {
+    for (int a = 0; a < A_N; a++)
+        if (attrs[a] == NULL && (attrs[a] = PyUnicode_InternFromString(attr_names[a])) == NULL)
+            return NULL;
     if (PyType_Ready(&PairingType) < 0) return NULL;
     return PyModule_Create(&module);
 }

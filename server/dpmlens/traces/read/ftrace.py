@@ -294,12 +294,14 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
     # Indices into `buf` instead of slicing a payload per line: this loop runs once per PM
     # event and is what the 50 MB/s budget is spent on.
     # (the positions and the timestamp of each event: ftrace_tokens, in C when built; in C,
-    # the delay kprobe lines on the common path of the kprobe branch below are paired there,
-    # on this state, in this order, and not handed to this loop)
+    # the delay kprobe lines and the callback starts and ends on the common paths of the
+    # branches below are paired there, on this state, in this order, and not handed to this
+    # loop; the samples it appended are counted into `c_counted` once the block is done)
+    c_counted = [0, -1]
     events = tokens(buf, limit) if pairing is None else pairing(
         buf, limit, [pos for pos, _ in stamps],
         (tcache, pcache, not_delay, open_delays, in_delay, asm.delay, open_on_thread, pending,
-         delay_acc, asm.activity_outside))
+         delay_acc, asm.activity_outside, asm, open_members, cycle_base, file_id, c_counted))
     for s, e, le, p, ls, ts in events:
         c = buf[s + 2]
         if c == _R and buf[s + 3] == _P:  # rpm_*: traces.rpm_events reads the block
@@ -465,7 +467,7 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
                 tid = tcache[tb] = task_thread(_task(tb))
             asm.marker(ts, payload[:lb].decode("ascii", "replace"), val,
                        payload.endswith(b"begin"), tid)
-    coll.counted(n_samples, max_cycle)
+    coll.counted(n_samples + c_counted[0], max(max_cycle, c_counted[1]))
     for _, fw in stamps[si:]:
         _header(asm, fw)
     return rpm
@@ -538,6 +540,8 @@ def _other_ids(delays: DelayColumns) -> frozenset[int]:
 # calls of other threads (or unreturned ones) looked past per block before a return is given
 # up (a bound; each search also starts only after the thread's previous return of the probe)
 _CALL_LOOKBACK = 64
+# bytes before a return where its call is looked for before anything else (a few lines)
+_CALL_NEAR = 4096
 
 
 # a probe's name -> what its call lines hold (only OTHER_PROBES' names come here)
@@ -565,13 +569,21 @@ def _call_before(buf: bytes, end: int, func: int, tid: int, asm: Assembler,
         pb, plim, pfirsts = asm.prev_block
         searches.append((pb, plim, pfirsts, mark[1] if mark and mark[0] == serial - 1 else 0))
     for b, lim, firsts, low in searches:
-        first = firsts.get(needle)
-        if first is None:
-            first = firsts[needle] = b.find(needle)
-        low = max(low, first)
-        if first < 0 or low >= lim:
-            continue
-        j = b.rfind(needle, low, lim)
+        # The call is nearly always a few lines back: looked for there first. Only past that
+        # window is the search bounded below by the block's first call line of the probe
+        # (found once per block: a probe whose first call comes late in a 4 MiB block made
+        # that find a third of the returns' cost). The latest call in [low, lim) is the
+        # same either way.
+        first = -2  # not looked for yet
+        j = b.rfind(needle, lim - _CALL_NEAR, lim) if lim - _CALL_NEAR > low else -1
+        if j < 0:
+            first = firsts.get(needle, -2)
+            if first == -2:
+                first = firsts[needle] = b.find(needle)
+            low = max(low, first)
+            if first < 0 or low >= lim:
+                continue
+            j = b.rfind(needle, low, lim)
         for _ in range(_CALL_LOOKBACK):
             if j < 0:
                 break
@@ -586,6 +598,11 @@ def _call_before(buf: bytes, end: int, func: int, tid: int, asm: Assembler,
                     return float(b[p + 1 : j])
                 except ValueError:
                     return None
+            if first == -2:
+                first = firsts.get(needle, -2)
+                if first == -2:
+                    first = firsts[needle] = b.find(needle)
+                low = max(low, first)
             j = b.rfind(needle, low, ls)
     return None
 

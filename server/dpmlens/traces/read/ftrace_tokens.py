@@ -15,11 +15,13 @@ third of the reader's time (BENCHMARKS.md, "Session 3: trace reader throughput")
 DPMLENS_PURE_SCAN=1 makes the reader use the Python scan; tests/test_ftrace_tokens.py holds
 the two equal on the real captures.
 
-`pairing()` is the C scan with the delay kprobes' call/return pairing done in C as well
-(_ftrace_tokens.c, pairing_step): it gives the same tokens as an iterator, less the delay
-kprobe lines it paired itself, on the reader's own state and in the reader's order (the kprobe
-lines were more than half of the reader's time: BENCHMARKS.md, "Session 4"). Without it (no
-C, or DPMLENS_PURE_SCAN=1) ftrace._scan's Python loop pairs them: the reference.
+`pairing()` is the C scan with the delay kprobes' call/return pairing and the common case of
+the callbacks' start/end pairing done in C as well (_ftrace_tokens.c: pairing_step,
+callback_start, callback_end): it gives the same tokens as an iterator, less the lines it
+paired itself, on the reader's own state and in the reader's order (the kprobe lines were more
+than half of the reader's time: BENCHMARKS.md, "Session 4"; the callbacks most of the rest,
+"Session 5"). Without it (no C, DPMLENS_PURE_SCAN=1 or DPMLENS_PY_PAIRING=1) ftrace._scan's
+Python loop pairs them: the reference.
 """
 
 from __future__ import annotations
@@ -33,8 +35,10 @@ Token = tuple[int, int, int, int, int, "float | None"]
 Tokens = Callable[[bytes, int], Iterable[Token]]
 # pairing(buf, limit, stamps, state): `stamps` the block's sleepgraph header positions,
 # `state` (thread cache, probe cache, not-delay func ids, open delays, threads in a delay,
-# Assembler.delay, and the Assembler's open_on_thread, pending, delay_acc, activity_outside),
-# see ftrace._scan
+# Assembler.delay, and the Assembler's open_on_thread, pending, delay_acc, activity_outside,
+# the Assembler, its open_members, the Collector's cycle_base and file_id, and a list the
+# samples it appended and their largest cycle are written into once the block is done), see
+# ftrace._scan
 Pairing = Callable[[bytes, int, list[int], tuple[Any, ...]], Iterator[Token]]
 
 _R, _P, _D, _CR = ord("r"), ord("p"), ord("d"), ord("\r")
