@@ -540,8 +540,8 @@ def _other_ids(delays: DelayColumns) -> frozenset[int]:
 # calls of other threads (or unreturned ones) looked past per block before a return is given
 # up (a bound; each search also starts only after the thread's previous return of the probe)
 _CALL_LOOKBACK = 64
-# bytes before a return where its call is looked for before anything else (a few lines)
-_CALL_NEAR = 4096
+# the windows before a return where its call is looked for first: 4 KiB, 64 KiB, 1 MiB
+_CALL_NEAR, _CALL_FAR = 4 << 10, 4 << 20
 
 
 # a probe's name -> what its call lines hold (only OTHER_PROBES' names come here)
@@ -569,17 +569,21 @@ def _call_before(buf: bytes, end: int, func: int, tid: int, asm: Assembler,
         pb, plim, pfirsts = asm.prev_block
         searches.append((pb, plim, pfirsts, mark[1] if mark and mark[0] == serial - 1 else 0))
     for b, lim, firsts, low in searches:
-        # The call is nearly always a few lines back: looked for there first. Only past that
-        # window is the search bounded below by the block's first call line of the probe
-        # (found once per block: a probe whose first call comes late in a 4 MiB block made
-        # that find a third of the returns' cost). The latest call in [low, lim) is the
-        # same either way.
-        first = -2  # not looked for yet
-        j = b.rfind(needle, lim - _CALL_NEAR, lim) if lim - _CALL_NEAR > low else -1
-        if j < 0:
-            first = firsts.get(needle, -2)
-            if first == -2:
+        # The call is nearly always shortly before its return: until the block's first call
+        # line of the probe is known, it is looked for in growing windows before the return
+        # (16x each time), and only past the last one is that first line found (once per
+        # block: a probe whose first call comes late in a 4 MiB block made that find a third
+        # of the returns' cost). The latest call in [low, lim) is the same either way.
+        first = firsts.get(needle, -2)  # -2: not looked for yet
+        j = -1
+        if first == -2:
+            w = _CALL_NEAR
+            while j < 0 and w < _CALL_FAR and lim - w > low:
+                j = b.rfind(needle, lim - w, lim)
+                w <<= 4
+            if j < 0:
                 first = firsts[needle] = b.find(needle)
+        if j < 0:
             low = max(low, first)
             if first < 0 or low >= lim:
                 continue
