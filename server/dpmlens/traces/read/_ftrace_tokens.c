@@ -13,11 +13,13 @@
  * (an unknown task column or payload, a bad timestamp, a lost call, a callback off the common
  * path, a sleepgraph stamp passed) it hands on as a token, for the Python loop.
  *
- * configure(plain[, delays]) sets the event names: `plain` the names matched as "<name>: "
- * (kprobes with their _cal/_ret, rpm_*, funcgraph_*, sched_*), `delays` those of them that
- * pairing() pairs; the other four forms are fixed here. Built by `make`
+ * configure(plain[, delays[, others]]) sets the event names: `plain` the names matched as
+ * "<name>: " (kprobes with their _cal/_ret, rpm_*, funcgraph_*, sched_*), `delays` those of
+ * them that pairing() pairs, `others` the returns of other -dev probes whose calls it finds
+ * (other_return); the other four forms are fixed here. Built by `make`
  * (server/tools/build_ftrace_tokens.py); optional. */
 #define PY_SSIZE_T_CLEAN
+#define _GNU_SOURCE /* memmem */
 #include <Python.h>
 #include <string.h>
 
@@ -27,6 +29,7 @@
 #define KIND_DELAY 2
 #define KIND_START 3 /* device_pm_callback_start (pairing() takes its common case) */
 #define KIND_END 4   /* device_pm_callback_end */
+#define KIND_OTHER 5 /* the return of another -dev probe (ftrace.OTHER_PROBES): its call found */
 #define TS_BOUND 1e15 /* ftrace._TS_BOUND */
 
 static char names[SLOTS][MAXNAME];
@@ -84,14 +87,15 @@ static int add_names(PyObject *arg, int kind, int *count) {
 
 static PyObject *configure(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *plain, *delays = NULL;
+    PyObject *plain, *delays = NULL, *others = NULL;
     int count = 0;
-    if (!PyArg_ParseTuple(args, "O|O", &plain, &delays)) return NULL;
+    if (!PyArg_ParseTuple(args, "O|OO", &plain, &delays, &others)) return NULL;
     configured = 0;
     memset(lens, 0, sizeof lens);
     memset(kinds, 0, sizeof kinds);
     if (add_names(plain, KIND_PLAIN, &count) < 0) return NULL;
-    if (delays != NULL && add_names(delays, KIND_DELAY, &count) < 0) {
+    if ((delays != NULL && add_names(delays, KIND_DELAY, &count) < 0)
+            || (others != NULL && add_names(others, KIND_OTHER, &count) < 0)) {
         memset(lens, 0, sizeof lens);
         return NULL;
     }
@@ -289,13 +293,16 @@ enum { ST_TCACHE, ST_PCACHE, ST_NOT_DELAY, ST_OPEN, ST_IN_DELAY, ST_DELAY, ST_ON
         * _last_cycle, read per line: markers change them), its open phases, the Collector's
         * cycle_base and file_id, and a list [samples, max cycle] the ends done here are
         * written into when the block is done */
-       ST_ASM, ST_OPEN_MEMBERS, ST_CYCLE_BASE, ST_FILE_ID, ST_COUNTED, ST_N };
+       ST_ASM, ST_OPEN_MEMBERS, ST_CYCLE_BASE, ST_FILE_ID, ST_COUNTED,
+       /* the -dev probes' returns: the func ids of ftrace.OTHER_PROBES */
+       ST_OTHER_IDS, ST_N };
 
 /* attribute names, interned at import */
 enum { A_STAGE_CACHE, A_LAST_PHASE, A_LAST_CYCLE, A_THREADS, A_DURATIONS, A_STARTS, A_CYCLES,
-       A_FILES, A_APPEND, A_N };
+       A_FILES, A_APPEND, A_CALL_MARKS, A_BLOCK_SERIAL, A_CALL_FIRSTS, A_PREV_BLOCK, A_N };
 static const char *attr_names[A_N] = {"stage_cache", "_last_phase", "_last_cycle", "threads",
-                                      "durations", "starts", "cycles", "files", "append"};
+                                      "durations", "starts", "cycles", "files", "append",
+                                      "call_marks", "block_serial", "call_firsts", "prev_block"};
 static PyObject *attrs[A_N];
 
 typedef struct {
@@ -547,6 +554,165 @@ done:
     return r;
 }
 
+/* The largest j in [low, hi - n] where b[j:j+n] is the needle, or -1 (bytes.rfind). */
+static Py_ssize_t rfind_mem(const char *b, Py_ssize_t low, Py_ssize_t hi, const char *needle,
+                            Py_ssize_t n) {
+    if (low < 0) low = 0;
+    for (Py_ssize_t j = hi - n; j >= low; j--) {
+        const char *c = memrchr(b + low, needle[0], j - low + 1);
+        if (c == NULL) return -1;
+        j = c - b;
+        if (memcmp(c, needle, n) == 0) return j;
+    }
+    return -1;
+}
+
+/* ftrace._call_before's search in one block (b[:lim], the block's first call lines of the
+ * probes in `firsts`, a dict): 1 and *t0 (a new reference, or NULL: the line's time is no
+ * number) when a call line of thread `tid` is found, 0 when there is none, 2 when a line it
+ * looks at is not for this function (a task column not in the thread cache: the loop gives it
+ * a thread id), -1 on an error. Nothing but `firsts` (a pure cache) is changed. */
+static int call_in(PyObject **st, const char *b, Py_ssize_t len, Py_ssize_t lim,
+                   PyObject *firsts, PyObject *needle, Py_ssize_t low, PyObject *tid,
+                   PyObject **t0) {
+    const char *nd = PyBytes_AS_STRING(needle);
+    Py_ssize_t n = PyBytes_GET_SIZE(needle), first;
+    PyObject *f = PyDict_GetItemWithError(firsts, needle);
+    if (f != NULL) {
+        first = PyLong_AsSsize_t(f);
+        if (first == -1 && PyErr_Occurred()) return -1;
+    } else {
+        if (PyErr_Occurred()) return -1;
+        const char *m = memmem(b, len, nd, n); /* b.find(needle) */
+        first = m ? m - b : -1;
+        PyObject *v = PyLong_FromSsize_t(first);
+        if (v == NULL) return -1;
+        int r = PyDict_SetItem(firsts, needle, v);
+        Py_DECREF(v);
+        if (r < 0) return -1;
+    }
+    if (low < first) low = first;
+    if (first < 0 || low >= lim) return 0;
+    Py_ssize_t j = rfind_mem(b, low, lim, nd, n);
+    for (int k = 0; k < 64 && j >= 0; k++) { /* ftrace._CALL_LOOKBACK */
+        Py_ssize_t ls = rfind_char(b, j, '\n') + 1, p = j - 1;
+        while (p >= ls && b[p] != ' ') p--;
+        if (p < ls) return 2; /* no space: the loop's odd case */
+        int err = 0;
+        PyObject *t = lookup(st[ST_TCACHE], b, ls, p, &err);
+        if (t == NULL) return err ? -1 : 2;
+        int same = PyObject_RichCompareBool(t, tid, Py_EQ);
+        if (same < 0) return -1;
+        if (same) {
+            *t0 = number(b, p + 1, j);
+            return *t0 == NULL && PyErr_Occurred() ? -1 : 1;
+        }
+        j = rfind_mem(b, low, ls, nd, n);
+    }
+    return 0;
+}
+
+/* ftrace._scan's branch for the return of another -dev probe (ftrace.OTHER_PROBES), all of
+ * it: its call is the latest call line of its thread before it, in this block or (for the
+ * thread's first return of the probe here) the block before, searched no further back than
+ * the thread's previous return of the probe (ftrace._call_before); then Assembler.activity.
+ * 1 when done, 0 when the line is the loop's (nothing changed), -1 on an error. */
+static int other_return(Pairing *self, const char *b, Tok *t) {
+    PyObject **st = self->state;
+    int err = 0, r = 0;
+    PyObject *tid = lookup(st[ST_TCACHE], b, t->ls, t->p, &err);
+    if (tid == NULL) return err ? -1 : 0;
+    Py_INCREF(tid);
+    PyObject *probe = NULL, *needle = NULL, *key = NULL, *marks = NULL, *serial_o = NULL;
+    PyObject *firsts = NULL, *prev = NULL, *t0 = NULL;
+    const char *q = memchr(b + t->e, ')', t->le - t->e);
+    probe = lookup(st[ST_PCACHE], b, t->s + 2, q != NULL ? q - b + 1 : t->le, &err);
+    if (probe == NULL || !PyTuple_Check(probe) || PyTuple_GET_SIZE(probe) != 3) {
+        probe = NULL;
+        r = err ? -1 : 0;
+        goto done;
+    }
+    Py_INCREF(probe);
+    PyObject *func = PyTuple_GET_ITEM(probe, 1);
+    r = PySet_Contains(st[ST_OTHER_IDS], func);
+    if (r <= 0) goto done; /* (a name the loop reads otherwise, or an error) */
+    r = 0;
+    /* ": <name>_cal: " from the event name "<name>_ret" */
+    Py_ssize_t nlen = t->e - 6 - (t->s + 2);
+    if (nlen <= 0 || nlen > MAXNAME) goto done;
+    char buf[MAXNAME + 16];
+    memcpy(buf, ": ", 2);
+    memcpy(buf + 2, b + t->s + 2, nlen);
+    memcpy(buf + 2 + nlen, "_cal: ", 6);
+    if ((needle = PyBytes_FromStringAndSize(buf, nlen + 8)) == NULL) goto error;
+    if ((key = PyTuple_Pack(2, func, tid)) == NULL) goto error;
+    if ((marks = PyObject_GetAttr(st[ST_ASM], attrs[A_CALL_MARKS])) == NULL
+            || (serial_o = PyObject_GetAttr(st[ST_ASM], attrs[A_BLOCK_SERIAL])) == NULL
+            || (firsts = PyObject_GetAttr(st[ST_ASM], attrs[A_CALL_FIRSTS])) == NULL
+            || (prev = PyObject_GetAttr(st[ST_ASM], attrs[A_PREV_BLOCK])) == NULL)
+        goto error;
+    if (!PyDict_Check(marks) || !PyDict_Check(firsts) || !PyTuple_Check(prev)
+            || PyTuple_GET_SIZE(prev) != 3 || !PyBytes_Check(PyTuple_GET_ITEM(prev, 0))
+            || !PyDict_Check(PyTuple_GET_ITEM(prev, 2)))
+        goto done;
+    long serial = PyLong_AsLong(serial_o);
+    if (serial == -1 && PyErr_Occurred()) goto error;
+    PyObject *mark = PyDict_GetItemWithError(marks, key);
+    long mserial = 0;
+    Py_ssize_t mpos = 0;
+    if (mark != NULL) {
+        if (!PyTuple_Check(mark) || PyTuple_GET_SIZE(mark) != 2) goto done;
+        mserial = PyLong_AsLong(PyTuple_GET_ITEM(mark, 0));
+        mpos = PyLong_AsSsize_t(PyTuple_GET_ITEM(mark, 1));
+        if ((mserial == -1 || mpos == -1) && PyErr_Occurred()) goto error;
+    } else if (PyErr_Occurred()) {
+        goto error;
+    }
+    int found = call_in(st, b, self->view.len, t->s, firsts, needle,
+                        mark != NULL && mserial == serial ? mpos : 0, tid, &t0);
+    if (found == 0 && (mark == NULL || mserial < serial)) { /* the block before */
+        PyObject *pb = PyTuple_GET_ITEM(prev, 0);
+        Py_ssize_t plim = PyLong_AsSsize_t(PyTuple_GET_ITEM(prev, 1));
+        if (plim == -1 && PyErr_Occurred()) goto error;
+        if (plim > PyBytes_GET_SIZE(pb)) plim = PyBytes_GET_SIZE(pb);
+        found = call_in(st, PyBytes_AS_STRING(pb), PyBytes_GET_SIZE(pb), plim,
+                        PyTuple_GET_ITEM(prev, 2), needle,
+                        mark != NULL && mserial == serial - 1 ? mpos : 0, tid, &t0);
+    }
+    if (found < 0) goto error;
+    if (found == 2) goto done;
+    /* asm.call_marks[(func, tid)] = (block serial, the return's position) */
+    PyObject *pos = PyLong_FromSsize_t(t->s);
+    if (pos == NULL) goto error;
+    PyObject *v = PyTuple_Pack(2, serial_o, pos);
+    Py_DECREF(pos);
+    if (v == NULL) goto error;
+    r = PyDict_SetItem(marks, key, v);
+    Py_DECREF(v);
+    if (r < 0) goto error;
+    if (t0 != NULL && PyFloat_AS_DOUBLE(t->ts) >= PyFloat_AS_DOUBLE(t0)) {
+        PyObject *head; /* Assembler.activity */
+        int inside = in_callback(st, tid, t0, Py_GT, &head);
+        PyObject *argv[4] = {t0, t->ts, tid, func};
+        if (inside < 0 || (!inside && call4or6(st[ST_OUTSIDE], argv, 4) < 0)) goto error;
+    }
+    r = 1;
+    goto done;
+error:
+    r = -1;
+done:
+    Py_XDECREF(t0);
+    Py_XDECREF(prev);
+    Py_XDECREF(firsts);
+    Py_XDECREF(serial_o);
+    Py_XDECREF(marks);
+    Py_XDECREF(key);
+    Py_XDECREF(needle);
+    Py_XDECREF(probe);
+    Py_DECREF(tid);
+    return r;
+}
+
 /* `list.append(x)` of the column attribute `a` of `obj` (a Group's array.array). */
 static int append_to(PyObject *obj, int a, PyObject *x) {
     PyObject *col = PyObject_GetAttr(obj, attrs[a]);
@@ -693,7 +859,8 @@ static PyObject *pairing_next(Pairing *self) {
             if (done > 0)
                 done = t.kind == KIND_DELAY ? pairing_step(self, b, &t)
                        : t.kind == KIND_START ? callback_start(self, b, &t)
-                       : callback_end(self, b, &t);
+                       : t.kind == KIND_END ? callback_end(self, b, &t)
+                       : other_return(self, b, &t);
             if (done != 0) {
                 Py_DECREF(t.ts);
                 if (done < 0) return NULL;
@@ -744,7 +911,8 @@ static PyObject *pairing(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "state: (thread cache, probe cache, not-delay ids, "
                         "open delays, threads in a delay, delay, open callback per thread, "
                         "open callbacks, delays per callback, activity_outside, assembler, "
-                        "open phases, cycle base, file id, [samples, max cycle])");
+                        "open phases, cycle base, file id, [samples, max cycle], "
+                        "other probes' ids)");
         Py_DECREF(it);
         return NULL;
     }
@@ -752,7 +920,8 @@ static PyObject *pairing(PyObject *self, PyObject *args) {
         PyObject *x = PyTuple_GET_ITEM(state, k);
         int ok = k <= ST_PCACHE || k == ST_OPEN || k == ST_ON_THREAD || k == ST_PENDING
                  || k == ST_DELAY_ACC ? PyDict_Check(x)
-                 : k == ST_NOT_DELAY || k == ST_OPEN_MEMBERS ? PyAnySet_Check(x)
+                 : k == ST_NOT_DELAY || k == ST_OPEN_MEMBERS || k == ST_OTHER_IDS
+                   ? PyAnySet_Check(x)
                  : k == ST_IN_DELAY ? PySet_Check(x)
                  : k == ST_ASM ? 1
                  : k == ST_CYCLE_BASE || k == ST_FILE_ID ? PyLong_Check(x)

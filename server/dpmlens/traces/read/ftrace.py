@@ -108,8 +108,10 @@ _EVENT = re.compile(rb": (?:device_pm_callback_(?:start|end): [^\n]*|suspend_res
                     + rb"|rpm_(?:" + "|".join(_RPM).encode() + rb"): "
                     + rb"|funcgraph_(?:entry|exit): "
                     + rb"|tracing_mark_write: (?:SUSPEND START|RESUME COMPLETE))")
-# the delay kprobes' names, which the C scan pairs itself when it can (ftrace_tokens.pairing)
+# the delay kprobes' names, which the C scan pairs itself when it can (ftrace_tokens.pairing),
+# and the other -dev probes' returns, whose calls it finds when it can
 _DELAY_NAMES = tuple(f"{f}_{sfx}".encode() for f in DELAY_PROBES for sfx in ("cal", "ret"))
+_OTHER_RETS = tuple(f"{f}_ret".encode() for f in OTHER_PROBES)
 # the names of _EVENT's "<name>: " alternatives, for the C scan (ftrace_tokens)
 _PLAIN = tuple(n.encode() for n in (
     [f + sfx for f in DELAY_PROBES + KERNEL_FUNCS for sfx in ("_cal", "_ret")]
@@ -150,7 +152,7 @@ def parse(stream: BinaryIO, coll: Collector, threads_known: bool = True) -> None
     undecided = HEAD  # bytes left in which a function_graph header or line would show
     max_line = int(limits.LINE_BYTES.value)  # a longer "line" is binary garbage: dropped
     tokens = ftrace_tokens.scanner(_EVENT, _PLAIN)
-    pairing = ftrace_tokens.pairing(_PLAIN, _DELAY_NAMES)
+    pairing = ftrace_tokens.pairing(_PLAIN, _DELAY_NAMES, _OTHER_RETS)
     for block in _blocks(stream):
         buf = carry + block if carry else block
         cut = buf.rfind(b"\n")
@@ -294,14 +296,16 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
     # Indices into `buf` instead of slicing a payload per line: this loop runs once per PM
     # event and is what the 50 MB/s budget is spent on.
     # (the positions and the timestamp of each event: ftrace_tokens, in C when built; in C,
-    # the delay kprobe lines and the callback starts and ends on the common paths of the
-    # branches below are paired there, on this state, in this order, and not handed to this
-    # loop; the samples it appended are counted into `c_counted` once the block is done)
+    # the delay kprobe lines, the callback starts and ends and the -dev probe returns on the
+    # common paths of the branches below are paired there, on this state, in this order, and
+    # not handed to this loop; the samples it appended are counted into `c_counted` once the
+    # block is done)
     c_counted = [0, -1]
     events = tokens(buf, limit) if pairing is None else pairing(
         buf, limit, [pos for pos, _ in stamps],
         (tcache, pcache, not_delay, open_delays, in_delay, asm.delay, open_on_thread, pending,
-         delay_acc, asm.activity_outside, asm, open_members, cycle_base, file_id, c_counted))
+         delay_acc, asm.activity_outside, asm, open_members, cycle_base, file_id, c_counted,
+         other_ids))
     for s, e, le, p, ls, ts in events:
         c = buf[s + 2]
         if c == _R and buf[s + 3] == _P:  # rpm_*: traces.rpm_events reads the block
