@@ -567,33 +567,48 @@ static Py_ssize_t rfind_mem(const char *b, Py_ssize_t low, Py_ssize_t hi, const 
     return -1;
 }
 
+/* firsts[needle], the position of the block's first call line of the probe (b.find(needle),
+ * found once and kept in `firsts`, a pure cache): 0 and *first, or -1 on an error. */
+static int first_of(PyObject *firsts, PyObject *needle, const char *b, Py_ssize_t len,
+                    Py_ssize_t *first) {
+    PyObject *f = PyDict_GetItemWithError(firsts, needle);
+    if (f != NULL) {
+        *first = PyLong_AsSsize_t(f);
+        return *first == -1 && PyErr_Occurred() ? -1 : 0;
+    }
+    if (PyErr_Occurred()) return -1;
+    const char *m = memmem(b, len, PyBytes_AS_STRING(needle), PyBytes_GET_SIZE(needle));
+    *first = m ? m - b : -1;
+    PyObject *v = PyLong_FromSsize_t(*first);
+    if (v == NULL) return -1;
+    int r = PyDict_SetItem(firsts, needle, v);
+    Py_DECREF(v);
+    return r;
+}
+
 /* ftrace._call_before's search in one block (b[:lim], the block's first call lines of the
  * probes in `firsts`, a dict): 1 and *t0 (a new reference, or NULL: the line's time is no
  * number) when a call line of thread `tid` is found, 0 when there is none, 2 when a line it
  * looks at is not for this function (a task column not in the thread cache: the loop gives it
- * a thread id), -1 on an error. Nothing but `firsts` (a pure cache) is changed. */
+ * a thread id), -1 on an error. Nothing but `firsts` (a pure cache) is changed. As there, the
+ * call is looked for in growing windows before `lim` until the first call line is known. */
 static int call_in(PyObject **st, const char *b, Py_ssize_t len, Py_ssize_t lim,
                    PyObject *firsts, PyObject *needle, Py_ssize_t low, PyObject *tid,
                    PyObject **t0) {
     const char *nd = PyBytes_AS_STRING(needle);
-    Py_ssize_t n = PyBytes_GET_SIZE(needle), first;
+    Py_ssize_t n = PyBytes_GET_SIZE(needle), first = -2, j = -1; /* -2: not looked for */
     PyObject *f = PyDict_GetItemWithError(firsts, needle);
-    if (f != NULL) {
-        first = PyLong_AsSsize_t(f);
-        if (first == -1 && PyErr_Occurred()) return -1;
-    } else {
-        if (PyErr_Occurred()) return -1;
-        const char *m = memmem(b, len, nd, n); /* b.find(needle) */
-        first = m ? m - b : -1;
-        PyObject *v = PyLong_FromSsize_t(first);
-        if (v == NULL) return -1;
-        int r = PyDict_SetItem(firsts, needle, v);
-        Py_DECREF(v);
-        if (r < 0) return -1;
+    if (f == NULL && PyErr_Occurred()) return -1;
+    if (f == NULL) { /* ftrace._CALL_NEAR, _CALL_FAR */
+        for (Py_ssize_t w = 4 << 10; j < 0 && w < (4 << 20) && lim - w > low; w <<= 4)
+            j = rfind_mem(b, lim - w, lim, nd, n);
     }
-    if (low < first) low = first;
-    if (first < 0 || low >= lim) return 0;
-    Py_ssize_t j = rfind_mem(b, low, lim, nd, n);
+    if (j < 0) {
+        if (first_of(firsts, needle, b, len, &first) < 0) return -1;
+        if (low < first) low = first;
+        if (first < 0 || low >= lim) return 0;
+        j = rfind_mem(b, low, lim, nd, n);
+    }
     for (int k = 0; k < 64 && j >= 0; k++) { /* ftrace._CALL_LOOKBACK */
         Py_ssize_t ls = rfind_char(b, j, '\n') + 1, p = j - 1;
         while (p >= ls && b[p] != ' ') p--;
@@ -606,6 +621,10 @@ static int call_in(PyObject **st, const char *b, Py_ssize_t len, Py_ssize_t lim,
         if (same) {
             *t0 = number(b, p + 1, j);
             return *t0 == NULL && PyErr_Occurred() ? -1 : 1;
+        }
+        if (first == -2) {
+            if (first_of(firsts, needle, b, len, &first) < 0) return -1;
+            if (low < first) low = first;
         }
         j = rfind_mem(b, low, ls, nd, n);
     }
