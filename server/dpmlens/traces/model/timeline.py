@@ -8,8 +8,6 @@ thread that is not a kworker).
 
 from __future__ import annotations
 
-import itertools
-import operator
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -20,12 +18,6 @@ from dpmlens.traces.model.traceset import TraceSet
 
 if TYPE_CHECKING:
     from dpmlens.traces.model.links import DeviceLinks
-
-
-_START = operator.attrgetter("start")
-_GROUP = operator.attrgetter("group")
-_INDEX = operator.attrgetter("index")
-_DURATIONS = operator.attrgetter("durations")
 
 
 class Interval:
@@ -126,14 +118,9 @@ def build_timeline(traces: TraceSet) -> list[PhaseRun]:
             markers[(pt.cycle, pt.phase)] = (pt.start, pt.start + pt.wall_us / 1e6, pt.thread)
     runs = []
     for (cycle, phase), ivs in buckets.items():
-        starts = list(map(_START, ivs))
-        # Interval.end, from the columns (C loops: a 100-cycle timeline has 200,000)
-        ends = list(map(operator.add, starts, map(operator.truediv, map(
-            operator.getitem, map(_DURATIONS, map(_GROUP, ivs)), map(_INDEX, ivs)),
-            itertools.repeat(1e6))))
-        # by (start, end), ties in the order read (a stable sort on one key list, no lambda)
-        order = sorted(range(len(ivs)), key=list(zip(starts, ends, strict=True)).__getitem__)
-        ivs[:] = list(map(ivs.__getitem__, order))
+        ends = [iv.start + iv.group.durations[iv.index] / 1e6 for iv in ivs]  # Interval.end
+        order = sorted(range(len(ivs)), key=lambda k: (ivs[k].start, ends[k]))
+        ivs[:] = [ivs[k] for k in order]
         m = markers.get((cycle, phase))
         last = max(ends)
         if m is not None:  # (a callback outside its markers would be clock skew: widen)
