@@ -52,7 +52,7 @@ def main() -> int:
     pairing = ftrace_tokens.pairing(ftrace._PLAIN, ftrace._DELAY_NAMES, ftrace._OTHER_RETS)
     if pairing is None:
         sys.exit("_ftrace_tokens not built (make .venv/.ftrace_tokens)")
-    shared = REPO.parent / "shared" / "traces"
+    shared = Path(os.environ.get("DPMLENS_SHARED") or REPO.parent / "shared") / "traces"
     real = sorted(p for p in shared.rglob("*_ftrace.txt") if b"_cal: (" in p.read_bytes())
     multi = sorted((REPO / "bench-data" / "pm-graph-multitest").glob("*/*_ftrace.txt"))
     real += multi[: 1 if quick else 2]

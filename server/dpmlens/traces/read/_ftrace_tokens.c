@@ -305,6 +305,16 @@ static const char *attr_names[A_N] = {"stage_cache", "_last_phase", "_last_cycle
                                       "call_marks", "block_serial", "call_firsts", "prev_block"};
 static PyObject *attrs[A_N];
 
+/* A cache hit kept per block: the key's text is view[a:a+n], v a reference to the value. The
+ * thread and probe caches only ever gain entries (a task column or payload is resolved once),
+ * so a value found once is the value for the rest of the block: the next lines of a task or a
+ * payload are looked up without making a bytes key (a third of the pairing's lookups). */
+#define CSLOTS 512
+typedef struct {
+    Py_ssize_t a, n;
+    PyObject *v;
+} CSlot;
+
 typedef struct {
     PyObject_HEAD
     Py_buffer view;
@@ -315,9 +325,15 @@ typedef struct {
     PyObject *state[ST_N];
     Py_ssize_t samples; /* callback ends done here (ftrace._scan's n_samples) */
     long max_cycle;     /* and their largest cycle (its max_cycle), -1: none */
+    /* the thread and probe caches' hits of this block by the key's text (see cached) */
+    CSlot threads[CSLOTS], probes[CSLOTS];
 } Pairing;
 
 static void pairing_dealloc(Pairing *self) {
+    for (int k = 0; k < CSLOTS; k++) {
+        Py_XDECREF(self->threads[k].v);
+        Py_XDECREF(self->probes[k].v);
+    }
     if (self->has_view) PyBuffer_Release(&self->view);
     Py_XDECREF(self->stamps);
     for (int k = 0; k < ST_N; k++) Py_XDECREF(self->state[k]);
@@ -334,6 +350,22 @@ static PyObject *lookup(PyObject *d, const char *b, Py_ssize_t a, Py_ssize_t z, 
     PyObject *v = PyDict_GetItemWithError(d, key);
     Py_DECREF(key);
     if (v == NULL && PyErr_Occurred()) *err = 1;
+    return v;
+}
+
+/* lookup() of the block's own text b[a:z] through a per-block cache of hits (CSlot). */
+static PyObject *cached(CSlot *tab, PyObject *d, const char *b, Py_ssize_t a, Py_ssize_t z,
+                        int *err) {
+    Py_ssize_t n = z - a;
+    CSlot *slot = &tab[hash(b + a, n) & (CSLOTS - 1)];
+    if (slot->v != NULL && slot->n == n && memcmp(b + slot->a, b + a, n) == 0) return slot->v;
+    PyObject *v = lookup(d, b, a, z, err);
+    if (v != NULL) {
+        Py_INCREF(v);
+        Py_XSETREF(slot->v, v);
+        slot->a = a;
+        slot->n = n;
+    }
     return v;
 }
 
@@ -466,7 +498,7 @@ static int pairing_step(Pairing *self, const char *b, Tok *t) {
     PyObject **st = self->state;
     double ts = PyFloat_AS_DOUBLE(t->ts);
     int err = 0;
-    PyObject *tid = lookup(st[ST_TCACHE], b, t->ls, t->p, &err);
+    PyObject *tid = cached(self->threads, st[ST_TCACHE], b, t->ls, t->p, &err);
     if (tid == NULL) return err ? -1 : 0;
     int ret = b[t->e - 3] == 't';
     Py_ssize_t end = t->le;
@@ -475,7 +507,7 @@ static int pairing_step(Pairing *self, const char *b, Tok *t) {
         if (q != NULL) end = q - b + 1;
     }
     Py_INCREF(tid);
-    PyObject *probe = lookup(st[ST_PCACHE], b, t->s + 2, end, &err);
+    PyObject *probe = cached(self->probes, st[ST_PCACHE], b, t->s + 2, end, &err);
     if (probe == NULL || !PyTuple_Check(probe) || PyTuple_GET_SIZE(probe) != 3) {
         Py_DECREF(tid);
         return err ? -1 : 0;
@@ -639,13 +671,14 @@ static int call_in(PyObject **st, const char *b, Py_ssize_t len, Py_ssize_t lim,
 static int other_return(Pairing *self, const char *b, Tok *t) {
     PyObject **st = self->state;
     int err = 0, r = 0;
-    PyObject *tid = lookup(st[ST_TCACHE], b, t->ls, t->p, &err);
+    PyObject *tid = cached(self->threads, st[ST_TCACHE], b, t->ls, t->p, &err);
     if (tid == NULL) return err ? -1 : 0;
     Py_INCREF(tid);
     PyObject *probe = NULL, *needle = NULL, *key = NULL, *marks = NULL, *serial_o = NULL;
     PyObject *firsts = NULL, *prev = NULL, *t0 = NULL;
     const char *q = memchr(b + t->e, ')', t->le - t->e);
-    probe = lookup(st[ST_PCACHE], b, t->s + 2, q != NULL ? q - b + 1 : t->le, &err);
+    probe = cached(self->probes, st[ST_PCACHE], b, t->s + 2,
+                   q != NULL ? q - b + 1 : t->le, &err);
     if (probe == NULL || !PyTuple_Check(probe) || PyTuple_GET_SIZE(probe) != 3) {
         probe = NULL;
         r = err ? -1 : 0;
@@ -760,7 +793,7 @@ static int callback_start(Pairing *self, const char *b, Tok *t) {
     if (hit == NULL) return err ? -1 : 0;
     PyObject *tid = NULL, *last = NULL, *cycle = NULL;
     if (!PyTuple_Check(hit) || PyTuple_GET_SIZE(hit) != 3) goto done; /* False: skipped */
-    tid = lookup(st[ST_TCACHE], b, t->ls, t->p, &err);
+    tid = cached(self->threads, st[ST_TCACHE], b, t->ls, t->p, &err);
     if (tid == NULL) {
         r = err ? -1 : 0;
         goto done;
@@ -919,6 +952,8 @@ static PyObject *pairing(PyObject *self, PyObject *args) {
     if (it == NULL) return NULL;
     it->has_view = 0;
     it->stamps = NULL;
+    memset(it->threads, 0, sizeof it->threads); /* before anything can fail: dealloc reads them */
+    memset(it->probes, 0, sizeof it->probes);
     for (int k = 0; k < ST_N; k++) it->state[k] = NULL;
     if (!PyArg_ParseTuple(args, "y*nO!O!", &it->view, &limit, &PyList_Type, &stamps,
                           &PyTuple_Type, &state)) {
