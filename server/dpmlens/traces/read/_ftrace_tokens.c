@@ -294,15 +294,19 @@ enum { ST_TCACHE, ST_PCACHE, ST_NOT_DELAY, ST_OPEN, ST_IN_DELAY, ST_DELAY, ST_ON
         * cycle_base and file_id, and a list [samples, max cycle] the ends done here are
         * written into when the block is done */
        ST_ASM, ST_OPEN_MEMBERS, ST_CYCLE_BASE, ST_FILE_ID, ST_COUNTED,
-       /* the -dev probes' returns: the func ids of ftrace.OTHER_PROBES */
-       ST_OTHER_IDS, ST_N };
+       /* the -dev probes' returns: the func ids of ftrace.OTHER_PROBES; delays and activity
+        * outside callbacks: the Assembler's CycleTracker and outside_acc, the store's
+        * ThreadActivity.spans */
+       ST_OTHER_IDS, ST_CYCLES, ST_OUTSIDE_ACC, ST_SPANS, ST_N };
 
 /* attribute names, interned at import */
 enum { A_STAGE_CACHE, A_LAST_PHASE, A_LAST_CYCLE, A_THREADS, A_DURATIONS, A_STARTS, A_CYCLES,
-       A_FILES, A_APPEND, A_CALL_MARKS, A_BLOCK_SERIAL, A_CALL_FIRSTS, A_PREV_BLOCK, A_N };
+       A_FILES, A_APPEND, A_CALL_MARKS, A_BLOCK_SERIAL, A_CALL_FIRSTS, A_PREV_BLOCK, A_WINDOW,
+       A_CYCLE, A_N };
 static const char *attr_names[A_N] = {"stage_cache", "_last_phase", "_last_cycle", "threads",
                                       "durations", "starts", "cycles", "files", "append",
-                                      "call_marks", "block_serial", "call_firsts", "prev_block"};
+                                      "call_marks", "block_serial", "call_firsts", "prev_block",
+                                      "window", "cycle"};
 static PyObject *attrs[A_N];
 
 /* A cache hit kept per block: the key's text is view[a:a+n], v a reference to the value. The
@@ -399,12 +403,43 @@ static int in_callback(PyObject **st, PyObject *tid, PyObject *t0, int op, PyObj
     return r;
 }
 
+/* A delay summed per site (Assembler.delay): acc[key] = [count, us, first, last], a new row
+ * or row[0] += 1; row[1] += dur; row[3] = ts. */
+static int add_row(PyObject *acc, PyObject *key, PyObject *t0, PyObject *ts) {
+    double dur = (PyFloat_AS_DOUBLE(ts) - PyFloat_AS_DOUBLE(t0)) * 1e6;
+    PyObject *x, *row = PyDict_GetItemWithError(acc, key);
+    if (row == NULL) {
+        if (PyErr_Occurred()) return -1;
+        row = Py_BuildValue("[idOO]", 1, dur, t0, ts);
+        if (row == NULL) return -1;
+        int r = PyDict_SetItem(acc, key, row);
+        Py_DECREF(row);
+        return r;
+    }
+    if (!PyList_Check(row) || PyList_GET_SIZE(row) != 4 || !PyLong_Check(PyList_GET_ITEM(row, 0))
+            || !PyFloat_Check(PyList_GET_ITEM(row, 1))) {
+        PyErr_SetString(PyExc_TypeError, "delay row: not [count, us, first, last]");
+        return -1;
+    }
+    PyObject *one = PyLong_FromLong(1);
+    if (one == NULL) return -1;
+    x = PyNumber_Add(PyList_GET_ITEM(row, 0), one);
+    Py_DECREF(one);
+    if (x == NULL) return -1;
+    PyList_SetItem(row, 0, x);
+    if ((x = PyFloat_FromDouble(PyFloat_AS_DOUBLE(PyList_GET_ITEM(row, 1)) + dur)) == NULL)
+        return -1;
+    PyList_SetItem(row, 1, x);
+    Py_INCREF(ts);
+    PyList_SetItem(row, 3, ts);
+    return 0;
+}
+
 /* Assembler.delay's common case: the delay summed into the open callback `head` of its
  * thread, per (func, caller, requested): delay_acc[head][key] = [count, us, first, last]. */
 static int add_to_callback(PyObject **st, PyObject *head, PyObject *func, PyObject *caller,
                            PyObject *req, PyObject *t0, PyObject *ts) {
-    double dur = (PyFloat_AS_DOUBLE(ts) - PyFloat_AS_DOUBLE(t0)) * 1e6;
-    PyObject *acc = PyDict_GetItemWithError(st[ST_DELAY_ACC], head), *key = NULL, *x = NULL;
+    PyObject *acc = PyDict_GetItemWithError(st[ST_DELAY_ACC], head), *key = NULL;
     int r = -1;
     Py_INCREF(head); /* held while the dicts change */
     if (acc == NULL) {
@@ -416,53 +451,83 @@ static int add_to_callback(PyObject **st, PyObject *head, PyObject *func, PyObje
     } else {
         Py_INCREF(acc);
     }
-    if (!PyDict_Check(acc) || (key = PyTuple_Pack(3, func, caller, req)) == NULL) goto out_acc;
-    PyObject *row = PyDict_GetItemWithError(acc, key);
-    if (row == NULL) {
-        if (PyErr_Occurred() || (x = PyFloat_FromDouble(dur)) == NULL) goto out_acc;
-        PyObject *one = PyLong_FromLong(1);
-        if (one == NULL) goto out_acc;
-        row = PyList_New(4);
-        if (row == NULL) {
-            Py_DECREF(one);
-            goto out_acc;
-        }
-        PyList_SET_ITEM(row, 0, one);
-        PyList_SET_ITEM(row, 1, x);
-        x = NULL;
-        Py_INCREF(t0);
-        PyList_SET_ITEM(row, 2, t0);
-        Py_INCREF(ts);
-        PyList_SET_ITEM(row, 3, ts);
-        r = PyDict_SetItem(acc, key, row);
-        Py_DECREF(row);
-        goto out_acc;
-    }
-    /* row[0] += 1; row[1] += dur; row[3] = ts */
-    if (!PyList_Check(row) || PyList_GET_SIZE(row) != 4 || !PyLong_Check(PyList_GET_ITEM(row, 0))
-            || !PyFloat_Check(PyList_GET_ITEM(row, 1))) {
-        PyErr_SetString(PyExc_TypeError, "delay row: not [count, us, first, last]");
-        goto out_acc;
-    }
-    PyObject *one = PyLong_FromLong(1);
-    if (one == NULL) goto out_acc;
-    PyObject *n = PyNumber_Add(PyList_GET_ITEM(row, 0), one);
-    Py_DECREF(one);
-    if (n == NULL) goto out_acc;
-    PyList_SetItem(row, 0, n);
-    if ((x = PyFloat_FromDouble(PyFloat_AS_DOUBLE(PyList_GET_ITEM(row, 1)) + dur)) == NULL)
-        goto out_acc;
-    PyList_SetItem(row, 1, x);
-    x = NULL;
-    Py_INCREF(ts);
-    PyList_SetItem(row, 3, ts);
-    r = 0;
-out_acc:
-    Py_XDECREF(x);
+    if (PyDict_Check(acc) && (key = PyTuple_Pack(3, func, caller, req)) != NULL)
+        r = add_row(acc, key, t0, ts);
     Py_XDECREF(key);
     Py_DECREF(acc);
 out:
     Py_DECREF(head);
+    return r;
+}
+
+/* Assembler.activity_outside: a -dev probe call of `tid` from t0 to ts kept as sleepgraph
+ * keeps it (at least 1 us, inside its test: asm.window) in ThreadActivity.add's spans:
+ * spans[(cycle_base + cycle, tid, func)] = [first start, last end, calls]. */
+static int outside(PyObject **st, PyObject *t0, PyObject *ts, PyObject *tid, PyObject *func) {
+    double a = PyFloat_AS_DOUBLE(t0), z = PyFloat_AS_DOUBLE(ts);
+    if (z - a < 0.000001) return 0;
+    PyObject *w = PyObject_GetAttr(st[ST_ASM], attrs[A_WINDOW]);
+    if (w == NULL) return -1;
+    if (!PyTuple_Check(w) || PyTuple_GET_SIZE(w) != 2 || !PyFloat_Check(PyTuple_GET_ITEM(w, 0))) {
+        Py_DECREF(w); /* not as the Assembler keeps it: its own method decides */
+        PyObject *argv[4] = {t0, ts, tid, func};
+        return call4or6(st[ST_OUTSIDE], argv, 4);
+    }
+    int open = PyObject_IsTrue(PyTuple_GET_ITEM(w, 1));
+    int before = a < PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(w, 0));
+    Py_DECREF(w);
+    if (open < 0) return -1;
+    if (before || !open) return 0;
+    PyObject *cycle = PyObject_GetAttr(st[ST_CYCLES], attrs[A_CYCLE]), *c = NULL, *key = NULL;
+    int r = -1;
+    if (cycle == NULL || (c = PyNumber_Add(st[ST_CYCLE_BASE], cycle)) == NULL
+            || (key = PyTuple_Pack(3, c, tid, func)) == NULL)
+        goto out;
+    PyObject *row = PyDict_GetItemWithError(st[ST_SPANS], key);
+    if (row == NULL) {
+        if (PyErr_Occurred() || (row = Py_BuildValue("[OOi]", t0, ts, 1)) == NULL) goto out;
+        r = PyDict_SetItem(st[ST_SPANS], key, row);
+        Py_DECREF(row);
+        goto out;
+    }
+    if (!PyList_Check(row) || PyList_GET_SIZE(row) != 3 || !PyFloat_Check(PyList_GET_ITEM(row, 0))
+            || !PyFloat_Check(PyList_GET_ITEM(row, 1))) {
+        PyErr_SetString(PyExc_TypeError, "activity span: not [first, last, calls]");
+        goto out;
+    }
+    if (a < PyFloat_AS_DOUBLE(PyList_GET_ITEM(row, 0))) {
+        Py_INCREF(t0);
+        PyList_SetItem(row, 0, t0);
+    }
+    if (z > PyFloat_AS_DOUBLE(PyList_GET_ITEM(row, 1))) {
+        Py_INCREF(ts);
+        PyList_SetItem(row, 1, ts);
+    }
+    PyObject *one = PyLong_FromLong(1), *n = NULL;
+    if (one == NULL) goto out;
+    n = PyNumber_Add(PyList_GET_ITEM(row, 2), one);
+    Py_DECREF(one);
+    if (n == NULL) goto out;
+    PyList_SetItem(row, 2, n);
+    r = 0;
+out:
+    Py_XDECREF(key);
+    Py_XDECREF(c);
+    Py_XDECREF(cycle);
+    return r;
+}
+
+/* Assembler.delay outside callbacks: thread activity, and the delay summed per (cycle,
+ * thread, func, caller, requested) in its outside_acc. */
+static int delay_outside(PyObject **st, PyObject *t0, PyObject *ts, PyObject *tid,
+                         PyObject *func, PyObject *caller, PyObject *req) {
+    PyObject *cycle = PyObject_GetAttr(st[ST_CYCLES], attrs[A_CYCLE]), *key = NULL;
+    int r = -1;
+    if (cycle != NULL && (key = PyTuple_Pack(5, cycle, tid, func, caller, req)) != NULL
+            && outside(st, t0, ts, tid, func) == 0)
+        r = add_row(st[ST_OUTSIDE_ACC], key, t0, ts);
+    Py_XDECREF(key);
+    Py_XDECREF(cycle);
     return r;
 }
 
@@ -558,8 +623,7 @@ static int pairing_step(Pairing *self, const char *b, Tok *t) {
     if (nested) { /* not a delay of its own, but thread activity all the same */
         /* Assembler.activity: inside the thread's callback it is the callback's */
         int inside = later ? in_callback(st, tid, t0, Py_GT, &head) : 1;
-        PyObject *argv[4] = {t0, t->ts, tid, func};
-        if (inside < 0 || (!inside && call4or6(st[ST_OUTSIDE], argv, 4) < 0)) goto error;
+        if (inside < 0 || (!inside && outside(st, t0, t->ts, tid, func) < 0)) goto error;
     } else {
         if (PySet_Discard(st[ST_IN_DELAY], tid) < 0) goto error;
         int inside = later ? in_callback(st, tid, t0, Py_LE, &head) : 0;
@@ -568,10 +632,10 @@ static int pairing_step(Pairing *self, const char *b, Tok *t) {
             if (add_to_callback(st, head, func, PyTuple_GET_ITEM(probe, 2),
                                 PyTuple_GET_ITEM(opened, 1), t0, t->ts) < 0)
                 goto error;
-        } else if (later) {
-            PyObject *argv[6] = {t0, t->ts, tid, func, PyTuple_GET_ITEM(probe, 2),
-                                 PyTuple_GET_ITEM(opened, 1)};
-            if (call4or6(st[ST_DELAY], argv, 6) < 0) goto error;
+        } else if (later) { /* Assembler.delay, outside callbacks */
+            if (delay_outside(st, t0, t->ts, tid, func, PyTuple_GET_ITEM(probe, 2),
+                              PyTuple_GET_ITEM(opened, 1)) < 0)
+                goto error;
         }
     }
     r = 1;
@@ -745,8 +809,7 @@ static int other_return(Pairing *self, const char *b, Tok *t) {
     if (t0 != NULL && PyFloat_AS_DOUBLE(t->ts) >= PyFloat_AS_DOUBLE(t0)) {
         PyObject *head; /* Assembler.activity */
         int inside = in_callback(st, tid, t0, Py_GT, &head);
-        PyObject *argv[4] = {t0, t->ts, tid, func};
-        if (inside < 0 || (!inside && call4or6(st[ST_OUTSIDE], argv, 4) < 0)) goto error;
+        if (inside < 0 || (!inside && outside(st, t0, t->ts, tid, func) < 0)) goto error;
     }
     r = 1;
     goto done;
@@ -966,18 +1029,19 @@ static PyObject *pairing(PyObject *self, PyObject *args) {
                         "open delays, threads in a delay, delay, open callback per thread, "
                         "open callbacks, delays per callback, activity_outside, assembler, "
                         "open phases, cycle base, file id, [samples, max cycle], "
-                        "other probes' ids)");
+                        "other probes' ids, cycle tracker, delays outside callbacks, "
+                        "activity spans)");
         Py_DECREF(it);
         return NULL;
     }
     for (int k = 0; k < ST_N; k++) {
         PyObject *x = PyTuple_GET_ITEM(state, k);
         int ok = k <= ST_PCACHE || k == ST_OPEN || k == ST_ON_THREAD || k == ST_PENDING
-                 || k == ST_DELAY_ACC ? PyDict_Check(x)
+                 || k == ST_DELAY_ACC || k == ST_OUTSIDE_ACC || k == ST_SPANS ? PyDict_Check(x)
                  : k == ST_NOT_DELAY || k == ST_OPEN_MEMBERS || k == ST_OTHER_IDS
                    ? PyAnySet_Check(x)
                  : k == ST_IN_DELAY ? PySet_Check(x)
-                 : k == ST_ASM ? 1
+                 : k == ST_ASM || k == ST_CYCLES ? 1
                  : k == ST_CYCLE_BASE || k == ST_FILE_ID ? PyLong_Check(x)
                  : k == ST_COUNTED ? PyList_Check(x) && PyList_GET_SIZE(x) == 2
                  : PyCallable_Check(x);

@@ -38,8 +38,9 @@ Tokens = Callable[[bytes, int], Iterable[Token]]
 # `state` (thread cache, probe cache, not-delay func ids, open delays, threads in a delay,
 # Assembler.delay, and the Assembler's open_on_thread, pending, delay_acc, activity_outside,
 # the Assembler, its open_members, the Collector's cycle_base and file_id, a list the
-# samples it appended and their largest cycle are written into once the block is done, and
-# the func ids of the other -dev probes), see ftrace._scan
+# samples it appended and their largest cycle are written into once the block is done, the
+# func ids of the other -dev probes, the Assembler's cycles and outside_acc, and the store's
+# activity spans), see ftrace._scan
 Pairing = Callable[[bytes, int, list[int], tuple[Any, ...]], Iterator[Token]]
 
 _R, _P, _D, _CR = ord("r"), ord("p"), ord("d"), ord("\r")
