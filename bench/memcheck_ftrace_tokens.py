@@ -80,7 +80,7 @@ def main() -> int:
                 bad += 1
     asm = _Asm()
     state = ({}, {}, frozenset(), {}, set(), print, {}, {}, {}, print, asm, frozenset(), 0, 0,
-             [0, -1], frozenset(), asm, {}, {})
+             [0, -1], frozenset(), asm, {}, {}, print)
     for n in range(200 if quick else 2000):  # random bytes, odd limits: no error expected
         buf = bytes(rng.randrange(256) for _ in range(rng.randrange(200)))
         buf += rng.choice([b": udelay_cal: x\n", b" 1.5: msleep_ret: (a+0x1 <- msleep)\n", b"",
@@ -89,7 +89,7 @@ def main() -> int:
                            b" 3.5: mutex_lock_slowpath_ret: (a+0x1 <- m) arg1=0x0\n"])
         for limit in (len(buf), len(buf) + 9, -3, rng.randrange(len(buf) + 1)):
             list(pairing(buf, limit, [0, 5], state))
-    for wrong in ((), ({},) * 19, state[:6] + (None,) + state[7:], state[:-5] + (None,) * 5):
+    for wrong in ((), ({},) * 20, state[:6] + (None,) + state[7:], state[:-5] + (None,) * 5):
         try:
             list(pairing(b"x", 1, [], wrong))
             bad += 1

@@ -297,7 +297,9 @@ enum { ST_TCACHE, ST_PCACHE, ST_NOT_DELAY, ST_OPEN, ST_IN_DELAY, ST_DELAY, ST_ON
        /* the -dev probes' returns: the func ids of ftrace.OTHER_PROBES; delays and activity
         * outside callbacks: the Assembler's CycleTracker and outside_acc, the store's
         * ThreadActivity.spans */
-       ST_OTHER_IDS, ST_CYCLES, ST_OUTSIDE_ACC, ST_SPANS, ST_N };
+       ST_OTHER_IDS, ST_CYCLES, ST_OUTSIDE_ACC, ST_SPANS,
+       /* Collector.skip, for a delay call whose previous call never returned */
+       ST_SKIP, ST_N };
 
 /* attribute names, interned at import */
 enum { A_STAGE_CACHE, A_LAST_PHASE, A_LAST_CYCLE, A_THREADS, A_DURATIONS, A_STARTS, A_CYCLES,
@@ -308,6 +310,7 @@ static const char *attr_names[A_N] = {"stage_cache", "_last_phase", "_last_cycle
                                       "call_marks", "block_serial", "call_firsts", "prev_block",
                                       "window", "cycle"};
 static PyObject *attrs[A_N];
+static PyObject *lost_call; /* the reason ftrace._scan gives Collector.skip for a lost call */
 
 /* A cache hit kept per block: the key's text is view[a:a+n], v a reference to the value. The
  * thread and probe caches only ever gain entries (a task column or payload is resolved once),
@@ -586,10 +589,23 @@ static int pairing_step(Pairing *self, const char *b, Tok *t) {
     }
     if ((key = PyTuple_Pack(2, tid, func)) == NULL) goto error;
     if (PyTuple_GET_ITEM(probe, 0) == Py_True) { /* the call */
-        r = PyDict_Contains(st[ST_OPEN], key);
-        if (r != 0) { /* a call whose return was lost: the loop says so (or an error) */
-            r = r < 0 ? -1 : 0;
-            goto done;
+        opened = PyDict_GetItemWithError(st[ST_OPEN], key);
+        if (opened != NULL) { /* the previous call's return is not in the capture: dropped */
+            Py_INCREF(opened);
+            if (PyDict_DelItem(st[ST_OPEN], key) < 0) goto error;
+            PyObject *r1 = PyObject_CallOneArg(st[ST_SKIP], lost_call);
+            if (r1 == NULL) goto error;
+            Py_DECREF(r1);
+            int was_nested = PyTuple_Check(opened) && PyTuple_GET_SIZE(opened) == 3
+                             ? PyObject_IsTrue(PyTuple_GET_ITEM(opened, 2)) : -1;
+            if (was_nested < 0) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_TypeError, "open delay: not (t0, requested, nested)");
+                goto error;
+            }
+            if (!was_nested && PySet_Discard(st[ST_IN_DELAY], tid) < 0) goto error;
+        } else if (PyErr_Occurred()) {
+            goto error;
         }
         int nested = PySet_Contains(st[ST_IN_DELAY], tid);
         if (nested < 0) goto error;
@@ -1030,7 +1046,7 @@ static PyObject *pairing(PyObject *self, PyObject *args) {
                         "open callbacks, delays per callback, activity_outside, assembler, "
                         "open phases, cycle base, file id, [samples, max cycle], "
                         "other probes' ids, cycle tracker, delays outside callbacks, "
-                        "activity spans)");
+                        "activity spans, skip)");
         Py_DECREF(it);
         return NULL;
     }
@@ -1086,6 +1102,10 @@ PyMODINIT_FUNC PyInit__ftrace_tokens(void) {
     for (int a = 0; a < A_N; a++)
         if (attrs[a] == NULL && (attrs[a] = PyUnicode_InternFromString(attr_names[a])) == NULL)
             return NULL;
+    if (lost_call == NULL
+            && (lost_call = PyUnicode_InternFromString("delay kprobe call without its return"))
+               == NULL)
+        return NULL;
     if (PyType_Ready(&PairingType) < 0) return NULL;
     return PyModule_Create(&module);
 }

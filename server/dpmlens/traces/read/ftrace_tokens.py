@@ -39,8 +39,8 @@ Tokens = Callable[[bytes, int], Iterable[Token]]
 # Assembler.delay, and the Assembler's open_on_thread, pending, delay_acc, activity_outside,
 # the Assembler, its open_members, the Collector's cycle_base and file_id, a list the
 # samples it appended and their largest cycle are written into once the block is done, the
-# func ids of the other -dev probes, the Assembler's cycles and outside_acc, and the store's
-# activity spans), see ftrace._scan
+# func ids of the other -dev probes, the Assembler's cycles and outside_acc, the store's
+# activity spans, and Collector.skip), see ftrace._scan
 Pairing = Callable[[bytes, int, list[int], tuple[Any, ...]], Iterator[Token]]
 
 _R, _P, _D, _CR = ord("r"), ord("p"), ord("d"), ord("\r")
