@@ -34,12 +34,27 @@ def load(paths: list[Path], pure: bool) -> dict:
     return everything(load_traces(paths))
 
 
+class _Asm:
+    """What the C pairing reads of an Assembler (events.Assembler), empty."""
+
+    def __init__(self) -> None:
+        self.stage_cache: dict = {}
+        self._last_phase = None
+        self._last_cycle = 0
+        self.call_marks: dict = {}
+        self.block_serial = 0
+        self.call_firsts: dict = {}
+        self.prev_block = (b"", 0, {})
+        self.window = (float("-inf"), True)
+        self.cycle = 0  # (and the CycleTracker's)
+
+
 def main() -> int:
     quick = "--quick" in sys.argv
-    pairing = ftrace_tokens.pairing(ftrace._PLAIN, ftrace._DELAY_NAMES)
+    pairing = ftrace_tokens.pairing(ftrace._PLAIN, ftrace._DELAY_NAMES, ftrace._OTHER_RETS)
     if pairing is None:
         sys.exit("_ftrace_tokens not built (make .venv/.ftrace_tokens)")
-    shared = REPO.parent / "shared" / "traces"
+    shared = Path(os.environ.get("DPMLENS_SHARED") or REPO.parent / "shared") / "traces"
     real = sorted(p for p in shared.rglob("*_ftrace.txt") if b"_cal: (" in p.read_bytes())
     multi = sorted((REPO / "bench-data" / "pm-graph-multitest").glob("*/*_ftrace.txt"))
     real += multi[: 1 if quick else 2]
@@ -53,22 +68,28 @@ def main() -> int:
     rng = random.Random(29)
     with tempfile.TemporaryDirectory() as tmp:
         for n in range(20 if quick else 200):
-            steps = [(rng.randrange(17), rng.randrange(4), rng.randrange(3), rng.randrange(10))
+            steps = [(rng.randrange(23), rng.randrange(4), rng.randrange(3), rng.randrange(10))
                      for _ in range(rng.randrange(80))]
-            warm = [(w, t, c, 1) for t in range(4) for c in range(3) for w in (0, 1)]
+            warm = [(w, t, c, 1) for t in range(4) for c in range(3)
+                    for w in (0, 1, 6, 4, 5, 10, 11, 7)]
             path = Path(tmp) / f"r{n}_ftrace.txt"
             path.write_text("# tracer: nop\n" + _kprobe_text(warm + steps))
             ftrace.CHUNK = rng.choice([64, 300, 4 << 20])
             if load([path], False) != load([path], True):
                 print("differs:", steps)
                 bad += 1
-    state = ({}, {}, frozenset(), {}, set(), print, {}, {}, {}, print)
+    asm = _Asm()
+    state = ({}, {}, frozenset(), {}, set(), print, {}, {}, {}, print, asm, frozenset(), 0, 0,
+             [0, -1], frozenset(), asm, {}, {}, print)
     for n in range(200 if quick else 2000):  # random bytes, odd limits: no error expected
         buf = bytes(rng.randrange(256) for _ in range(rng.randrange(200)))
-        buf += rng.choice([b": udelay_cal: x\n", b" 1.5: msleep_ret: (a+0x1 <- msleep)\n", b""])
+        buf += rng.choice([b": udelay_cal: x\n", b" 1.5: msleep_ret: (a+0x1 <- msleep)\n", b"",
+                           b" 2.5: device_pm_callback_start: d e, parent: f, [suspend]\n",
+                           b" 2.5: device_pm_callback_end: d e, err=0\n",
+                           b" 3.5: mutex_lock_slowpath_ret: (a+0x1 <- m) arg1=0x0\n"])
         for limit in (len(buf), len(buf) + 9, -3, rng.randrange(len(buf) + 1)):
             list(pairing(buf, limit, [0, 5], state))
-    for wrong in ((), ({},) * 10, state[:6] + (None,) + state[7:]):
+    for wrong in ((), ({},) * 20, state[:6] + (None,) + state[7:], state[:-5] + (None,) * 5):
         try:
             list(pairing(b"x", 1, [], wrong))
             bad += 1

@@ -189,7 +189,7 @@ def test_every_plain_name_is_found_by_both() -> None:
 
 # -- the delay kprobes paired in C (ftrace_tokens.pairing, _ftrace_tokens.c pairing_step) --
 
-C_PAIRING = ftrace_tokens.pairing(ftrace._PLAIN, ftrace._DELAY_NAMES) \
+C_PAIRING = ftrace_tokens.pairing(ftrace._PLAIN, ftrace._DELAY_NAMES, ftrace._OTHER_RETS) \
     if os.environ.get("DPMLENS_PURE_SCAN") != "1" else None
 needs_pairing = pytest.mark.skipif(C_PAIRING is None, reason="_ftrace_tokens not built")
 MULTITEST = REPO / "bench-data" / "pm-graph-multitest"  # `make bench-multitest` unpacks it
@@ -232,8 +232,8 @@ def test_the_pairing_takes_the_delay_lines(monkeypatch: pytest.MonkeyPatch) -> N
     handed: list[int] = []
     real = ftrace_tokens.pairing
 
-    def counting(plain: object, delays: object) -> object:
-        inner = real(plain, delays)  # type: ignore[arg-type]
+    def counting(plain: object, delays: object, others: object = ()) -> object:
+        inner = real(plain, delays, others)  # type: ignore[arg-type]
         assert inner is not None
 
         def pairing(*args: object) -> Iterator[object]:
@@ -306,6 +306,14 @@ def _kprobe_text(steps: list[tuple[int, int, int, int]]) -> str:
             14: head + f"udelay_cal: (__const_udelay+0x0/0x50) loops={dt}\r",
             15: head + "ksys_sync_cal: (ksys_sync+0x0/0x10)",
             16: head + "ksys_sync_ret: (x+0x1/0x2 <- ksys_sync) arg1=0x0",
+            # callbacks off the common path: an error, another phase and its markers, an
+            # empty info (defers to the marker's stage), a carriage return
+            17: head + f"device_pm_callback_end: drv dev{cpu}, err=-16",
+            18: head + f"device_pm_callback_start: drv dev{cpu}, parent: none, bus [resume]",
+            19: head + "suspend_resume: dpm_resume[16] " + ("begin" if dt % 2 else "end"),
+            20: head + f"device_pm_callback_start: drv2 dev{dt}, parent: dev{cpu}, [suspend]",
+            21: head + f"device_pm_callback_end: drv2 dev{dt}, err=0",
+            22: head + f"device_pm_callback_end: drv dev{cpu}, err=0\r",
         }[what])
     return "\n".join(lines) + "\n"
 
@@ -317,18 +325,30 @@ def _kprobe_text(steps: list[tuple[int, int, int, int]]) -> str:
 @example([(0, 1, 0, 3), (0, 1, 1, 3), (1, 1, 1, 3), (1, 1, 0, 3)], 1 << 22)
 @example([(0, 2, 0, 3), (0, 2, 0, 3), (1, 2, 0, 3), (0, 0, 1, 1), (8, 0, 0, 0), (1, 0, 1, 7)],
          64)
-@given(st.lists(st.tuples(st.integers(0, 16), st.integers(0, 3), st.integers(0, 2),
+# callbacks: nested starts of one device, an end in another phase, ends with errors, a
+# start whose payload was first seen under another marker stage
+@example([(6, 0, 0, 1), (4, 0, 0, 1), (4, 0, 0, 1), (5, 0, 0, 1), (19, 1, 1, 1), (18, 1, 0, 1),
+          (20, 2, 1, 3), (5, 1, 0, 1), (17, 1, 1, 1), (21, 2, 1, 3), (22, 0, 0, 1), (7, 0, 0, 1)],
+         300)
+@given(st.lists(st.tuples(st.integers(0, 22), st.integers(0, 3), st.integers(0, 2),
                           st.integers(0, 9)), max_size=60),
        st.sampled_from([64, 300, 1 << 22]))
 def test_same_import_on_odd_kprobe_text(tmp_path_factory: pytest.TempPathFactory,
                                         steps: list[tuple[int, int, int, int]],
                                         chunk: int) -> None:
-    """Made-up kprobe lines in every order (small blocks: calls and returns in different
-    blocks, a stamp between them): the same import with the pairing in C and in Python."""
+    """Made-up kprobe and callback lines in every order (small blocks: calls and returns in
+    different blocks, a stamp between them): the same import with the pairing in C and in
+    Python."""
     path = tmp_path_factory.mktemp("odd") / "odd_ftrace.txt"
     # first every task's calls and returns once, in order: the caches the pairing reads
     # (a thread, a payload is the Python loop's the first time it comes) are then warm
     warm = [(w, task, cpu, 1) for task in range(4) for cpu in range(3) for w in (0, 1)]
+    # and each callback's start and end (with the -dev probe's call and return) once, in and
+    # out of its phase's markers
+    each = [(task, cpu) for task in range(4) for cpu in range(3)]
+    warm += [(6, 0, 0, 1), *((w, t, c, 1) for t, c in each for w in (4, 5, 20, 21, 10, 11)),
+             (7, 0, 0, 1), (19, 0, 0, 1), *((w, t, c, 1) for t, c in each for w in (18, 17)),
+             (19, 0, 0, 2)]
     path.write_text("# tracer: nop\n" + _kprobe_text(warm + steps))
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(ftrace, "CHUNK", chunk)

@@ -6,17 +6,20 @@
  * reader's loop needs: a list of (s, e, le, p, ls, ts) tuples, see ftrace_tokens.py.
  *
  * pairing(buf, limit, stamps, state) gives the same tuples one at a time, as an iterator, but
- * keeps back the delay kprobe lines (the names given as `delays` to configure) that it can
- * pair itself: it does for them what ftrace._scan's kprobe branch does, in the same order,
- * on the same Python objects (see pairing_step). Every line it cannot take (an unknown task
- * column or payload, a bad timestamp, a lost call, a sleepgraph stamp passed) it hands on
- * as a token, for the Python loop.
+ * keeps back the delay kprobe lines (the names given as `delays` to configure) and the
+ * callback starts and ends that it can pair itself: it does for them what ftrace._scan's
+ * kprobe branch and its inlined callback start and end do, in the same order, on the same
+ * Python objects (see pairing_step, callback_start, callback_end). Every line it cannot take
+ * (an unknown task column or payload, a bad timestamp, a lost call, a callback off the common
+ * path, a sleepgraph stamp passed) it hands on as a token, for the Python loop.
  *
- * configure(plain[, delays]) sets the event names: `plain` the names matched as "<name>: "
- * (kprobes with their _cal/_ret, rpm_*, funcgraph_*, sched_*), `delays` those of them that
- * pairing() pairs; the other four forms are fixed here. Built by `make`
+ * configure(plain[, delays[, others]]) sets the event names: `plain` the names matched as
+ * "<name>: " (kprobes with their _cal/_ret, rpm_*, funcgraph_*, sched_*), `delays` those of
+ * them that pairing() pairs, `others` the returns of other -dev probes whose calls it finds
+ * (other_return); the other four forms are fixed here. Built by `make`
  * (server/tools/build_ftrace_tokens.py); optional. */
 #define PY_SSIZE_T_CLEAN
+#define _GNU_SOURCE /* memmem */
 #include <Python.h>
 #include <string.h>
 
@@ -24,6 +27,9 @@
 #define MAXNAME 64
 #define KIND_PLAIN 1
 #define KIND_DELAY 2
+#define KIND_START 3 /* device_pm_callback_start (pairing() takes its common case) */
+#define KIND_END 4   /* device_pm_callback_end */
+#define KIND_OTHER 5 /* the return of another -dev probe (ftrace.OTHER_PROBES): its call found */
 #define TS_BOUND 1e15 /* ftrace._TS_BOUND */
 
 static char names[SLOTS][MAXNAME];
@@ -81,14 +87,15 @@ static int add_names(PyObject *arg, int kind, int *count) {
 
 static PyObject *configure(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *plain, *delays = NULL;
+    PyObject *plain, *delays = NULL, *others = NULL;
     int count = 0;
-    if (!PyArg_ParseTuple(args, "O|O", &plain, &delays)) return NULL;
+    if (!PyArg_ParseTuple(args, "O|OO", &plain, &delays, &others)) return NULL;
     configured = 0;
     memset(lens, 0, sizeof lens);
     memset(kinds, 0, sizeof kinds);
     if (add_names(plain, KIND_PLAIN, &count) < 0) return NULL;
-    if (delays != NULL && add_names(delays, KIND_DELAY, &count) < 0) {
+    if ((delays != NULL && add_names(delays, KIND_DELAY, &count) < 0)
+            || (others != NULL && add_names(others, KIND_OTHER, &count) < 0)) {
         memset(lens, 0, sizeof lens);
         return NULL;
     }
@@ -120,9 +127,10 @@ static Py_ssize_t match_at(const char *b, Py_ssize_t i, Py_ssize_t limit, int *k
         return e > k + 1 ? e : -1;
     }
     if (k + 2 > limit || b[k + 1] != ' ') return -1;
-    if ((n == 24 && memcmp(w, "device_pm_callback_start", 24) == 0)
-            || (n == 22 && memcmp(w, "device_pm_callback_end", 22) == 0)) {
+    int start = n == 24 && memcmp(w, "device_pm_callback_start", 24) == 0;
+    if (start || (n == 22 && memcmp(w, "device_pm_callback_end", 22) == 0)) {
         const char *nl = memchr(b + k + 2, '\n', limit - (k + 2));
+        *kind = start ? KIND_START : KIND_END;
         return nl ? nl - b : limit; /* [^\n]* */
     }
     if (n == 18 && memcmp(w, "tracing_mark_write", 18) == 0) {
@@ -280,7 +288,39 @@ fail:
  * Assembler.delay, the Assembler's thread -> its open callback, open callbacks, delays per
  * open callback and Assembler.activity_outside (the common case of Assembler.delay and all of
  * Assembler.activity are done here, see in_callback). */
-enum { ST_TCACHE, ST_PCACHE, ST_NOT_DELAY, ST_OPEN, ST_IN_DELAY, ST_DELAY, ST_ON_THREAD, ST_PENDING, ST_DELAY_ACC, ST_OUTSIDE, ST_N };
+enum { ST_TCACHE, ST_PCACHE, ST_NOT_DELAY, ST_OPEN, ST_IN_DELAY, ST_DELAY, ST_ON_THREAD, ST_PENDING, ST_DELAY_ACC, ST_OUTSIDE,
+       /* the callbacks' common path: the Assembler (its stage_cache, _last_phase and
+        * _last_cycle, read per line: markers change them), its open phases, the Collector's
+        * cycle_base and file_id, and a list [samples, max cycle] the ends done here are
+        * written into when the block is done */
+       ST_ASM, ST_OPEN_MEMBERS, ST_CYCLE_BASE, ST_FILE_ID, ST_COUNTED,
+       /* the -dev probes' returns: the func ids of ftrace.OTHER_PROBES; delays and activity
+        * outside callbacks: the Assembler's CycleTracker and outside_acc, the store's
+        * ThreadActivity.spans */
+       ST_OTHER_IDS, ST_CYCLES, ST_OUTSIDE_ACC, ST_SPANS,
+       /* Collector.skip, for a delay call whose previous call never returned */
+       ST_SKIP, ST_N };
+
+/* attribute names, interned at import */
+enum { A_STAGE_CACHE, A_LAST_PHASE, A_LAST_CYCLE, A_THREADS, A_DURATIONS, A_STARTS, A_CYCLES,
+       A_FILES, A_APPEND, A_CALL_MARKS, A_BLOCK_SERIAL, A_CALL_FIRSTS, A_PREV_BLOCK, A_WINDOW,
+       A_CYCLE, A_N };
+static const char *attr_names[A_N] = {"stage_cache", "_last_phase", "_last_cycle", "threads",
+                                      "durations", "starts", "cycles", "files", "append",
+                                      "call_marks", "block_serial", "call_firsts", "prev_block",
+                                      "window", "cycle"};
+static PyObject *attrs[A_N];
+static PyObject *lost_call; /* the reason ftrace._scan gives Collector.skip for a lost call */
+
+/* A cache hit kept per block: the key's text is view[a:a+n], v a reference to the value. The
+ * thread and probe caches only ever gain entries (a task column or payload is resolved once),
+ * so a value found once is the value for the rest of the block: the next lines of a task or a
+ * payload are looked up without making a bytes key (a third of the pairing's lookups). */
+#define CSLOTS 512
+typedef struct {
+    Py_ssize_t a, n;
+    PyObject *v;
+} CSlot;
 
 typedef struct {
     PyObject_HEAD
@@ -290,9 +330,17 @@ typedef struct {
     PyObject *stamps;   /* the block's sleepgraph header positions, ascending (a list) */
     Py_ssize_t stamp;   /* the first of them no token handed on has passed yet */
     PyObject *state[ST_N];
+    Py_ssize_t samples; /* callback ends done here (ftrace._scan's n_samples) */
+    long max_cycle;     /* and their largest cycle (its max_cycle), -1: none */
+    /* the thread and probe caches' hits of this block by the key's text (see cached) */
+    CSlot threads[CSLOTS], probes[CSLOTS];
 } Pairing;
 
 static void pairing_dealloc(Pairing *self) {
+    for (int k = 0; k < CSLOTS; k++) {
+        Py_XDECREF(self->threads[k].v);
+        Py_XDECREF(self->probes[k].v);
+    }
     if (self->has_view) PyBuffer_Release(&self->view);
     Py_XDECREF(self->stamps);
     for (int k = 0; k < ST_N; k++) Py_XDECREF(self->state[k]);
@@ -309,6 +357,22 @@ static PyObject *lookup(PyObject *d, const char *b, Py_ssize_t a, Py_ssize_t z, 
     PyObject *v = PyDict_GetItemWithError(d, key);
     Py_DECREF(key);
     if (v == NULL && PyErr_Occurred()) *err = 1;
+    return v;
+}
+
+/* lookup() of the block's own text b[a:z] through a per-block cache of hits (CSlot). */
+static PyObject *cached(CSlot *tab, PyObject *d, const char *b, Py_ssize_t a, Py_ssize_t z,
+                        int *err) {
+    Py_ssize_t n = z - a;
+    CSlot *slot = &tab[hash(b + a, n) & (CSLOTS - 1)];
+    if (slot->v != NULL && slot->n == n && memcmp(b + slot->a, b + a, n) == 0) return slot->v;
+    PyObject *v = lookup(d, b, a, z, err);
+    if (v != NULL) {
+        Py_INCREF(v);
+        Py_XSETREF(slot->v, v);
+        slot->a = a;
+        slot->n = n;
+    }
     return v;
 }
 
@@ -342,12 +406,43 @@ static int in_callback(PyObject **st, PyObject *tid, PyObject *t0, int op, PyObj
     return r;
 }
 
+/* A delay summed per site (Assembler.delay): acc[key] = [count, us, first, last], a new row
+ * or row[0] += 1; row[1] += dur; row[3] = ts. */
+static int add_row(PyObject *acc, PyObject *key, PyObject *t0, PyObject *ts) {
+    double dur = (PyFloat_AS_DOUBLE(ts) - PyFloat_AS_DOUBLE(t0)) * 1e6;
+    PyObject *x, *row = PyDict_GetItemWithError(acc, key);
+    if (row == NULL) {
+        if (PyErr_Occurred()) return -1;
+        row = Py_BuildValue("[idOO]", 1, dur, t0, ts);
+        if (row == NULL) return -1;
+        int r = PyDict_SetItem(acc, key, row);
+        Py_DECREF(row);
+        return r;
+    }
+    if (!PyList_Check(row) || PyList_GET_SIZE(row) != 4 || !PyLong_Check(PyList_GET_ITEM(row, 0))
+            || !PyFloat_Check(PyList_GET_ITEM(row, 1))) {
+        PyErr_SetString(PyExc_TypeError, "delay row: not [count, us, first, last]");
+        return -1;
+    }
+    PyObject *one = PyLong_FromLong(1);
+    if (one == NULL) return -1;
+    x = PyNumber_Add(PyList_GET_ITEM(row, 0), one);
+    Py_DECREF(one);
+    if (x == NULL) return -1;
+    PyList_SetItem(row, 0, x);
+    if ((x = PyFloat_FromDouble(PyFloat_AS_DOUBLE(PyList_GET_ITEM(row, 1)) + dur)) == NULL)
+        return -1;
+    PyList_SetItem(row, 1, x);
+    Py_INCREF(ts);
+    PyList_SetItem(row, 3, ts);
+    return 0;
+}
+
 /* Assembler.delay's common case: the delay summed into the open callback `head` of its
  * thread, per (func, caller, requested): delay_acc[head][key] = [count, us, first, last]. */
 static int add_to_callback(PyObject **st, PyObject *head, PyObject *func, PyObject *caller,
                            PyObject *req, PyObject *t0, PyObject *ts) {
-    double dur = (PyFloat_AS_DOUBLE(ts) - PyFloat_AS_DOUBLE(t0)) * 1e6;
-    PyObject *acc = PyDict_GetItemWithError(st[ST_DELAY_ACC], head), *key = NULL, *x = NULL;
+    PyObject *acc = PyDict_GetItemWithError(st[ST_DELAY_ACC], head), *key = NULL;
     int r = -1;
     Py_INCREF(head); /* held while the dicts change */
     if (acc == NULL) {
@@ -359,49 +454,8 @@ static int add_to_callback(PyObject **st, PyObject *head, PyObject *func, PyObje
     } else {
         Py_INCREF(acc);
     }
-    if (!PyDict_Check(acc) || (key = PyTuple_Pack(3, func, caller, req)) == NULL) goto out_acc;
-    PyObject *row = PyDict_GetItemWithError(acc, key);
-    if (row == NULL) {
-        if (PyErr_Occurred() || (x = PyFloat_FromDouble(dur)) == NULL) goto out_acc;
-        PyObject *one = PyLong_FromLong(1);
-        if (one == NULL) goto out_acc;
-        row = PyList_New(4);
-        if (row == NULL) {
-            Py_DECREF(one);
-            goto out_acc;
-        }
-        PyList_SET_ITEM(row, 0, one);
-        PyList_SET_ITEM(row, 1, x);
-        x = NULL;
-        Py_INCREF(t0);
-        PyList_SET_ITEM(row, 2, t0);
-        Py_INCREF(ts);
-        PyList_SET_ITEM(row, 3, ts);
-        r = PyDict_SetItem(acc, key, row);
-        Py_DECREF(row);
-        goto out_acc;
-    }
-    /* row[0] += 1; row[1] += dur; row[3] = ts */
-    if (!PyList_Check(row) || PyList_GET_SIZE(row) != 4 || !PyLong_Check(PyList_GET_ITEM(row, 0))
-            || !PyFloat_Check(PyList_GET_ITEM(row, 1))) {
-        PyErr_SetString(PyExc_TypeError, "delay row: not [count, us, first, last]");
-        goto out_acc;
-    }
-    PyObject *one = PyLong_FromLong(1);
-    if (one == NULL) goto out_acc;
-    PyObject *n = PyNumber_Add(PyList_GET_ITEM(row, 0), one);
-    Py_DECREF(one);
-    if (n == NULL) goto out_acc;
-    PyList_SetItem(row, 0, n);
-    if ((x = PyFloat_FromDouble(PyFloat_AS_DOUBLE(PyList_GET_ITEM(row, 1)) + dur)) == NULL)
-        goto out_acc;
-    PyList_SetItem(row, 1, x);
-    x = NULL;
-    Py_INCREF(ts);
-    PyList_SetItem(row, 3, ts);
-    r = 0;
-out_acc:
-    Py_XDECREF(x);
+    if (PyDict_Check(acc) && (key = PyTuple_Pack(3, func, caller, req)) != NULL)
+        r = add_row(acc, key, t0, ts);
     Py_XDECREF(key);
     Py_DECREF(acc);
 out:
@@ -409,12 +463,85 @@ out:
     return r;
 }
 
+/* Assembler.activity_outside: a -dev probe call of `tid` from t0 to ts kept as sleepgraph
+ * keeps it (at least 1 us, inside its test: asm.window) in ThreadActivity.add's spans:
+ * spans[(cycle_base + cycle, tid, func)] = [first start, last end, calls]. */
+static int outside(PyObject **st, PyObject *t0, PyObject *ts, PyObject *tid, PyObject *func) {
+    double a = PyFloat_AS_DOUBLE(t0), z = PyFloat_AS_DOUBLE(ts);
+    if (z - a < 0.000001) return 0;
+    PyObject *w = PyObject_GetAttr(st[ST_ASM], attrs[A_WINDOW]);
+    if (w == NULL) return -1;
+    if (!PyTuple_Check(w) || PyTuple_GET_SIZE(w) != 2 || !PyFloat_Check(PyTuple_GET_ITEM(w, 0))) {
+        Py_DECREF(w); /* not as the Assembler keeps it: its own method decides */
+        PyObject *argv[4] = {t0, ts, tid, func};
+        return call4or6(st[ST_OUTSIDE], argv, 4);
+    }
+    int open = PyObject_IsTrue(PyTuple_GET_ITEM(w, 1));
+    int before = a < PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(w, 0));
+    Py_DECREF(w);
+    if (open < 0) return -1;
+    if (before || !open) return 0;
+    PyObject *cycle = PyObject_GetAttr(st[ST_CYCLES], attrs[A_CYCLE]), *c = NULL, *key = NULL;
+    int r = -1;
+    if (cycle == NULL || (c = PyNumber_Add(st[ST_CYCLE_BASE], cycle)) == NULL
+            || (key = PyTuple_Pack(3, c, tid, func)) == NULL)
+        goto out;
+    PyObject *row = PyDict_GetItemWithError(st[ST_SPANS], key);
+    if (row == NULL) {
+        if (PyErr_Occurred() || (row = Py_BuildValue("[OOi]", t0, ts, 1)) == NULL) goto out;
+        r = PyDict_SetItem(st[ST_SPANS], key, row);
+        Py_DECREF(row);
+        goto out;
+    }
+    if (!PyList_Check(row) || PyList_GET_SIZE(row) != 3 || !PyFloat_Check(PyList_GET_ITEM(row, 0))
+            || !PyFloat_Check(PyList_GET_ITEM(row, 1))) {
+        PyErr_SetString(PyExc_TypeError, "activity span: not [first, last, calls]");
+        goto out;
+    }
+    if (a < PyFloat_AS_DOUBLE(PyList_GET_ITEM(row, 0))) {
+        Py_INCREF(t0);
+        PyList_SetItem(row, 0, t0);
+    }
+    if (z > PyFloat_AS_DOUBLE(PyList_GET_ITEM(row, 1))) {
+        Py_INCREF(ts);
+        PyList_SetItem(row, 1, ts);
+    }
+    PyObject *one = PyLong_FromLong(1), *n = NULL;
+    if (one == NULL) goto out;
+    n = PyNumber_Add(PyList_GET_ITEM(row, 2), one);
+    Py_DECREF(one);
+    if (n == NULL) goto out;
+    PyList_SetItem(row, 2, n);
+    r = 0;
+out:
+    Py_XDECREF(key);
+    Py_XDECREF(c);
+    Py_XDECREF(cycle);
+    return r;
+}
+
+/* Assembler.delay outside callbacks: thread activity, and the delay summed per (cycle,
+ * thread, func, caller, requested) in its outside_acc. */
+static int delay_outside(PyObject **st, PyObject *t0, PyObject *ts, PyObject *tid,
+                         PyObject *func, PyObject *caller, PyObject *req) {
+    PyObject *cycle = PyObject_GetAttr(st[ST_CYCLES], attrs[A_CYCLE]), *key = NULL;
+    int r = -1;
+    if (cycle != NULL && (key = PyTuple_Pack(5, cycle, tid, func, caller, req)) != NULL
+            && outside(st, t0, ts, tid, func) == 0)
+        r = add_row(st[ST_OUTSIDE_ACC], key, t0, ts);
+    Py_XDECREF(key);
+    Py_XDECREF(cycle);
+    return r;
+}
+
 /* ftrace._scan's branch for a delay kprobe line, on its common path: 1 when done here, 0
  * when the line is to be handed on (the Python loop does it, with the same state), -1 on an
  * error. The Python loop's order is kept: a line is done here only once every line before
  * it is done, and a line is handed on as soon as anything differs from the common case. */
-static int pairing_step(Pairing *self, const char *b, Tok *t) {
-    PyObject **st = self->state;
+/* Whether a line may be done here as far as the stamps and its timestamp go: 1, 0 when it is
+ * the Python loop's (a stamp before it the loop has not passed, no or an impossible
+ * timestamp, an odd task column), -1 on an error. */
+static int line_ok(Pairing *self, Tok *t) {
     Py_ssize_t ns = PyList_GET_SIZE(self->stamps);
     if (self->stamp < ns) {
         Py_ssize_t next = PyLong_AsSsize_t(PyList_GET_ITEM(self->stamps, self->stamp));
@@ -432,9 +559,14 @@ static int pairing_step(Pairing *self, const char *b, Tok *t) {
     if (t->ts == Py_None) return 0;
     double ts = PyFloat_AS_DOUBLE(t->ts);
     if (!(-TS_BOUND < ts && ts < TS_BOUND)) return 0;
-    if (t->p < 0 || t->ls > t->p || t->le < t->e) return 0;
+    return !(t->p < 0 || t->ls > t->p || t->le < t->e);
+}
+
+static int pairing_step(Pairing *self, const char *b, Tok *t) {
+    PyObject **st = self->state;
+    double ts = PyFloat_AS_DOUBLE(t->ts);
     int err = 0;
-    PyObject *tid = lookup(st[ST_TCACHE], b, t->ls, t->p, &err);
+    PyObject *tid = cached(self->threads, st[ST_TCACHE], b, t->ls, t->p, &err);
     if (tid == NULL) return err ? -1 : 0;
     int ret = b[t->e - 3] == 't';
     Py_ssize_t end = t->le;
@@ -443,7 +575,7 @@ static int pairing_step(Pairing *self, const char *b, Tok *t) {
         if (q != NULL) end = q - b + 1;
     }
     Py_INCREF(tid);
-    PyObject *probe = lookup(st[ST_PCACHE], b, t->s + 2, end, &err);
+    PyObject *probe = cached(self->probes, st[ST_PCACHE], b, t->s + 2, end, &err);
     if (probe == NULL || !PyTuple_Check(probe) || PyTuple_GET_SIZE(probe) != 3) {
         Py_DECREF(tid);
         return err ? -1 : 0;
@@ -457,10 +589,23 @@ static int pairing_step(Pairing *self, const char *b, Tok *t) {
     }
     if ((key = PyTuple_Pack(2, tid, func)) == NULL) goto error;
     if (PyTuple_GET_ITEM(probe, 0) == Py_True) { /* the call */
-        r = PyDict_Contains(st[ST_OPEN], key);
-        if (r != 0) { /* a call whose return was lost: the loop says so (or an error) */
-            r = r < 0 ? -1 : 0;
-            goto done;
+        opened = PyDict_GetItemWithError(st[ST_OPEN], key);
+        if (opened != NULL) { /* the previous call's return is not in the capture: dropped */
+            Py_INCREF(opened);
+            if (PyDict_DelItem(st[ST_OPEN], key) < 0) goto error;
+            PyObject *r1 = PyObject_CallOneArg(st[ST_SKIP], lost_call);
+            if (r1 == NULL) goto error;
+            Py_DECREF(r1);
+            int was_nested = PyTuple_Check(opened) && PyTuple_GET_SIZE(opened) == 3
+                             ? PyObject_IsTrue(PyTuple_GET_ITEM(opened, 2)) : -1;
+            if (was_nested < 0) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_TypeError, "open delay: not (t0, requested, nested)");
+                goto error;
+            }
+            if (!was_nested && PySet_Discard(st[ST_IN_DELAY], tid) < 0) goto error;
+        } else if (PyErr_Occurred()) {
+            goto error;
         }
         int nested = PySet_Contains(st[ST_IN_DELAY], tid);
         if (nested < 0) goto error;
@@ -494,8 +639,7 @@ static int pairing_step(Pairing *self, const char *b, Tok *t) {
     if (nested) { /* not a delay of its own, but thread activity all the same */
         /* Assembler.activity: inside the thread's callback it is the callback's */
         int inside = later ? in_callback(st, tid, t0, Py_GT, &head) : 1;
-        PyObject *argv[4] = {t0, t->ts, tid, func};
-        if (inside < 0 || (!inside && call4or6(st[ST_OUTSIDE], argv, 4) < 0)) goto error;
+        if (inside < 0 || (!inside && outside(st, t0, t->ts, tid, func) < 0)) goto error;
     } else {
         if (PySet_Discard(st[ST_IN_DELAY], tid) < 0) goto error;
         int inside = later ? in_callback(st, tid, t0, Py_LE, &head) : 0;
@@ -504,10 +648,10 @@ static int pairing_step(Pairing *self, const char *b, Tok *t) {
             if (add_to_callback(st, head, func, PyTuple_GET_ITEM(probe, 2),
                                 PyTuple_GET_ITEM(opened, 1), t0, t->ts) < 0)
                 goto error;
-        } else if (later) {
-            PyObject *argv[6] = {t0, t->ts, tid, func, PyTuple_GET_ITEM(probe, 2),
-                                 PyTuple_GET_ITEM(opened, 1)};
-            if (call4or6(st[ST_DELAY], argv, 6) < 0) goto error;
+        } else if (later) { /* Assembler.delay, outside callbacks */
+            if (delay_outside(st, t0, t->ts, tid, func, PyTuple_GET_ITEM(probe, 2),
+                              PyTuple_GET_ITEM(opened, 1)) < 0)
+                goto error;
         }
     }
     r = 1;
@@ -522,14 +666,332 @@ done:
     return r;
 }
 
+/* The largest j in [low, hi - n] where b[j:j+n] is the needle, or -1 (bytes.rfind). */
+static Py_ssize_t rfind_mem(const char *b, Py_ssize_t low, Py_ssize_t hi, const char *needle,
+                            Py_ssize_t n) {
+    if (low < 0) low = 0;
+    for (Py_ssize_t j = hi - n; j >= low; j--) {
+        const char *c = memrchr(b + low, needle[0], j - low + 1);
+        if (c == NULL) return -1;
+        j = c - b;
+        if (memcmp(c, needle, n) == 0) return j;
+    }
+    return -1;
+}
+
+/* firsts[needle], the position of the block's first call line of the probe (b.find(needle),
+ * found once and kept in `firsts`, a pure cache): 0 and *first, or -1 on an error. */
+static int first_of(PyObject *firsts, PyObject *needle, const char *b, Py_ssize_t len,
+                    Py_ssize_t *first) {
+    PyObject *f = PyDict_GetItemWithError(firsts, needle);
+    if (f != NULL) {
+        *first = PyLong_AsSsize_t(f);
+        return *first == -1 && PyErr_Occurred() ? -1 : 0;
+    }
+    if (PyErr_Occurred()) return -1;
+    const char *m = memmem(b, len, PyBytes_AS_STRING(needle), PyBytes_GET_SIZE(needle));
+    *first = m ? m - b : -1;
+    PyObject *v = PyLong_FromSsize_t(*first);
+    if (v == NULL) return -1;
+    int r = PyDict_SetItem(firsts, needle, v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* ftrace._call_before's search in one block (b[:lim], the block's first call lines of the
+ * probes in `firsts`, a dict): 1 and *t0 (a new reference, or NULL: the line's time is no
+ * number) when a call line of thread `tid` is found, 0 when there is none, 2 when a line it
+ * looks at is not for this function (a task column not in the thread cache: the loop gives it
+ * a thread id), -1 on an error. Nothing but `firsts` (a pure cache) is changed. As there, the
+ * call is looked for in growing windows before `lim` until the first call line is known. */
+static int call_in(PyObject **st, const char *b, Py_ssize_t len, Py_ssize_t lim,
+                   PyObject *firsts, PyObject *needle, Py_ssize_t low, PyObject *tid,
+                   PyObject **t0) {
+    const char *nd = PyBytes_AS_STRING(needle);
+    Py_ssize_t n = PyBytes_GET_SIZE(needle), first = -2, j = -1; /* -2: not looked for */
+    PyObject *f = PyDict_GetItemWithError(firsts, needle);
+    if (f == NULL && PyErr_Occurred()) return -1;
+    if (f == NULL) { /* ftrace._CALL_NEAR, _CALL_FAR */
+        for (Py_ssize_t w = 4 << 10; j < 0 && w < (4 << 20) && lim - w > low; w <<= 4)
+            j = rfind_mem(b, lim - w, lim, nd, n);
+    }
+    if (j < 0) {
+        if (first_of(firsts, needle, b, len, &first) < 0) return -1;
+        if (low < first) low = first;
+        if (first < 0 || low >= lim) return 0;
+        j = rfind_mem(b, low, lim, nd, n);
+    }
+    for (int k = 0; k < 64 && j >= 0; k++) { /* ftrace._CALL_LOOKBACK */
+        Py_ssize_t ls = rfind_char(b, j, '\n') + 1, p = j - 1;
+        while (p >= ls && b[p] != ' ') p--;
+        if (p < ls) return 2; /* no space: the loop's odd case */
+        int err = 0;
+        PyObject *t = lookup(st[ST_TCACHE], b, ls, p, &err);
+        if (t == NULL) return err ? -1 : 2;
+        int same = PyObject_RichCompareBool(t, tid, Py_EQ);
+        if (same < 0) return -1;
+        if (same) {
+            *t0 = number(b, p + 1, j);
+            return *t0 == NULL && PyErr_Occurred() ? -1 : 1;
+        }
+        if (first == -2) {
+            if (first_of(firsts, needle, b, len, &first) < 0) return -1;
+            if (low < first) low = first;
+        }
+        j = rfind_mem(b, low, ls, nd, n);
+    }
+    return 0;
+}
+
+/* ftrace._scan's branch for the return of another -dev probe (ftrace.OTHER_PROBES), all of
+ * it: its call is the latest call line of its thread before it, in this block or (for the
+ * thread's first return of the probe here) the block before, searched no further back than
+ * the thread's previous return of the probe (ftrace._call_before); then Assembler.activity.
+ * 1 when done, 0 when the line is the loop's (nothing changed), -1 on an error. */
+static int other_return(Pairing *self, const char *b, Tok *t) {
+    PyObject **st = self->state;
+    int err = 0, r = 0;
+    PyObject *tid = cached(self->threads, st[ST_TCACHE], b, t->ls, t->p, &err);
+    if (tid == NULL) return err ? -1 : 0;
+    Py_INCREF(tid);
+    PyObject *probe = NULL, *needle = NULL, *key = NULL, *marks = NULL, *serial_o = NULL;
+    PyObject *firsts = NULL, *prev = NULL, *t0 = NULL;
+    const char *q = memchr(b + t->e, ')', t->le - t->e);
+    probe = cached(self->probes, st[ST_PCACHE], b, t->s + 2,
+                   q != NULL ? q - b + 1 : t->le, &err);
+    if (probe == NULL || !PyTuple_Check(probe) || PyTuple_GET_SIZE(probe) != 3) {
+        probe = NULL;
+        r = err ? -1 : 0;
+        goto done;
+    }
+    Py_INCREF(probe);
+    PyObject *func = PyTuple_GET_ITEM(probe, 1);
+    r = PySet_Contains(st[ST_OTHER_IDS], func);
+    if (r <= 0) goto done; /* (a name the loop reads otherwise, or an error) */
+    r = 0;
+    /* ": <name>_cal: " from the event name "<name>_ret" */
+    Py_ssize_t nlen = t->e - 6 - (t->s + 2);
+    if (nlen <= 0 || nlen > MAXNAME) goto done;
+    char buf[MAXNAME + 16];
+    memcpy(buf, ": ", 2);
+    memcpy(buf + 2, b + t->s + 2, nlen);
+    memcpy(buf + 2 + nlen, "_cal: ", 6);
+    if ((needle = PyBytes_FromStringAndSize(buf, nlen + 8)) == NULL) goto error;
+    if ((key = PyTuple_Pack(2, func, tid)) == NULL) goto error;
+    if ((marks = PyObject_GetAttr(st[ST_ASM], attrs[A_CALL_MARKS])) == NULL
+            || (serial_o = PyObject_GetAttr(st[ST_ASM], attrs[A_BLOCK_SERIAL])) == NULL
+            || (firsts = PyObject_GetAttr(st[ST_ASM], attrs[A_CALL_FIRSTS])) == NULL
+            || (prev = PyObject_GetAttr(st[ST_ASM], attrs[A_PREV_BLOCK])) == NULL)
+        goto error;
+    if (!PyDict_Check(marks) || !PyDict_Check(firsts) || !PyTuple_Check(prev)
+            || PyTuple_GET_SIZE(prev) != 3 || !PyBytes_Check(PyTuple_GET_ITEM(prev, 0))
+            || !PyDict_Check(PyTuple_GET_ITEM(prev, 2)))
+        goto done;
+    long serial = PyLong_AsLong(serial_o);
+    if (serial == -1 && PyErr_Occurred()) goto error;
+    PyObject *mark = PyDict_GetItemWithError(marks, key);
+    long mserial = 0;
+    Py_ssize_t mpos = 0;
+    if (mark != NULL) {
+        if (!PyTuple_Check(mark) || PyTuple_GET_SIZE(mark) != 2) goto done;
+        mserial = PyLong_AsLong(PyTuple_GET_ITEM(mark, 0));
+        mpos = PyLong_AsSsize_t(PyTuple_GET_ITEM(mark, 1));
+        if ((mserial == -1 || mpos == -1) && PyErr_Occurred()) goto error;
+    } else if (PyErr_Occurred()) {
+        goto error;
+    }
+    int found = call_in(st, b, self->view.len, t->s, firsts, needle,
+                        mark != NULL && mserial == serial ? mpos : 0, tid, &t0);
+    if (found == 0 && (mark == NULL || mserial < serial)) { /* the block before */
+        PyObject *pb = PyTuple_GET_ITEM(prev, 0);
+        Py_ssize_t plim = PyLong_AsSsize_t(PyTuple_GET_ITEM(prev, 1));
+        if (plim == -1 && PyErr_Occurred()) goto error;
+        if (plim > PyBytes_GET_SIZE(pb)) plim = PyBytes_GET_SIZE(pb);
+        found = call_in(st, PyBytes_AS_STRING(pb), PyBytes_GET_SIZE(pb), plim,
+                        PyTuple_GET_ITEM(prev, 2), needle,
+                        mark != NULL && mserial == serial - 1 ? mpos : 0, tid, &t0);
+    }
+    if (found < 0) goto error;
+    if (found == 2) goto done;
+    /* asm.call_marks[(func, tid)] = (block serial, the return's position) */
+    PyObject *pos = PyLong_FromSsize_t(t->s);
+    if (pos == NULL) goto error;
+    PyObject *v = PyTuple_Pack(2, serial_o, pos);
+    Py_DECREF(pos);
+    if (v == NULL) goto error;
+    r = PyDict_SetItem(marks, key, v);
+    Py_DECREF(v);
+    if (r < 0) goto error;
+    if (t0 != NULL && PyFloat_AS_DOUBLE(t->ts) >= PyFloat_AS_DOUBLE(t0)) {
+        PyObject *head; /* Assembler.activity */
+        int inside = in_callback(st, tid, t0, Py_GT, &head);
+        if (inside < 0 || (!inside && outside(st, t0, t->ts, tid, func) < 0)) goto error;
+    }
+    r = 1;
+    goto done;
+error:
+    r = -1;
+done:
+    Py_XDECREF(t0);
+    Py_XDECREF(prev);
+    Py_XDECREF(firsts);
+    Py_XDECREF(serial_o);
+    Py_XDECREF(marks);
+    Py_XDECREF(key);
+    Py_XDECREF(needle);
+    Py_XDECREF(probe);
+    Py_DECREF(tid);
+    return r;
+}
+
+/* `list.append(x)` of the column attribute `a` of `obj` (a Group's array.array). */
+static int append_to(PyObject *obj, int a, PyObject *x) {
+    PyObject *col = PyObject_GetAttr(obj, attrs[a]);
+    if (col == NULL) return -1;
+    PyObject *r = PyObject_CallMethodOneArg(col, attrs[A_APPEND], x);
+    Py_DECREF(col);
+    if (r == NULL) return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* ftrace._scan's callback start, its inlined common case: the payload's (key, group, phase)
+ * in the Assembler's stage cache, the task column's thread in the thread cache, the phase
+ * going on and no start of the key left open: pending[key] = (ts, group, phase, cycle,
+ * thread), open_on_thread[thread] = key. 1 when done, 0 when the line is the loop's. */
+static int callback_start(Pairing *self, const char *b, Tok *t) {
+    PyObject **st = self->state;
+    Py_ssize_t a = t->s + 28; /* after ": device_pm_callback_start: " */
+    if (t->le < a) return 0;
+    PyObject *cache = PyObject_GetAttr(st[ST_ASM], attrs[A_STAGE_CACHE]);
+    if (cache == NULL) return -1;
+    int err = 0, r = 0;
+    PyObject *hit = PyDict_Check(cache) ? lookup(cache, b, a, t->le, &err) : NULL;
+    Py_XINCREF(hit);
+    Py_DECREF(cache);
+    if (hit == NULL) return err ? -1 : 0;
+    PyObject *tid = NULL, *last = NULL, *cycle = NULL;
+    if (!PyTuple_Check(hit) || PyTuple_GET_SIZE(hit) != 3) goto done; /* False: skipped */
+    tid = cached(self->threads, st[ST_TCACHE], b, t->ls, t->p, &err);
+    if (tid == NULL) {
+        r = err ? -1 : 0;
+        goto done;
+    }
+    Py_INCREF(tid);
+    PyObject *key = PyTuple_GET_ITEM(hit, 0), *phase = PyTuple_GET_ITEM(hit, 2);
+    if ((last = PyObject_GetAttr(st[ST_ASM], attrs[A_LAST_PHASE])) == NULL) goto error;
+    if (last != phase) goto done; /* "phase is not asm._last_phase": Assembler.begin */
+    r = PyDict_Contains(st[ST_PENDING], key);
+    if (r != 0) { /* a start left open: Assembler.begin counts it (or an error) */
+        r = r < 0 ? -1 : 0;
+        goto done;
+    }
+    if ((cycle = PyObject_GetAttr(st[ST_ASM], attrs[A_LAST_CYCLE])) == NULL) goto error;
+    PyObject *v = PyTuple_Pack(5, t->ts, PyTuple_GET_ITEM(hit, 1), phase, cycle, tid);
+    if (v == NULL) goto error;
+    r = PyDict_SetItem(st[ST_PENDING], key, v);
+    Py_DECREF(v);
+    if (r < 0 || PyDict_SetItem(st[ST_ON_THREAD], tid, key) < 0) goto error;
+    r = 1;
+    goto done;
+error:
+    r = -1;
+done:
+    Py_XDECREF(cycle);
+    Py_XDECREF(last);
+    Py_XDECREF(tid);
+    Py_DECREF(hit);
+    return r;
+}
+
+/* ftrace._scan's callback end, its inlined common case: the start open under the end's own
+ * payload ("<driver> <device>, err=0"), its phase inside its dpm_* marker, not ending before
+ * it started, no delays summed into it: popped, and the sample appended to its group's
+ * columns. 1 when done, 0 when the line is the loop's (which pops it itself). */
+static int callback_end(Pairing *self, const char *b, Tok *t) {
+    PyObject **st = self->state;
+    Py_ssize_t a = t->s + 26; /* after ": device_pm_callback_end: " */
+    if (t->le < a) return 0;
+    PyObject *pl = PyBytes_FromStringAndSize(b + a, t->le - a);
+    if (pl == NULL) return -1;
+    int r = 0;
+    PyObject *x = NULL, *p = PyDict_GetItemWithError(st[ST_PENDING], pl);
+    if (p == NULL) {
+        Py_DECREF(pl);
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    Py_INCREF(p);
+    if (!PyTuple_Check(p) || PyTuple_GET_SIZE(p) != 5 || !PyFloat_Check(PyTuple_GET_ITEM(p, 0))
+            || !PyLong_Check(PyTuple_GET_ITEM(p, 3)))
+        goto done;
+    r = PySet_Contains(st[ST_OPEN_MEMBERS], PyTuple_GET_ITEM(p, 2));
+    if (r <= 0) /* outside its marker: Assembler.end_popped (or an error) */
+        goto done;
+    r = 0;
+    double ts = PyFloat_AS_DOUBLE(t->ts), t0 = PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(p, 0));
+    if (ts < t0) goto done;
+    if (PyDict_GET_SIZE(st[ST_DELAY_ACC]) > 0) { /* delays measured in it */
+        r = PyDict_Contains(st[ST_DELAY_ACC], pl);
+        if (r != 0) {
+            r = r < 0 ? -1 : 0;
+            goto done;
+        }
+    }
+    if (PyDict_DelItem(st[ST_PENDING], pl) < 0) goto error;
+    PyObject *group = PyTuple_GET_ITEM(p, 1), *cycle = PyTuple_GET_ITEM(p, 3);
+    long c = PyLong_AsLong(cycle);
+    if (c == -1 && PyErr_Occurred()) goto error;
+    if (append_to(group, A_THREADS, PyTuple_GET_ITEM(p, 4)) < 0) goto error;
+    if ((x = PyFloat_FromDouble((ts - t0) * 1e6)) == NULL
+            || append_to(group, A_DURATIONS, x) < 0)
+        goto error;
+    Py_CLEAR(x);
+    if (append_to(group, A_STARTS, PyTuple_GET_ITEM(p, 0)) < 0) goto error;
+    if ((x = PyNumber_Add(st[ST_CYCLE_BASE], cycle)) == NULL
+            || append_to(group, A_CYCLES, x) < 0)
+        goto error;
+    if (append_to(group, A_FILES, st[ST_FILE_ID]) < 0) goto error;
+    self->samples++;
+    if (c > self->max_cycle) self->max_cycle = c;
+    r = 1;
+    goto done;
+error:
+    r = -1;
+done:
+    Py_XDECREF(x);
+    Py_DECREF(p);
+    Py_DECREF(pl);
+    return r;
+}
+
+/* [samples, max cycle] of the ends done here, into the state's list (once the block is done) */
+static int write_counts(Pairing *self) {
+    PyObject *n = PyLong_FromSsize_t(self->samples), *m = PyLong_FromLong(self->max_cycle);
+    int r = n == NULL || m == NULL ? -1 : 0;
+    if (r == 0) {
+        r = PyList_SetItem(self->state[ST_COUNTED], 0, n);
+        n = NULL;
+        if (r == 0) r = PyList_SetItem(self->state[ST_COUNTED], 1, m);
+        m = NULL;
+    }
+    Py_XDECREF(n);
+    Py_XDECREF(m);
+    return r;
+}
+
 static PyObject *pairing_next(Pairing *self) {
     if (!self->has_view) return NULL;
     const char *b = self->view.buf;
     Tok t;
     int r;
     while ((r = next_tok(b, self->view.len, self->limit, &self->at, &t)) > 0) {
-        if (t.kind == KIND_DELAY) {
-            int done = pairing_step(self, b, &t);
+        if (t.kind >= KIND_DELAY) {
+            int done = line_ok(self, &t);
+            if (done > 0)
+                done = t.kind == KIND_DELAY ? pairing_step(self, b, &t)
+                       : t.kind == KIND_START ? callback_start(self, b, &t)
+                       : t.kind == KIND_END ? callback_end(self, b, &t)
+                       : other_return(self, b, &t);
             if (done != 0) {
                 Py_DECREF(t.ts);
                 if (done < 0) return NULL;
@@ -538,9 +1000,10 @@ static PyObject *pairing_next(Pairing *self) {
         }
         return tok_tuple(&t);
     }
-    if (r == 0) { /* the end: the block is let go at once */
+    if (r == 0) { /* the end: the counts written, the block let go at once */
         PyBuffer_Release(&self->view);
         self->has_view = 0;
+        write_counts(self);
     }
     return NULL;
 }
@@ -568,6 +1031,8 @@ static PyObject *pairing(PyObject *self, PyObject *args) {
     if (it == NULL) return NULL;
     it->has_view = 0;
     it->stamps = NULL;
+    memset(it->threads, 0, sizeof it->threads); /* before anything can fail: dealloc reads them */
+    memset(it->probes, 0, sizeof it->probes);
     for (int k = 0; k < ST_N; k++) it->state[k] = NULL;
     if (!PyArg_ParseTuple(args, "y*nO!O!", &it->view, &limit, &PyList_Type, &stamps,
                           &PyTuple_Type, &state)) {
@@ -577,17 +1042,25 @@ static PyObject *pairing(PyObject *self, PyObject *args) {
     it->has_view = 1;
     if (PyTuple_GET_SIZE(state) != ST_N) {
         PyErr_SetString(PyExc_ValueError, "state: (thread cache, probe cache, not-delay ids, "
-                        "open delays, threads in a delay, delay, activity, open callback per "
-                        "thread, open callbacks, delays per callback, activity_outside)");
+                        "open delays, threads in a delay, delay, open callback per thread, "
+                        "open callbacks, delays per callback, activity_outside, assembler, "
+                        "open phases, cycle base, file id, [samples, max cycle], "
+                        "other probes' ids, cycle tracker, delays outside callbacks, "
+                        "activity spans, skip)");
         Py_DECREF(it);
         return NULL;
     }
     for (int k = 0; k < ST_N; k++) {
         PyObject *x = PyTuple_GET_ITEM(state, k);
         int ok = k <= ST_PCACHE || k == ST_OPEN || k == ST_ON_THREAD || k == ST_PENDING
-                 || k == ST_DELAY_ACC ? PyDict_Check(x)
-                 : k == ST_NOT_DELAY ? PyAnySet_Check(x)
-                 : k == ST_IN_DELAY ? PySet_Check(x) : PyCallable_Check(x);
+                 || k == ST_DELAY_ACC || k == ST_OUTSIDE_ACC || k == ST_SPANS ? PyDict_Check(x)
+                 : k == ST_NOT_DELAY || k == ST_OPEN_MEMBERS || k == ST_OTHER_IDS
+                   ? PyAnySet_Check(x)
+                 : k == ST_IN_DELAY ? PySet_Check(x)
+                 : k == ST_ASM || k == ST_CYCLES ? 1
+                 : k == ST_CYCLE_BASE || k == ST_FILE_ID ? PyLong_Check(x)
+                 : k == ST_COUNTED ? PyList_Check(x) && PyList_GET_SIZE(x) == 2
+                 : PyCallable_Check(x);
         if (!ok) {
             PyErr_Format(PyExc_TypeError, "state[%d] has the wrong type", k);
             Py_DECREF(it);
@@ -600,6 +1073,8 @@ static PyObject *pairing(PyObject *self, PyObject *args) {
     it->stamps = stamps;
     it->stamp = 0;
     it->at = 0;
+    it->samples = 0;
+    it->max_cycle = -1;
     if (limit > it->view.len) limit = it->view.len;
     it->limit = limit < 0 ? 0 : limit;
     return (PyObject *)it;
@@ -611,7 +1086,7 @@ static PyMethodDef methods[] = {
      "pairing() pairs"},
     {"tokens", tokens, METH_VARARGS, "tokens(buf, limit) -> [(s, e, le, p, ls, ts)]"},
     {"pairing", pairing, METH_VARARGS,
-     "pairing(buf, limit, stamps, state) -> iterator of the tokens the delay pairing leaves"},
+     "pairing(buf, limit, stamps, state) -> iterator of the tokens the pairing leaves"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -624,6 +1099,13 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__ftrace_tokens(void) {
+    for (int a = 0; a < A_N; a++)
+        if (attrs[a] == NULL && (attrs[a] = PyUnicode_InternFromString(attr_names[a])) == NULL)
+            return NULL;
+    if (lost_call == NULL
+            && (lost_call = PyUnicode_InternFromString("delay kprobe call without its return"))
+               == NULL)
+        return NULL;
     if (PyType_Ready(&PairingType) < 0) return NULL;
     return PyModule_Create(&module);
 }

@@ -108,8 +108,10 @@ _EVENT = re.compile(rb": (?:device_pm_callback_(?:start|end): [^\n]*|suspend_res
                     + rb"|rpm_(?:" + "|".join(_RPM).encode() + rb"): "
                     + rb"|funcgraph_(?:entry|exit): "
                     + rb"|tracing_mark_write: (?:SUSPEND START|RESUME COMPLETE))")
-# the delay kprobes' names, which the C scan pairs itself when it can (ftrace_tokens.pairing)
+# the delay kprobes' names, which the C scan pairs itself when it can (ftrace_tokens.pairing),
+# and the other -dev probes' returns, whose calls it finds when it can
 _DELAY_NAMES = tuple(f"{f}_{sfx}".encode() for f in DELAY_PROBES for sfx in ("cal", "ret"))
+_OTHER_RETS = tuple(f"{f}_ret".encode() for f in OTHER_PROBES)
 # the names of _EVENT's "<name>: " alternatives, for the C scan (ftrace_tokens)
 _PLAIN = tuple(n.encode() for n in (
     [f + sfx for f in DELAY_PROBES + KERNEL_FUNCS for sfx in ("_cal", "_ret")]
@@ -150,7 +152,7 @@ def parse(stream: BinaryIO, coll: Collector, threads_known: bool = True) -> None
     undecided = HEAD  # bytes left in which a function_graph header or line would show
     max_line = int(limits.LINE_BYTES.value)  # a longer "line" is binary garbage: dropped
     tokens = ftrace_tokens.scanner(_EVENT, _PLAIN)
-    pairing = ftrace_tokens.pairing(_PLAIN, _DELAY_NAMES)
+    pairing = ftrace_tokens.pairing(_PLAIN, _DELAY_NAMES, _OTHER_RETS)
     for block in _blocks(stream):
         buf = carry + block if carry else block
         cut = buf.rfind(b"\n")
@@ -294,12 +296,16 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
     # Indices into `buf` instead of slicing a payload per line: this loop runs once per PM
     # event and is what the 50 MB/s budget is spent on.
     # (the positions and the timestamp of each event: ftrace_tokens, in C when built; in C,
-    # the delay kprobe lines on the common path of the kprobe branch below are paired there,
-    # on this state, in this order, and not handed to this loop)
+    # the delay kprobe lines, the callback starts and ends and the -dev probe returns on the
+    # common paths of the branches below are paired there, on this state, in this order, and
+    # not handed to this loop; the samples it appended are counted into `c_counted` once the
+    # block is done)
+    c_counted = [0, -1]
     events = tokens(buf, limit) if pairing is None else pairing(
         buf, limit, [pos for pos, _ in stamps],
         (tcache, pcache, not_delay, open_delays, in_delay, asm.delay, open_on_thread, pending,
-         delay_acc, asm.activity_outside))
+         delay_acc, asm.activity_outside, asm, open_members, cycle_base, file_id, c_counted,
+         other_ids, asm.cycles, asm.outside_acc, coll.store.activity.spans, coll.skip))
     for s, e, le, p, ls, ts in events:
         c = buf[s + 2]
         if c == _R and buf[s + 3] == _P:  # rpm_*: traces.rpm_events reads the block
@@ -465,7 +471,7 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
                 tid = tcache[tb] = task_thread(_task(tb))
             asm.marker(ts, payload[:lb].decode("ascii", "replace"), val,
                        payload.endswith(b"begin"), tid)
-    coll.counted(n_samples, max_cycle)
+    coll.counted(n_samples + c_counted[0], max(max_cycle, c_counted[1]))
     for _, fw in stamps[si:]:
         _header(asm, fw)
     return rpm
@@ -538,6 +544,8 @@ def _other_ids(delays: DelayColumns) -> frozenset[int]:
 # calls of other threads (or unreturned ones) looked past per block before a return is given
 # up (a bound; each search also starts only after the thread's previous return of the probe)
 _CALL_LOOKBACK = 64
+# the windows before a return where its call is looked for first: 4 KiB, 64 KiB, 1 MiB
+_CALL_NEAR, _CALL_FAR = 4 << 10, 4 << 20
 
 
 # a probe's name -> what its call lines hold (only OTHER_PROBES' names come here)
@@ -565,13 +573,25 @@ def _call_before(buf: bytes, end: int, func: int, tid: int, asm: Assembler,
         pb, plim, pfirsts = asm.prev_block
         searches.append((pb, plim, pfirsts, mark[1] if mark and mark[0] == serial - 1 else 0))
     for b, lim, firsts, low in searches:
-        first = firsts.get(needle)
-        if first is None:
-            first = firsts[needle] = b.find(needle)
-        low = max(low, first)
-        if first < 0 or low >= lim:
-            continue
-        j = b.rfind(needle, low, lim)
+        # The call is nearly always shortly before its return: until the block's first call
+        # line of the probe is known, it is looked for in growing windows before the return
+        # (16x each time), and only past the last one is that first line found (once per
+        # block: a probe whose first call comes late in a 4 MiB block made that find a third
+        # of the returns' cost). The latest call in [low, lim) is the same either way.
+        first = firsts.get(needle, -2)  # -2: not looked for yet
+        j = -1
+        if first == -2:
+            w = _CALL_NEAR
+            while j < 0 and w < _CALL_FAR and lim - w > low:
+                j = b.rfind(needle, lim - w, lim)
+                w <<= 4
+            if j < 0:
+                first = firsts[needle] = b.find(needle)
+        if j < 0:
+            low = max(low, first)
+            if first < 0 or low >= lim:
+                continue
+            j = b.rfind(needle, low, lim)
         for _ in range(_CALL_LOOKBACK):
             if j < 0:
                 break
@@ -586,6 +606,11 @@ def _call_before(buf: bytes, end: int, func: int, tid: int, asm: Assembler,
                     return float(b[p + 1 : j])
                 except ValueError:
                     return None
+            if first == -2:
+                first = firsts.get(needle, -2)
+                if first == -2:
+                    first = firsts[needle] = b.find(needle)
+                low = max(low, first)
             j = b.rfind(needle, low, ls)
     return None
 

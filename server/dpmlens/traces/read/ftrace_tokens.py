@@ -15,11 +15,14 @@ third of the reader's time (BENCHMARKS.md, "Session 3: trace reader throughput")
 DPMLENS_PURE_SCAN=1 makes the reader use the Python scan; tests/test_ftrace_tokens.py holds
 the two equal on the real captures.
 
-`pairing()` is the C scan with the delay kprobes' call/return pairing done in C as well
-(_ftrace_tokens.c, pairing_step): it gives the same tokens as an iterator, less the delay
-kprobe lines it paired itself, on the reader's own state and in the reader's order (the kprobe
-lines were more than half of the reader's time: BENCHMARKS.md, "Session 4"). Without it (no
-C, or DPMLENS_PURE_SCAN=1) ftrace._scan's Python loop pairs them: the reference.
+`pairing()` is the C scan with the delay kprobes' call/return pairing, the common case of the
+callbacks' start/end pairing and the -dev probe returns' search for their calls done in C as
+well (_ftrace_tokens.c: pairing_step, callback_start, callback_end, other_return): it gives the
+same tokens as an iterator, less the lines it paired itself, on the reader's own state and in
+the reader's order (the kprobe lines were more than half of the reader's time: BENCHMARKS.md,
+"Session 4"; the callbacks and the -dev returns most of the rest, "Session 5"). Without it
+(no C, DPMLENS_PURE_SCAN=1 or DPMLENS_PY_PAIRING=1) ftrace._scan's Python loop pairs them: the
+reference.
 """
 
 from __future__ import annotations
@@ -33,8 +36,11 @@ Token = tuple[int, int, int, int, int, "float | None"]
 Tokens = Callable[[bytes, int], Iterable[Token]]
 # pairing(buf, limit, stamps, state): `stamps` the block's sleepgraph header positions,
 # `state` (thread cache, probe cache, not-delay func ids, open delays, threads in a delay,
-# Assembler.delay, and the Assembler's open_on_thread, pending, delay_acc, activity_outside),
-# see ftrace._scan
+# Assembler.delay, and the Assembler's open_on_thread, pending, delay_acc, activity_outside,
+# the Assembler, its open_members, the Collector's cycle_base and file_id, a list the
+# samples it appended and their largest cycle are written into once the block is done, the
+# func ids of the other -dev probes, the Assembler's cycles and outside_acc, the store's
+# activity spans, and Collector.skip), see ftrace._scan
 Pairing = Callable[[bytes, int, list[int], tuple[Any, ...]], Iterator[Token]]
 
 _R, _P, _D, _CR = ord("r"), ord("p"), ord("d"), ord("\r")
@@ -63,18 +69,20 @@ def python_tokens(event: re.Pattern[bytes]) -> Tokens:
     return tokens
 
 
-def _module(plain: Iterable[bytes], delays: Iterable[bytes] | None) -> Any:
+def _module(plain: Iterable[bytes], delays: Iterable[bytes] | None,
+            others: Iterable[bytes] = ()) -> Any:
     """The C module configured with these names, or None when it was not built. `plain`: the
     names matched as "<name>: " (the callback, suspend_resume and trace_marker forms are
-    written into the C); `delays`: those of them pairing() pairs (None: as configured before,
-    tokens() does not read them)."""
+    written into the C); `delays`: those of them pairing() pairs, `others`: the -dev probes'
+    returns whose calls it finds (None: as configured before, tokens() does not read them)."""
     try:
         from dpmlens.traces.read import _ftrace_tokens  # type: ignore[attr-defined]
     except ImportError:
         return None
     done = _configured[0]
-    names = (tuple(plain), tuple(delays) if delays is not None
-             else done[1] if done is not None and done[0] == tuple(plain) else ())
+    names = ((tuple(plain), tuple(delays), tuple(others)) if delays is not None
+             else done if done is not None and done[0] == tuple(plain)
+             else (tuple(plain), (), ()))
     if names != done:  # (a table in the module: set once per process)
         _ftrace_tokens.configure(*names)
         _configured[0] = names
@@ -87,7 +95,7 @@ def c_tokens(plain: Iterable[bytes]) -> Tokens | None:
     return None if module is None else module.tokens  # type: ignore[no-any-return]
 
 
-_configured: list[tuple[tuple[bytes, ...], tuple[bytes, ...]] | None] = [None]
+_configured: list[tuple[tuple[bytes, ...], tuple[bytes, ...], tuple[bytes, ...]] | None] = [None]
 
 
 def scanner(event: re.Pattern[bytes], plain: Iterable[bytes]) -> Tokens:
@@ -98,11 +106,12 @@ def scanner(event: re.Pattern[bytes], plain: Iterable[bytes]) -> Tokens:
     return python_tokens(event)
 
 
-def pairing(plain: Iterable[bytes], delays: Iterable[bytes]) -> Pairing | None:
-    """The C scan that pairs the `delays` kprobe lines itself, or None (not built, or
-    DPMLENS_PURE_SCAN=1, or DPMLENS_PY_PAIRING=1: the C scan with the pairing in Python):
-    then the reader pairs them in Python."""
+def pairing(plain: Iterable[bytes], delays: Iterable[bytes],
+            others: Iterable[bytes] = ()) -> Pairing | None:
+    """The C scan that pairs the `delays` kprobe lines, the callbacks and the `others` -dev
+    probe returns itself, or None (not built, or DPMLENS_PURE_SCAN=1, or DPMLENS_PY_PAIRING=1:
+    the C scan with the pairing in Python): then the reader pairs them in Python."""
     if "1" in (os.environ.get("DPMLENS_PURE_SCAN"), os.environ.get("DPMLENS_PY_PAIRING")):
         return None
-    module = _module(plain, delays)
+    module = _module(plain, delays, others)
     return None if module is None else module.pairing  # type: ignore[no-any-return]

@@ -33,43 +33,77 @@ def dumps(obj: Any) -> str:
     return "".join(parts)
 
 
-def _encode(o: Any, nl: str, out: Callable[[str], None]) -> None:
-    t = type(o)
+def _scalar(v: Any) -> str | None:
+    """The text of a str/float/int/bool/None value, None for a container or anything else."""
+    t = type(v)
     if t is str:
-        out(_str(o))
-    elif t is float:
-        out(_frepr(o) if _isfinite(o) else "null")
-    elif t is int:
-        out(_irepr(o))
-    elif o is None:
-        out("null")
-    elif o is True:
-        out("true")
-    elif o is False:
-        out("false")
-    elif t is dict:
+        return _str(v)
+    if t is float:
+        return _frepr(v) if _isfinite(v) else "null"
+    if t is int:
+        return _irepr(v)
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    return None
+
+
+def _encode(o: Any, nl: str, out: Callable[[str], None]) -> None:
+    text = _scalar(o)
+    if text is not None:
+        out(text)
+        return
+    t = type(o)
+    # a container's scalar members are written with their separator in one piece (most of a
+    # report's 100,000 values): a call of _encode per container, not per value
+    if t is dict:
         if not o:
             out("{}")
             return
         inner = nl + "  "
-        first = "{"
+        first = "{" + inner
+        sep = "," + inner
         for k, v in o.items():
             if type(k) is not str:
                 raise _Other
-            out(first + inner + _str(k) + ": ")
-            first = ","
-            _encode(v, inner, out)
+            t = type(v)  # the common scalars inline (_scalar)
+            if t is str:
+                out(first + _str(k) + ": " + _str(v))
+            elif t is float and _isfinite(v):
+                out(first + _str(k) + ": " + _frepr(v))
+            elif t is int:
+                out(first + _str(k) + ": " + _irepr(v))
+            elif (text := _scalar(v)) is not None:
+                out(first + _str(k) + ": " + text)
+            else:
+                out(first + _str(k) + ": ")
+                _encode(v, inner, out)
+            first = sep
         out(nl + "}")
     elif t is list or t is tuple:
         if not o:
             out("[]")
             return
         inner = nl + "  "
-        first = "["
+        first = "[" + inner
+        sep = "," + inner
         for v in o:
-            out(first + inner)
-            first = ","
-            _encode(v, inner, out)
+            t = type(v)
+            if t is str:
+                out(first + _str(v))
+            elif t is float and _isfinite(v):
+                out(first + _frepr(v))
+            elif t is int:
+                out(first + _irepr(v))
+            elif (text := _scalar(v)) is not None:
+                out(first + text)
+            else:
+                out(first)
+                _encode(v, inner, out)
+            first = sep
         out(nl + "]")
     else:
         raise _Other
