@@ -38,12 +38,33 @@ def prefilter(config: Config | None = None, rules: list[Rule] | None = None) -> 
 def rules_for(source: bytes, rules: list[Rule]) -> list[Rule]:
     """The `rules` whose own words `source` holds: the others cannot report in it (a batch
     check runs only these; the editor runs all, its footprints need every rule's reads)."""
-    keep = _filter_set(tuple(rules)).which(source)
+    keep = _filter_set(rules).which(source)
     return [r for r, k in zip(rules, keep, strict=True) if k]
 
 
-def _filter_set(rules: tuple[Rule, ...]) -> FilterSet:
-    return _filters(tuple(_prefilter((r,)) for r in rules))
+def warm(path: str, config: Config, rules: list[Rule] | None = None) -> None:
+    """Before a batch check's workers fork: compile the rules' filters and let each enabled
+    checker read what it reads once per tree (`Checker.warm`), so the workers share it."""
+    rules = rules if rules is not None else load_rules()
+    _ = _filter_set(rules)._fast
+    for checker in {r.checker.name: r.checker for r in rules if config.is_enabled(r.id)}.values():
+        if checker.warm is not None:
+            checker.warm(path)
+
+
+# the last rule list's filters, by the rules' identity (hashing 16 frozen Rules per file cost
+# more than the lookup)
+_LAST: list[tuple[list[Rule], FilterSet]] = []
+
+
+def _filter_set(rules: list[Rule]) -> FilterSet:
+    if _LAST and len(_LAST[0][0]) == len(rules) and all(
+        a is b for a, b in zip(_LAST[0][0], rules, strict=True)
+    ):
+        return _LAST[0][1]
+    found = _filters(tuple(_prefilter((r,)) for r in rules))
+    _LAST[:] = [(list(rules), found)]
+    return found
 
 
 # by the words, not the Rule objects: `dpmlens cc` makes new ones per file (pm_config.py)

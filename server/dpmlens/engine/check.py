@@ -233,8 +233,12 @@ def _results(files: Iterator[str], job: _Job, jobs: int) -> Iterator[_FileResult
     if not first:
         return
     # Import the engine (and whatever it loads at import time) before forking, so the workers
-    # share it copy-on-write instead of each importing it again.
-    import dpmlens.engine.analyze  # noqa: F401
+    # share it copy-on-write instead of each importing it again; and what the rules read once
+    # per tree (the tree's headers), read here once rather than in every worker.
+    from dpmlens.engine.analyze import warm
+
+    if jobs > 1 and len(first) >= _POOL_MIN_FILES:  # (one worker would read it just as once)
+        warm(first[0], job.config, job.rules)
 
     if jobs == 1 or len(first) < _POOL_MIN_FILES:
         jobs = 1

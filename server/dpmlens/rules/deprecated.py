@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 
 from dpmlens.core.findings import Finding, Fix, Span, TextEdit
 from dpmlens.kbuild.dead import find_top
@@ -43,6 +44,7 @@ _MAYBE_UNUSED_LOOKBACK = 200
     NoOptions,
     fields={"what", "replacement", "ptr", "needs"},
     keywords=Keywords(words=("PM_OPS",)),
+    warm=lambda path: _tree_headers(os.path.dirname(os.path.abspath(path))),
 )
 def run(rule: Rule, ctx: Context) -> Iterator[Finding]:
     if not ctx.model.pm_tables:
@@ -198,6 +200,19 @@ def _guard(ctx: Context, table: PmTable, names: list[str]) -> str | None:
     return pm_guards.guard_at(src, at) if table.under_config_ifdef else None
 
 
+@lru_cache(maxsize=256)
+def _top_of(directory: str) -> str | None:
+    top = find_top(directory)
+    return None if top is None else str(top)
+
+
+def _tree_headers(directory: str) -> frozenset[str]:
+    """What the headers of the kernel tree `directory` is in declare only under CONFIG_PM*
+    (none outside a tree); the tree's top found once per directory."""
+    top = _top_of(directory)
+    return frozenset() if top is None else pm_guards.header_config_only(top)
+
+
 # how far into the file's functions the callbacks' names are followed
 _REACH_DEPTH = 4
 
@@ -213,10 +228,8 @@ def _needs_config(ctx: Context, table: PmTable, names: list[str]) -> bool:
     cached = model.__dict__.get("_pm_guard_inputs")
     if cached is None:
         bodies = tuple((f.start_byte, f.end_byte) for f in model.functions.values())
-        top = find_top(os.path.dirname(os.path.abspath(model.path)))
         outside = pm_guards.local_header_config_only(model.path, model.source)
-        if top is not None:
-            outside |= pm_guards.header_config_only(str(top))
+        outside |= _tree_headers(os.path.dirname(os.path.abspath(model.path)))
         cached = model.__dict__["_pm_guard_inputs"] = (bodies, outside)
     bodies, outside = cached
     # the file's functions are followed below, not blockers: a patch drops their #ifdef too

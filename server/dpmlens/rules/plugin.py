@@ -79,6 +79,9 @@ class Checker:
     # Reports only at calls whose own function it reads (recorded per function, see
     # model/footprint.py `units`), and honours Context.only
     per_function: bool = False
+    # warm(path): read once what every file of `path`'s tree would make the checker read (a
+    # batch check calls it before its workers fork, so they share it instead of each reading)
+    warm: Callable[[str], None] | None = None
 
 
 _REGISTRY: dict[str, Checker] = {}
@@ -92,6 +95,7 @@ def checker(
     fields: Iterable[str],
     keywords: Callable[[Any], Keywords] | Keywords = Keywords(callbacks=True),
     per_function: bool = False,
+    warm: Callable[[str], None] | None = None,
 ) -> Callable[[Runner], Runner]:
     """Register the decorated `run(rule, ctx)` as checker `name` (see the module doc)."""
     if not dataclasses.is_dataclass(options):
@@ -102,7 +106,7 @@ def checker(
         if name in _REGISTRY and _REGISTRY[name].run is not run:
             raise ValueError(f"checker {name!r} registered twice")
         _REGISTRY[name] = Checker(
-            name, run, options, frozenset(fields), kw, run.__doc__ or "", per_function
+            name, run, options, frozenset(fields), kw, run.__doc__ or "", per_function, warm
         )
         return run
 
