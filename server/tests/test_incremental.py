@@ -205,7 +205,8 @@ def _second_analysis(after: bytes, removed: int, text: bytes) -> tuple[Result, b
 def test_edit_in_a_function_a_walk_entered_reruns_the_per_function_checkers() -> None:
     # only the delay rules read helper_used() (foo_suspend()'s walk entered it): they run
     # again on the new text, the other rules' findings are kept
-    got, source = _second_analysis(b"\tmsleep(5", 1, b"50")
+    got, source = _second_analysis(b"\tmsleep(", 1, b"50")
+    assert b"\tmsleep(50);" in source  # msleep(5) -> msleep(50), still C
     assert got.reused and got.how == "rerun helper_used()" and got.model is not None
     assert got.findings == analyze_model(build_model("foo.c", source, parse(source)), Config())
 
