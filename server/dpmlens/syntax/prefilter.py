@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from dpmlens.syntax.fast_filter import FastFilter, fast_filter
+from dpmlens.syntax.fast_filter import FastFilters, compiled
 
 _ANCHOR = b"_"
 
@@ -104,10 +104,8 @@ class WordFilter:
             object.__setattr__(self, key, value)
 
     @cached_property
-    def _fast(self) -> FastFilter | None:
-        return fast_filter(
-            self.words, self.gated, self.gate, self.legacy, self.legacy_decl, self.clauses
-        )
+    def _fast(self) -> FastFilters | None:
+        return compiled((self,))
 
     @cached_property
     def _words(self) -> _Search:
