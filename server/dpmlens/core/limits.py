@@ -69,9 +69,13 @@ FILE_SECONDS = Limit("DPMLENS_FILE_TIMEOUT", 120.0, "file's analysis", unit="sec
 # largest .c in drivers/ is ~1.5 MB). Documents without PM code are not affected.
 EDITOR_SOURCE_BYTES = Limit("DPMLENS_MAX_EDITOR_BYTES", 8 << 20,
                             "C document analysed in the editor")
+# C sources at least this large are parsed and analysed in parts (syntax/parts.py), each with
+# what it uses from the rest of the text: memory follows the largest part, not the file (the
+# tree of a whole text is ~21x its size). No .c file in drivers/ or sound/ comes near.
+WHOLE_SOURCE_BYTES = Limit("DPMLENS_WHOLE_SOURCE_BYTES", 4 << 20, "C source analysed whole")
 # Brace/parenthesis nesting of a C file beyond which it is not analyzed (the deepest
 # file in drivers/ of 6.1 and 6.12 nests 37; the rules' walks recurse per level).
 NESTING_DEPTH = Limit("DPMLENS_MAX_NESTING", 500, "nesting depth", unit="levels")
 
 ALL = (SOURCE_BYTES, EDITOR_SOURCE_BYTES, TRACE_DECOMPRESSED_BYTES, LINE_BYTES, MESSAGE_BYTES,
-       FILE_SECONDS, NESTING_DEPTH)
+       FILE_SECONDS, WHOLE_SOURCE_BYTES, NESTING_DEPTH)

@@ -7,6 +7,7 @@ findings (small frozen dataclasses) plus the source lines they point at — neve
 
 from __future__ import annotations
 
+import io
 import itertools
 import multiprocessing
 import os
@@ -111,6 +112,7 @@ def check_file(
     """
     from dpmlens.engine.analyze import analyze_model, rules_for
     from dpmlens.engine.analyze import prefilter as engine_prefilter
+    from dpmlens.engine.parted import analyze_parts
     from dpmlens.model.build import build_model
     from dpmlens.rules.loader import load_rules
 
@@ -133,9 +135,13 @@ def check_file(
         return _FileResult(path, [], InputError(path, f"{deep}, skipped"), nbytes, nlines, True,
                            {})
     try:
-        findings = analyze_model(
-            build_model(path, source), config, None, rules_for(source, rules or load_rules())
-        )
+        if nbytes >= limits.WHOLE_SOURCE_BYTES.value:  # one part's tree at a time
+            findings, _parts = analyze_parts(path, source, config, rules or load_rules(),
+                                             prefilter)
+        else:
+            findings = analyze_model(
+                build_model(path, source), config, None, rules_for(source, rules or load_rules())
+            )
     except RecursionError:
         error = InputError(path, "too deeply nested to analyze, skipped")
         return _FileResult(path, [], error, nbytes, nlines, True, {})
@@ -156,12 +162,16 @@ def _quoted_lines(source: bytes, findings: list[Finding]) -> dict[int, str]:
     if not findings:
         return {}
     wanted = {f.span.line for f in findings}
-    lines = source.split(b"\n")
-    return {
-        n: lines[n - 1].rstrip(b"\r").decode("utf-8", errors="replace")
-        for n in wanted
-        if 0 < n <= len(lines)
-    }
+    last = max(wanted)
+    out: dict[int, str] = {}
+    # line by line up to the last one wanted: a list of every line of a 20 MB source would be
+    # the largest thing this process holds
+    for n, line in enumerate(io.BytesIO(source), 1):
+        if n in wanted:
+            out[n] = line.rstrip(b"\n").rstrip(b"\r").decode("utf-8", errors="replace")
+        if n >= last:
+            break
+    return out
 
 
 def _check_chunk(paths: list[str]) -> list[_FileResult]:
