@@ -160,12 +160,12 @@ class _Index:
         for m in _PROTOTYPE.finditer(text):
             self.prototypes.add((self._add(self.defs, m.group(1), m.start() + 1), m.group(1)))
         holds: dict[int, list[bytes]] = {}  # block -> the functions whose body it holds
-        self._params: list[tuple[int, list[bytes]]] = []
-        for name, at, params in _functions(text):
+        params: dict[int, list[bytes]] = {}  # block -> those functions' parameters
+        for name, at, names in _functions(text):
             self._add(self.defs, name, at)
             block = self._add(bodies, name, at)
             holds.setdefault(block, []).append(name)
-            self._params.append((block, params))
+            params.setdefault(block, []).extend(names)
         for m in _ENUM.finditer(text):
             for e in _ENUMERATOR.finditer(m.group(1)):
                 self._add(self.defs, e.group(1), m.start())
@@ -179,14 +179,10 @@ class _Index:
         self.setters: dict[bytes, list[tuple[int, bytes]]] = {}
         for m in _DESIGNATOR.finditer(text):
             if m.group(2) in bodies:
-                where = self.setters.setdefault(m.group(1), [])
+                setters = self.setters.setdefault(m.group(1), [])
                 setter = (bisect_right(cuts, m.start()) - 1, m.group(2))
-                if setter not in where[-1:]:
-                    where.append(setter)
-        params: dict[int, list[bytes]] = {}
-        for block, names in self._params:
-            params.setdefault(block, []).extend(names)
-        del self._params
+                if setter not in setters[-1:]:
+                    setters.append(setter)
         # per block, the defined names it uses (a name's number in `names`) and the members
         # with setters it calls through pointers; the blocks that call each held function
         self.names = list(self.defs)
