@@ -101,7 +101,7 @@ def _random_edits(
             change = _change(doc.source, at, min(len(doc.source), at + rng.randint(1, 6)), b"")
         doc.apply_change(change, UTF8)
         # as the server does: decided before parsing if it can be, else on the new tree
-        got = analyzer.analyze_early(str(path), doc.source, config, resolver) or (
+        got = analyzer.analyze_early(str(path), doc.source, config, resolver, doc.stale()) or (
             analyzer.analyze(str(path), doc.source, doc.ensure_tree(), config, resolver)
         )
         fresh = parse(doc.source)

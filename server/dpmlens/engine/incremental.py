@@ -56,6 +56,7 @@ from dpmlens.model import footprint
 from dpmlens.model.build import TOP_LEVEL_CONTAINERS, NotBuilt, build_model, text_searches
 from dpmlens.model.footprint import Footprint
 from dpmlens.model.headers import defines_of
+from dpmlens.model.spliced import NotSpliced, spliced_model
 from dpmlens.model.types import FileModel
 from dpmlens.rules import delays
 from dpmlens.rules.context import Context
@@ -93,6 +94,17 @@ class _State:
 
 
 @dataclass(frozen=True)
+class Stale:
+    """The document's last tree, `Tree.edit`ed by every edit since it was parsed, and the
+    ranges those edits wrote (in the text now): lsp/documents.Document.stale(). An edit judged
+    in a function that holds all of them is judged without parsing the document
+    (model/spliced.py)."""
+
+    tree: ts.Tree
+    edited: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
 class _Decided:
     """An edit `_why_not` decided up to what needs a model of the new text (`_settle`)."""
 
@@ -111,6 +123,7 @@ class _Decided:
     inside: list[Finding]  # those in it (the per-function checkers')
     rerun: bool  # run the per-function checkers again (else: judge the function again)
     judged: set[str]  # the per-function checkers' rule ids
+    stale: Stale | None = None  # the document's last tree, as analyze_early was given it
 
 
 @dataclass
@@ -119,6 +132,7 @@ class IncrementalAnalyzer:
     reused: int = 0  # of which `judged`: after judging the edited function again
     judged: int = 0
     rerun: int = 0  # of which after running the per-function checkers again (`_rerun`)
+    spliced: int = 0  # judged without parsing the document (model/spliced.py)
     kept: int = 0  # functions whose delay findings the reruns kept (`_keepable`)
     unwalked: int = 0  # callbacks' walks the reruns did not make again (they reached nothing)
     full: int = 0
@@ -135,19 +149,24 @@ class IncrementalAnalyzer:
         self.state, self._pending = None, None
 
     def analyze_early(
-        self, path: str, source: bytes, config: Config, resolver: object | None = None
-    ) -> Result | None:
+        self, path: str, source: bytes, config: Config, resolver: object | None = None,
+        stale: Stale | None = None,
+    ) -> Result | None:  # fmt: skip
         """The last findings, moved, when the edit to `source` can be decided without a tree
-        of it (see `_parses_alone`: the server then need not reparse the document); None:
-        call `analyze` with the tree."""
+        of it (see `_parses_alone`: the server then need not reparse the document; given the
+        document's last tree as edited, `stale`, an edit judged again need not either);
+        None: call `analyze` with the tree."""
         self.built, self.judged_name, self._pending = None, "", None
-        why = self._why_not(path, source, None, None, config, resolver)
+        why = self._why_not(path, source, None, None, config, resolver, stale)
         if why is not None:
             self._early = (source, why)
             return None
         assert self.state is not None
         self.reused += 1
-        return Result(self.state.findings, None, True, "", "reused before parsing")
+        how = "reused before parsing"
+        if self.judged_name:  # (judged on a model spliced from the last tree: model/spliced.py)
+            how = f"{self.judged_how} {self.judged_name}() without parsing the document"
+        return Result(self.state.findings, None, True, "", how)
 
     def analyze(
         self,
@@ -200,6 +219,7 @@ class IncrementalAnalyzer:
     def _why_not(
         self, path: str, source: bytes, tree: ts.Tree | None,
         top: tuple[list[_Item], list[_Body]] | None, config: Config, resolver: object | None,
+        stale: Stale | None = None,
     ) -> str | None:  # fmt: skip
         """None when the last findings hold for `source` (and the state is moved to it), else
         why not. Without a tree (`top` None), the edited function is parsed on its own."""
@@ -270,8 +290,8 @@ class IncrementalAnalyzer:
             rerun = True
         if fp.callees:  # a call the tree sees may differ where the text looks alike
             return "the rules read every name the file calls"
-        if (stale := _stale_elsewhere(fp, resolver)) is not None:
-            return stale
+        if (changed := _stale_elsewhere(fp, resolver)) is not None:
+            return changed
         first = old.count(b"\n", 0, f_start) + 1
         last = first + old.count(b"\n", f_start, f_end)
         lines = source.count(b"\n", lo, new_hi) - old.count(b"\n", lo, old_hi)
@@ -283,7 +303,7 @@ class IncrementalAnalyzer:
             return f"a finding lies in {name}()"
         decided = _Decided(
             path, source, config, resolver, items, bodies, name, f_start, f_end, delta, texts,
-            moved, inside, rerun, judged,
+            moved, inside, rerun, judged, stale if tree is None else None,
         )  # fmt: skip
         why = self._settle(decided, tree)
         if why == _NEEDS_TREE and tree is None:
@@ -309,7 +329,7 @@ class IncrementalAnalyzer:
         else:
             why = self._judge_again(
                 fp, d.name, d.f_start, end, d.texts, bool(d.inside), found, d.path, d.source,
-                tree, d.config, d.resolver,
+                tree, d.config, d.resolver, _dirty(d) if tree is None else None,
             )  # fmt: skip
             if why is not None:
                 return why
@@ -325,11 +345,14 @@ class IncrementalAnalyzer:
         self, fp: Footprint, name: str, start: int, end: int, texts: tuple[bytes, ...],
         must: bool, found: list[Finding], path: str, source: bytes, tree: ts.Tree | None,
         config: Config, resolver: object | None,
+        stale: tuple[ts.Tree, list[tuple[int, int]]] | None = None,
     ) -> str | None:  # fmt: skip
         """The units set aside for function `name` (now at [start, end)) that the edit
         touches (its own delays, also when `must`), judged on a model of the new text: None
         when they hold (the findings of the function's delays are then put in `found`, and
-        `fp` updated with what the new judgement read), else why not."""
+        `fp` updated with what the new judgement read), else why not. Without a tree, given
+        `stale` (the last tree as edited, the other functions edits since went into), on a
+        model spliced from it and the edited functions parsed alone (model/spliced.py)."""
 
         def touched(key: str) -> bool:
             u = fp.units.get(key)
@@ -340,10 +363,18 @@ class IncrementalAnalyzer:
         answers = [key for key in fp.answers if touched(key)]
         if not own and not answers:
             return None
-        if tree is None:
-            return _NEEDS_TREE
         light = self.state is not None and self.state.functions_suffice
-        model = build_model(path, source, tree, functions_only=light)
+        if tree is not None:
+            model = build_model(path, source, tree, functions_only=light)
+        elif stale is None:
+            return _NEEDS_TREE
+        else:
+            # every edit since the last parse lies in a function's body: their new subtrees
+            # each on its own, the rest from the last tree (else the document is parsed)
+            spliced = spliced_model(path, source, stale[0], start, end, stale[1], light)
+            if spliced is None:
+                return _NEEDS_TREE
+            model = spliced
         try:
             with footprint.record(model) as again:
                 # only the per-function checkers looked at this function's own calls (its
@@ -353,6 +384,9 @@ class IncrementalAnalyzer:
                     key for key in answers
                     if footprint.answer(model, key, fp.answers[key][0]) != fp.answers[key][1]
                 ]  # fmt: skip
+        except NotSpliced:
+            del found[:]
+            return _NEEDS_TREE
         except NotBuilt as missing:
             return f"judging {name}() needs {missing}"
         if any(f.path != path or f.function != name for f in found):
@@ -367,8 +401,10 @@ class IncrementalAnalyzer:
         fp.lookups.update(again.lookups)
         if model.loader is not None:
             fp.headers.update(model.loader.header_files())
-        self.built = None if light else model  # (the caller builds a whole one if it needs it)
+        # (the caller builds a whole one if it needs it; a spliced one serves this judgement only)
+        self.built = None if light or tree is None else model
         self.judged += 1
+        self.spliced += tree is None
         self.judged_name, self.judged_how = name, "judged"
         return None
 
@@ -452,6 +488,24 @@ class IncrementalAnalyzer:
         self.unwalked += len(unwalked)
         self.judged_name, self.judged_how = name, "rerun"
         return None
+
+
+def _dirty(d: _Decided) -> tuple[ts.Tree, list[tuple[int, int]]] | None:
+    """The last tree of the document and the functions, but the edited one, that edits
+    since it was parsed went into (each inside a body: decided before parsing); None when
+    there is no such tree or an edit lies elsewhere."""
+    if d.stale is None:
+        return None
+    end = d.f_end + d.delta
+    out: set[tuple[int, int]] = set()
+    for s, e in d.stale.edited:
+        if d.f_start < s and e < end:
+            continue
+        hit = _enclosing_body(d.bodies, s, e)
+        if hit is None:
+            return None
+        out.add((hit[0], hit[2]))
+    return d.stale.tree, sorted(out)
 
 
 def _keepable(

@@ -1,0 +1,266 @@
+"""A model of an edited text without reparsing the document: the last parse for the file's
+top level, a fresh parse of the one edited function for its body.
+
+tree-sitter's reparse of a document re-runs error recovery in every function holding an ERROR
+node (hub.c has 19), however small the edit: most of a judged keystroke's time
+(engine/incremental.py). When every edit since the last parse lies inside one function's body
+and the function parses alone (incremental._parses_alone), the document's new tree is the old
+one with that function's subtree replaced. So:
+
+- the top level (functions, #defines, the PM tables' places) is read from the old tree as
+  `Tree.edit` moved it: its nodes outside the edited body keep their kinds and get their new
+  offsets (their `text` is gone: py-tree-sitter drops the source on an edit, and the builder
+  reads the source by offsets, not node texts);
+- the edited function is parsed alone (`included_ranges`) together with the heads and `#endif`s
+  of the `#if` blocks around it, at its offsets in the new text, so that a walk up from one of
+  its nodes meets the same `#ifdef`s as in the document's tree.
+
+Anything that would read a node of the old tree beyond that (a rule asking for a node outside
+the edited function, every call of the file, another definition's body by the tree) raises
+`NotSpliced`: the caller parses the document after all.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import tree_sitter as ts
+
+from dpmlens.model.build import NotBuilt, _Builder, build_model
+from dpmlens.model.types import CallSite, FileModel
+from dpmlens.syntax.parser import LANGUAGE
+
+# the `#if` blocks a function may sit in for its subtree to be parsed alone with their heads
+_BLOCKS = frozenset({"preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif",
+                     "preproc_elifdef"})  # fmt: skip
+_HEAD_FIELD = {"preproc_if": "condition", "preproc_elif": "condition",
+               "preproc_ifdef": "name", "preproc_elifdef": "name"}  # fmt: skip
+_LOCAL = threading.local()
+
+
+class NotSpliced(NotBuilt):
+    """A spliced model was asked for what only a parse of the whole document has."""
+
+
+def _parser() -> ts.Parser:
+    p = getattr(_LOCAL, "parser", None)
+    if p is None:
+        p = _LOCAL.parser = ts.Parser(LANGUAGE)
+    return p
+
+
+class _Alone:
+    """Functions of the new text parsed alone (with their `#if` heads), at their offsets: the
+    edited one, and those others that earlier edits since the last parse wrote into, when
+    something reads them. By (start, end); None: it did not parse alone as in `old`."""
+
+    def __init__(self, source: bytes, old: ts.Tree, fresh: list[tuple[int, int]]) -> None:
+        self.source, self.old = source, old
+        self.ranges = sorted(fresh)  # the functions whose nodes come from a parse alone
+        self._parsed: dict[tuple[int, int], ts.Node | None] = {}
+
+    def holding(self, start: int, end: int) -> tuple[int, int] | None:
+        """The fresh function holding [start, end); raises NotSpliced when the range reaches
+        into one without lying inside it."""
+        for lo, hi in self.ranges:
+            if lo <= start and end <= hi:
+                return lo, hi
+            if start < hi and end > lo:
+                raise NotSpliced("a range across an edited function")
+        return None
+
+    def node(self, lo: int, hi: int) -> ts.Node:
+        if (lo, hi) not in self._parsed:
+            self._parsed[lo, hi] = _parse_alone(self.source, self.old, lo, hi)
+        fn = self._parsed[lo, hi]
+        if fn is None:
+            raise NotSpliced("an edited function that does not parse alone")
+        return fn
+
+
+class _Root:
+    """The root of a spliced tree: nodes inside the functions parsed alone only."""
+
+    def __init__(self, alone: _Alone) -> None:
+        self._alone = alone
+
+    def descendant_for_byte_range(self, start: int, end: int) -> ts.Node | None:
+        hit = self._alone.holding(start, end)
+        if hit is None:
+            raise NotSpliced("a node outside the edited functions")
+        return self._alone.node(*hit).descendant_for_byte_range(start, end)
+
+    def __getattr__(self, name: str) -> object:
+        raise NotSpliced(f"the tree's root ({name})")
+
+
+class SplicedTree:
+    """Stands for the document's tree in a spliced model (`model.tree`)."""
+
+    def __init__(self, alone: _Alone) -> None:
+        self.root_node = _Root(alone)
+
+    def __getattr__(self, name: str) -> object:
+        raise NotSpliced(f"the tree ({name})")
+
+
+class _Nodes(dict[str, list[ts.Node]]):
+    """The builder's `func_nodes`: a function parsed alone gives its own node."""
+
+    def __init__(self, nodes: dict[str, list[ts.Node]], alone: _Alone) -> None:
+        super().__init__(nodes)
+        self._alone = alone
+
+    def get(self, name: str, default: object = None) -> list[ts.Node] | object:  # type: ignore[override]
+        nodes = super().get(name)
+        if nodes is None:
+            return default
+        return [self._fresh(d) for d in nodes]
+
+    def __getitem__(self, name: str) -> list[ts.Node]:
+        return [self._fresh(d) for d in super().__getitem__(name)]
+
+    def _fresh(self, d: ts.Node) -> ts.Node:
+        hit = self._alone.holding(d.start_byte, d.end_byte)
+        return d if hit is None else self._alone.node(*hit)
+
+
+def spliced_model(
+    path: str, source: bytes, old: ts.Tree, lo: int, hi: int,
+    dirty: list[tuple[int, int]], functions_only: bool,
+) -> FileModel | None:  # fmt: skip
+    """The model of `source` whose function at [lo, hi) was edited, from `old` (the last
+    parse, `Tree.edit`ed by every edit since, each inside the body of that function or of
+    one at `dirty`: functions decided before parsing) and parses of those functions alone;
+    None when the edited one does not parse alone as it sits in `old`."""
+    alone = _Alone(source, old, [(lo, hi), *dirty])
+    try:
+        alone.node(lo, hi)
+    except NotSpliced:
+        return None
+
+    def builder(p: str, s: bytes, t: ts.Tree) -> _SplicedBuilder:
+        return _SplicedBuilder(p, s, t, alone)
+
+    model = build_model(path, source, old, functions_only=functions_only, builder=builder)
+    loader = model.loader
+    assert isinstance(loader, _SplicedBuilder)
+    if loader.recovered:
+        return None
+    loader.func_nodes = _Nodes(loader.func_nodes, alone)
+    spliced = SplicedTree(alone)
+    loader.tree = spliced  # type: ignore[assignment]
+    model.tree = spliced
+    return model
+
+
+def _parse_alone(source: bytes, old: ts.Tree, lo: int, hi: int) -> ts.Node | None:
+    """The function definition at [lo, hi) of `source`, parsed alone with the heads of the
+    `#if` blocks that hold it in `old`; None when it does not sit in `old` as a definition at
+    the file's top level or in `#if` blocks, or its parse differs in shape from there."""
+    node = old.root_node.descendant_for_byte_range(lo, hi)
+    while node is not None and node.type != "function_definition":
+        node = node.parent
+    if node is None or node.start_byte != lo or node.end_byte != hi:
+        return None
+    blocks: list[ts.Node] = []  # innermost first
+    up = node.parent
+    while up is not None and up.type != "translation_unit":
+        if up.type not in _BLOCKS:
+            return None
+        blocks.append(up)
+        up = up.parent
+    if up is None:
+        return None
+    ranges = _ranges(blocks, lo, hi)
+    if ranges is None:
+        return None
+    parser = _parser()
+    parser.included_ranges = [
+        ts.Range(_point(source, s), _point(source, e), s, e) for s, e in ranges
+    ]
+    try:
+        fresh = parser.parse(source)
+    finally:
+        parser.included_ranges = []
+    return _same_shape(fresh, blocks, lo, hi)
+
+
+def _ranges(blocks: list[ts.Node], lo: int, hi: int) -> list[tuple[int, int]] | None:
+    """The byte ranges to parse: each block's head (its directive and condition, to its first
+    item), the function, each `#if`'s `#endif`; None when a block's shape is not that."""
+    heads: list[tuple[int, int]] = []
+    ends: list[tuple[int, int]] = []
+    for block in reversed(blocks):  # outermost first
+        children = block.children
+        field = _HEAD_FIELD.get(block.type)
+        head = block.child_by_field_name(field) if field else (children[0] if children else None)
+        if head is None:
+            return None
+        first = next(
+            (c for c in children if c.start_byte >= head.end_byte and c.is_named
+             and c.type != "comment"),
+            None,
+        )  # fmt: skip
+        if first is None or first.start_byte > lo:
+            return None
+        heads.append((block.start_byte, first.start_byte))
+        if block.type in ("preproc_if", "preproc_ifdef"):
+            last = children[-1]
+            if last.type != "#endif" or last.is_missing:
+                return None
+            ends.append((last.start_byte, last.end_byte))
+    out = heads + [(lo, hi)] + sorted(ends)
+    if any(a[1] > b[0] or a[0] >= a[1] for a, b in zip(out, out[1:], strict=False)):
+        return None
+    return out
+
+
+def _same_shape(fresh: ts.Tree, blocks: list[ts.Node], lo: int, hi: int) -> ts.Node | None:
+    """The function's node in `fresh`, when its ancestors there are `blocks`' kinds and hold
+    no error beside it."""
+    node = fresh.root_node.descendant_for_byte_range(lo, hi)
+    while node is not None and node.type != "function_definition":
+        node = node.parent
+    if node is None or node.start_byte != lo or node.end_byte != hi:
+        return None
+    child, up = node, node.parent
+    for block in blocks:
+        if up is None or up.type != block.type or up.is_error:
+            return None
+        if any(c != child and (c.has_error or c.is_missing) for c in up.children):
+            return None
+        child, up = up, up.parent
+    if up is None or up.type != "translation_unit" or up.parent is not None:
+        return None
+    if any(c != child and (c.has_error or c.is_missing) for c in up.children):
+        return None
+    return node
+
+
+def _point(source: bytes, offset: int) -> tuple[int, int]:
+    return source.count(b"\n", 0, offset), offset - (source.rfind(b"\n", 0, offset) + 1)
+
+
+class _SplicedBuilder(_Builder):
+    """build's _Builder on the old tree, but for call sites in the functions parsed alone
+    (their fresh nodes) and whatever reads every call of the file (refused)."""
+
+    def __init__(self, path: str, source: bytes, tree: ts.Tree, alone: _Alone) -> None:
+        super().__init__(path, source, tree)
+        self._old_root = tree.root_node
+        self._alone = alone
+
+    def _node_at(self, start: int, end: int) -> ts.Node | None:
+        # call sites found by text: in an edited function, its fresh node; elsewhere the old
+        # tree's, whose offsets are right (call sites read the source by offsets, not texts)
+        hit = self._alone.holding(start, end)
+        if hit is not None:
+            return self._alone.node(*hit).descendant_for_byte_range(start, end)
+        return self._old_root.descendant_for_byte_range(start, end)
+
+    def all_calls(self) -> list[CallSite]:
+        raise NotSpliced("every call of the file")
+
+    def callee_names(self) -> frozenset[str]:
+        raise NotSpliced("every name the file calls")
