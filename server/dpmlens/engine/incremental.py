@@ -371,7 +371,10 @@ class IncrementalAnalyzer:
         else:
             # every edit since the last parse lies in a function's body: their new subtrees
             # each on its own, the rest from the last tree (else the document is parsed)
-            spliced = spliced_model(path, source, stale[0], start, end, stale[1], light)
+            try:
+                spliced = spliced_model(path, source, stale[0], start, end, stale[1], light)
+            except NotSpliced:
+                spliced = None
             if spliced is None:
                 return _NEEDS_TREE
             model = spliced
@@ -385,6 +388,13 @@ class IncrementalAnalyzer:
                     if footprint.answer(model, key, fp.answers[key][0]) != fp.answers[key][1]
                 ]  # fmt: skip
         except NotSpliced:
+            del found[:]
+            return _NEEDS_TREE
+        except Exception:
+            if tree is not None:
+                raise
+            # (a rule handed the spliced tree's root to tree-sitter itself, which takes only
+            # a real node: the judgement is made again on the document's tree)
             del found[:]
             return _NEEDS_TREE
         except NotBuilt as missing:
