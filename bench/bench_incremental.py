@@ -73,8 +73,7 @@ def run(
             t0 = clock()
             kind = "full"
             if incremental:  # as the server does (lsp/diagnostics.analyze_document)
-                res = analyzer.analyze_early(str(path), doc.source, config, None,
-                                             stale(doc)) or (
+                res = analyzer.analyze_early(str(path), doc.source, config, **stale(doc)) or (
                     analyzer.analyze(str(path), doc.source, doc.ensure_tree(), config)
                 )
                 why["reused" if res.reused else res.why.split("(")[0].split(" read ")[0]] += 1
@@ -97,9 +96,10 @@ def run(
     return times, why, kinds
 
 
-def stale(doc: Document) -> object:
-    """The document's last tree as edited (Document.stale, which main's Document lacks)."""
-    return doc.stale() if hasattr(doc, "stale") else None
+def stale(doc: Document) -> dict[str, object]:
+    """The document's last tree as edited, as the server passes it (Document.stale: not in
+    main before it)."""
+    return {"stale": doc.stale()} if hasattr(doc, "stale") else {}
 
 
 def pct(values: list[float], q: float) -> float:

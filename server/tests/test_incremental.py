@@ -601,6 +601,14 @@ def test_typing_in_hub_c_is_judged_without_parsing_the_document() -> None:
                 text=text), UTF8)
             got = analyzer.analyze_early(str(path), doc.source, config, None, doc.stale()) or (
                 analyzer.analyze(str(path), doc.source, doc.ensure_tree(), config))
-            want = analyze_model(build_model(str(path), doc.source, parse(doc.source)), config)
+            model = build_model(str(path), doc.source, parse(doc.source))
+            want = analyze_model(model, config)
             assert got.findings == want, (line, got.how)
+            # the top level carried over the edits is the one read from a tree of the text
+            top = analyzer.state.top if analyzer.state is not None else None
+            if top is not None:
+                moved = top.moved(analyzer.state.shifts)  # type: ignore[union-attr]
+                assert moved is not None and moved.funcs == model.functions, (line, got.how)
+                assert moved.ranges == model.loader.func_ranges  # type: ignore[union-attr]
+                assert moved.defs == model.defines
     assert analyzer.spliced >= 6, analyzer.spliced

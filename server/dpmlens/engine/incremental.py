@@ -38,6 +38,7 @@ edit (and the structure assumed before parsing with the real one).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -56,7 +57,7 @@ from dpmlens.model import footprint
 from dpmlens.model.build import TOP_LEVEL_CONTAINERS, NotBuilt, build_model, text_searches
 from dpmlens.model.footprint import Footprint
 from dpmlens.model.headers import defines_of
-from dpmlens.model.spliced import NotSpliced, spliced_model
+from dpmlens.model.spliced import NotSpliced, Shift, Top, spliced_model
 from dpmlens.model.types import FileModel
 from dpmlens.rules import delays
 from dpmlens.rules.context import Context
@@ -91,6 +92,10 @@ class _State:
     # no callback was found by text (build.recover_callbacks): a model of the functions the
     # tree has is the model, but for its tables and drivers, which an edit judged leaves be
     functions_suffice: bool = False
+    # the top level of the last model built, and the edits since (model/spliced.Top): a model
+    # spliced without parsing the document takes it from there rather than from the tree
+    top: Top | None = None
+    shifts: list[Shift] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -123,6 +128,7 @@ class _Decided:
     inside: list[Finding]  # those in it (the per-function checkers')
     rerun: bool  # run the per-function checkers again (else: judge the function again)
     judged: set[str]  # the per-function checkers' rule ids
+    shift: Shift | None = None  # the edit, for the top level carried over (model/spliced.py)
     stale: Stale | None = None  # the document's last tree, as analyze_early was given it
 
 
@@ -143,6 +149,7 @@ class IncrementalAnalyzer:
     _early: tuple[bytes, str] | None = None
     # what analyze_early decided when only the judgement needed a tree (`_settle`)
     _pending: _Decided | None = None
+    _top: Top | None = None  # the top level of the spliced model a judgement just used
 
     def forget(self) -> None:
         """Drop what is kept (settings or the workspace changed: the next run is a full one)."""
@@ -211,6 +218,7 @@ class IncrementalAnalyzer:
             path, source, items, bodies, findings, fp, config, resolver is not None,
             text_searches(model),
             not getattr(model.loader, "recovered", True),
+            Top.of(model),
         )
         return Result(findings, model, False, why, f"full: {why}")
 
@@ -296,6 +304,8 @@ class IncrementalAnalyzer:
         last = first + old.count(b"\n", f_start, f_end)
         lines = source.count(b"\n", lo, new_hi) - old.count(b"\n", lo, old_hi)
         moved, inside = _moved(st.findings, path, first, last, lines)
+        kept = first + old.count(b"\n", f_start, old_hi) < last  # (its last line as it was)
+        shift = Shift(f_start, f_end, delta, last, lines, kept)
         # a finding in the function itself can only come from a per-function checker (any
         # other rule that placed one there read it); judged again, they are found again
         judged = {rule.id for rule in per_function_rules()}
@@ -303,7 +313,7 @@ class IncrementalAnalyzer:
             return f"a finding lies in {name}()"
         decided = _Decided(
             path, source, config, resolver, items, bodies, name, f_start, f_end, delta, texts,
-            moved, inside, rerun, judged, stale if tree is None else None,
+            moved, inside, rerun, judged, shift, stale if tree is None else None,
         )  # fmt: skip
         why = self._settle(decided, tree)
         if why == _NEEDS_TREE and tree is None:
@@ -329,7 +339,7 @@ class IncrementalAnalyzer:
         else:
             why = self._judge_again(
                 fp, d.name, d.f_start, end, d.texts, bool(d.inside), found, d.path, d.source,
-                tree, d.config, d.resolver, _dirty(d) if tree is None else None,
+                tree, d.config, d.resolver, (lambda: _dirty(d, st)) if tree is None else None,
             )  # fmt: skip
             if why is not None:
                 return why
@@ -338,6 +348,19 @@ class IncrementalAnalyzer:
                 moved = sorted(moved + found, key=Finding.sort_key)
         st.source, st.items, st.bodies, st.findings = d.source, d.items, d.bodies, moved
         st.footprint = fp
+        top, self._top = self._top, None
+        if top is not None:  # (a spliced model's: the top level of the new text)
+            st.top, st.shifts = top, []
+        elif st.top is not None and d.shift is not None:
+            both = st.shifts[-1].then(d.shift) if st.shifts else None
+            if both is None:
+                st.shifts.append(d.shift)
+            elif both.delta or both.lines or not both.kept:
+                st.shifts[-1] = both
+            else:  # (typed and taken back)
+                st.shifts.pop()
+            if len(st.shifts) > _SHIFTS:
+                st.top, st.shifts = None, []
         return None
 
 
@@ -345,7 +368,8 @@ class IncrementalAnalyzer:
         self, fp: Footprint, name: str, start: int, end: int, texts: tuple[bytes, ...],
         must: bool, found: list[Finding], path: str, source: bytes, tree: ts.Tree | None,
         config: Config, resolver: object | None,
-        stale: tuple[ts.Tree, list[tuple[int, int]]] | None = None,
+        stale: Callable[[], tuple[ts.Tree, list[tuple[int, int]], Top | None] | None]
+        | None = None,
     ) -> str | None:  # fmt: skip
         """The units set aside for function `name` (now at [start, end)) that the edit
         touches (its own delays, also when `must`), judged on a model of the new text: None
@@ -366,13 +390,14 @@ class IncrementalAnalyzer:
         light = self.state is not None and self.state.functions_suffice
         if tree is not None:
             model = build_model(path, source, tree, functions_only=light)
-        elif stale is None:
+        elif stale is None or (last := stale()) is None:
             return _NEEDS_TREE
         else:
             # every edit since the last parse lies in a function's body: their new subtrees
             # each on its own, the rest from the last tree (else the document is parsed)
             try:
-                spliced = spliced_model(path, source, stale[0], start, end, stale[1], light)
+                spliced = spliced_model(
+                    path, source, last[0], start, end, last[1], light, last[2])
             except NotSpliced:
                 spliced = None
             if spliced is None:
@@ -413,6 +438,8 @@ class IncrementalAnalyzer:
             fp.headers.update(model.loader.header_files())
         # (the caller builds a whole one if it needs it; a spliced one serves this judgement only)
         self.built = None if light or tree is None else model
+        if tree is None:
+            self._top = Top.of(model)
         self.judged += 1
         self.spliced += tree is None
         self.judged_name, self.judged_how = name, "judged"
@@ -500,10 +527,11 @@ class IncrementalAnalyzer:
         return None
 
 
-def _dirty(d: _Decided) -> tuple[ts.Tree, list[tuple[int, int]]] | None:
-    """The last tree of the document and the functions, but the edited one, that edits
-    since it was parsed went into (each inside a body: decided before parsing); None when
-    there is no such tree or an edit lies elsewhere."""
+def _dirty(d: _Decided, st: _State) -> tuple[ts.Tree, list[tuple[int, int]], Top | None] | None:
+    """The last tree of the document, the functions, but the edited one, that edits since
+    it was parsed went into (each inside a body: decided before parsing), and the top level
+    of the new text when carried over; None when there is no such tree or an edit lies
+    elsewhere."""
     if d.stale is None:
         return None
     end = d.f_end + d.delta
@@ -515,7 +543,10 @@ def _dirty(d: _Decided) -> tuple[ts.Tree, list[tuple[int, int]]] | None:
         if hit is None:
             return None
         out.add((hit[0], hit[2]))
-    return d.stale.tree, sorted(out)
+    top = None
+    if st.top is not None and d.shift is not None:
+        top = st.top.moved([*st.shifts, d.shift])
+    return d.stale.tree, sorted(out), top
 
 
 def _keepable(
@@ -550,6 +581,7 @@ def _union(a: Footprint, b: Footprint) -> Footprint:
 
 
 _NEEDS_TREE = "the edit is judged on a tree of the new text"
+_SHIFTS = 64  # edits a carried top level is moved over before it is read from a tree again
 
 
 def _moved_offset(offset: int, f_end: int, delta: int) -> int:
