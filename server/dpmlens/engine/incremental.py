@@ -331,7 +331,8 @@ class IncrementalAnalyzer:
         end = d.f_end + d.delta
         if d.rerun:
             why = self._rerun(fp, d.name, d.f_start, end, d.texts, found, d.path, d.source,
-                              tree, d.config, d.resolver, d.moved)  # fmt: skip
+                              tree, d.config, d.resolver, d.moved,
+                              (lambda: _dirty(d, st)) if tree is None else None)  # fmt: skip
             if why is not None:
                 return why
             moved = sorted([f for f in d.moved if f.rule not in d.judged] + found,
@@ -450,6 +451,8 @@ class IncrementalAnalyzer:
         self, fp: Footprint, name: str, start: int, end: int, texts: tuple[bytes, ...],
         found: list[Finding], path: str, source: bytes, tree: ts.Tree | None, config: Config,
         resolver: object | None, last: list[Finding],
+        stale: Callable[[], tuple[ts.Tree, list[tuple[int, int]], Top | None] | None]
+        | None = None,
     ) -> str | None:  # fmt: skip
         """The per-function checkers run again, alone, on a model of the new text, after an
         edit of function `name` (now at [start, end)) that only they read, beside the
@@ -459,14 +462,44 @@ class IncrementalAnalyzer:
 
         The delays of the functions no callback's walk reached, before or now, whose own
         reads the edit leaves alone (`_keepable`), are not evaluated again: their findings
-        are the last ones (`last`: the findings outside the edited function, moved)."""
-        if tree is None:
-            return _NEEDS_TREE
+        are the last ones (`last`: the findings outside the edited function, moved).
+
+        Without a tree, given `stale` (as for `_judge_again`), on a spliced model whose other
+        functions are parsed alone when read (model/spliced.py)."""
         answers = [
             key for key in fp.answers
             if (u := fp.units.get(key)) is not None and u.reads(name, start, end, texts)
         ]  # fmt: skip
-        model = build_model(path, source, tree)
+        if tree is not None:
+            model = build_model(path, source, tree)
+        else:
+            last_tree = stale() if stale is not None else None
+            if last_tree is None:
+                return _NEEDS_TREE
+            try:
+                spliced = spliced_model(path, source, last_tree[0], start, end, last_tree[1],
+                                        False, last_tree[2], every=True)  # fmt: skip
+            except NotSpliced:
+                spliced = None
+            if spliced is None:
+                return _NEEDS_TREE
+            model = spliced
+        try:
+            return self._rerun_on(model, fp, name, start, end, texts, found, path, config,
+                                  resolver, last, answers, spliced=tree is None)  # fmt: skip
+        except NotSpliced:
+            pass
+        except Exception:
+            if tree is not None:
+                raise
+        del found[:]  # (the spliced model would not do: made again on the document's tree)
+        return _NEEDS_TREE
+
+    def _rerun_on(
+        self, model: FileModel, fp: Footprint, name: str, start: int, end: int,
+        texts: tuple[bytes, ...], found: list[Finding], path: str, config: Config,
+        resolver: object | None, last: list[Finding], answers: list[str], spliced: bool,
+    ) -> str | None:  # fmt: skip
         keep = _keepable(fp, name, start, end, texts)
         empty = frozenset(
             key[len(footprint.WALK_EMPTY):] for key, u in fp.units.items()
@@ -510,8 +543,8 @@ class IncrementalAnalyzer:
             else:
                 fp.units[key] = u
         for key in [*kept, *(footprint.WALK_EMPTY + cb for cb in unwalked)]:
-            u = fp.units.get(key)
-            fp.units[key] = was[key] if u is None else _union(was[key], u)
+            now = fp.units.get(key)
+            fp.units[key] = was[key] if now is None else _union(was[key], now)
         fp.answers.update(again.answers)
         fp.functions |= again.functions
         fp.patterns.update(again.patterns)
@@ -519,7 +552,10 @@ class IncrementalAnalyzer:
         fp.lookups.update(again.lookups)
         if model.loader is not None:
             fp.headers.update(model.loader.header_files())
-        self.built = model
+        self.built = None if spliced else model
+        if spliced:
+            self._top = Top.of(model)
+            self.spliced += 1
         self.rerun += 1
         self.kept += len(kept)
         self.unwalked += len(unwalked)

@@ -23,6 +23,7 @@ the edited function, every call of the file, another definition's body by the tr
 from __future__ import annotations
 
 import threading
+from bisect import bisect_right
 from dataclasses import dataclass
 
 import tree_sitter as ts
@@ -135,6 +136,32 @@ class _Alone:
         self.source, self.old = source, old
         self.ranges = sorted(fresh)  # the functions whose nodes come from a parse alone
         self._parsed: dict[tuple[int, int], ts.Node | None] = {}
+        # with `every`, the other functions' too (each checked against the old tree's)
+        self.starts: list[int] = []
+        self.functions: list[tuple[int, int]] = []
+
+    def unedited(self, start: int, end: int) -> tuple[int, int] | None:
+        """The function, none of `ranges`, holding [start, end), when `every` set them."""
+        i = bisect_right(self.starts, start) - 1
+        if i >= 0 and self.functions[i][0] <= start and end <= self.functions[i][1]:
+            return self.functions[i]
+        return None
+
+    def node_unedited(self, lo: int, hi: int) -> ts.Node:
+        """An unedited function parsed alone, when its tree is the old tree's (the same
+        nodes: py-tree-sitter drops the old tree's text on `edit`, the parse has it)."""
+        if (lo, hi) not in self._parsed:
+            fn = _parse_alone(self.source, self.old, lo, hi)
+            was = _definition(self.old, lo, hi)
+            if fn is not None and (
+                was is None or fn.descendant_count != was.descendant_count or str(fn) != str(was)
+            ):
+                fn = None
+            self._parsed[lo, hi] = fn
+        fn = self._parsed[lo, hi]
+        if fn is None:
+            raise NotSpliced("a function that parses alone otherwise than in the document")
+        return fn
 
     def holding(self, start: int, end: int) -> tuple[int, int] | None:
         """The fresh function holding [start, end); raises NotSpliced when the range reaches
@@ -162,10 +189,14 @@ class _Root:
         self._alone = alone
 
     def descendant_for_byte_range(self, start: int, end: int) -> ts.Node | None:
-        hit = self._alone.holding(start, end)
+        alone = self._alone
+        hit = alone.holding(start, end)
+        if hit is not None:
+            return alone.node(*hit).descendant_for_byte_range(start, end)
+        hit = alone.unedited(start, end)
         if hit is None:
-            raise NotSpliced("a node outside the edited functions")
-        return self._alone.node(*hit).descendant_for_byte_range(start, end)
+            raise NotSpliced("a node outside the functions")
+        return alone.node_unedited(*hit).descendant_for_byte_range(start, end)
 
     def __getattr__(self, name: str) -> object:
         raise NotSpliced(f"the tree's root ({name})")
@@ -219,12 +250,15 @@ class _Nodes(dict[str, list[ts.Node]]):
 def spliced_model(
     path: str, source: bytes, old: ts.Tree, lo: int, hi: int,
     dirty: list[tuple[int, int]], functions_only: bool, top: Top | None = None,
+    every: bool = False,
 ) -> FileModel | None:  # fmt: skip
     """The model of `source` whose function at [lo, hi) was edited, from `old` (the last
     parse, `Tree.edit`ed by every edit since, each inside the body of that function or of
     one at `dirty`: functions decided before parsing) and parses of those functions alone;
     None when the edited one does not parse alone as it sits in `old`. `top`: the top level
-    of `source` (carried over from the last model), else read from `old`."""
+    of `source` (carried over from the last model), else read from `old`. `every`: a node
+    of any other function is one of that function parsed alone too (a rerun's walks read
+    many), when that parse has the old tree's nodes.)"""
     alone = _Alone(source, old, [(lo, hi), *dirty])
     try:
         alone.node(lo, hi)
@@ -240,10 +274,22 @@ def spliced_model(
     if loader.recovered:
         return None
     loader.func_nodes = _Nodes(loader.func_ranges, alone)
+    if every:
+        alone.functions = [(a, b) for a, b, _n in loader.func_ranges]
+        alone.starts = [a for a, _b in alone.functions]
     spliced = SplicedTree(alone)
     loader.tree = spliced  # type: ignore[assignment]
     model.tree = spliced
     return model
+
+
+def _definition(tree: ts.Tree, lo: int, hi: int) -> ts.Node | None:
+    node = tree.root_node.descendant_for_byte_range(lo, hi)
+    while node is not None and node.type != "function_definition":
+        node = node.parent
+    if node is None or node.start_byte != lo or node.end_byte != hi:
+        return None
+    return node
 
 
 def _parse_alone(source: bytes, old: ts.Tree, lo: int, hi: int) -> ts.Node | None:
@@ -264,13 +310,11 @@ def _parse_alone(source: bytes, old: ts.Tree, lo: int, hi: int) -> ts.Node | Non
         up = up.parent
     if up is None:
         return None
-    ranges = _ranges(blocks, lo, hi)
+    ranges = _ranges(blocks, node)
     if ranges is None:
         return None
     parser = _parser()
-    parser.included_ranges = [
-        ts.Range(_point(source, s), _point(source, e), s, e) for s, e in ranges
-    ]
+    parser.included_ranges = ranges
     try:
         fresh = parser.parse(source)
     finally:
@@ -278,11 +322,12 @@ def _parse_alone(source: bytes, old: ts.Tree, lo: int, hi: int) -> ts.Node | Non
     return _same_shape(fresh, blocks, lo, hi)
 
 
-def _ranges(blocks: list[ts.Node], lo: int, hi: int) -> list[tuple[int, int]] | None:
-    """The byte ranges to parse: each block's head (its directive and condition, to its first
-    item), the function, each `#if`'s `#endif`; None when a block's shape is not that."""
-    heads: list[tuple[int, int]] = []
-    ends: list[tuple[int, int]] = []
+def _ranges(blocks: list[ts.Node], fn: ts.Node) -> list[ts.Range] | None:
+    """The ranges to parse: each block's head (its directive and condition, to its first
+    item), the function `fn`, each `#if`'s `#endif`; None when a block's shape is not that.
+    (Their points are the old tree's: `Tree.edit` moved them as it moved the offsets.)"""
+    heads: list[ts.Range] = []
+    ends: list[ts.Range] = []
     for block in reversed(blocks):  # outermost first
         children = block.children
         field = _HEAD_FIELD.get(block.type)
@@ -294,16 +339,21 @@ def _ranges(blocks: list[ts.Node], lo: int, hi: int) -> list[tuple[int, int]] | 
              and c.type != "comment"),
             None,
         )  # fmt: skip
-        if first is None or first.start_byte > lo:
+        if first is None or first.start_byte > fn.start_byte:
             return None
-        heads.append((block.start_byte, first.start_byte))
+        heads.append(ts.Range(block.start_point, first.start_point, block.start_byte,
+                              first.start_byte))  # fmt: skip
         if block.type in ("preproc_if", "preproc_ifdef"):
             last = children[-1]
             if last.type != "#endif" or last.is_missing:
                 return None
-            ends.append((last.start_byte, last.end_byte))
-    out = heads + [(lo, hi)] + sorted(ends)
-    if any(a[1] > b[0] or a[0] >= a[1] for a, b in zip(out, out[1:], strict=False)):
+            ends.append(ts.Range(last.start_point, last.end_point, last.start_byte,
+                                 last.end_byte))  # fmt: skip
+    whole = ts.Range(fn.start_point, fn.end_point, fn.start_byte, fn.end_byte)
+    out = heads + [whole] + sorted(ends, key=lambda r: r.start_byte)
+    if any(r.start_byte >= r.end_byte for r in out) or any(
+        a.end_byte > b.start_byte for a, b in zip(out, out[1:], strict=False)
+    ):
         return None
     return out
 
@@ -328,10 +378,6 @@ def _same_shape(fresh: ts.Tree, blocks: list[ts.Node], lo: int, hi: int) -> ts.N
     if any(c != child and (c.has_error or c.is_missing) for c in up.children):
         return None
     return node
-
-
-def _point(source: bytes, offset: int) -> tuple[int, int]:
-    return source.count(b"\n", 0, offset), offset - (source.rfind(b"\n", 0, offset) + 1)
 
 
 class _SplicedBuilder(_Builder):
