@@ -612,3 +612,40 @@ def test_typing_in_hub_c_is_judged_without_parsing_the_document() -> None:
                 assert moved.ranges == model.loader.func_ranges  # type: ignore[union-attr]
                 assert moved.defs == model.defines
     assert analyzer.spliced >= 6, analyzer.spliced
+
+
+def test_a_rerun_is_made_without_parsing_the_document() -> None:
+    # helper_used() is entered by foo_suspend()'s walk: its edit reruns the per-function
+    # checkers, on a model whose other functions are each parsed alone when read
+    doc, analyzer = _typed(_DRIVER, b"\tmsleep(5", b"0")
+    got = analyzer.analyze_early("/x.c", doc.source, Config(), None, doc.stale())
+    assert got is not None and got.how == "rerun helper_used() without parsing the document"
+    assert doc.dirty and analyzer.spliced == 1 and analyzer.rerun == 1
+    assert got.findings == _full(doc.source)
+
+
+_FIELD = b"""#include <linux/delay.h>
+#include <linux/pm.h>
+
+struct foo_data { unsigned int reset_ms; };
+
+static const struct foo_data foo_a = { .reset_ms = 300, };
+
+static int foo_reset(struct foo_priv *priv)
+{
+\tint x = 0;
+\tmsleep(priv->data->reset_ms);
+\treturn x;
+}
+"""
+
+
+def test_a_delay_valued_by_a_file_scope_initializer_is_judged_on_the_document() -> None:
+    # its value is read from `.reset_ms = 300` outside the function: a spliced model has no
+    # node there (a function parsed alone has only itself under its root), so the judgement
+    # is made on the reparsed document
+    doc, analyzer = _typed(_FIELD, b"int x = 0;", b" x++;")
+    assert analyzer.analyze_early("/x.c", doc.source, Config(), None, doc.stale()) is None
+    got = analyzer.analyze("/x.c", doc.source, doc.ensure_tree(), Config())
+    assert got.reused and analyzer.spliced == 0
+    assert got.findings == _full(doc.source)

@@ -31,7 +31,7 @@ import tree_sitter as ts
 from dpmlens.core.findings import Span
 from dpmlens.model.build import NotBuilt, _Builder, build_model
 from dpmlens.model.types import CallSite, FileModel, FunctionDef
-from dpmlens.syntax.parser import LANGUAGE
+from dpmlens.syntax.parser import LANGUAGE, captures, load_query
 
 # the `#if` blocks a function may sit in for its subtree to be parsed alone with their heads
 _BLOCKS = frozenset({"preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif",
@@ -411,4 +411,13 @@ class _SplicedBuilder(_Builder):
         raise NotSpliced("every call of the file")
 
     def callee_names(self) -> frozenset[str]:
-        raise NotSpliced("every name the file calls")
+        # the old tree's calls but in the edited functions, theirs from their parses alone
+        src, fresh = self.source, self._alone.ranges
+        query = load_query("calls")
+        calls = [
+            c for c in captures(query, self._old_root).get("call", [])
+            if not any(lo <= c.start_byte < hi for lo, hi in fresh)
+        ]  # fmt: skip
+        for lo, hi in fresh:
+            calls += captures(query, self._alone.node(lo, hi)).get("call", [])
+        return frozenset(src[c.start_byte : c.child(0).end_byte].decode("latin-1") for c in calls)
