@@ -73,7 +73,7 @@ def run(
             t0 = clock()
             kind = "full"
             if incremental:  # as the server does (lsp/diagnostics.analyze_document)
-                res = analyzer.analyze_early(str(path), doc.source, config) or (
+                res = analyzer.analyze_early(str(path), doc.source, config, **stale(doc)) or (
                     analyzer.analyze(str(path), doc.source, doc.ensure_tree(), config)
                 )
                 why["reused" if res.reused else res.why.split("(")[0].split(" read ")[0]] += 1
@@ -92,7 +92,14 @@ def run(
     if kept is not None:  # (getattr: main's analyzer before these counters)
         kept["functions kept"] += getattr(analyzer, "kept", 0)
         kept["walks not made"] += getattr(analyzer, "unwalked", 0)
+        kept["judged without parsing"] += getattr(analyzer, "spliced", 0)
     return times, why, kinds
+
+
+def stale(doc: Document) -> dict[str, object]:
+    """The document's last tree as edited, as the server passes it (Document.stale: not in
+    main before it)."""
+    return {"stale": doc.stale()} if hasattr(doc, "stale") else {}
 
 
 def pct(values: list[float], q: float) -> float:
@@ -148,6 +155,8 @@ def main() -> int:
             if t:
                 print(f"    {kind:12s} {len(t):4d} edits  p50 {statistics.median(t):6.2f}  "
                       f"p95 {pct(t, 0.95):6.2f} ms")
+        if kept["judged without parsing"]:
+            print(f"    judged without parsing the document: {kept['judged without parsing']}")
         if kinds["rerun"]:
             print(f"    the reruns: {kept['functions kept']} functions' delay findings kept, "
                   f"{kept['walks not made']} callbacks' walks not made again")

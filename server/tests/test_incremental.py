@@ -101,7 +101,7 @@ def _random_edits(
             change = _change(doc.source, at, min(len(doc.source), at + rng.randint(1, 6)), b"")
         doc.apply_change(change, UTF8)
         # as the server does: decided before parsing if it can be, else on the new tree
-        got = analyzer.analyze_early(str(path), doc.source, config, resolver) or (
+        got = analyzer.analyze_early(str(path), doc.source, config, resolver, doc.stale()) or (
             analyzer.analyze(str(path), doc.source, doc.ensure_tree(), config, resolver)
         )
         fresh = parse(doc.source)
@@ -459,3 +459,193 @@ def test_a_rerun_does_not_walk_again_a_callback_whose_walk_reached_nothing() -> 
     assert got.how == "rerun foo_resume()" and got.findings == want and analyzer.unwalked == 1
     assert analyzer.state is not None
     assert footprint.WALK + "foo_resume" in analyzer.state.footprint.units
+
+
+# -- judged without parsing the document (model/spliced.py) ---------------------------------
+
+_GUARDED = b"""#include <linux/delay.h>
+#include <linux/pm.h>
+
+#define FOO_WAIT 30
+
+static int foo_probe_hw(struct device *dev)
+{
+\tmdelay(FOO_WAIT);
+\treturn 0;
+}
+
+#ifdef CONFIG_PM_SLEEP
+static int foo_settle(struct device *dev)
+{
+\tint x = 1;
+\tmdelay(40);
+\treturn x;
+}
+#else
+static int foo_settle_off(struct device *dev)
+{
+\tudelay(10);
+\treturn 0;
+}
+#endif
+
+#ifdef CONFIG_PM
+static int foo_twice(void) { mdelay(5); return 0; }
+#else
+static int foo_twice(void) { mdelay(6); return 0; }
+#endif
+
+static int foo_suspend(struct device *dev)
+{
+\treturn 0;
+}
+
+static SIMPLE_DEV_PM_OPS(foo_pm_ops, foo_suspend, NULL);
+"""
+
+
+def _typed(source: bytes, marker: bytes, text: bytes) -> tuple[Document, IncrementalAnalyzer]:
+    """A document of `source` analysed once, then `text` typed after `marker` (not parsed)."""
+    doc = Document(uri="file:///x.c", path="/x.c", version=0, source=source)
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze("/x.c", source, doc.ensure_tree(), Config())
+    at = _offset_in(doc.source, marker)
+    doc.apply_change(_change(doc.source, at, at, text), UTF8)
+    return doc, analyzer
+
+
+def _full(source: bytes) -> list[object]:
+    return list(analyze_model(build_model("/x.c", source, parse(source)), Config()))
+
+
+@pytest.mark.parametrize(("marker", "text"), [
+    (b"mdelay(FOO_WAIT);", b"\n\tmdelay(20);"),  # a function at the top level
+    (b"int x = 1;", b"\n\tmsleep(25);"),  # in an #ifdef CONFIG_PM_SLEEP block
+    (b"udelay(10);", b"\n\tmdelay(15);"),  # in its #else
+    (b"int x = 1;", b" x++;"),  # judged, nothing found
+])
+def test_an_edit_is_judged_without_parsing_the_document(marker: bytes, text: bytes) -> None:
+    doc, analyzer = _typed(_GUARDED, marker, text)
+    got = analyzer.analyze_early("/x.c", doc.source, Config(), None, doc.stale())
+    assert got is not None and got.how.endswith("() without parsing the document"), got
+    assert doc.dirty and analyzer.spliced == 1  # the document was not parsed again
+    assert got.findings == _full(doc.source)
+
+
+def test_a_judgement_reading_beyond_the_edited_function_parses_the_document() -> None:
+    # foo_twice() has a second definition: its delays are read there too, from the old tree
+    doc, analyzer = _typed(_GUARDED, b"mdelay(5);", b" mdelay(7);")
+    assert analyzer.analyze_early("/x.c", doc.source, Config(), None, doc.stale()) is None
+    got = analyzer.analyze("/x.c", doc.source, doc.ensure_tree(), Config())
+    assert got.how == "judged foo_twice()" and analyzer.spliced == 0
+    assert got.findings == _full(doc.source)
+
+
+def test_without_the_last_tree_the_judgement_waits_for_a_parse() -> None:
+    doc, analyzer = _typed(_GUARDED, b"int x = 1;", b"\n\tmsleep(25);")
+    assert analyzer.analyze_early("/x.c", doc.source, Config()) is None  # (no stale tree)
+    got = analyzer.analyze("/x.c", doc.source, doc.ensure_tree(), Config())
+    assert got.how == "judged foo_settle()" and analyzer.spliced == 0
+    assert got.findings == _full(doc.source)
+
+
+def test_a_function_parsed_alone_has_its_subtree_and_blocks_as_in_the_document() -> None:
+    from dpmlens.model.spliced import NotSpliced, spliced_model
+
+    doc, _ = _typed(_GUARDED, b"udelay(10);", b"\n\tmdelay(15);")
+    stale = doc.stale()
+    assert stale is not None
+    real = parse(doc.source)
+    at = doc.source.index(b"udelay(10);")
+    want = real.root_node.descendant_for_byte_range(at, at + 1)
+    while want is not None and want.type != "function_definition":
+        want = want.parent
+    assert want is not None
+    model = spliced_model("/x.c", doc.source, stale.tree, want.start_byte, want.end_byte, [],
+                          True)
+    assert model is not None
+    root = model.tree.root_node  # type: ignore[attr-defined]
+    got = root.descendant_for_byte_range(want.start_byte, want.end_byte)
+    assert str(got) == str(want)  # the same subtree
+    path_got, path_want = [], []
+    while got is not None:
+        path_got.append(got.type)
+        got = got.parent
+    while want is not None:
+        path_want.append(want.type)
+        want = want.parent
+    assert path_got == path_want == [
+        "function_definition", "preproc_else", "preproc_ifdef", "translation_unit"]
+    with pytest.raises(NotSpliced):  # a node of the old tree: its text is gone
+        root.descendant_for_byte_range(0, 5)
+    with pytest.raises(NotSpliced):
+        model.calls  # noqa: B018  (every call of the file)
+
+
+@pytest.mark.skipif(not KERNEL.is_dir(), reason=f"needs linux-source-6.12 at {K612}")
+def test_typing_in_hub_c_is_judged_without_parsing_the_document() -> None:
+    # the bench's keystrokes (a space typed and deleted on statement lines of functions with
+    # delays, spread over the file: earlier edits pile up in other functions unparsed)
+    path = KERNEL / "drivers/usb/core/hub.c"
+    doc = Document(uri=path.as_uri(), path=str(path), version=0, source=path.read_bytes())
+    config = Config()
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze(str(path), doc.source, doc.ensure_tree(), config)
+    lines = doc.source.split(b"\n")
+    spots = [i for i, ln in enumerate(lines) if ln.startswith(b"\t") and b"msleep(" in ln][:12]
+    for line in spots:
+        for text, width in ((" ", 0), ("", 1)):
+            doc.apply_change(types.TextDocumentContentChangePartial(
+                range=types.Range(start=types.Position(line=line, character=1),
+                                  end=types.Position(line=line, character=1 + width)),
+                text=text), UTF8)
+            got = analyzer.analyze_early(str(path), doc.source, config, None, doc.stale()) or (
+                analyzer.analyze(str(path), doc.source, doc.ensure_tree(), config))
+            model = build_model(str(path), doc.source, parse(doc.source))
+            want = analyze_model(model, config)
+            assert got.findings == want, (line, got.how)
+            # the top level carried over the edits is the one read from a tree of the text
+            top = analyzer.state.top if analyzer.state is not None else None
+            if top is not None:
+                moved = top.moved(analyzer.state.shifts)  # type: ignore[union-attr]
+                assert moved is not None and moved.funcs == model.functions, (line, got.how)
+                assert moved.ranges == model.loader.func_ranges  # type: ignore[union-attr]
+                assert moved.defs == model.defines
+    assert analyzer.spliced >= 6, analyzer.spliced
+
+
+def test_a_rerun_is_made_without_parsing_the_document() -> None:
+    # helper_used() is entered by foo_suspend()'s walk: its edit reruns the per-function
+    # checkers, on a model whose other functions are each parsed alone when read
+    doc, analyzer = _typed(_DRIVER, b"\tmsleep(5", b"0")
+    got = analyzer.analyze_early("/x.c", doc.source, Config(), None, doc.stale())
+    assert got is not None and got.how == "rerun helper_used() without parsing the document"
+    assert doc.dirty and analyzer.spliced == 1 and analyzer.rerun == 1
+    assert got.findings == _full(doc.source)
+
+
+_FIELD = b"""#include <linux/delay.h>
+#include <linux/pm.h>
+
+struct foo_data { unsigned int reset_ms; };
+
+static const struct foo_data foo_a = { .reset_ms = 300, };
+
+static int foo_reset(struct foo_priv *priv)
+{
+\tint x = 0;
+\tmsleep(priv->data->reset_ms);
+\treturn x;
+}
+"""
+
+
+def test_a_delay_valued_by_a_file_scope_initializer_is_judged_on_the_document() -> None:
+    # its value is read from `.reset_ms = 300` outside the function: a spliced model has no
+    # node there (a function parsed alone has only itself under its root), so the judgement
+    # is made on the reparsed document
+    doc, analyzer = _typed(_FIELD, b"int x = 0;", b" x++;")
+    assert analyzer.analyze_early("/x.c", doc.source, Config(), None, doc.stale()) is None
+    got = analyzer.analyze("/x.c", doc.source, doc.ensure_tree(), Config())
+    assert got.reused and analyzer.spliced == 0
+    assert got.findings == _full(doc.source)

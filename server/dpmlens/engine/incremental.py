@@ -38,6 +38,7 @@ edit (and the structure assumed before parsing with the real one).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -56,6 +57,7 @@ from dpmlens.model import footprint
 from dpmlens.model.build import TOP_LEVEL_CONTAINERS, NotBuilt, build_model, text_searches
 from dpmlens.model.footprint import Footprint
 from dpmlens.model.headers import defines_of
+from dpmlens.model.spliced import NotSpliced, Shift, Top, spliced_model
 from dpmlens.model.types import FileModel
 from dpmlens.rules import delays
 from dpmlens.rules.context import Context
@@ -90,6 +92,21 @@ class _State:
     # no callback was found by text (build.recover_callbacks): a model of the functions the
     # tree has is the model, but for its tables and drivers, which an edit judged leaves be
     functions_suffice: bool = False
+    # the top level of the last model built, and the edits since (model/spliced.Top): a model
+    # spliced without parsing the document takes it from there rather than from the tree
+    top: Top | None = None
+    shifts: list[Shift] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Stale:
+    """The document's last tree, `Tree.edit`ed by every edit since it was parsed, and the
+    ranges those edits wrote (in the text now): lsp/documents.Document.stale(). An edit judged
+    in a function that holds all of them is judged without parsing the document
+    (model/spliced.py)."""
+
+    tree: ts.Tree
+    edited: tuple[tuple[int, int], ...]
 
 
 @dataclass(frozen=True)
@@ -111,6 +128,8 @@ class _Decided:
     inside: list[Finding]  # those in it (the per-function checkers')
     rerun: bool  # run the per-function checkers again (else: judge the function again)
     judged: set[str]  # the per-function checkers' rule ids
+    shift: Shift | None = None  # the edit, for the top level carried over (model/spliced.py)
+    stale: Stale | None = None  # the document's last tree, as analyze_early was given it
 
 
 @dataclass
@@ -119,6 +138,7 @@ class IncrementalAnalyzer:
     reused: int = 0  # of which `judged`: after judging the edited function again
     judged: int = 0
     rerun: int = 0  # of which after running the per-function checkers again (`_rerun`)
+    spliced: int = 0  # judged without parsing the document (model/spliced.py)
     kept: int = 0  # functions whose delay findings the reruns kept (`_keepable`)
     unwalked: int = 0  # callbacks' walks the reruns did not make again (they reached nothing)
     full: int = 0
@@ -129,25 +149,31 @@ class IncrementalAnalyzer:
     _early: tuple[bytes, str] | None = None
     # what analyze_early decided when only the judgement needed a tree (`_settle`)
     _pending: _Decided | None = None
+    _top: Top | None = None  # the top level of the spliced model a judgement just used
 
     def forget(self) -> None:
         """Drop what is kept (settings or the workspace changed: the next run is a full one)."""
         self.state, self._pending = None, None
 
     def analyze_early(
-        self, path: str, source: bytes, config: Config, resolver: object | None = None
-    ) -> Result | None:
+        self, path: str, source: bytes, config: Config, resolver: object | None = None,
+        stale: Stale | None = None,
+    ) -> Result | None:  # fmt: skip
         """The last findings, moved, when the edit to `source` can be decided without a tree
-        of it (see `_parses_alone`: the server then need not reparse the document); None:
-        call `analyze` with the tree."""
+        of it (see `_parses_alone`: the server then need not reparse the document; given the
+        document's last tree as edited, `stale`, an edit judged again need not either);
+        None: call `analyze` with the tree."""
         self.built, self.judged_name, self._pending = None, "", None
-        why = self._why_not(path, source, None, None, config, resolver)
+        why = self._why_not(path, source, None, None, config, resolver, stale)
         if why is not None:
             self._early = (source, why)
             return None
         assert self.state is not None
         self.reused += 1
-        return Result(self.state.findings, None, True, "", "reused before parsing")
+        how = "reused before parsing"
+        if self.judged_name:  # (judged on a model spliced from the last tree: model/spliced.py)
+            how = f"{self.judged_how} {self.judged_name}() without parsing the document"
+        return Result(self.state.findings, None, True, "", how)
 
     def analyze(
         self,
@@ -192,6 +218,7 @@ class IncrementalAnalyzer:
             path, source, items, bodies, findings, fp, config, resolver is not None,
             text_searches(model),
             not getattr(model.loader, "recovered", True),
+            Top.of(model),
         )
         return Result(findings, model, False, why, f"full: {why}")
 
@@ -200,6 +227,7 @@ class IncrementalAnalyzer:
     def _why_not(
         self, path: str, source: bytes, tree: ts.Tree | None,
         top: tuple[list[_Item], list[_Body]] | None, config: Config, resolver: object | None,
+        stale: Stale | None = None,
     ) -> str | None:  # fmt: skip
         """None when the last findings hold for `source` (and the state is moved to it), else
         why not. Without a tree (`top` None), the edited function is parsed on its own."""
@@ -270,12 +298,14 @@ class IncrementalAnalyzer:
             rerun = True
         if fp.callees:  # a call the tree sees may differ where the text looks alike
             return "the rules read every name the file calls"
-        if (stale := _stale_elsewhere(fp, resolver)) is not None:
-            return stale
+        if (changed := _stale_elsewhere(fp, resolver)) is not None:
+            return changed
         first = old.count(b"\n", 0, f_start) + 1
         last = first + old.count(b"\n", f_start, f_end)
         lines = source.count(b"\n", lo, new_hi) - old.count(b"\n", lo, old_hi)
         moved, inside = _moved(st.findings, path, first, last, lines)
+        kept = first + old.count(b"\n", f_start, old_hi) < last  # (its last line as it was)
+        shift = Shift(f_start, f_end, delta, last, lines, kept)
         # a finding in the function itself can only come from a per-function checker (any
         # other rule that placed one there read it); judged again, they are found again
         judged = {rule.id for rule in per_function_rules()}
@@ -283,7 +313,7 @@ class IncrementalAnalyzer:
             return f"a finding lies in {name}()"
         decided = _Decided(
             path, source, config, resolver, items, bodies, name, f_start, f_end, delta, texts,
-            moved, inside, rerun, judged,
+            moved, inside, rerun, judged, shift, stale if tree is None else None,
         )  # fmt: skip
         why = self._settle(decided, tree)
         if why == _NEEDS_TREE and tree is None:
@@ -301,7 +331,8 @@ class IncrementalAnalyzer:
         end = d.f_end + d.delta
         if d.rerun:
             why = self._rerun(fp, d.name, d.f_start, end, d.texts, found, d.path, d.source,
-                              tree, d.config, d.resolver, d.moved)  # fmt: skip
+                              tree, d.config, d.resolver, d.moved,
+                              (lambda: _dirty(d, st)) if tree is None else None)  # fmt: skip
             if why is not None:
                 return why
             moved = sorted([f for f in d.moved if f.rule not in d.judged] + found,
@@ -309,7 +340,7 @@ class IncrementalAnalyzer:
         else:
             why = self._judge_again(
                 fp, d.name, d.f_start, end, d.texts, bool(d.inside), found, d.path, d.source,
-                tree, d.config, d.resolver,
+                tree, d.config, d.resolver, (lambda: _dirty(d, st)) if tree is None else None,
             )  # fmt: skip
             if why is not None:
                 return why
@@ -318,6 +349,19 @@ class IncrementalAnalyzer:
                 moved = sorted(moved + found, key=Finding.sort_key)
         st.source, st.items, st.bodies, st.findings = d.source, d.items, d.bodies, moved
         st.footprint = fp
+        top, self._top = self._top, None
+        if top is not None:  # (a spliced model's: the top level of the new text)
+            st.top, st.shifts = top, []
+        elif st.top is not None and d.shift is not None:
+            both = st.shifts[-1].then(d.shift) if st.shifts else None
+            if both is None:
+                st.shifts.append(d.shift)
+            elif both.delta or both.lines or not both.kept:
+                st.shifts[-1] = both
+            else:  # (typed and taken back)
+                st.shifts.pop()
+            if len(st.shifts) > _SHIFTS:
+                st.top, st.shifts = None, []
         return None
 
 
@@ -325,11 +369,15 @@ class IncrementalAnalyzer:
         self, fp: Footprint, name: str, start: int, end: int, texts: tuple[bytes, ...],
         must: bool, found: list[Finding], path: str, source: bytes, tree: ts.Tree | None,
         config: Config, resolver: object | None,
+        stale: Callable[[], tuple[ts.Tree, list[tuple[int, int]], Top | None] | None]
+        | None = None,
     ) -> str | None:  # fmt: skip
         """The units set aside for function `name` (now at [start, end)) that the edit
         touches (its own delays, also when `must`), judged on a model of the new text: None
         when they hold (the findings of the function's delays are then put in `found`, and
-        `fp` updated with what the new judgement read), else why not."""
+        `fp` updated with what the new judgement read), else why not. Without a tree, given
+        `stale` (the last tree as edited, the other functions edits since went into), on a
+        model spliced from it and the edited functions parsed alone (model/spliced.py)."""
 
         def touched(key: str) -> bool:
             u = fp.units.get(key)
@@ -340,10 +388,22 @@ class IncrementalAnalyzer:
         answers = [key for key in fp.answers if touched(key)]
         if not own and not answers:
             return None
-        if tree is None:
-            return _NEEDS_TREE
         light = self.state is not None and self.state.functions_suffice
-        model = build_model(path, source, tree, functions_only=light)
+        if tree is not None:
+            model = build_model(path, source, tree, functions_only=light)
+        elif stale is None or (last := stale()) is None:
+            return _NEEDS_TREE
+        else:
+            # every edit since the last parse lies in a function's body: their new subtrees
+            # each on its own, the rest from the last tree (else the document is parsed)
+            try:
+                spliced = spliced_model(
+                    path, source, last[0], start, end, last[1], light, last[2])
+            except NotSpliced:
+                spliced = None
+            if spliced is None:
+                return _NEEDS_TREE
+            model = spliced
         try:
             with footprint.record(model) as again:
                 # only the per-function checkers looked at this function's own calls (its
@@ -353,6 +413,16 @@ class IncrementalAnalyzer:
                     key for key in answers
                     if footprint.answer(model, key, fp.answers[key][0]) != fp.answers[key][1]
                 ]  # fmt: skip
+        except NotSpliced:
+            del found[:]
+            return _NEEDS_TREE
+        except Exception:
+            if tree is not None:
+                raise
+            # (a rule handed the spliced tree's root to tree-sitter itself, which takes only
+            # a real node: the judgement is made again on the document's tree)
+            del found[:]
+            return _NEEDS_TREE
         except NotBuilt as missing:
             return f"judging {name}() needs {missing}"
         if any(f.path != path or f.function != name for f in found):
@@ -367,8 +437,12 @@ class IncrementalAnalyzer:
         fp.lookups.update(again.lookups)
         if model.loader is not None:
             fp.headers.update(model.loader.header_files())
-        self.built = None if light else model  # (the caller builds a whole one if it needs it)
+        # (the caller builds a whole one if it needs it; a spliced one serves this judgement only)
+        self.built = None if light or tree is None else model
+        if tree is None:
+            self._top = Top.of(model)
         self.judged += 1
+        self.spliced += tree is None
         self.judged_name, self.judged_how = name, "judged"
         return None
 
@@ -377,6 +451,8 @@ class IncrementalAnalyzer:
         self, fp: Footprint, name: str, start: int, end: int, texts: tuple[bytes, ...],
         found: list[Finding], path: str, source: bytes, tree: ts.Tree | None, config: Config,
         resolver: object | None, last: list[Finding],
+        stale: Callable[[], tuple[ts.Tree, list[tuple[int, int]], Top | None] | None]
+        | None = None,
     ) -> str | None:  # fmt: skip
         """The per-function checkers run again, alone, on a model of the new text, after an
         edit of function `name` (now at [start, end)) that only they read, beside the
@@ -386,14 +462,44 @@ class IncrementalAnalyzer:
 
         The delays of the functions no callback's walk reached, before or now, whose own
         reads the edit leaves alone (`_keepable`), are not evaluated again: their findings
-        are the last ones (`last`: the findings outside the edited function, moved)."""
-        if tree is None:
-            return _NEEDS_TREE
+        are the last ones (`last`: the findings outside the edited function, moved).
+
+        Without a tree, given `stale` (as for `_judge_again`), on a spliced model whose other
+        functions are parsed alone when read (model/spliced.py)."""
         answers = [
             key for key in fp.answers
             if (u := fp.units.get(key)) is not None and u.reads(name, start, end, texts)
         ]  # fmt: skip
-        model = build_model(path, source, tree)
+        if tree is not None:
+            model = build_model(path, source, tree)
+        else:
+            last_tree = stale() if stale is not None else None
+            if last_tree is None:
+                return _NEEDS_TREE
+            try:
+                spliced = spliced_model(path, source, last_tree[0], start, end, last_tree[1],
+                                        False, last_tree[2], every=True)  # fmt: skip
+            except NotSpliced:
+                spliced = None
+            if spliced is None:
+                return _NEEDS_TREE
+            model = spliced
+        try:
+            return self._rerun_on(model, fp, name, start, end, texts, found, path, config,
+                                  resolver, last, answers, spliced=tree is None)  # fmt: skip
+        except NotSpliced:
+            pass
+        except Exception:
+            if tree is not None:
+                raise
+        del found[:]  # (the spliced model would not do: made again on the document's tree)
+        return _NEEDS_TREE
+
+    def _rerun_on(
+        self, model: FileModel, fp: Footprint, name: str, start: int, end: int,
+        texts: tuple[bytes, ...], found: list[Finding], path: str, config: Config,
+        resolver: object | None, last: list[Finding], answers: list[str], spliced: bool,
+    ) -> str | None:  # fmt: skip
         keep = _keepable(fp, name, start, end, texts)
         empty = frozenset(
             key[len(footprint.WALK_EMPTY):] for key, u in fp.units.items()
@@ -437,8 +543,8 @@ class IncrementalAnalyzer:
             else:
                 fp.units[key] = u
         for key in [*kept, *(footprint.WALK_EMPTY + cb for cb in unwalked)]:
-            u = fp.units.get(key)
-            fp.units[key] = was[key] if u is None else _union(was[key], u)
+            now = fp.units.get(key)
+            fp.units[key] = was[key] if now is None else _union(was[key], now)
         fp.answers.update(again.answers)
         fp.functions |= again.functions
         fp.patterns.update(again.patterns)
@@ -446,12 +552,37 @@ class IncrementalAnalyzer:
         fp.lookups.update(again.lookups)
         if model.loader is not None:
             fp.headers.update(model.loader.header_files())
-        self.built = model
+        self.built = None if spliced else model
+        if spliced:
+            self._top = Top.of(model)
+            self.spliced += 1
         self.rerun += 1
         self.kept += len(kept)
         self.unwalked += len(unwalked)
         self.judged_name, self.judged_how = name, "rerun"
         return None
+
+
+def _dirty(d: _Decided, st: _State) -> tuple[ts.Tree, list[tuple[int, int]], Top | None] | None:
+    """The last tree of the document, the functions, but the edited one, that edits since
+    it was parsed went into (each inside a body: decided before parsing), and the top level
+    of the new text when carried over; None when there is no such tree or an edit lies
+    elsewhere."""
+    if d.stale is None:
+        return None
+    end = d.f_end + d.delta
+    out: set[tuple[int, int]] = set()
+    for s, e in d.stale.edited:
+        if d.f_start < s and e < end:
+            continue
+        hit = _enclosing_body(d.bodies, s, e)
+        if hit is None:
+            return None
+        out.add((hit[0], hit[2]))
+    top = None
+    if st.top is not None and d.shift is not None:
+        top = st.top.moved([*st.shifts, d.shift])
+    return d.stale.tree, sorted(out), top
 
 
 def _keepable(
@@ -486,6 +617,7 @@ def _union(a: Footprint, b: Footprint) -> Footprint:
 
 
 _NEEDS_TREE = "the edit is judged on a tree of the new text"
+_SHIFTS = 64  # edits a carried top level is moved over before it is read from a tree again
 
 
 def _moved_offset(offset: int, f_end: int, delta: int) -> int:

@@ -85,7 +85,7 @@ def analyze_document(server: DpmlensServer, doc: Document) -> Analysis:
         resolver = server.get_feature(WorkspaceIndex).resolver_for(doc.path)
         config = server.get_feature(ProjectConfigs).config_for(doc.path)
         # most edits are decided before the document is parsed again (incremental.py)
-        result = analyzer.analyze_early(doc.path, doc.source, config, resolver)
+        result = analyzer.analyze_early(doc.path, doc.source, config, resolver, doc.stale())
         if result is None:
             result = analyzer.analyze(doc.path, doc.source, doc.ensure_tree(), config, resolver)
         seconds = time.perf_counter() - t0

@@ -20,6 +20,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from dpmlens.core.findings import Span
+from dpmlens.engine.incremental import Stale
 from dpmlens.lsp.analysis import Analysis
 from dpmlens.model.types import FileModel
 from dpmlens.syntax.parser import parse
@@ -209,6 +210,14 @@ class Document:
                 lo, hi = min(lo, s0), max(hi, e0 + delta if e0 > old_end else new_end)
         kept.append((lo, hi))
         self._edited = sorted(kept)
+
+    def stale(self) -> Stale | None:
+        """The last tree as edited since it was parsed, with the ranges those edits wrote,
+        while the document is not parsed again (incremental.Stale); None when it is current
+        or there is none."""
+        if not self.dirty or self.tree is None:
+            return None
+        return Stale(self.tree, tuple(self._edited))
 
     def tree_later(self) -> Callable[[], ts.Tree]:
         """What gives, when called, the tree of the text the document has now: its own tree

@@ -16,6 +16,7 @@ The builder is split by concern, one mixin per module: `calls` (call sites), `ta
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import tree_sitter as ts
 
@@ -96,8 +97,9 @@ class _NotBuiltDrivers(list[DriverStruct]):
 
 
 def build_model(
-    path: str, source: bytes, tree: ts.Tree | None = None, *, functions_only: bool = False
-) -> FileModel:
+    path: str, source: bytes, tree: ts.Tree | None = None, *, functions_only: bool = False,
+    builder: Callable[[str, bytes, ts.Tree], _Builder] | None = None,
+) -> FileModel:  # fmt: skip
     """The PM model of the C file `path` with contents `source`.
 
     `tree` is an up-to-date tree for `source` (the language server passes its incrementally
@@ -106,10 +108,11 @@ def build_model(
     extracted lazily (see `FileModel`): `model.calls_in(fn)` only looks at `fn`.
     `functions_only`: the functions the tree has, #defines and call sites; not the PM tables,
     the driver structs, nor the callbacks found by text where the tree lost them.
+    `builder`: makes the builder in place of `_Builder` (model/spliced.py).
     """
     if tree is None:
         tree = parse(source)
-    b = _Builder(path, source, tree)
+    b = (builder or _Builder)(path, source, tree)
     b.top_level(tree.root_node)
     if functions_only:
         # (incremental.py, judging an edit inside one function that left the file's

@@ -98,12 +98,12 @@ class CallsMixin:
 
     def _calls_named(self, names: frozenset[str]) -> list[CallSite]:
         src = self.source
-        root = self.tree.root_node
+        node_at = self._node_at
         nodes: list[ts.Node] = []
         for pos, end in _name_hits(src, names):
             if (pos > 0 and _word(src[pos - 1])) or (end < len(src) and _word(src[end])):
                 continue
-            ident = root.descendant_for_byte_range(pos, end)
+            ident = node_at(pos, end)
             call = ident.parent if ident is not None else None
             if (
                 call is not None
@@ -120,6 +120,10 @@ class CallsMixin:
                 calls.extend(c for c in self._snippet_calls(fn) if c.callee in names)
         calls.sort(key=lambda c: c.start_byte)
         return calls
+
+    def _node_at(self, start: int, end: int) -> ts.Node | None:
+        """The smallest node of the tree over [start, end) (model/spliced.py: of two trees)."""
+        return self.tree.root_node.descendant_for_byte_range(start, end)
 
     def callee_names(self) -> frozenset[str]:
         src = self.source

@@ -34,6 +34,7 @@ from dpmlens.config.settings import DEFAULT_HELPER_DEPTH
 from dpmlens.core.findings import ChainStep, Span
 from dpmlens.model import condeval, footprint, ops_structs
 from dpmlens.model.calls import anchors
+from dpmlens.model.spliced import SplicedTree
 from dpmlens.model.types import CallSite, FileModel, FunctionDef
 from dpmlens.syntax.parser import OTHER_FILES
 
@@ -148,6 +149,8 @@ class Walker:
         analyses in `syntax.parser.OTHER_FILES`."""
         if isinstance(model.tree, ts.Tree):
             return model.tree
+        if isinstance(model.tree, SplicedTree):  # (its nodes: those of the edited function)
+            return model.tree  # type: ignore[return-value]
         return OTHER_FILES.get(model.path, model.source)
 
     def call_node(self, call: CallSite, model: FileModel) -> ts.Node | None:

@@ -186,7 +186,8 @@ class _FileDelays:
         if len(hop.call.args) <= index:
             return
         at = self.ctx.call_node(hop.call, caller.model)
-        value = evaluate(hop.call.args[index], at, caller.defines, caller.model.source)
+        value = evaluate(hop.call.args[index], at, caller.defines, caller.model.source,
+                         self.ctx.tree(caller.model).root_node)
         if value is not None and value.base >= 0:
             d = self._delay(call, value)
             if d is not None:
@@ -198,7 +199,8 @@ class _FileDelays:
             return None
         node = self.ctx.call_node(call, self.model)
         if value is None:
-            value = evaluate(call.args[arg_index], node, self.defines, self.model.source)
+            value = evaluate(call.args[arg_index], node, self.defines, self.model.source,
+                             self.ctx.tree(self.model).root_node)
         if value is None or value.base < 0:
             return None
         in_loop = False

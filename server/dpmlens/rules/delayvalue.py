@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 import tree_sitter as ts
 
@@ -49,10 +50,12 @@ def identifiers_of(expr: str, defines: dict[str, str], depth: int = 8) -> set[st
 
 
 def evaluate(
-    expr: str, call_node: ts.Node | None, defines: dict[str, str], source: bytes | None = None
+    expr: str, call_node: ts.Node | None, defines: dict[str, str], source: bytes | None = None,
+    root: Any = None,
 ) -> Value | None:
     """`source`: the text of `call_node`'s tree, when the caller has it (else read from the
-    tree: a copy of the whole file)."""
+    tree: a copy of the whole file); `root`: that tree's root as the model gives it (a model
+    spliced from several trees guards it: model/spliced.py), else the root above the node."""
     value = eval_int(expr, defines)
     if value is not None:
         return Value(value, value, identifiers=identifiers_of(expr, defines))
@@ -63,7 +66,7 @@ def evaluate(
         return _local(name, call_node, defines)
     m = _FIELD_ACCESS.fullmatch(name)
     if m is not None:
-        return _field(m.group(1), call_node, defines, source)
+        return _field(m.group(1), call_node, defines, source, root)
     return None
 
 
@@ -99,7 +102,8 @@ def _address_taken(source: bytes, p: int) -> bool:
 
 
 def _field(
-    name: str, call_node: ts.Node, defines: dict[str, str], source: bytes | None = None
+    name: str, call_node: ts.Node, defines: dict[str, str], source: bytes | None = None,
+    root: Any = None,
 ) -> Value | None:
     """The values file-scope initializers give the field `name` (`.name = 100,`), when nothing
     else in the file writes it (no assignment, increment, or address taken for a reader such
@@ -107,11 +111,12 @@ def _field(
 
     Each test is made at the field's own occurrences (words.positions), not by a search of
     the whole text per field: a file's delays through fields grow with its length."""
-    root = call_node
-    while root.parent is not None:
-        root = root.parent
-    if source is None or root.end_byte > len(source):  # not this tree's text after all
-        source = root.text or b""
+    if root is None or source is None:
+        root = call_node
+        while root.parent is not None:
+            root = root.parent
+        if source is None or root.end_byte > len(source):  # not this tree's text after all
+            source = root.text or b""
     footprint.searched_any_file(name)
     field_re = re.escape(name.encode())
     written = _written(field_re)

@@ -284,7 +284,7 @@ class Estimator:
         expr = cnav.text(named[index])
         if self._consts:  # `foo_reset(priv, 100)` -> `msleep(ms)`: the caller's constant
             expr = _WORD.sub(lambda m: self._consts.get(m.group(0), m.group(0)), expr)
-        value = evaluate(expr, node, self.defines, self.model.source)
+        value = evaluate(expr, node, self.defines, self.model.source, self.tree.root_node)
         if value is None or value.base < 0:
             return None
         return value.base * _UNIT_MS[unit]
