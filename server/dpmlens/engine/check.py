@@ -135,9 +135,10 @@ def check_file(
         return _FileResult(path, [], InputError(path, f"{deep}, skipped"), nbytes, nlines, True,
                            {})
     try:
-        if nbytes >= limits.WHOLE_SOURCE_BYTES.value:  # one part's tree at a time
+        whole = int(limits.WHOLE_SOURCE_BYTES.value)
+        if nbytes >= whole:  # one part's tree at a time, parts of a sixteenth of that
             findings, _parts = analyze_parts(path, source, config, rules or load_rules(),
-                                             prefilter)
+                                             prefilter, max(4096, whole // 16))
         else:
             findings = analyze_model(
                 build_model(path, source), config, None, rules_for(source, rules or load_rules())

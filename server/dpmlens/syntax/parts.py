@@ -64,6 +64,7 @@ _LOCAL = re.compile(
 _PARAM = re.compile(rb"[(,][ \t\n]*(?:const[ \t]+)?[A-Za-z_][\w \t*]*?[ \t*]\**(\w+)[ \t]*(?=[,)])")
 # `static int foo(struct device *dev);`: a type before the name; macro names (all caps) are not
 _PROTOTYPE = re.compile(rb"\n[A-Za-z_][^\n;{}()=]*[ \t*]([a-z_]\w*)[ \t]*\([^;{}]*\)[ \t]*;")
+_LOCAL_INCLUDE = re.compile(rb'\n[ \t]*#[ \t]*include[ \t]*"[^"\n]+"')
 _BODY = re.compile(rb"\n\{")  # a function body, kernel style
 # `.suspend = foo_suspend,` sets a member a pointer call (`ops->suspend(dev)`) may go through
 _DESIGNATOR = re.compile(rb"\.(\w+)[ \t]*=[ \t]*&?(\w+)")
@@ -71,6 +72,9 @@ _FIELD_CALL = re.compile(rb"(?:->|\.)[ \t]*(\w+)[ \t]*\(")
 # a member set in more blocks than this is not followed through pointer calls (`.suspend` in an
 # amalgamation of drivers: every driver's table)
 _MAX_SETTERS = 8
+# how far after a use, at most, the body of a function declared only in a header is looked for
+# (a source file's length: in an amalgamation, further on is another file's function)
+_FORWARD = 1 << 20
 _NAME_CALL = re.compile(rb"(\w+)[ \t]*\(")
 _ENUM = re.compile(rb"enum[^;{}()\w][^;{}()]*\{([^{}]*)\}")
 _ENUMERATOR = re.compile(rb"(?:^|,)\s*(?:/\*.*?\*/\s*)?([A-Za-z_]\w*)", re.S)
@@ -130,15 +134,26 @@ def split(text: bytes, target: int = TARGET_BYTES) -> list[Part]:
     lines = [0]  # lines before each cut
     for a, b in zip(cuts, cuts[1:], strict=False):
         lines.append(lines[-1] + text.count(b"\n", a, b))
+    includes = [(m.start() + 1, text.find(b"\n", m.end()) + 1 or len(text))
+                for m in _LOCAL_INCLUDE.finditer(text)]
     out: list[Part] = []
     first = 0
     while first < len(cuts) - 1:
         last = first
         while last + 1 < len(cuts) - 1 and cuts[last + 2] - cuts[first] <= target:
             last += 1
-        context = index.context(first, last)
-        own = Piece(cuts[first], cuts[last + 1], lines[first])
-        out.append(Part(own, tuple(Piece(cuts[b], cuts[b + 1], lines[b]) for b in context)))
+        blocks = index.context(first, last)
+        context = [Piece(cuts[b], cuts[b + 1], lines[b]) for b in blocks]
+        # the local headers included before the part's end (the model reads their #defines)
+        outside = set(range(first, last + 1)) | set(blocks)
+        for start, end in includes:
+            if start >= cuts[last + 1]:
+                break
+            b = bisect_right(cuts, start) - 1
+            if b not in outside:
+                context.append(Piece(start, end, lines[b] + text.count(b"\n", cuts[b], start)))
+        context.sort(key=lambda c: c.start)
+        out.append(Part(Piece(cuts[first], cuts[last + 1], lines[first]), tuple(context)))
         first = last + 1
     return out
 
@@ -152,19 +167,26 @@ class _Index:
         self.defs: dict[bytes, list[int]] = {}  # name -> sorted blocks defining it
         bodies: dict[bytes, list[int]] = {}  # name -> blocks holding its function body
         self.prototypes: set[tuple[int, bytes]] = set()
-        for pattern in _DEFS:
+        # block -> the functions and tables it defines (their users elsewhere are read with it:
+        # a helper's other callers, a driver struct's registration)
+        defines: dict[int, list[bytes]] = {}
+        for i, pattern in enumerate(_DEFS):
             for m in pattern.finditer(text):
-                self._add(self.defs, m.group(1), m.start() + 1)
+                block = self._add(self.defs, m.group(1), m.start() + 1)
+                if i in (1, 2):  # a table
+                    defines.setdefault(block, []).append(m.group(1))
+        tables = {name for names in defines.values() for name in names}
+        holds: dict[int, list[bytes]] = {}  # block -> the functions whose body it holds
         for m in _TAG_DEF.finditer(text):  # (a tag and a variable of its name are not told
             self._add(self.defs, m.group(1), m.start() + 1)  # apart: both are read)
         for m in _PROTOTYPE.finditer(text):
             self.prototypes.add((self._add(self.defs, m.group(1), m.start() + 1), m.group(1)))
-        holds: dict[int, list[bytes]] = {}  # block -> the functions whose body it holds
         params: dict[int, list[bytes]] = {}  # block -> those functions' parameters
         for name, at, names in _functions(text):
             self._add(self.defs, name, at)
             block = self._add(bodies, name, at)
             holds.setdefault(block, []).append(name)
+            defines.setdefault(block, []).append(name)
             params.setdefault(block, []).extend(names)
         for m in _ENUM.finditer(text):
             for e in _ENUMERATOR.finditer(m.group(1)):
@@ -204,9 +226,13 @@ class _Index:
                 self.members[j] = calls
             for i in used:
                 name = self.names[i]
-                if name in bodies and _calls(text, name, start, end):
+                # a use of a table (its registration); of a function: a call, or any use in a
+                # block holding no function (a table: `.resume = foo`)
+                if name in tables or (
+                    name in bodies and (j not in holds or _calls(text, name, start, end))
+                ):
                     for b in self._read(name, j, j):
-                        if name in holds.get(b, ()):
+                        if name in defines.get(b, ()):
                             self.callers.setdefault(b, []).append(j)
         self.holds = holds
 
@@ -257,8 +283,11 @@ class _Index:
         if at is None:
             return []
         k = bisect_right(at, hi) - 1
-        if k < 0:
-            return []  # used before any definition: not a reference to one here
+        if k < 0:  # used before any definition: a function declared in a header (its body
+            found = self.bodies.get(word)  # follows within the same source file), or none
+            if found and found[0] > hi and self.cuts[found[0]] - self.cuts[hi] <= _FORWARD:
+                return [found[0]]
+            return []
         out = [] if at[k] >= lo else [at[k]]
         if (at[k], word) in self.prototypes:  # the function the prototype declares
             found = self.bodies.get(word)
