@@ -212,28 +212,30 @@ class _Index:
         self.uses: list[array[int]] = []
         self.members: dict[int, list[bytes]] = {}
         self.callers: dict[int, list[int]] = {}
+        referable = tables | bodies.keys()
         for j in range(len(cuts) - 1):
             start, end = cuts[j], cuts[j + 1]
-            # names the block declares for itself (indented declarations, parameters): there
-            # a use of one is that local, not a file-scope namesake (`result`, `error`)
-            words = set(_WORDS.findall(text, start, end))
-            words.difference_update(_LOCAL.findall(text, start - 1 if start else 0, end))
-            words.difference_update(params.get(j, ()))
-            used = array("i", sorted(number[w] for w in words if w in number))
-            self.uses.append(used)
-            calls = [m for m in set(_FIELD_CALL.findall(text, start, end)) if m in self.setters]
-            if calls:
-                self.members[j] = calls
-            for i in used:
-                name = self.names[i]
+            hits = number.keys() & set(_WORDS.findall(text, start, end))
+            # names the block declares for itself (indented declarations: a function's
+            # locals, a struct's members; parameters): there a use of one is that, not a
+            # file-scope namesake (`result`, `lock`)
+            hits.difference_update(_LOCAL.findall(text, start - 1 if start else 0, end))
+            body = j in holds
+            if body:
+                hits.difference_update(params.get(j, ()))
+                calls = [m for m in set(_FIELD_CALL.findall(text, start, end))
+                         if m in self.setters]
+                if calls:
+                    self.members[j] = calls
+            self.uses.append(array("i", sorted(number[w] for w in hits)))
+            for name in hits.intersection(referable):
                 # a use of a table (its registration); of a function: a call, or any use in a
                 # block holding no function (a table: `.resume = foo`)
-                if name in tables or (
-                    name in bodies and (j not in holds or _calls(text, name, start, end))
-                ):
-                    for b in self._read(name, j, j):
-                        if name in defines.get(b, ()):
-                            self.callers.setdefault(b, []).append(j)
+                if body and name not in tables and not _calls(text, name, start, end):
+                    continue
+                for b in self._read(name, j, j):
+                    if name in defines.get(b, ()):
+                        self.callers.setdefault(b, []).append(j)
         self.holds = holds
 
     def _add(self, table: dict[bytes, list[int]], name: bytes, at: int) -> int:
