@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Drive the C critical-path walk (_critical_walk.c) over real and made-up phase runs, for
+valgrind:
+
+    PYTHONMALLOC=malloc valgrind --tool=memcheck --leak-check=full \\
+        .venv/bin/python bench/memcheck_critical_walk.py [--quick]
+
+Real: the runs of ../shared/traces and of the first tests of pm-graph's multitest
+(bench-data/, when unpacked), walked with a tally; made up: tests/test_traces_critical_c.py's
+generator (ties, ancestry hops and a loop, threads -1), runs with a NaN start or end, and
+arguments of the wrong type or shape (errors, not crashes). Memcheck's report is what counts;
+the script itself only checks that the C and the Python walks agree.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "server"))
+sys.path.insert(0, str(REPO / "server" / "tests"))
+
+from dpmlens.traces import load_traces
+from dpmlens.traces.analysis import _critical_walk  # type: ignore[attr-defined]
+from dpmlens.traces.analysis.critical import PathTally, PhaseGraph, compiled_walk, walk
+from dpmlens.traces.model.timeline import Interval, build_timeline
+from test_traces_critical_c import _made_up
+from traces_helpers import SHARED_TRACES
+
+
+def main() -> int:
+    quick = "--quick" in sys.argv
+    fast = compiled_walk()
+    if fast is None:
+        sys.exit("_critical_walk not built (make builds it)")
+    paths = [SHARED_TRACES] if SHARED_TRACES.is_dir() else []
+    multi = sorted((REPO / "bench-data" / "pm-graph-multitest").glob("*/*_ftrace.txt"))
+    paths += multi[: 1 if quick else 3]
+    runs = build_timeline(load_traces(paths)) if paths else []
+    rng = random.Random(7)
+    runs += [_made_up(rng) for _ in range(200 if quick else 2000)]
+    tally = PathTally()
+    for r in runs:
+        if fast(r, tally) != walk(PhaseGraph(r)):
+            sys.exit(f"C and Python walks differ: cycle {r.cycle} {r.phase}")
+    odd = _made_up(rng)
+    odd.intervals[len(odd.intervals) // 2].start = math.nan
+    assert fast(odd, tally) is None
+    walk_c = _critical_walk.walk
+    bad_args = [
+        ([object()], 0, 1, 0, 0, None),  # not an Interval
+        ([Interval(1.0, 0, object(), 0)], 0, 1, 0, 0, None),  # a group without durations
+        ([Interval("x", 0, odd.intervals[0].group, 0)], 0, 1, 0, 0, None),  # start not float
+        ([Interval(1.0, 0, odd.intervals[0].group, 5)], 0, 1, 0, 0, None),  # index past end
+        (odd.intervals, 0, 1, 0, 0, {"a": "b"}, [], {}),  # on not a dict
+        (odd.intervals, 0, 1, 0, 0, 3),  # an ancestry without get()
+        ((), 0, 1, 0, 0, None),  # not a list
+    ]
+    errors = 0
+    for a in bad_args:
+        try:
+            walk_c(*a)
+        except (TypeError, AttributeError, IndexError, ValueError):
+            errors += 1
+    # (an ancestry without get() is only an error for a run whose parents need it)
+    print(f"{len(runs)} runs walked the same; {errors} of {len(bad_args)} bad calls raised")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
