@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Build the traces' C modules in place: dpmlens/traces/read/_ftrace_tokens (the ftrace
-reader's event scan and pairing) and dpmlens/traces/analysis/_critical_walk (the critical-path
-walk of a phase run).
+reader's event scan and pairing), dpmlens/traces/model/_timeline_runs (the timeline's intervals
+by cycle and phase) and dpmlens/traces/analysis/_critical_walk (the critical-path walk of a
+phase run).
 
 Run by `make` with the project's venv. They are optional: without a C compiler or Python's
 headers it says so and exits 0, and the traces use their Python code (same results, slower).
@@ -18,6 +19,8 @@ SERVER = Path(__file__).resolve().parents[1]
 MODULES = (
     ("dpmlens.traces.read._ftrace_tokens", "dpmlens/traces/read/_ftrace_tokens.c",
      "the ftrace reader uses its Python scan"),
+    ("dpmlens.traces.model._timeline_runs", "dpmlens/traces/model/_timeline_runs.c",
+     "the timeline's intervals are grouped in Python"),
     ("dpmlens.traces.analysis._critical_walk", "dpmlens/traces/analysis/_critical_walk.c",
      "the critical paths are walked in Python"),
 )
