@@ -2,8 +2,9 @@
 """Where `dpmlens trace report --format json -o FILE DIR` spends its CPU, by stage, in fresh
 processes pinned to one core: Python's start-up and the imports, load_traces() (the readers),
 and the rest (aggregation, the analyses, the JSON), with the reader's C pairing, with the
-pairing in Python (DPMLENS_PY_PAIRING=1) and with the Python scan and critical-path walk
-(DPMLENS_PURE_SCAN=1, DPMLENS_PY_WALK=1: no C at all), alternated run by run.
+pairing in Python (DPMLENS_PY_PAIRING=1) and with no C at all (DPMLENS_PURE_SCAN=1,
+DPMLENS_PY_TIMELINE=1, DPMLENS_PY_WALK=1: the Python scan, pairing, timeline and critical-path
+walk), alternated run by run.
 
     python bench/trace_report_stages.py [--runs 5] [DIR]   (default: the multitest)
 """
@@ -42,10 +43,10 @@ except SystemExit:
 end = time.process_time()
 print(t_import, sum(spent), end - t_import - sum(spent))
 """
-VARIANTS = (("C scan, pairing and walk", {}),
+VARIANTS = (("C (scan, pairing, timeline, walk)", {}),
             ("C scan, pairing in Python", {"DPMLENS_PY_PAIRING": "1"}),
-            ("Python scan, pairing and walk",
-             {"DPMLENS_PURE_SCAN": "1", "DPMLENS_PY_WALK": "1"}))
+            ("all in Python",
+             {"DPMLENS_PURE_SCAN": "1", "DPMLENS_PY_TIMELINE": "1", "DPMLENS_PY_WALK": "1"}))
 
 
 def main() -> int:
