@@ -43,9 +43,15 @@ def main() -> int:
     rng = random.Random(7)
     runs += [_made_up(rng) for _ in range(200 if quick else 2000)]
     tally = PathTally()
+    watched = {id(iv) for r in runs[::2] for iv in r.intervals[::3]}
+    on_path: set[int] = set()
     for r in runs:
-        if fast(r, tally) != walk(PhaseGraph(r)):
+        if fast(r, tally, watched, on_path) != walk(PhaseGraph(r)):
             sys.exit(f"C and Python walks differ: cycle {r.cycle} {r.phase}")
+    from dpmlens.traces.analysis._critical_walk import round3  # type: ignore[attr-defined]
+
+    for x in (0.0005, 2.675, 1e300, math.inf, math.nan, -0.0, 123.4565):
+        assert round3(x) == round(x, 3) or x != x
     odd = _made_up(rng)
     odd.intervals[len(odd.intervals) // 2].start = math.nan
     assert fast(odd, tally) is None
@@ -57,6 +63,7 @@ def main() -> int:
         ([Interval(1.0, 0, odd.intervals[0].group, 5)], 0, 1, 0, 0, None),  # index past end
         (odd.intervals, 0, 1, 0, 0, {"a": "b"}, [], {}),  # on not a dict
         (odd.intervals, 0, 1, 0, 0, 3),  # an ancestry without get()
+        (odd.intervals, 0, 1, 0, 0, None, {}, {}, [], set()),  # watched not a set
         ((), 0, 1, 0, 0, None),  # not a list
     ]
     errors = 0

@@ -72,7 +72,7 @@ def main() -> int:
     for name, rows in got.items():
         cols = [statistics.median(r[i] for r in rows) for i in range(3)]
         total = statistics.median(sum(r) for r in rows)
-        print(f"{name:28s} {cols[0]:6.2f} {cols[1]:6.2f} {cols[2]:6.2f} {total:6.2f}"
+        print(f"{name:34s} {cols[0]:6.2f} {cols[1]:6.2f} {cols[2]:6.2f} {total:6.2f}"
               f"  = {mb / total:5.1f} MB/s (reader alone {mb / cols[1]:5.1f} MB/s)")
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0

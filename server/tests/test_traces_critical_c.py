@@ -146,3 +146,22 @@ def test_device_links_walk_in_python(tmp_path: Path) -> None:
     links.add("dev-s", "dev-c")
     run.links = links
     assert C_WALK(run, None) is None
+
+
+def test_round3_is_pythons_round() -> None:
+    """The tally's round(duration, 3) in C, bit for bit: random values, decimal ties (k/1000 +
+    0.0005 and (k + 0.5)/1000, near which it asks Python), random bit patterns (NaN, inf,
+    subnormal, huge)."""
+    import struct
+
+    from dpmlens.traces.analysis._critical_walk import round3  # type: ignore[attr-defined]
+
+    rng = random.Random(3)
+    vals = [0.0, -0.0, math.inf, -math.inf, 5e-324, 0.0005, 0.0015, 2.675, 1.0005, 1e300]
+    for _ in range(40000):
+        k = rng.randint(-10**9, 10**9)
+        vals += [rng.uniform(0, 1e6), rng.uniform(-10, 10), k / 1000 + 0.0005, (k + 0.5) / 1000,
+                 k / 2000, struct.unpack("d", struct.pack("Q", rng.getrandbits(64)))[0]]
+    for v in vals:
+        want, got = round(v, 3), round3(v)
+        assert struct.pack("d", got) == struct.pack("d", want) or (want != want and got != got), v

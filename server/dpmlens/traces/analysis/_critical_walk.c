@@ -10,7 +10,9 @@
  * as walk() does for a graph without device links: the same steps, last first. None when a
  * start or an end is not a number (NaN: Python's max and sorted give orders C would not
  * reproduce): the caller walks in Python then. Given PathTally's `on` and `seen` dicts, it
- * adds the path to them as PathTally.add_steps does (the same sums in the same order).
+ * adds the path to them as PathTally.add_steps does (the same sums in the same order); given
+ * summarize_paths' `watched` and `on_path` sets, it adds the id() of each interval on the path
+ * that is watched to on_path.
  * Built by `make`
  * (server/tools/build_ftrace_tokens.py); optional. */
 #define PY_SSIZE_T_CLEAN
@@ -287,6 +289,32 @@ done:
 
 static PyObject *round_fn, *three, *one;
 
+/* round(x, 3) as Python rounds a float (correctly: the decimal nearest to x's exact value,
+ * ties to even, read back correctly rounded). When x * 1000 is computed with an error smaller
+ * than its distance to the next tie (k + 0.5), the integer nearest to it is the one Python
+ * finds, and m / 1000 in IEEE division is the double nearest to m / 1000, which is what
+ * Python's strtod of "m e-3" gives; otherwise (near a tie, huge, not finite) Python's round. */
+static PyObject *round3(double x) {
+    double y = x * 1000.0;
+    if (isfinite(y) && fabs(y) < 4503599627370496.0 /* 2^52 */) {
+        double m = nearbyint(y), frac = fabs(y - floor(y));
+        if (fabs(frac - 0.5) > fabs(y) * 1e-15 + 1e-300) return PyFloat_FromDouble(m / 1000.0);
+    }
+    PyObject *f = PyFloat_FromDouble(x), *r;
+    if (f == NULL) return NULL;
+    r = PyObject_CallFunctionObjArgs(round_fn, f, three, NULL);
+    Py_DECREF(f);
+    return r;
+}
+
+/* round3() for the tests: round3(x) == round(x, 3), bit for bit */
+static PyObject *py_round3(PyObject *self, PyObject *arg) {
+    (void)self;
+    double x = PyFloat_AsDouble(arg);
+    if (x == -1.0 && PyErr_Occurred()) return NULL;
+    return round3(x);
+}
+
 /* dict[key] = dict.get(key, 0) + 1 (Counter.update) */
 static int count(PyObject *dict, PyObject *key) {
     PyObject *was = PyDict_GetItemWithError(dict, key), *now;
@@ -326,10 +354,7 @@ static int tally(const Graph *g, PyObject *steps, PyObject *on, PyObject *seen) 
             Py_DECREF(acc); /* the dict holds it */
             if (rc < 0) return -1;
         }
-        PyObject *dur = PyFloat_FromDouble(g->durs[k]), *rounded;
-        if (dur == NULL) return -1;
-        rounded = PyObject_CallFunctionObjArgs(round_fn, dur, three, NULL);
-        Py_DECREF(dur);
+        PyObject *rounded = round3(g->durs[k]);
         if (rounded == NULL) return -1;
         int rc = add_to(acc, 0, one) < 0 ? -1 : add_to(acc, 1, rounded);
         Py_DECREF(rounded);
@@ -341,16 +366,37 @@ fail:
     return -1;
 }
 
+/* summarize_paths' `watched`: the id() of each interval on the path that is in `watched`
+ * added to `on_path` */
+static int mark(PyObject *ivs, PyObject *steps, PyObject *watched, PyObject *on_path) {
+    for (Py_ssize_t m = 0; m < PyList_GET_SIZE(steps); m++) {
+        Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(PyList_GET_ITEM(steps, m), 0));
+        PyObject *id = PyLong_FromVoidPtr(PyList_GET_ITEM(ivs, k));
+        if (id == NULL) return -1;
+        int in = PySet_Contains(watched, id);
+        if (in > 0) in = PySet_Add(on_path, id);
+        Py_DECREF(id);
+        if (in < 0) return -1;
+    }
+    return 0;
+}
+
 static PyObject *walk(PyObject *self, PyObject *args) {
-    PyObject *ivs, *ancestry, *on = Py_None, *seen = Py_None;
+    PyObject *ivs, *ancestry, *on = Py_None, *seen = Py_None, *watched = Py_None,
+             *on_path = Py_None;
     long sync;
     int up, upfront, down_upfront;
     (void)self;
-    if (!PyArg_ParseTuple(args, "O!lpppO|OO", &PyList_Type, &ivs, &sync, &up, &upfront,
-                          &down_upfront, &ancestry, &on, &seen))
+    if (!PyArg_ParseTuple(args, "O!lpppO|OOOO", &PyList_Type, &ivs, &sync, &up, &upfront,
+                          &down_upfront, &ancestry, &on, &seen, &watched, &on_path))
         return NULL;
     if ((on != Py_None && !PyDict_Check(on)) || (seen != Py_None && !PyDict_Check(seen))) {
         PyErr_SetString(PyExc_TypeError, "walk(): on and seen must be dicts");
+        return NULL;
+    }
+    if ((watched != Py_None && !PyAnySet_Check(watched))
+            || (on_path != Py_None && !PySet_Check(on_path))) {
+        PyErr_SetString(PyExc_TypeError, "walk(): watched and on_path must be sets");
         return NULL;
     }
     Graph g;
@@ -424,6 +470,9 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         k = best;
     }
     if (on != Py_None && seen != Py_None && tally(&g, out, on, seen) < 0) Py_CLEAR(out);
+    if (out != NULL && watched != Py_None && on_path != Py_None
+            && mark(ivs, out, watched, on_path) < 0)
+        Py_CLEAR(out);
 done:
     graph_free(&g);
     return out;
@@ -431,8 +480,10 @@ done:
 
 static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS,
-     "walk(intervals, sync_thread, up, upfront, down_upfront, ancestry[, on, seen]) -> "
-     "[(k, j, link)] or None; with on and seen, the path added to them (PathTally)"},
+     "walk(intervals, sync_thread, up, upfront, down_upfront, ancestry[, on, seen[, watched, "
+     "on_path]]) -> [(k, j, link)] or None; with on and seen, the path added to them "
+     "(PathTally); with watched and on_path, the watched intervals on it"},
+    {"round3", py_round3, METH_O, "round3(x) -> round(x, 3), for the tests"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -355,11 +355,12 @@ def walk(graph: PhaseGraph) -> list[tuple[int, int, str]]:
 Steps = list[tuple[int, int, str]]
 
 
-def compiled_walk() -> Callable[[PhaseRun, PathTally | None], Steps | None] | None:
+def compiled_walk() -> Callable[..., Steps | None] | None:
     """`walk(PhaseGraph(run))` in C (_critical_walk.c: the graph's columns and the walk in
-    one call, no PhaseGraph), and with a tally its `add_steps()`, or None when it was not built
-    or DPMLENS_PY_WALK=1. The function returns None (and adds nothing) for a run it leaves to
-    Python: one with device links, or a start or end that is not a number."""
+    one call, no PhaseGraph), with a tally its `add_steps()`, with `watched` and `on_path` sets
+    summarize_paths' marking of the watched intervals on the path; or None when it was not
+    built or DPMLENS_PY_WALK=1. The function returns None (and adds nothing) for a run it
+    leaves to Python: one with device links, or a start or end that is not a number."""
     if os.environ.get("DPMLENS_PY_WALK") == "1":
         return None
     try:
@@ -368,16 +369,17 @@ def compiled_walk() -> Callable[[PhaseRun, PathTally | None], Steps | None] | No
         return None
     c_walk: Callable[..., Steps | None] = _critical_walk.walk
 
-    def walk_run(run: PhaseRun, tally: PathTally | None = None) -> Steps | None:
+    def walk_run(run: PhaseRun, tally: PathTally | None = None,
+                 watched: set[int] | None = None, on_path: set[int] | None = None,
+                 ) -> Steps | None:
         up = run.direction == "up"
         links = run.links
         if links is not None and (links.suppliers if up else links.consumers):
             return None  # PhaseGraph.predecessor's general choice
-        if tally is None:
-            return c_walk(run.intervals, run.sync_thread, up, up and not run.loop_dispatch,
-                          not up and run.async_616, run.ancestry)
         return c_walk(run.intervals, run.sync_thread, up, up and not run.loop_dispatch,
-                      not up and run.async_616, run.ancestry, tally.on, tally.seen)
+                      not up and run.async_616, run.ancestry,
+                      None if tally is None else tally.on, None if tally is None else tally.seen,
+                      watched, on_path)
 
     return walk_run
 
@@ -524,17 +526,18 @@ def summarize_paths(runs: list[PhaseRun], watched: set[int] | None = None) -> Pa
     fast = compiled_walk()
     for r in runs:
         graph: PhaseGraph | None = None
-        steps = fast(r, tally) if fast is not None else None  # (added to the tally)
+        # (C: added to the tally, the watched intervals on the path to on_path)
+        steps = fast(r, tally, watched or None, on_path) if fast is not None else None
         if steps is None:
             graph = PhaseGraph(r)
             steps = walk(graph)
             tally.add_steps(graph, steps)
+            if watched:
+                ivs = r.intervals
+                for k, _, _ in steps:
+                    if id(ivs[k]) in watched:
+                        on_path.add(id(ivs[k]))
         runs_of[r.phase] += 1
         if id(r) in keep:
             median.append(_path_of(r, graph or PhaseGraph(r), steps))
-        if watched:
-            ivs = r.intervals
-            for k, _, _ in steps:
-                if id(ivs[k]) in watched:
-                    on_path.add(id(ivs[k]))
     return PathSummary(median, tally.devices(), dict(runs_of), on_path)
