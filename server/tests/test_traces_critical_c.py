@@ -165,3 +165,32 @@ def test_round3_is_pythons_round() -> None:
     for v in vals:
         want, got = round(v, 3), round3(v)
         assert struct.pack("d", got) == struct.pack("d", want) or (want != want and got != got), v
+
+
+def test_round3_each_and_aggregate() -> None:
+    """aggregate's durations rounded in C: an array('d') as a buffer, a list with an int
+    (Python's round keeps it an int) and an inf; the stats of real captures the same both
+    ways, bit for bit."""
+    import struct
+    from array import array
+
+    from dpmlens.traces.analysis._critical_walk import round3_each  # type: ignore[attr-defined]
+
+    from dpmlens.traces import aggregate
+
+    rng = random.Random(4)
+    xs = array("d", [rng.uniform(0, 1e5) for _ in range(5000)] + [0.0005, 2.675, -0.0])
+    assert [struct.pack("d", v) for v in round3_each(xs)] == [
+        struct.pack("d", round(v, 3)) for v in xs]
+    got = round3_each([1.0005, 7, math.inf])
+    assert got[:2] == [1.0, 7] and type(got[1]) is int and got[2] == math.inf
+    paths = [p for p in [SHARED_TRACES, FIXTURES / "timeline" / "test_mem_ftrace.txt",
+                         *sorted(MULTITEST.glob("*/*_ftrace.txt"))[:2]] if p.exists()]
+    traces = load_traces(paths)
+    fast = aggregate(traces)
+    os.environ["DPMLENS_PY_WALK"] = "1"
+    try:
+        slow = aggregate(traces)
+    finally:
+        del os.environ["DPMLENS_PY_WALK"]
+    assert repr(fast) == repr(slow) and len(fast) > 100

@@ -71,6 +71,52 @@ static void graph_free(Graph *g) {
     PyMem_Free(g->groups);
 }
 
+static int seq_double(PyObject *seq, PyObject *i, double *out);
+
+/* getattr(obj, attrs[a]), reading a slot through its descriptor when obj's type has the
+ * generic getattr and the name is a data descriptor on it (Interval's and Group's __slots__):
+ * what getattr finds first then, without the lookup per call. The (type, descriptor) pair is
+ * kept per name while the type's version tag (changed by any change to the class) stays. */
+typedef struct {
+    PyTypeObject *type;
+    PyObject *descr;
+    unsigned int tag;
+} AttrCache;
+static AttrCache attr_cache[A_N];
+
+static PyObject *get_attr(PyObject *obj, int a) {
+    PyTypeObject *t = Py_TYPE(obj);
+    AttrCache *c = &attr_cache[a];
+    if (t != c->type || !(t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) || t->tp_version_tag != c->tag) {
+        PyObject *d = t->tp_getattro == PyObject_GenericGetAttr ? _PyType_Lookup(t, attrs[a]) : NULL;
+        if (d == NULL || Py_TYPE(d)->tp_descr_get == NULL || Py_TYPE(d)->tp_descr_set == NULL
+                || !(t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG))
+            return PyObject_GetAttr(obj, attrs[a]);
+        Py_INCREF(t);
+        Py_INCREF(d);
+        Py_XDECREF(c->type);
+        Py_XDECREF(c->descr);
+        c->type = t, c->descr = d, c->tag = t->tp_version_tag;
+    }
+    return Py_TYPE(c->descr)->tp_descr_get(c->descr, obj, (PyObject *)t);
+}
+
+/* durations[index] as a double: an array('d') read in place, anything else by indexing */
+static int duration_at(PyObject *durs, PyObject *index, double *out) {
+    Py_ssize_t i = PyLong_Check(index) ? PyLong_AsSsize_t(index) : -1;
+    if (i == -1 && PyErr_Occurred()) PyErr_Clear();
+    Py_buffer view;
+    if (i >= 0 && PyObject_CheckBuffer(durs) && PyObject_GetBuffer(durs, &view, PyBUF_FORMAT) == 0) {
+        int ok = view.ndim == 1 && view.itemsize == sizeof(double) && view.format != NULL
+                 && strcmp(view.format, "d") == 0 && i < view.len / (Py_ssize_t)sizeof(double);
+        if (ok) *out = ((const double *)view.buf)[i];
+        PyBuffer_Release(&view);
+        if (ok) return 0;
+    }
+    PyErr_Clear();
+    return seq_double(durs, index, out);
+}
+
 /* item `i` of sequence `seq` as a double / a long (-1 and an error set on failure) */
 static int seq_double(PyObject *seq, PyObject *i, double *out) {
     PyObject *v = PyObject_GetItem(seq, i);
@@ -160,24 +206,30 @@ static int build(Graph *g, PyObject *ivs, long sync, int up, PyObject *ancestry)
                  *durs = NULL, *device = NULL, *parent = NULL;
         int ok = 0;
         double dur;
-        if ((start = PyObject_GetAttr(iv, attrs[A_START])) == NULL) goto item;
+        if ((start = get_attr(iv, A_START)) == NULL) goto item;
         g->starts[i] = PyFloat_AsDouble(start);
         if (g->starts[i] == -1.0 && PyErr_Occurred()) goto item;
-        if ((thread = PyObject_GetAttr(iv, attrs[A_THREAD])) == NULL) goto item;
+        if ((thread = get_attr(iv, A_THREAD)) == NULL) goto item;
         g->threads[i] = PyLong_AsLong(thread);
         if (g->threads[i] == -1 && PyErr_Occurred()) goto item;
-        if ((group = PyObject_GetAttr(iv, attrs[A_GROUP])) == NULL
-                || (index = PyObject_GetAttr(iv, attrs[A_INDEX])) == NULL
-                || (durs = PyObject_GetAttr(group, attrs[A_DURATIONS])) == NULL
-                || seq_double(durs, index, &dur) < 0)
+        if ((group = get_attr(iv, A_GROUP)) == NULL
+                || (index = get_attr(iv, A_INDEX)) == NULL
+                || (durs = get_attr(group, A_DURATIONS)) == NULL
+                || duration_at(durs, index, &dur) < 0)
             goto item;
         g->ends[i] = g->starts[i] + dur / 1e6; /* Interval.end */
         g->durs[i] = dur;
         g->groups[i] = group;
-        if ((key = PyObject_GetAttr(group, attrs[A_KEY])) == NULL
-                || (device = PySequence_GetItem(key, 1)) == NULL
-                || (parent = PySequence_GetItem(key, 2)) == NULL)
+        if ((key = get_attr(group, A_KEY)) == NULL) goto item;
+        if (PyTuple_CheckExact(key) && PyTuple_GET_SIZE(key) > 2) {
+            device = PyTuple_GET_ITEM(key, 1);
+            parent = PyTuple_GET_ITEM(key, 2);
+            Py_INCREF(device);
+            Py_INCREF(parent);
+        } else if ((device = PySequence_GetItem(key, 1)) == NULL
+                || (parent = PySequence_GetItem(key, 2)) == NULL) {
             goto item;
+        }
         if ((g->dev[i] = id_of(ids, device, 1)) < 0) goto item;
         g->last_of[g->dev[i]] = i;
         Py_INCREF(parent);
@@ -313,6 +365,51 @@ static PyObject *py_round3(PyObject *self, PyObject *arg) {
     double x = PyFloat_AsDouble(arg);
     if (x == -1.0 && PyErr_Occurred()) return NULL;
     return round3(x);
+}
+
+/* [round(x, 3) for x in seq]: aggregate's durations to the ns (an array('d') read as a
+ * buffer; any other sequence item by item, what is not a float through Python's round) */
+static PyObject *round3_each(PyObject *self, PyObject *arg) {
+    (void)self;
+    PyObject *out = NULL;
+    Py_buffer view;
+    if (PyObject_CheckBuffer(arg) && PyObject_GetBuffer(arg, &view, PyBUF_FORMAT) == 0) {
+        if (view.ndim == 1 && view.itemsize == sizeof(double) && view.format != NULL
+                && strcmp(view.format, "d") == 0) {
+            Py_ssize_t n = view.len / (Py_ssize_t)sizeof(double);
+            const double *xs = view.buf;
+            if ((out = PyList_New(n)) != NULL)
+                for (Py_ssize_t i = 0; i < n; i++) {
+                    PyObject *r = round3(xs[i]);
+                    if (r == NULL) {
+                        Py_CLEAR(out);
+                        break;
+                    }
+                    PyList_SET_ITEM(out, i, r);
+                }
+            PyBuffer_Release(&view);
+            return out;
+        }
+        PyBuffer_Release(&view);
+    }
+    PyErr_Clear();
+    PyObject *seq = PySequence_Fast(arg, "round3_each(): not a sequence");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if ((out = PyList_New(n)) == NULL) goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *x = PySequence_Fast_GET_ITEM(seq, i), *r;
+        r = PyFloat_CheckExact(x) ? round3(PyFloat_AS_DOUBLE(x))
+                                  : PyObject_CallFunctionObjArgs(round_fn, x, three, NULL);
+        if (r == NULL) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyList_SET_ITEM(out, i, r);
+    }
+done:
+    Py_DECREF(seq);
+    return out;
 }
 
 /* dict[key] = dict.get(key, 0) + 1 (Counter.update) */
@@ -484,6 +581,7 @@ static PyMethodDef methods[] = {
      "on_path]]) -> [(k, j, link)] or None; with on and seen, the path added to them "
      "(PathTally); with watched and on_path, the watched intervals on it"},
     {"round3", py_round3, METH_O, "round3(x) -> round(x, 3), for the tests"},
+    {"round3_each", round3_each, METH_O, "round3_each(seq) -> [round(x, 3) for x in seq]"},
     {NULL, NULL, 0, NULL},
 };
 
