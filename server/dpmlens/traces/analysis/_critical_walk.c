@@ -258,41 +258,38 @@ static int build(Graph *g, PyObject *ivs, long sync, int up, PyObject *ancestry)
     /* own parent: by the names the run has; a parent without a callback here is looked for
      * up the capture's ancestry (up to 8 hops), as PhaseGraph does */
     for (Py_ssize_t i = 0; i < n; i++) {
-        int has = PyDict_Contains(ids, PyList_GET_ITEM(parents, i));
-        if (has < 0) goto done;
-        g->own[i] = (char)has;
-        all_own &= has;
+        g->par[i] = id_of(ids, PyList_GET_ITEM(parents, i), 0);
+        if (g->par[i] < 0 && PyErr_Occurred()) goto done;
+        g->own[i] = g->par[i] >= 0;
+        all_own &= g->own[i];
     }
     int hop = ancestry != Py_None && PyObject_IsTrue(ancestry) == 1 && !all_own;
     if (PyErr_Occurred()) goto done;
-    for (Py_ssize_t i = 0; i < n; i++) {
+    for (Py_ssize_t i = 0; hop && i < n; i++) {
+        if (g->own[i]) continue;
         PyObject *p = PyList_GET_ITEM(parents, i);
-        if (hop && !g->own[i]) {
-            Py_INCREF(p);
-            for (int hops = 0; hops < 8; hops++) {
-                int has = PyDict_Contains(ids, p);
-                if (has < 0) {
-                    Py_DECREF(p);
-                    goto done;
-                }
-                if (has) break;
-                PyObject *q = PyObject_CallMethod(ancestry, "get", "O", p);
-                if (q == NULL) {
-                    Py_DECREF(p);
-                    goto done;
-                }
-                if (q == Py_None) {
-                    Py_DECREF(q);
-                    break;
-                }
+        Py_INCREF(p);
+        for (int hops = 0; hops < 8; hops++) {
+            int has = PyDict_Contains(ids, p);
+            if (has < 0) {
                 Py_DECREF(p);
-                p = q;
+                goto done;
             }
-            g->par[i] = id_of(ids, p, 0);
+            if (has) break;
+            PyObject *q = PyObject_CallMethod(ancestry, "get", "O", p);
+            if (q == NULL) {
+                Py_DECREF(p);
+                goto done;
+            }
+            if (q == Py_None) {
+                Py_DECREF(q);
+                break;
+            }
             Py_DECREF(p);
-        } else {
-            g->par[i] = id_of(ids, p, 0);
+            p = q;
         }
+        g->par[i] = id_of(ids, p, 0);
+        Py_DECREF(p);
         if (PyErr_Occurred()) goto done;
     }
     /* children (suspend only), in interval order per parent */
