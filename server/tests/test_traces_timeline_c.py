@@ -97,7 +97,7 @@ def _made_up(rng: random.Random) -> TraceSet:
                                         rng.uniform(0, 3)]))
             g.durations.append(rng.choice([0.0, 1.0, 1e6, rng.uniform(0, 100)]))
             g.threads.append(rng.choice([-1, 0, 3]))
-            g.cycles.append(rng.choice([0, 1, 2, -1, 2**40]))
+            g.cycles.append(rng.choice([0, 1, 2, -1, 2**40, rng.randint(3, 60)]))
             g.files.append(0)
         traces.store.groups[g.key] = g
     return traces

@@ -74,6 +74,34 @@ typedef struct {
     Py_ssize_t bucket; /* -1 empty */
 } Slot;
 
+static Slot *find_slot(Slot *table, size_t mask, Py_ssize_t pid, long cycle) {
+    size_t h = ((size_t)cycle * 0x9E3779B97F4A7C15u ^ (size_t)pid * 0xC2B2AE3D27D4EB4Fu) >> 17;
+    Slot *slot = &table[h & mask];
+    while (slot->bucket >= 0 && (slot->phase != pid || slot->cycle != cycle)) {
+        h++;
+        slot = &table[h & mask];
+    }
+    return slot;
+}
+
+/* the table twice as large (a capture has hundreds of buckets: it starts small) */
+static int grow(Slot **table, size_t *mask) {
+    size_t slots = (*mask + 1) * 2;
+    Slot *t = PyMem_Malloc(slots * sizeof(Slot));
+    if (t == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t k = 0; k < slots; k++) t[k].bucket = -1;
+    for (size_t k = 0; k <= *mask; k++)
+        if ((*table)[k].bucket >= 0)
+            *find_slot(t, slots - 1, (*table)[k].phase, (*table)[k].cycle) = (*table)[k];
+    PyMem_Free(*table);
+    *table = t;
+    *mask = slots - 1;
+    return 0;
+}
+
 static PyObject *buckets(PyObject *self, PyObject *args) {
     PyObject *groups, *interval;
     (void)self;
@@ -107,11 +135,10 @@ static PyObject *buckets(PyObject *self, PyObject *args) {
         if (len < 0) goto done;
         total += len;
     }
-    size_t slots = 16;
-    while (slots < 2 * (size_t)total) slots *= 2;
+    size_t slots = 64, bs_cap = 32;
     mask = slots - 1;
     samples = PyMem_Malloc(((size_t)total + 1) * sizeof(Sample));
-    bs = PyMem_Malloc(((size_t)total + 1) * sizeof(Bucket));
+    bs = PyMem_Malloc(bs_cap * sizeof(Bucket));
     table = PyMem_Malloc(slots * sizeof(Slot));
     if (samples == NULL || bs == NULL || table == NULL) {
         PyErr_NoMemory();
@@ -172,14 +199,24 @@ static PyObject *buckets(PyObject *self, PyObject *args) {
                         ok = 0;
                         break;
                     }
-                    size_t h = ((size_t)cy[i] * 0x9E3779B97F4A7C15u ^ (size_t)pid * 0xC2B2AE3D27D4EB4Fu)
-                               >> 17;
-                    Slot *slot = &table[h & mask];
-                    while (slot->bucket >= 0 && (slot->phase != pid || slot->cycle != cy[i])) {
-                        h++;
-                        slot = &table[h & mask];
-                    }
+                    Slot *slot = find_slot(table, mask, pid, cy[i]);
                     if (slot->bucket < 0) {
+                        if ((size_t)(n_buckets + 1) * 2 > mask + 1) { /* at most half full */
+                            if (grow(&table, &mask) < 0) {
+                                ok = -1;
+                                break;
+                            }
+                            slot = find_slot(table, mask, pid, cy[i]);
+                        }
+                        if ((size_t)n_buckets == bs_cap) {
+                            Bucket *more = PyMem_Realloc(bs, 2 * bs_cap * sizeof(Bucket));
+                            if (more == NULL) {
+                                PyErr_NoMemory();
+                                ok = -1;
+                                break;
+                            }
+                            bs = more, bs_cap *= 2;
+                        }
                         slot->phase = pid, slot->cycle = cy[i], slot->bucket = n_buckets;
                         bs[n_buckets].cycle = cy[i];
                         bs[n_buckets].phase = phase;
