@@ -49,7 +49,7 @@ def grouping(loads: list, rng: random.Random) -> None:
     g.starts[0], g.durations[0] = 1.0, math.nan
     assert timeline._c_buckets(odd) is None
     g.durations[0] = 1.0
-    g.cycles = array("i", g.cycles)  # type: ignore[assignment]
+    g.cycles = array("q", g.cycles)  # type: ignore[assignment]
     assert timeline._c_buckets(odd) is None
     for bad in ([object()], [g], None):
         try:

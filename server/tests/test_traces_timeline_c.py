@@ -126,7 +126,7 @@ def test_left_to_python() -> None:
     with pytest.raises(ValueError):
         timeline.build_timeline(traces)
     g.threads.pop()
-    g.cycles = array("i", g.cycles)  # type: ignore[assignment]
+    g.cycles = array("q", g.cycles)  # type: ignore[assignment]
     assert timeline._c_buckets(traces) is None
     g.cycles = list(g.cycles)  # type: ignore[assignment]
     assert timeline._c_buckets(traces) is None
