@@ -7,8 +7,9 @@ The reports: each capture under test-fixtures/lab/ (the lab's ftrace captures) a
 trace-cmd, Perfetto, runtime PM), one file at a time; then each lab directory and
 ../shared/traces/ whole, default and `--per-cycle --timeline`; then pm-graph's 100-run
 multitest (bench-data/pm-graph-multitest/, `make bench-multitest` unpacks it) both ways when
-it is there. With --pure, this tree runs a second time with DPMLENS_PURE_SCAN=1 (the Python
-event scan instead of the C one) and that is compared too.
+it is there. With --pure, this tree runs a second time with DPMLENS_PURE_SCAN=1,
+DPMLENS_PY_TIMELINE=1 and DPMLENS_PY_WALK=1 (the Python event scan and pairing, timeline and
+critical-path walk instead of the C modules) and that is compared too.
 
     python bench/compare_trace_reports.py --base /tmp/base/server [--pure] [-j 2] [--only files|dirs]
 """
@@ -48,7 +49,9 @@ def jobs() -> list[tuple[str, list[str]]]:
 
 
 def run(server: Path, args: list[str], out: Path, pure: bool) -> bytes:
-    env = dict(os.environ, PYTHONPATH=str(server), DPMLENS_PURE_SCAN="1" if pure else "0")
+    flag = "1" if pure else "0"
+    env = dict(os.environ, PYTHONPATH=str(server), DPMLENS_PURE_SCAN=flag,
+               DPMLENS_PY_TIMELINE=flag, DPMLENS_PY_WALK=flag)
     cmd = ["nice", "-n", "10", sys.executable, "-c", MAIN, "trace", "report", "--format",
            "json", "-o", str(out), *args]
     proc = subprocess.run(cmd, env=env, capture_output=True, check=False)

@@ -2,8 +2,9 @@
 """Where `dpmlens trace report --format json -o FILE DIR` spends its CPU, by stage, in fresh
 processes pinned to one core: Python's start-up and the imports, load_traces() (the readers),
 and the rest (aggregation, the analyses, the JSON), with the reader's C pairing, with the
-pairing in Python (DPMLENS_PY_PAIRING=1) and with the Python scan (DPMLENS_PURE_SCAN=1),
-alternated run by run.
+pairing in Python (DPMLENS_PY_PAIRING=1) and with no C at all (DPMLENS_PURE_SCAN=1,
+DPMLENS_PY_TIMELINE=1, DPMLENS_PY_WALK=1: the Python scan, pairing, timeline and critical-path
+walk), alternated run by run.
 
     python bench/trace_report_stages.py [--runs 5] [DIR]   (default: the multitest)
 """
@@ -42,9 +43,10 @@ except SystemExit:
 end = time.process_time()
 print(t_import, sum(spent), end - t_import - sum(spent))
 """
-VARIANTS = (("C scan + C pairing", {}),
+VARIANTS = (("C (scan, pairing, timeline, walk)", {}),
             ("C scan, pairing in Python", {"DPMLENS_PY_PAIRING": "1"}),
-            ("Python scan and pairing", {"DPMLENS_PURE_SCAN": "1"}))
+            ("all in Python",
+             {"DPMLENS_PURE_SCAN": "1", "DPMLENS_PY_TIMELINE": "1", "DPMLENS_PY_WALK": "1"}))
 
 
 def main() -> int:
@@ -70,7 +72,7 @@ def main() -> int:
     for name, rows in got.items():
         cols = [statistics.median(r[i] for r in rows) for i in range(3)]
         total = statistics.median(sum(r) for r in rows)
-        print(f"{name:28s} {cols[0]:6.2f} {cols[1]:6.2f} {cols[2]:6.2f} {total:6.2f}"
+        print(f"{name:34s} {cols[0]:6.2f} {cols[1]:6.2f} {cols[2]:6.2f} {total:6.2f}"
               f"  = {mb / total:5.1f} MB/s (reader alone {mb / cols[1]:5.1f} MB/s)")
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0

@@ -9,8 +9,9 @@ reported as mean +/- sample standard deviation across cycles.
 from __future__ import annotations
 
 import math
+import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 
@@ -78,9 +79,28 @@ def mean_sd(values: Sequence[float]) -> tuple[float, float]:
     return mean, math.sqrt(var)
 
 
+def _py_round3(values: Iterable[float]) -> Iterable[float]:
+    return map(round, values, repeat(3))
+
+
+def _round3_each() -> Callable[[Iterable[float]], Iterable[float]]:
+    """`round(x, 3)` of each value: in C (_critical_walk.round3_each, the same floats bit
+    for bit) unless it was not built or DPMLENS_PY_WALK=1 (the analysis' C off)."""
+    if os.environ.get("DPMLENS_PY_WALK") != "1":
+        try:
+            from dpmlens.traces.analysis import _critical_walk  # type: ignore[attr-defined]
+        except ImportError:
+            pass
+        else:
+            each: Callable[[Iterable[float]], Iterable[float]] = _critical_walk.round3_each
+            return each
+    return _py_round3
+
+
 def aggregate(traces: TraceSet) -> list[CallbackStats]:
     """One entry per (driver, device, phase), slowest total first."""
     merged: dict[CallbackKey, list] = {}
+    rounded = _round3_each()
     for g in traces.groups.values():
         if not g.durations:  # created for a start that never ended
             continue
@@ -88,7 +108,7 @@ def aggregate(traces: TraceSet) -> list[CallbackStats]:
         m = merged.get((drv, dev, phase))
         if m is None:
             m = merged[(drv, dev, phase)] = [[], set(), Counter(), Counter(), 0, None]
-        m[0].extend(map(round, g.durations, repeat(3)))  # to the ns: no float noise
+        m[0].extend(rounded(g.durations))  # to the ns: no float noise
         m[1].update(g.cycles)
         m[2][parent] += len(g.durations)
         m[3][layer] += len(g.durations)
@@ -98,6 +118,7 @@ def aggregate(traces: TraceSet) -> list[CallbackStats]:
     for (drv, dev, phase), (vals, cyc, parents, layers, errs, sym) in merged.items():
         vals.sort()
         n = len(vals)
+        total = math.fsum(vals)
         out.append(
             CallbackStats(
                 driver=drv,
@@ -108,10 +129,10 @@ def aggregate(traces: TraceSet) -> list[CallbackStats]:
                 n=n,
                 min_us=vals[0],
                 median_us=round(percentile(vals, 0.5), 3),
-                mean_us=round(math.fsum(vals) / n, 3),
+                mean_us=round(total / n, 3),
                 p95_us=round(percentile(vals, 0.95), 3),
                 max_us=vals[-1],
-                total_us=round(math.fsum(vals), 3),
+                total_us=round(total, 3),
                 cycles=len(cyc),
                 errors=errs,
                 symbol=sym,

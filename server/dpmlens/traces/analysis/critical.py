@@ -30,7 +30,9 @@ import bisect
 import itertools
 import math
 import operator
+import os
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -350,6 +352,38 @@ def walk(graph: PhaseGraph) -> list[tuple[int, int, str]]:
     return out
 
 
+Steps = list[tuple[int, int, str]]
+
+
+def compiled_walk() -> Callable[..., Steps | None] | None:
+    """`walk(PhaseGraph(run))` in C (_critical_walk.c: the graph's columns and the walk in
+    one call, no PhaseGraph), with a tally its `add_steps()`, with `watched` and `on_path` sets
+    summarize_paths' marking of the watched intervals on the path; or None when it was not
+    built or DPMLENS_PY_WALK=1. The function returns None (and adds nothing) for a run it
+    leaves to Python: one with device links, or a start or end that is not a number."""
+    if os.environ.get("DPMLENS_PY_WALK") == "1":
+        return None
+    try:
+        from dpmlens.traces.analysis import _critical_walk  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    c_walk: Callable[..., Steps | None] = _critical_walk.walk
+
+    def walk_run(run: PhaseRun, tally: PathTally | None = None,
+                 watched: set[int] | None = None, on_path: set[int] | None = None,
+                 ) -> Steps | None:
+        up = run.direction == "up"
+        links = run.links
+        if links is not None and (links.suppliers if up else links.consumers):
+            return None  # PhaseGraph.predecessor's general choice
+        return c_walk(run.intervals, run.sync_thread, up, up and not run.loop_dispatch,
+                      not up and run.async_616, run.ancestry,
+                      None if tally is None else tally.on, None if tally is None else tally.seen,
+                      watched, on_path)
+
+    return walk_run
+
+
 def critical_path(run: PhaseRun, graph: PhaseGraph | None = None) -> CriticalPath:
     graph = graph or PhaseGraph(run)
     return _path_of(run, graph, walk(graph))
@@ -489,16 +523,21 @@ def summarize_paths(runs: list[PhaseRun], watched: set[int] | None = None) -> Pa
     median: list[CriticalPath] = []
     runs_of: dict[str, int] = defaultdict(int)
     on_path: set[int] = set()
+    fast = compiled_walk()
     for r in runs:
-        graph = PhaseGraph(r)
-        steps = walk(graph)
-        tally.add_steps(graph, steps)
+        graph: PhaseGraph | None = None
+        # (C: added to the tally, the watched intervals on the path to on_path)
+        steps = fast(r, tally, watched or None, on_path) if fast is not None else None
+        if steps is None:
+            graph = PhaseGraph(r)
+            steps = walk(graph)
+            tally.add_steps(graph, steps)
+            if watched:
+                ivs = r.intervals
+                for k, _, _ in steps:
+                    if id(ivs[k]) in watched:
+                        on_path.add(id(ivs[k]))
         runs_of[r.phase] += 1
         if id(r) in keep:
-            median.append(_path_of(r, graph, steps))
-        if watched:
-            ivs = r.intervals
-            for k, _, _ in steps:
-                if id(ivs[k]) in watched:
-                    on_path.add(id(ivs[k]))
+            median.append(_path_of(r, graph or PhaseGraph(r), steps))
     return PathSummary(median, tally.devices(), dict(runs_of), on_path)

@@ -8,6 +8,7 @@ thread that is not a kworker).
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -95,8 +96,12 @@ class PhaseRun:
         return p.direction if p else "down"
 
 
-def build_timeline(traces: TraceSet) -> list[PhaseRun]:
-    """Every (cycle, phase) with timestamped callbacks, in time order."""
+Bucket = tuple[int, str, list[Interval], float]  # cycle, phase, intervals by start, last end
+
+
+def _buckets(traces: TraceSet) -> list[Bucket]:
+    """Each (cycle, phase)'s intervals ordered by (start, end), in the order first seen, with
+    the latest end (the reference of _timeline_runs.c's buckets())."""
     buckets: dict[tuple[int, str], list[Interval]] = {}  # in the order first seen
     by_phase: dict[str, dict[int, list[Interval]]] = {}  # the same lists, by cycle
     for g in traces.groups.values():
@@ -112,17 +117,38 @@ def build_timeline(traces: TraceSet) -> list[PhaseRun]:
             if lst is None:
                 lst = per[c] = buckets[(c, phase)] = []
             lst.append(Interval(s, t, g, i))
+    out = []
+    for (cycle, phase), ivs in buckets.items():
+        ends = [iv.start + iv.group.durations[iv.index] / 1e6 for iv in ivs]  # Interval.end
+        order = sorted(range(len(ivs)), key=lambda k: (ivs[k].start, ends[k]))
+        ivs[:] = [ivs[k] for k in order]
+        out.append((cycle, phase, ivs, max(ends)))
+    return out
+
+
+def _c_buckets(traces: TraceSet) -> list[Bucket] | None:
+    """_buckets() in C (_timeline_runs.c), or None: not built, DPMLENS_PY_TIMELINE=1, or
+    groups it leaves to Python (columns that are not Group's arrays, an end that is NaN)."""
+    if os.environ.get("DPMLENS_PY_TIMELINE") == "1":
+        return None
+    try:
+        from dpmlens.traces.model import _timeline_runs  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    got: list[Bucket] | None = _timeline_runs.buckets(list(traces.groups.values()), Interval)
+    return got
+
+
+def build_timeline(traces: TraceSet) -> list[PhaseRun]:
+    """Every (cycle, phase) with timestamped callbacks, in time order."""
     markers: dict[tuple[int, str], tuple[float, float, int]] = {}
     for pt in traces.phase_times:
         if pt.measured and pt.start == pt.start:
             markers[(pt.cycle, pt.phase)] = (pt.start, pt.start + pt.wall_us / 1e6, pt.thread)
     runs = []
-    for (cycle, phase), ivs in buckets.items():
-        ends = [iv.start + iv.group.durations[iv.index] / 1e6 for iv in ivs]  # Interval.end
-        order = sorted(range(len(ivs)), key=lambda k: (ivs[k].start, ends[k]))
-        ivs[:] = [ivs[k] for k in order]
+    buckets = _c_buckets(traces)
+    for cycle, phase, ivs, last in buckets if buckets is not None else _buckets(traces):
         m = markers.get((cycle, phase))
-        last = max(ends)
         if m is not None:  # (a callback outside its markers would be clock skew: widen)
             start, end, sync, measured = min(m[0], ivs[0].start), max(m[1], last), m[2], True
         else:

@@ -844,11 +844,64 @@ done:
     return r;
 }
 
-/* `list.append(x)` of the column attribute `a` of `obj` (a Group's array.array). */
+/* getattr(obj, attrs[a]); a slot (a data descriptor on obj's type, Group's __slots__) read
+ * through its descriptor, kept per name while the type and its version tag (changed by any
+ * change to the class) stay: what getattr finds first then, without a lookup per call. */
+typedef struct {
+    PyTypeObject *type;
+    PyObject *descr;
+    unsigned int tag;
+} AttrCache;
+static AttrCache attr_cache[A_N];
+
+static int same_type(const AttrCache *c, PyTypeObject *t) {
+    return t == c->type && (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)
+           && t->tp_version_tag == c->tag;
+}
+
+static void keep(AttrCache *c, PyTypeObject *t, PyObject *d) {
+    Py_INCREF(t);
+    Py_INCREF(d);
+    Py_XDECREF(c->type);
+    Py_XDECREF(c->descr);
+    c->type = t, c->descr = d, c->tag = t->tp_version_tag;
+}
+
+static PyObject *get_attr(PyObject *obj, int a) {
+    PyTypeObject *t = Py_TYPE(obj);
+    AttrCache *c = &attr_cache[a];
+    if (!same_type(c, t)) {
+        PyObject *d = t->tp_getattro == PyObject_GenericGetAttr ? _PyType_Lookup(t, attrs[a]) : NULL;
+        if (d == NULL || Py_TYPE(d)->tp_descr_get == NULL || Py_TYPE(d)->tp_descr_set == NULL
+                || !(t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG))
+            return PyObject_GetAttr(obj, attrs[a]);
+        keep(c, t, d);
+    }
+    return Py_TYPE(c->descr)->tp_descr_get(c->descr, obj, (PyObject *)t);
+}
+
+/* `col.append(x)`: a method of col's type called with col (array.array's, the type kept as
+ * get_attr keeps it: no lookup per call) when instances have no __dict__ to shadow it */
+static AttrCache append_cache;
+
 static int append_to(PyObject *obj, int a, PyObject *x) {
-    PyObject *col = PyObject_GetAttr(obj, attrs[a]);
+    PyObject *col = get_attr(obj, a), *r;
     if (col == NULL) return -1;
-    PyObject *r = PyObject_CallMethodOneArg(col, attrs[A_APPEND], x);
+    PyTypeObject *t = Py_TYPE(col);
+    if (!same_type(&append_cache, t)) {
+        PyObject *d = t->tp_getattro == PyObject_GenericGetAttr && t->tp_dictoffset == 0
+                      ? _PyType_Lookup(t, attrs[A_APPEND]) : NULL;
+        if (d != NULL && Py_IS_TYPE(d, &PyMethodDescr_Type)
+                && (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+            keep(&append_cache, t, d);
+        } else {
+            r = PyObject_CallMethodOneArg(col, attrs[A_APPEND], x);
+            goto out;
+        }
+    }
+    PyObject *argv[2] = {col, x};
+    r = PyObject_Vectorcall(append_cache.descr, argv, 2, NULL);
+out:
     Py_DECREF(col);
     if (r == NULL) return -1;
     Py_DECREF(r);
