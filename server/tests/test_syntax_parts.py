@@ -168,3 +168,14 @@ def test_kernel_drivers_in_16k_parts_agree_with_the_whole(rel: str) -> None:
         pytest.skip(f"no kernel tree at {K612} (set DPMLENS_LINUX)")
     whole, parted = _agree(path, 16384)
     assert whole == parted
+
+
+def test_cc_splits_a_source_over_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dpmlens.kbuild.cc import analyze
+
+    path = FIXTURES / "rules" / "get-sync-without-put-on-error-callbacks.c"
+    source, config, rules = path.read_bytes(), Config(), load_rules()
+    whole = analyze(str(path), source, None, config, rules)
+    monkeypatch.setenv("DPMLENS_WHOLE_SOURCE_BYTES", "1k")
+    parted = analyze(str(path), source, None, config, rules)
+    assert whole and [_key(f) for f in whole] == [_key(f) for f in parted]
