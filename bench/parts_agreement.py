@@ -56,7 +56,7 @@ def main() -> int:
         stats["split"] += n > 1
         stats["parts"] += n
         whole = analyze_model(build_model(path, source), config, None, rules_for(source, rules))
-        parted, _ = analyze_parts(path, source, config, rules, words, args.target)
+        parted = analyze_parts(path, source, config, rules, words, args.target)
         key = lambda f: (f.rule, f.span.line, f.span.column, f.message)
         a, b = {key(f) for f in whole}, {key(f) for f in parted}
         stats["whole"] += len(a)

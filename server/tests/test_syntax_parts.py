@@ -132,7 +132,7 @@ def _agree(path: Path, target: int) -> tuple[set[object], set[object]]:
     config, rules = Config(), load_rules()
     source = path.read_bytes()
     whole = analyze_model(build_model(str(path), source), config, None, rules_for(source, rules))
-    parted, _ = analyze_parts(str(path), source, config, rules, prefilter(config, rules), target)
+    parted = analyze_parts(str(path), source, config, rules, prefilter(config, rules), target)
     return {_key(f) for f in whole}, {_key(f) for f in parted}
 
 

@@ -110,10 +110,8 @@ def check_file(
     the file's lines (one more pass over every byte, ~3 % of a run; only checkpatch's
     `total:` line needs them).
     """
-    from dpmlens.engine.analyze import analyze_model, rules_for
     from dpmlens.engine.analyze import prefilter as engine_prefilter
-    from dpmlens.engine.parted import analyze_parts
-    from dpmlens.model.build import build_model
+    from dpmlens.engine.parted import analyze_sized
     from dpmlens.rules.loader import load_rules
 
     try:
@@ -135,14 +133,7 @@ def check_file(
         return _FileResult(path, [], InputError(path, f"{deep}, skipped"), nbytes, nlines, True,
                            {})
     try:
-        whole = int(limits.WHOLE_SOURCE_BYTES.value)
-        if nbytes >= whole:  # one part's tree at a time, parts of a sixteenth of that
-            findings, _parts = analyze_parts(path, source, config, rules or load_rules(),
-                                             prefilter, max(4096, whole // 16))
-        else:
-            findings = analyze_model(
-                build_model(path, source), config, None, rules_for(source, rules or load_rules())
-            )
+        findings = analyze_sized(path, source, config, rules or load_rules(), prefilter)
     except RecursionError:
         error = InputError(path, "too deeply nested to analyze, skipped")
         return _FileResult(path, [], error, nbytes, nlines, True, {})

@@ -13,9 +13,25 @@ from dataclasses import replace
 from typing import Any
 
 from dpmlens.config.settings import Config
+from dpmlens.core import limits
 from dpmlens.core.findings import ChainStep, Finding, Fix, Span, TextEdit
 from dpmlens.syntax.parts import TARGET_BYTES, Part, split
 from dpmlens.syntax.prefilter import WordFilter
+
+
+def analyze_sized(
+    path: str, source: bytes, config: Config, rules: list[Any], prefilter: WordFilter
+) -> list[Finding]:
+    """The findings of one source (`check`, `cc`): analysed whole below
+    `DPMLENS_WHOLE_SOURCE_BYTES`, from there on in parts of a sixteenth of that, one part's
+    tree at a time."""
+    from dpmlens.engine.analyze import analyze_model, rules_for
+    from dpmlens.model.build import build_model
+
+    whole = int(limits.WHOLE_SOURCE_BYTES.value)
+    if len(source) >= whole:
+        return analyze_parts(path, source, config, rules, prefilter, max(4096, whole // 16))
+    return analyze_model(build_model(path, source), config, None, rules_for(source, rules))
 
 
 def analyze_parts(
@@ -25,20 +41,18 @@ def analyze_parts(
     rules: list[Any],
     prefilter: WordFilter,
     target: int = TARGET_BYTES,
-) -> tuple[list[Finding], int]:
-    """The findings of `path` (whole-text lines) and the number of parts analysed (those
-    the prefilter lets through); parts of about `target` bytes."""
+) -> list[Finding]:
+    """The findings of `path` (whole-text lines), in parts of about `target` bytes (those the
+    prefilter rejects are not analysed)."""
     from dpmlens.engine.analyze import analyze_model, rules_for
     from dpmlens.model.build import build_model
 
     owned: dict[tuple[str, int, int], Finding] = {}
     elsewhere: dict[tuple[str, int, int], Finding] = {}
-    analysed = 0
     for part in split(source, target):
         text = part.text(source)
         if not prefilter.matches(text):
             continue
-        analysed += 1
         found = analyze_model(build_model(path, text), config, None, rules_for(text, rules))
         move = _Lines(part, source, path)
         first, last = part.own.line + 1, part.own.line + source.count(
@@ -53,7 +67,7 @@ def analyze_parts(
                 elsewhere.setdefault(key, f)
     for key, f in elsewhere.items():
         owned.setdefault(key, f)
-    return sorted(owned.values(), key=Finding.sort_key), analysed
+    return sorted(owned.values(), key=Finding.sort_key)
 
 
 class _Lines:

@@ -6,7 +6,6 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from dpmlens.core import limits
 from dpmlens.core.budget import within_limits
 from dpmlens.core.findings import Finding
 from dpmlens.kbuild.argv_options import OWN_OPTIONS
@@ -61,24 +60,18 @@ def split_options(argv: list[str]) -> Options:
 def analyze(path: str, source: bytes, kconfig: Kconfig | None, config: Any,
             rules: list[Any]) -> list[Finding]:  # fmt: skip
     """The findings of `source` with only the branches `kconfig` compiles (all without one)."""
-    from dpmlens.engine.analyze import analyze_model, prefilter, rules_for
+    from dpmlens.engine.analyze import prefilter
     from dpmlens.engine.check import _configured
-    from dpmlens.engine.parted import analyze_parts
-    from dpmlens.model.build import build_model
+    from dpmlens.engine.parted import analyze_sized
 
     if kconfig is not None:
         source = select(source, kconfig)
     words = prefilter(config, rules)
     if not words.matches(source):
         return []
-    whole = int(limits.WHOLE_SOURCE_BYTES.value)
-
-    def run() -> list[Finding]:
-        if len(source) >= whole:  # one part's tree at a time (engine/parted.py)
-            return analyze_parts(path, source, config, rules, words, max(4096, whole // 16))[0]
-        return analyze_model(build_model(path, source), config, None, rules_for(source, rules))
-
-    found = within_limits(source, run)  # raises budget.Skipped over a limit
+    found = within_limits(  # raises budget.Skipped over a limit
+        source, lambda: analyze_sized(path, source, config, rules, words)
+    )
     found = _configured(found, config)
     if kconfig is not None:  # what CONFIG_PM / CONFIG_PM_SLEEP compile out (pm_config.py)
         found = [f for f in found if keep(f, kconfig)]

@@ -50,7 +50,7 @@ _DEFS = (
     ),
     re.compile(rb"\n\}[ \t]*(\w+)[ \t]*;"),  # typedef struct { ... } name;
 )
-# a struct, union or enum defined at column 0 (its tag)
+# a struct, union or enum defined at column 0: its tag
 _TAG_DEF = re.compile(rb"\n(?:typedef[ \t]+)?(?:struct|union|enum)[ \t]+(\w+)[ \t]*\{")
 # an exported function is an API: a use elsewhere reads it as a call out of the file, as it
 # would be in a file of its own
@@ -236,7 +236,6 @@ class _Index:
                 for b in self._read(name, j, j):
                     if name in defines.get(b, ()):
                         self.callers.setdefault(b, []).append(j)
-        self.holds = holds
 
     def _add(self, table: dict[bytes, list[int]], name: bytes, at: int) -> int:
         block = bisect_right(self.cuts, at) - 1
