@@ -396,11 +396,7 @@ class IncrementalAnalyzer:
         else:
             # every edit since the last parse lies in a function's body: their new subtrees
             # each on its own, the rest from the last tree (else the document is parsed)
-            try:
-                spliced = spliced_model(
-                    path, source, last[0], start, end, last[1], light, last[2])
-            except NotSpliced:
-                spliced = None
+            spliced = spliced_model(path, source, last[0], start, end, last[1], light, last[2])
             if spliced is None:
                 return _NEEDS_TREE
             model = spliced
@@ -476,11 +472,8 @@ class IncrementalAnalyzer:
             last_tree = stale() if stale is not None else None
             if last_tree is None:
                 return _NEEDS_TREE
-            try:
-                spliced = spliced_model(path, source, last_tree[0], start, end, last_tree[1],
-                                        False, last_tree[2], every=True)  # fmt: skip
-            except NotSpliced:
-                spliced = None
+            spliced = spliced_model(path, source, last_tree[0], start, end, last_tree[1],
+                                    False, last_tree[2], every=True)  # fmt: skip
             if spliced is None:
                 return _NEEDS_TREE
             model = spliced

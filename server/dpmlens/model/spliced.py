@@ -255,7 +255,8 @@ def spliced_model(
     """The model of `source` whose function at [lo, hi) was edited, from `old` (the last
     parse, `Tree.edit`ed by every edit since, each inside the body of that function or of
     one at `dirty`: functions decided before parsing) and parses of those functions alone;
-    None when the edited one does not parse alone as it sits in `old`. `top`: the top level
+    None when the edited one does not parse alone as it sits in `old`, or the build reads
+    what those parses do not give. `top`: the top level
     of `source` (carried over from the last model), else read from `old`. `every`: a node
     of any other function is one of that function parsed alone too (a rerun's walks read
     many), when that parse has the old tree's nodes.)"""
@@ -268,7 +269,10 @@ def spliced_model(
     def builder(p: str, s: bytes, t: ts.Tree) -> _SplicedBuilder:
         return _SplicedBuilder(p, s, t, alone, top)
 
-    model = build_model(path, source, old, functions_only=functions_only, builder=builder)
+    try:
+        model = build_model(path, source, old, functions_only=functions_only, builder=builder)
+    except NotSpliced:  # the build read a node the parses alone do not give
+        return None
     loader = model.loader
     assert isinstance(loader, _SplicedBuilder)
     if loader.recovered:
