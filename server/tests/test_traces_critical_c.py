@@ -11,7 +11,7 @@ import random
 from pathlib import Path
 
 import pytest
-from traces_helpers import FIXTURES, REPO, SHARED_TRACES
+from traces_helpers import FIXTURES, REPO, SHARED_TRACES, smallest_lab_captures
 
 from dpmlens.traces import load_traces
 from dpmlens.traces.analysis.critical import (
@@ -27,7 +27,6 @@ from dpmlens.traces.model.timeline import Interval, PhaseRun, build_timeline
 C_WALK = compiled_walk()
 pytestmark = pytest.mark.skipif(C_WALK is None, reason="_critical_walk not built (make builds "
                                 "it: server/tools/build_ftrace_tokens.py)")
-LAB = REPO / "test-fixtures" / "lab"
 MULTITEST = REPO / "bench-data" / "pm-graph-multitest"  # `make bench-multitest` unpacks it
 
 
@@ -59,13 +58,8 @@ def _same(runs: list[PhaseRun]) -> int:
 
 
 def _real() -> list[Path]:
-    smallest: dict[str, Path] = {}
-    for p in sorted(LAB.rglob("*trace*.txt*")) if LAB.is_dir() else []:
-        top = p.relative_to(LAB).parts[0]
-        if top not in smallest or p.stat().st_size < smallest[top].stat().st_size:
-            smallest[top] = p
     shared = [SHARED_TRACES] if SHARED_TRACES.is_dir() else []
-    return [*shared, FIXTURES / "timeline" / "test_mem_ftrace.txt", *smallest.values()]
+    return [*shared, FIXTURES / "timeline" / "test_mem_ftrace.txt", *smallest_lab_captures()]
 
 
 def test_same_walk_on_real_captures() -> None:

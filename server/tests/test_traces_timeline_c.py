@@ -13,14 +13,13 @@ from array import array
 from pathlib import Path
 
 import pytest
-from traces_helpers import FIXTURES, REPO, SHARED_TRACES
+from traces_helpers import FIXTURES, REPO, SHARED_TRACES, smallest_lab_captures
 
 from dpmlens.traces import load_traces
 from dpmlens.traces.model import timeline
 from dpmlens.traces.model.sample import Group
 from dpmlens.traces.model.traceset import TraceSet
 
-LAB = REPO / "test-fixtures" / "lab"
 MULTITEST = REPO / "bench-data" / "pm-graph-multitest"  # `make bench-multitest` unpacks it
 
 
@@ -53,14 +52,9 @@ def _same(traces: TraceSet) -> int:
 
 
 def _real() -> list[Path]:
-    smallest: dict[str, Path] = {}
-    for p in sorted(LAB.rglob("*trace*.txt*")) if LAB.is_dir() else []:
-        top = p.relative_to(LAB).parts[0]
-        if top not in smallest or p.stat().st_size < smallest[top].stat().st_size:
-            smallest[top] = p
     fixtures = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and "trace" in p.name)
     shared = [SHARED_TRACES] if SHARED_TRACES.is_dir() else []
-    return [*shared, *fixtures, *smallest.values()]
+    return [*shared, *fixtures, *smallest_lab_captures()]
 
 
 @needs_c

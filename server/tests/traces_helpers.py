@@ -14,6 +14,19 @@ FIXTURES = REPO / "test-fixtures" / "traces"
 SHARED_TRACES = Path(os.environ.get("DPMLENS_SHARED") or REPO.parent / "shared") / "traces"
 
 
+LAB = REPO / "test-fixtures" / "lab"
+
+
+def smallest_lab_captures() -> list[Path]:
+    """The smallest ftrace capture of each lab run directory under test-fixtures/lab."""
+    smallest: dict[str, Path] = {}
+    for p in sorted(LAB.rglob("*trace*.txt*")) if LAB.is_dir() else []:
+        top = p.relative_to(LAB).parts[0]
+        if top not in smallest or p.stat().st_size < smallest[top].stat().st_size:
+            smallest[top] = p
+    return list(smallest.values())
+
+
 def shared_traces() -> Path:
     if not SHARED_TRACES.is_dir():
         pytest.skip(f"real captures not found at {SHARED_TRACES} (../shared is absent)")
