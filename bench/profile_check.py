@@ -2,7 +2,9 @@
 """Where does `dpmlens check` spend its time? One process, stage by stage, over a kernel tree.
 
 Stages: walk (listing files), read, prefilter (byte keywords), parse (tree-sitter),
-model (build_model on the parsed tree) and rules (analyze_model). Times are CPU seconds of this
+model (build_model on the parsed tree) and rules (the rules a batch check runs on the file,
+`rules_for`), with the rules' time split by checker (in the order they run, in one Context:
+a checker that fills a cache the next ones read pays for it). Times are CPU seconds of this
 process (time.process_time), so other load on the machine does not inflate them; divide by the
 job count for the best case of a parallel run on an idle machine.
 
@@ -31,19 +33,24 @@ def main() -> int:
     parser.add_argument("--top", type=int, default=8, help="show the N slowest files")
     args = parser.parse_args()
 
-    from dpmlens.engine.check import read_bytes
     from dpmlens.config.settings import Config
-    from dpmlens.engine.analyze import analyze_model, prefilter
-    from dpmlens.model.build import build_model
-    from dpmlens.syntax.parser import parse
+    from dpmlens.engine.analyze import prefilter, rules_for, warm
+    from dpmlens.engine.check import read_bytes
     from dpmlens.engine.walk import collect_files
+    from dpmlens.model.build import build_model
+    from dpmlens.rules.context import Context
+    from dpmlens.rules.loader import load_rules
+    from dpmlens.syntax.parser import parse
 
     target = Path(args.kernel) / args.subdir
     if not target.is_dir():
         print(f"no kernel tree at {target} (see README: Benchmark)", file=sys.stderr)
         return 2
     config = Config()
-    words = prefilter(config)  # what `dpmlens check` uses
+    rules = [r for r in load_rules() if config.is_enabled(r.id)]
+    words = prefilter(config, rules)  # what `dpmlens check` uses
+    by_checker: dict[str, float] = {}
+    warm(str(target), config, rules)  # once per tree before the workers fork, as check does
     t = time.process_time()
     files, _errors = collect_files([str(target)])
     stages = {"walk": time.process_time() - t, "read": 0.0, "prefilter": 0.0, "parse": 0.0,
@@ -68,7 +75,13 @@ def main() -> int:
         t3 = time.process_time()
         model = build_model(path, source, tree=tree)
         t4 = time.process_time()
-        findings += len(analyze_model(model, config))
+        ctx = Context(model, config, None)
+        for rule in rules_for(source, rules):
+            a = time.process_time()
+            findings += sum(1 for _ in rule.checker.run(rule, ctx))
+            name = rule.checker.name
+            by_checker[name] = by_checker.get(name, 0.0) + time.process_time() - a
+        ctx.close()
         t5 = time.process_time()
         stages["parse"] += t3 - t2
         stages["model"] += t4 - t3
@@ -81,6 +94,8 @@ def main() -> int:
     for name, seconds in stages.items():
         print(f"  {name:<10} {seconds:7.2f} s  {100 * seconds / total:5.1f} %")
     print(f"  {'total':<10} {total:7.2f} s  (one core)")
+    for name, seconds in sorted(by_checker.items(), key=lambda kv: -kv[1]):
+        print(f"    rules: {name:<22} {seconds:6.2f} s")
     if passed_bytes:
         print(f"  parse rate {passed_bytes / 1e6 / stages['parse']:.1f} MB/s; "
               f"prefilter rate {total_bytes / 1e6 / stages['prefilter']:.0f} MB/s")  # fmt: skip
