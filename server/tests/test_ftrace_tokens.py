@@ -142,6 +142,29 @@ def test_odd_lines_by_hand() -> None:
     assert got[0][2] == buf.index(b"\r")  # the line's end before its "\r"
 
 
+_TS_EDGES = ["9007199254740992", "9007199254740993", "900719925474099.3", "90071992547409.93",
+             "0.0000000000000000000001", "0.00000000000000000000001", "1" * 22 + ".5", ".5",
+             "5.", "0", "00000000000000000000000000012.25", "123456.000001", "999999999999999.9",
+             "4503599627370497.5", "0.1", "1.", "7205759403792794.1"]
+
+
+def _ts_strings() -> st.SearchStrategy[str]:
+    digits = st.text("0123456789", min_size=1, max_size=26)
+    return st.one_of(st.sampled_from(_TS_EDGES), digits,
+                     st.tuples(digits, st.text("0123456789", max_size=24)).map(".".join))
+
+
+@needs_c
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(_ts_strings(), min_size=1, max_size=30))
+def test_timestamps_read_as_float_reads_them(stamps: list[str]) -> None:
+    # the C scan reads most timestamps without strtod (exact_decimal): bit for bit float()'s
+    assert C_TOKENS is not None
+    buf = "".join(f" t-2 [001] .... {x}: suspend_resume: a[1] begin\n" for x in stamps).encode()
+    got = [t[5] for t in C_TOKENS(buf, len(buf))]
+    assert [x.hex() for x in got] == [float(x).hex() for x in stamps]
+
+
 def _load(path: Path, pure: bool, monkeypatch: pytest.MonkeyPatch) -> dict:
     monkeypatch.setenv("DPMLENS_PURE_SCAN", "1" if pure else "0")
     return dump(load_traces([path]))
