@@ -350,11 +350,11 @@ enum { ST_TCACHE, ST_PCACHE, ST_NOT_DELAY, ST_OPEN, ST_IN_DELAY, ST_DELAY, ST_ON
 /* attribute names, interned at import */
 enum { A_STAGE_CACHE, A_LAST_PHASE, A_LAST_CYCLE, A_THREADS, A_DURATIONS, A_STARTS, A_CYCLES,
        A_FILES, A_APPEND, A_CALL_MARKS, A_BLOCK_SERIAL, A_CALL_FIRSTS, A_PREV_BLOCK, A_WINDOW,
-       A_CYCLE, A_N };
+       A_CYCLE, A_FROMBYTES, A_N };
 static const char *attr_names[A_N] = {"stage_cache", "_last_phase", "_last_cycle", "threads",
                                       "durations", "starts", "cycles", "files", "append",
                                       "call_marks", "block_serial", "call_firsts", "prev_block",
-                                      "window", "cycle"};
+                                      "window", "cycle", "frombytes"};
 static PyObject *attrs[A_N];
 static PyObject *lost_call; /* the reason ftrace._scan gives Collector.skip for a lost call */
 
@@ -954,6 +954,70 @@ out:
     return 0;
 }
 
+/* `col.frombytes(v)` for a column that is an array of type code `code` with 8-byte items: the
+ * value's bytes handed over in a bytearray (array.append parses its argument with
+ * PyArg_Parse's format strings: that was most of a callback end's cost, BENCHMARKS.md
+ * "Session 7"); the same item as col.append(the value). 1 done, 0 when col is something else
+ * (the caller appends the object), -1 on an error. */
+static AttrCache frombytes_cache;
+static PyObject *scratch; /* bytearray(8), made at import */
+
+static int append_bytes(PyObject *col, const void *v, char code) {
+    PyTypeObject *t = Py_TYPE(col);
+    if (!same_type(&frombytes_cache, t)) {
+        PyObject *d = t->tp_getattro == PyObject_GenericGetAttr && t->tp_dictoffset == 0
+                      && t->tp_as_buffer != NULL ? _PyType_Lookup(t, attrs[A_FROMBYTES]) : NULL;
+        if (d == NULL || !Py_IS_TYPE(d, &PyMethodDescr_Type)
+                || !(t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG))
+            return 0;
+        keep(&frombytes_cache, t, d);
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(col, &view, PyBUF_FORMAT) < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    int same = view.itemsize == 8 && view.format != NULL && view.format[0] == code
+               && view.format[1] == 0;
+    PyBuffer_Release(&view);
+    if (!same) return 0;
+    memcpy(PyByteArray_AS_STRING(scratch), v, 8);
+    PyObject *argv[2] = {col, scratch};
+    PyObject *r = PyObject_Vectorcall(frombytes_cache.descr, argv, 2, NULL);
+    if (r == NULL) return -1;
+    Py_DECREF(r);
+    return 1;
+}
+
+/* group.<column a>.append(x): *v is x's value as a C double (code 'd') or long ('l'), or
+ * `fits` is 0 (x is no such value: x itself is appended); x NULL: made from *v if needed */
+static int put(PyObject *group, int a, PyObject *x, const void *v, char code, int fits) {
+    if (fits) {
+        PyObject *col = get_attr(group, a);
+        if (col == NULL) return -1;
+        int r = append_bytes(col, v, code);
+        Py_DECREF(col);
+        if (r != 0) return r < 0 ? -1 : 0;
+    }
+    if (x != NULL) return append_to(group, a, x);
+    x = code == 'd' ? PyFloat_FromDouble(*(const double *)v) : PyLong_FromLong(*(const long *)v);
+    if (x == NULL) return -1;
+    int r = append_to(group, a, x);
+    Py_DECREF(x);
+    return r;
+}
+
+/* a C long of int x: 1, or 0 (not an int, or too large; no error left set) */
+static int as_long(PyObject *x, long *v) {
+    if (!PyLong_Check(x)) return 0;
+    *v = PyLong_AsLong(x);
+    if (*v == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    return 1;
+}
+
 /* ftrace._scan's callback start, its inlined common case: the payload's (key, group, phase)
  * in the Assembler's stage cache, the task column's thread in the thread cache, the phase
  * going on and no start of the key left open: pending[key] = (ts, group, phase, cycle,
@@ -1040,16 +1104,19 @@ static int callback_end(Pairing *self, const char *b, Tok *t) {
     PyObject *group = PyTuple_GET_ITEM(p, 1), *cycle = PyTuple_GET_ITEM(p, 3);
     long c = PyLong_AsLong(cycle);
     if (c == -1 && PyErr_Occurred()) goto error;
-    if (append_to(group, A_THREADS, PyTuple_GET_ITEM(p, 4)) < 0) goto error;
-    if ((x = PyFloat_FromDouble((ts - t0) * 1e6)) == NULL
-            || append_to(group, A_DURATIONS, x) < 0)
-        goto error;
+    /* the five columns: group.threads.append(thread), durations, starts, cycles, files */
+    long thread, base, file, cyc = 0;
+    PyObject *tid = PyTuple_GET_ITEM(p, 4);
+    double dur = (ts - t0) * 1e6;
+    if (put(group, A_THREADS, tid, &thread, 'l', as_long(tid, &thread)) < 0) goto error;
+    if (put(group, A_DURATIONS, NULL, &dur, 'd', 1) < 0) goto error;
+    if (put(group, A_STARTS, PyTuple_GET_ITEM(p, 0), &t0, 'd', 1) < 0) goto error;
+    int fits = as_long(st[ST_CYCLE_BASE], &base) && !__builtin_add_overflow(base, c, &cyc);
+    if (!fits && (x = PyNumber_Add(st[ST_CYCLE_BASE], cycle)) == NULL) goto error;
+    if (put(group, A_CYCLES, x, &cyc, 'l', fits) < 0) goto error;
     Py_CLEAR(x);
-    if (append_to(group, A_STARTS, PyTuple_GET_ITEM(p, 0)) < 0) goto error;
-    if ((x = PyNumber_Add(st[ST_CYCLE_BASE], cycle)) == NULL
-            || append_to(group, A_CYCLES, x) < 0)
+    if (put(group, A_FILES, st[ST_FILE_ID], &file, 'l', as_long(st[ST_FILE_ID], &file)) < 0)
         goto error;
-    if (append_to(group, A_FILES, st[ST_FILE_ID]) < 0) goto error;
     self->samples++;
     if (c > self->max_cycle) self->max_cycle = c;
     r = 1;
@@ -1204,6 +1271,9 @@ PyMODINIT_FUNC PyInit__ftrace_tokens(void) {
     if (lost_call == NULL
             && (lost_call = PyUnicode_InternFromString("delay kprobe call without its return"))
                == NULL)
+        return NULL;
+    if (scratch == NULL && (scratch = PyByteArray_FromStringAndSize("\0\0\0\0\0\0\0\0", 8))
+                           == NULL)
         return NULL;
     if (PyType_Ready(&PairingType) < 0) return NULL;
     return PyModule_Create(&module);
