@@ -376,3 +376,29 @@ def test_same_import_on_odd_kprobe_text(tmp_path_factory: pytest.TempPathFactory
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(ftrace, "CHUNK", chunk)
         assert _load_as([path], "c", mp) == _load_as([path], "pure", mp)
+
+
+_OD_OPS = st.lists(st.tuples(st.booleans(), st.integers(-3, 40), st.integers(0, 5)), max_size=300)
+
+
+@needs_pairing
+@settings(max_examples=300, deadline=None)
+@given(_OD_OPS)
+def test_open_delays_table_is_a_dict(ops: list[tuple[bool, int, int]]) -> None:
+    # the C pairing's table of open delay calls (linear probing, entries moved back on a
+    # removal, grown past half full) against the dict it stands for in ftrace._scan
+    table, ref = ftrace_tokens.open_delays(), {}
+    for i, (put, tid, func) in enumerate(ops):
+        key = (tid, func)
+        if put:
+            value = (float(i), float("nan") if i % 3 else 1.5, bool(i % 2))
+            table[key] = ref[key] = value
+        else:
+            got, want = table.pop(key, None), ref.pop(key, None)
+            assert (got is None) == (want is None)
+            if got is not None:
+                assert got[0] == want[0] and got[1] is want[1] and got[2] is want[2]
+        assert len(table) == len(ref)
+    for key in list(ref):
+        assert table.pop(key, None) is not None
+    assert len(table) == 0

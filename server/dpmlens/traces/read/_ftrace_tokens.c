@@ -326,6 +326,196 @@ fail:
     return NULL;
 }
 
+/* ---- OpenDelays: the open delay calls, (thread, func) -> (t0, requested, nested) -------- */
+
+/* What Assembler.open_delays is (a dict) when pairing() runs: the same entries in a C table
+ * keyed by the two ints, so that a delay's call and return make no key tuple, value tuple or
+ * dict entry (their dict work was a tenth of the reader, BENCHMARKS.md "Session 7"). The
+ * Python loop, which takes the lines pairing() hands on, uses it as it uses the dict: pop(key,
+ * default) and d[key] = value. Nothing iterates it. */
+typedef struct {
+    long tid, func;
+    PyObject *t0, *req; /* references; t0 NULL: the slot is empty */
+    int nested;
+} DSlot;
+
+typedef struct {
+    PyObject_HEAD
+    DSlot *slots;
+    Py_ssize_t cap, n; /* cap a power of two, n <= cap / 2 */
+} OpenDelays;
+
+static PyTypeObject OpenDelaysType;
+
+static size_t dslot_of(const OpenDelays *o, long tid, long func) {
+    uint64_t h = ((uint64_t)tid * 0x9E3779B97F4A7C15u) ^ ((uint64_t)func * 0xC2B2AE3D27D4EB4Fu);
+    return (size_t)((h ^ (h >> 31)) & (uint64_t)(o->cap - 1));
+}
+
+/* the slot holding (tid, func), or the empty slot where it would go */
+static DSlot *od_find(OpenDelays *o, long tid, long func) {
+    size_t i = dslot_of(o, tid, func);
+    while (o->slots[i].t0 != NULL && !(o->slots[i].tid == tid && o->slots[i].func == func))
+        i = (i + 1) & (size_t)(o->cap - 1);
+    return &o->slots[i];
+}
+
+static int od_grow(OpenDelays *o) {
+    DSlot *old = o->slots;
+    Py_ssize_t cap = o->cap;
+    DSlot *fresh = PyMem_Calloc((size_t)cap * 2, sizeof(DSlot));
+    if (fresh == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    o->slots = fresh;
+    o->cap = cap * 2;
+    for (Py_ssize_t i = 0; i < cap; i++)
+        if (old[i].t0 != NULL) *od_find(o, old[i].tid, old[i].func) = old[i];
+    PyMem_Free(old);
+    return 0;
+}
+
+/* The entry (tid, func) set to (t0, req, nested); the table holds its own references. */
+static int od_put(OpenDelays *o, long tid, long func, PyObject *t0, PyObject *req, int nested) {
+    DSlot *d = od_find(o, tid, func);
+    if (d->t0 == NULL) {
+        if ((o->n + 1) * 2 > o->cap) {
+            if (od_grow(o) < 0) return -1;
+            d = od_find(o, tid, func);
+        }
+        o->n++;
+        d->tid = tid, d->func = func;
+    } else {
+        Py_DECREF(d->t0);
+        Py_DECREF(d->req);
+    }
+    Py_INCREF(t0);
+    Py_INCREF(req);
+    d->t0 = t0, d->req = req, d->nested = nested;
+    return 0;
+}
+
+/* Remove slot d (found by od_find): its references go to *t0 and *req; the entries after it
+ * in its run are moved back (linear probing without tombstones). */
+static void od_take(OpenDelays *o, DSlot *d, PyObject **t0, PyObject **req, int *nested) {
+    *t0 = d->t0, *req = d->req, *nested = d->nested;
+    size_t mask = (size_t)(o->cap - 1), i = (size_t)(d - o->slots), j = i;
+    o->slots[i].t0 = NULL;
+    o->n--;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (o->slots[j].t0 == NULL) return;
+        size_t home = dslot_of(o, o->slots[j].tid, o->slots[j].func);
+        /* move j back to i when its home is not in (i, j] (cyclically) */
+        if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
+            o->slots[i] = o->slots[j];
+            o->slots[j].t0 = NULL;
+            i = j;
+        }
+    }
+}
+
+/* (tid, func) of a Python key (a tuple of two ints), 0, or -1 with an error */
+static int od_key(PyObject *key, long *tid, long *func) {
+    if (!PyTuple_Check(key) || PyTuple_GET_SIZE(key) != 2
+            || !PyLong_Check(PyTuple_GET_ITEM(key, 0)) || !PyLong_Check(PyTuple_GET_ITEM(key, 1))) {
+        PyErr_SetString(PyExc_TypeError, "OpenDelays key: (thread, func), two ints");
+        return -1;
+    }
+    *tid = PyLong_AsLong(PyTuple_GET_ITEM(key, 0));
+    if (*tid == -1 && PyErr_Occurred()) return -1;
+    *func = PyLong_AsLong(PyTuple_GET_ITEM(key, 1));
+    return *func == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+static PyObject *od_pop(OpenDelays *o, PyObject *const *args, Py_ssize_t nargs) {
+    long tid, func;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "pop(key, default)");
+        return NULL;
+    }
+    if (od_key(args[0], &tid, &func) < 0) return NULL;
+    DSlot *d = od_find(o, tid, func);
+    if (d->t0 == NULL) {
+        Py_INCREF(args[1]);
+        return args[1];
+    }
+    PyObject *t0, *req;
+    int nested;
+    od_take(o, d, &t0, &req, &nested);
+    PyObject *out = PyTuple_Pack(3, t0, req, nested ? Py_True : Py_False);
+    Py_DECREF(t0);
+    Py_DECREF(req);
+    return out;
+}
+
+static int od_ass(OpenDelays *o, PyObject *key, PyObject *v) {
+    long tid, func;
+    if (v == NULL) {
+        PyErr_SetString(PyExc_TypeError, "OpenDelays: use pop()");
+        return -1;
+    }
+    if (od_key(key, &tid, &func) < 0) return -1;
+    if (!PyTuple_Check(v) || PyTuple_GET_SIZE(v) != 3) {
+        PyErr_SetString(PyExc_TypeError, "OpenDelays value: (t0, requested, nested)");
+        return -1;
+    }
+    int nested = PyObject_IsTrue(PyTuple_GET_ITEM(v, 2));
+    if (nested < 0) return -1;
+    return od_put(o, tid, func, PyTuple_GET_ITEM(v, 0), PyTuple_GET_ITEM(v, 1), nested);
+}
+
+static Py_ssize_t od_len(OpenDelays *o) { return o->n; }
+
+static void od_dealloc(OpenDelays *o) {
+    for (Py_ssize_t i = 0; o->slots != NULL && i < o->cap; i++)
+        if (o->slots[i].t0 != NULL) {
+            Py_DECREF(o->slots[i].t0);
+            Py_DECREF(o->slots[i].req);
+        }
+    PyMem_Free(o->slots);
+    PyObject_Free(o);
+}
+
+static PyObject *od_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    if (PyTuple_GET_SIZE(args) != 0 || (kw != NULL && PyDict_GET_SIZE(kw) != 0)) {
+        PyErr_SetString(PyExc_TypeError, "OpenDelays() takes no arguments");
+        return NULL;
+    }
+    OpenDelays *o = PyObject_New(OpenDelays, type);
+    if (o == NULL) return NULL;
+    o->cap = 16, o->n = 0;
+    if ((o->slots = PyMem_Calloc(16, sizeof(DSlot))) == NULL) {
+        PyObject_Free(o);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)o;
+}
+
+static PyMethodDef od_methods[] = {
+    {"pop", (PyCFunction)(void (*)(void))od_pop, METH_FASTCALL,
+     "pop(key, default): the open call (t0, requested, nested) of key (thread, func), removed"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMappingMethods od_mapping = {
+    .mp_length = (lenfunc)od_len,
+    .mp_ass_subscript = (objobjargproc)od_ass,
+};
+
+static PyTypeObject OpenDelaysType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "_ftrace_tokens.OpenDelays",
+    .tp_basicsize = sizeof(OpenDelays),
+    .tp_dealloc = (destructor)od_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "the open delay calls: (thread, func) -> (t0, requested, nested); pop() and d[k] = v",
+    .tp_methods = od_methods,
+    .tp_as_mapping = &od_mapping,
+    .tp_new = od_new,
+};
+
 /* ---- pairing(): the delay kprobes paired in C ------------------------------------------ */
 
 /* The reader's state the pairing shares with ftrace._scan (Python objects, the same ones):
@@ -627,60 +817,46 @@ static int pairing_step(Pairing *self, const char *b, Tok *t) {
         return err ? -1 : 0;
     }
     Py_INCREF(probe);
-    PyObject *func = PyTuple_GET_ITEM(probe, 1), *key = NULL, *opened = NULL;
+    PyObject *func = PyTuple_GET_ITEM(probe, 1), *t0 = NULL, *req = NULL; /* an open call's */
     int r = PySet_Contains(st[ST_NOT_DELAY], func);
     if (r != 0) { /* a kernel function or another probe: the loop's (or an error) */
         r = r < 0 ? -1 : 0;
         goto done;
     }
-    if ((key = PyTuple_Pack(2, tid, func)) == NULL) goto error;
+    OpenDelays *open = (OpenDelays *)st[ST_OPEN];
+    long ltid = PyLong_AsLong(tid), lfunc = PyLong_AsLong(func);
+    if ((ltid == -1 || lfunc == -1) && PyErr_Occurred()) goto error;
+    DSlot *slot = od_find(open, ltid, lfunc);
+    int nested;
     if (PyTuple_GET_ITEM(probe, 0) == Py_True) { /* the call */
-        opened = PyDict_GetItemWithError(st[ST_OPEN], key);
-        if (opened != NULL) { /* the previous call's return is not in the capture: dropped */
-            Py_INCREF(opened);
-            if (PyDict_DelItem(st[ST_OPEN], key) < 0) goto error;
+        if (slot->t0 != NULL) { /* the previous call's return is not in the capture: dropped */
+            od_take(open, slot, &t0, &req, &nested);
+            Py_CLEAR(t0);
+            Py_CLEAR(req);
             PyObject *r1 = PyObject_CallOneArg(st[ST_SKIP], lost_call);
             if (r1 == NULL) goto error;
             Py_DECREF(r1);
-            int was_nested = PyTuple_Check(opened) && PyTuple_GET_SIZE(opened) == 3
-                             ? PyObject_IsTrue(PyTuple_GET_ITEM(opened, 2)) : -1;
-            if (was_nested < 0) {
-                if (!PyErr_Occurred())
-                    PyErr_SetString(PyExc_TypeError, "open delay: not (t0, requested, nested)");
-                goto error;
-            }
-            if (!was_nested && PySet_Discard(st[ST_IN_DELAY], tid) < 0) goto error;
-        } else if (PyErr_Occurred()) {
-            goto error;
+            if (!nested && PySet_Discard(st[ST_IN_DELAY], tid) < 0) goto error;
         }
-        int nested = PySet_Contains(st[ST_IN_DELAY], tid);
-        if (nested < 0) goto error;
-        PyObject *v = PyTuple_Pack(3, t->ts, PyTuple_GET_ITEM(probe, 2),
-                                   nested ? Py_True : Py_False);
-        if (v == NULL) goto error;
-        r = PyDict_SetItem(st[ST_OPEN], key, v);
-        Py_DECREF(v);
-        if (r < 0 || (!nested && PySet_Add(st[ST_IN_DELAY], tid) < 0)) goto error;
+        nested = PySet_Contains(st[ST_IN_DELAY], tid);
+        if (nested < 0
+                || od_put(open, ltid, lfunc, t->ts, PyTuple_GET_ITEM(probe, 2), nested) < 0
+                || (!nested && PySet_Add(st[ST_IN_DELAY], tid) < 0))
+            goto error;
         r = 1;
         goto done;
     }
-    /* the return: opened.pop((thread, func)) */
-    opened = PyDict_GetItemWithError(st[ST_OPEN], key);
-    if (opened == NULL) {
-        r = PyErr_Occurred() ? -1 : 1;
+    /* the return: open.pop((thread, func)) */
+    if (slot->t0 == NULL) {
+        r = 1;
         goto done;
     }
-    Py_INCREF(opened);
-    if (PyDict_DelItem(st[ST_OPEN], key) < 0) goto error;
-    if (!PyTuple_Check(opened) || PyTuple_GET_SIZE(opened) != 3
-            || !PyFloat_Check(PyTuple_GET_ITEM(opened, 0))) {
-        PyErr_SetString(PyExc_TypeError, "open delay: not (t0, requested, nested)");
+    od_take(open, slot, &t0, &req, &nested);
+    if (!PyFloat_Check(t0)) {
+        PyErr_SetString(PyExc_TypeError, "open delay: t0 not a float");
         goto error;
     }
-    PyObject *t0 = PyTuple_GET_ITEM(opened, 0);
     int later = ts >= PyFloat_AS_DOUBLE(t0);
-    int nested = PyObject_IsTrue(PyTuple_GET_ITEM(opened, 2));
-    if (nested < 0) goto error;
     PyObject *head;
     if (nested) { /* not a delay of its own, but thread activity all the same */
         /* Assembler.activity: inside the thread's callback it is the callback's */
@@ -691,12 +867,10 @@ static int pairing_step(Pairing *self, const char *b, Tok *t) {
         int inside = later ? in_callback(st, tid, t0, Py_LE, &head) : 0;
         if (inside < 0) goto error;
         if (inside) { /* Assembler.delay's common case */
-            if (add_to_callback(st, head, func, PyTuple_GET_ITEM(probe, 2),
-                                PyTuple_GET_ITEM(opened, 1), t0, t->ts) < 0)
+            if (add_to_callback(st, head, func, PyTuple_GET_ITEM(probe, 2), req, t0, t->ts) < 0)
                 goto error;
         } else if (later) { /* Assembler.delay, outside callbacks */
-            if (delay_outside(st, t0, t->ts, tid, func, PyTuple_GET_ITEM(probe, 2),
-                              PyTuple_GET_ITEM(opened, 1)) < 0)
+            if (delay_outside(st, t0, t->ts, tid, func, PyTuple_GET_ITEM(probe, 2), req) < 0)
                 goto error;
         }
     }
@@ -705,8 +879,8 @@ static int pairing_step(Pairing *self, const char *b, Tok *t) {
 error:
     r = -1;
 done:
-    Py_XDECREF(opened);
-    Py_XDECREF(key);
+    Py_XDECREF(t0);
+    Py_XDECREF(req);
     Py_DECREF(probe);
     Py_DECREF(tid);
     return r;
@@ -1218,7 +1392,8 @@ static PyObject *pairing(PyObject *self, PyObject *args) {
     }
     for (int k = 0; k < ST_N; k++) {
         PyObject *x = PyTuple_GET_ITEM(state, k);
-        int ok = k <= ST_PCACHE || k == ST_OPEN || k == ST_ON_THREAD || k == ST_PENDING
+        int ok = k == ST_OPEN ? Py_IS_TYPE(x, &OpenDelaysType)
+                 : k <= ST_PCACHE || k == ST_ON_THREAD || k == ST_PENDING
                  || k == ST_DELAY_ACC || k == ST_OUTSIDE_ACC || k == ST_SPANS ? PyDict_Check(x)
                  : k == ST_NOT_DELAY || k == ST_OPEN_MEMBERS || k == ST_OTHER_IDS
                    ? PyAnySet_Check(x)
@@ -1275,6 +1450,14 @@ PyMODINIT_FUNC PyInit__ftrace_tokens(void) {
     if (scratch == NULL && (scratch = PyByteArray_FromStringAndSize("\0\0\0\0\0\0\0\0", 8))
                            == NULL)
         return NULL;
-    if (PyType_Ready(&PairingType) < 0) return NULL;
-    return PyModule_Create(&module);
+    if (PyType_Ready(&PairingType) < 0 || PyType_Ready(&OpenDelaysType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) return NULL;
+    Py_INCREF(&OpenDelaysType);
+    if (PyModule_AddObject(m, "OpenDelays", (PyObject *)&OpenDelaysType) < 0) {
+        Py_DECREF(&OpenDelaysType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

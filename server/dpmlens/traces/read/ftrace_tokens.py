@@ -115,3 +115,13 @@ def pairing(plain: Iterable[bytes], delays: Iterable[bytes],
         return None
     module = _module(plain, delays, others)
     return None if module is None else module.pairing  # type: ignore[no-any-return]
+
+
+def open_delays() -> Any:
+    """A table for Assembler.open_delays while pairing() pairs: (thread, func) -> (t0,
+    requested, nested) in C (_ftrace_tokens.OpenDelays: pop(key, default) and d[key] = value,
+    all ftrace._scan does with the dict), which the pairing then reads without key or value
+    tuples. Only when pairing() gave the C pairing (its module is configured)."""
+    from dpmlens.traces.read import _ftrace_tokens  # type: ignore[attr-defined]
+
+    return _ftrace_tokens.OpenDelays()
