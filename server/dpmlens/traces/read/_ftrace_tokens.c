@@ -540,11 +540,11 @@ enum { ST_TCACHE, ST_PCACHE, ST_NOT_DELAY, ST_OPEN, ST_IN_DELAY, ST_DELAY, ST_ON
 /* attribute names, interned at import */
 enum { A_STAGE_CACHE, A_LAST_PHASE, A_LAST_CYCLE, A_THREADS, A_DURATIONS, A_STARTS, A_CYCLES,
        A_FILES, A_APPEND, A_CALL_MARKS, A_BLOCK_SERIAL, A_CALL_FIRSTS, A_PREV_BLOCK, A_WINDOW,
-       A_CYCLE, A_FROMBYTES, A_N };
+       A_CYCLE, A_N };
 static const char *attr_names[A_N] = {"stage_cache", "_last_phase", "_last_cycle", "threads",
                                       "durations", "starts", "cycles", "files", "append",
                                       "call_marks", "block_serial", "call_firsts", "prev_block",
-                                      "window", "cycle", "frombytes"};
+                                      "window", "cycle"};
 static PyObject *attrs[A_N];
 static PyObject *lost_call; /* the reason ftrace._scan gives Collector.skip for a lost call */
 
@@ -1167,45 +1167,67 @@ out:
     return 0;
 }
 
-/* `col.frombytes(v)` for a column that is an array of type code `code` with 8-byte items: the
- * value's bytes handed over in a bytearray (array.append parses its argument with
- * PyArg_Parse's format strings: that was most of a callback end's cost, BENCHMARKS.md
- * "Session 7"); the same item as col.append(the value). 1 done, 0 when col is something else
- * (the caller appends the object), -1 on an error. */
-static AttrCache frombytes_cache;
-static PyObject *scratch; /* bytearray(8), made at import */
+/* `col += one` for a column that is an array.array: one a 1-item array of the same type code
+ * ('d' or 'l') holding the value (array.append parses its argument with PyArg_Parse's format
+ * strings, and frombytes its buffer: those were most of a callback end's cost, BENCHMARKS.md
+ * "Session 7"); the array's own in-place concatenation checks that the two arrays' type
+ * codes are the same (else TypeError, and the caller appends the object). The same item as
+ * col.append(the value). 1 done, 0 when col is something else, -1 on an error. */
+static PyObject *one_d, *one_l;   /* array('d', [0.0]), array('l', [0]), made at import */
+static Py_buffer one_d_view, one_l_view; /* their items, kept for the module's life */
 
 static int append_bytes(PyObject *col, const void *v, char code) {
-    PyTypeObject *t = Py_TYPE(col);
-    if (!same_type(&frombytes_cache, t)) {
-        PyObject *d = t->tp_getattro == PyObject_GenericGetAttr && t->tp_dictoffset == 0
-                      && t->tp_as_buffer != NULL ? _PyType_Lookup(t, attrs[A_FROMBYTES]) : NULL;
-        if (d == NULL || !Py_IS_TYPE(d, &PyMethodDescr_Type)
-                || !(t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG))
-            return 0;
-        keep(&frombytes_cache, t, d);
-    }
-    Py_buffer view;
-    if (PyObject_GetBuffer(col, &view, PyBUF_FORMAT) < 0) {
-        PyErr_Clear();
+    PyObject *one = code == 'd' ? one_d : one_l;
+    if (!Py_IS_TYPE(col, Py_TYPE(one))) return 0;
+    memcpy((code == 'd' ? one_d_view : one_l_view).buf, v, 8);
+    PyObject *r = Py_TYPE(col)->tp_as_sequence->sq_inplace_concat(col, one);
+    if (r == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_TypeError)) return -1;
+        PyErr_Clear(); /* another type code */
         return 0;
     }
-    int same = view.itemsize == 8 && view.format != NULL && view.format[0] == code
-               && view.format[1] == 0;
-    PyBuffer_Release(&view);
-    if (!same) return 0;
-    memcpy(PyByteArray_AS_STRING(scratch), v, 8);
-    PyObject *argv[2] = {col, scratch};
-    PyObject *r = PyObject_Vectorcall(frombytes_cache.descr, argv, 2, NULL);
-    if (r == NULL) return -1;
     Py_DECREF(r);
     return 1;
+}
+
+/* one_d and one_l, and their buffers (0, or -1 with an error) */
+static int make_ones(void) {
+    if (one_d != NULL) return 0;
+    PyObject *mod = PyImport_ImportModule("array"), *d = NULL, *l = NULL;
+    if (mod == NULL) return -1;
+    d = PyObject_CallMethod(mod, "array", "s[d]", "d", 0.0);
+    l = d == NULL ? NULL : PyObject_CallMethod(mod, "array", "s[i]", "l", 0);
+    Py_DECREF(mod);
+    if (l == NULL || Py_TYPE(d)->tp_as_sequence == NULL
+            || Py_TYPE(d)->tp_as_sequence->sq_inplace_concat == NULL
+            || PyObject_GetBuffer(d, &one_d_view, PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
+        Py_XDECREF(d);
+        Py_XDECREF(l);
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "array.array: no +=");
+        return -1;
+    }
+    if (PyObject_GetBuffer(l, &one_l_view, PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&one_d_view);
+        Py_DECREF(d);
+        Py_DECREF(l);
+        return -1;
+    }
+    if (one_d_view.len != 8 || one_l_view.len != 8) { /* a C long of 4 bytes: no fast path */
+        PyBuffer_Release(&one_d_view);
+        PyBuffer_Release(&one_l_view);
+        Py_DECREF(d);
+        Py_DECREF(l);
+        one_d = one_l = NULL;
+        return 1;
+    }
+    one_d = d, one_l = l;
+    return 0;
 }
 
 /* group.<column a>.append(x): *v is x's value as a C double (code 'd') or long ('l'), or
  * `fits` is 0 (x is no such value: x itself is appended); x NULL: made from *v if needed */
 static int put(PyObject *group, int a, PyObject *x, const void *v, char code, int fits) {
-    if (fits) {
+    if (fits && one_d != NULL) {
         PyObject *col = get_attr(group, a);
         if (col == NULL) return -1;
         int r = append_bytes(col, v, code);
@@ -1487,9 +1509,7 @@ PyMODINIT_FUNC PyInit__ftrace_tokens(void) {
                == NULL)
         return NULL;
     init_rarity();
-    if (scratch == NULL && (scratch = PyByteArray_FromStringAndSize("\0\0\0\0\0\0\0\0", 8))
-                           == NULL)
-        return NULL;
+    if (make_ones() < 0) return NULL;
     if (PyType_Ready(&PairingType) < 0 || PyType_Ready(&OpenDelaysType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
