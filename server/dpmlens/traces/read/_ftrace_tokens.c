@@ -547,6 +547,8 @@ static const char *attr_names[A_N] = {"stage_cache", "_last_phase", "_last_cycle
                                       "window", "cycle"};
 static PyObject *attrs[A_N];
 static PyObject *lost_call; /* the reason ftrace._scan gives Collector.skip for a lost call */
+static PyObject *get_attr(PyObject *obj, int a);  /* a slot, through its descriptor */
+static PyObject *inst_attr(PyObject *obj, int a); /* an attribute in the instance's __dict__ */
 
 /* A cache hit kept per block: the key's text is view[a:a+n], v a reference to the value. The
  * thread and probe caches only ever gain entries (a task column or payload is resolved once),
@@ -705,7 +707,7 @@ out:
 static int outside(PyObject **st, PyObject *t0, PyObject *ts, PyObject *tid, PyObject *func) {
     double a = PyFloat_AS_DOUBLE(t0), z = PyFloat_AS_DOUBLE(ts);
     if (z - a < 0.000001) return 0;
-    PyObject *w = PyObject_GetAttr(st[ST_ASM], attrs[A_WINDOW]);
+    PyObject *w = inst_attr(st[ST_ASM], A_WINDOW);
     if (w == NULL) return -1;
     if (!PyTuple_Check(w) || PyTuple_GET_SIZE(w) != 2 || !PyFloat_Check(PyTuple_GET_ITEM(w, 0))) {
         Py_DECREF(w); /* not as the Assembler keeps it: its own method decides */
@@ -717,7 +719,7 @@ static int outside(PyObject **st, PyObject *t0, PyObject *ts, PyObject *tid, PyO
     Py_DECREF(w);
     if (open < 0) return -1;
     if (before || !open) return 0;
-    PyObject *cycle = PyObject_GetAttr(st[ST_CYCLES], attrs[A_CYCLE]), *c = NULL, *key = NULL;
+    PyObject *cycle = get_attr(st[ST_CYCLES], A_CYCLE), *c = NULL, *key = NULL;
     int r = -1;
     if (cycle == NULL || (c = PyNumber_Add(st[ST_CYCLE_BASE], cycle)) == NULL
             || (key = PyTuple_Pack(3, c, tid, func)) == NULL)
@@ -760,7 +762,7 @@ out:
  * thread, func, caller, requested) in its outside_acc. */
 static int delay_outside(PyObject **st, PyObject *t0, PyObject *ts, PyObject *tid,
                          PyObject *func, PyObject *caller, PyObject *req) {
-    PyObject *cycle = PyObject_GetAttr(st[ST_CYCLES], attrs[A_CYCLE]), *key = NULL;
+    PyObject *cycle = get_attr(st[ST_CYCLES], A_CYCLE), *key = NULL;
     int r = -1;
     if (cycle != NULL && (key = PyTuple_Pack(5, cycle, tid, func, caller, req)) != NULL
             && outside(st, t0, ts, tid, func) == 0)
@@ -1037,10 +1039,10 @@ static int other_return(Pairing *self, const char *b, Tok *t) {
     memcpy(buf + 2 + nlen, "_cal: ", 6);
     if ((needle = PyBytes_FromStringAndSize(buf, nlen + 8)) == NULL) goto error;
     if ((key = PyTuple_Pack(2, func, tid)) == NULL) goto error;
-    if ((marks = PyObject_GetAttr(st[ST_ASM], attrs[A_CALL_MARKS])) == NULL
-            || (serial_o = PyObject_GetAttr(st[ST_ASM], attrs[A_BLOCK_SERIAL])) == NULL
-            || (firsts = PyObject_GetAttr(st[ST_ASM], attrs[A_CALL_FIRSTS])) == NULL
-            || (prev = PyObject_GetAttr(st[ST_ASM], attrs[A_PREV_BLOCK])) == NULL)
+    if ((marks = inst_attr(st[ST_ASM], A_CALL_MARKS)) == NULL
+            || (serial_o = inst_attr(st[ST_ASM], A_BLOCK_SERIAL)) == NULL
+            || (firsts = inst_attr(st[ST_ASM], A_CALL_FIRSTS)) == NULL
+            || (prev = inst_attr(st[ST_ASM], A_PREV_BLOCK)) == NULL)
         goto error;
     if (!PyDict_Check(marks) || !PyDict_Check(firsts) || !PyTuple_Check(prev)
             || PyTuple_GET_SIZE(prev) != 3 || !PyBytes_Check(PyTuple_GET_ITEM(prev, 0))
@@ -1137,6 +1139,35 @@ static PyObject *get_attr(PyObject *obj, int a) {
         keep(c, t, d);
     }
     return Py_TYPE(c->descr)->tp_descr_get(c->descr, obj, (PyObject *)t);
+}
+
+/* getattr(obj, attrs[a]) for an attribute that lives in obj's __dict__ (the Assembler's, set
+ * in its methods): read from the dict when obj's type has no attribute of that name (so
+ * nothing on the type could take precedence: checked again when the type changes), else
+ * getattr. A generic getattr was a tenth of a callback start's cost. */
+typedef struct {
+    PyTypeObject *type; /* not a reference: compared with its version tag */
+    unsigned int tag;
+} DictAttr;
+static DictAttr dict_attr[A_N];
+
+static PyObject *inst_attr(PyObject *obj, int a) {
+    PyTypeObject *t = Py_TYPE(obj);
+    DictAttr *c = &dict_attr[a];
+    if (!(t == c->type && (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) && t->tp_version_tag == c->tag)) {
+        c->type = NULL;
+        if (t->tp_getattro != PyObject_GenericGetAttr || t->tp_dictoffset == 0
+                || !(t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) || _PyType_Lookup(t, attrs[a]) != NULL)
+            return PyObject_GetAttr(obj, attrs[a]);
+        c->type = t, c->tag = t->tp_version_tag;
+    }
+    PyObject *d = PyObject_GenericGetDict(obj, NULL), *v;
+    if (d == NULL) return NULL;
+    v = PyDict_Check(d) ? PyDict_GetItemWithError(d, attrs[a]) : NULL;
+    Py_XINCREF(v);
+    Py_DECREF(d);
+    if (v != NULL || PyErr_Occurred()) return v;
+    return PyObject_GetAttr(obj, attrs[a]); /* not set: getattr's own error */
 }
 
 /* `col.append(x)`: a method of col's type called with col (array.array's, the type kept as
@@ -1261,7 +1292,7 @@ static int callback_start(Pairing *self, const char *b, Tok *t) {
     PyObject **st = self->state;
     Py_ssize_t a = t->s + 28; /* after ": device_pm_callback_start: " */
     if (t->le < a) return 0;
-    PyObject *cache = PyObject_GetAttr(st[ST_ASM], attrs[A_STAGE_CACHE]);
+    PyObject *cache = inst_attr(st[ST_ASM], A_STAGE_CACHE);
     if (cache == NULL) return -1;
     int err = 0, r = 0;
     PyObject *hit = PyDict_Check(cache) ? lookup(cache, b, a, t->le, &err) : NULL;
@@ -1277,14 +1308,14 @@ static int callback_start(Pairing *self, const char *b, Tok *t) {
     }
     Py_INCREF(tid);
     PyObject *key = PyTuple_GET_ITEM(hit, 0), *phase = PyTuple_GET_ITEM(hit, 2);
-    if ((last = PyObject_GetAttr(st[ST_ASM], attrs[A_LAST_PHASE])) == NULL) goto error;
+    if ((last = inst_attr(st[ST_ASM], A_LAST_PHASE)) == NULL) goto error;
     if (last != phase) goto done; /* "phase is not asm._last_phase": Assembler.begin */
     r = PyDict_Contains(st[ST_PENDING], key);
     if (r != 0) { /* a start left open: Assembler.begin counts it (or an error) */
         r = r < 0 ? -1 : 0;
         goto done;
     }
-    if ((cycle = PyObject_GetAttr(st[ST_ASM], attrs[A_LAST_CYCLE])) == NULL) goto error;
+    if ((cycle = inst_attr(st[ST_ASM], A_LAST_CYCLE)) == NULL) goto error;
     PyObject *v = PyTuple_Pack(5, t->ts, PyTuple_GET_ITEM(hit, 1), phase, cycle, tid);
     if (v == NULL) goto error;
     r = PyDict_SetItem(st[ST_PENDING], key, v);
