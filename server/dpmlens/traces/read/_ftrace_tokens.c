@@ -47,9 +47,9 @@ static unsigned hash(const char *s, Py_ssize_t n) {
         h = (h ^ w) * 0xFF51AFD7ED558CCDu;
         h ^= h >> 32;
     }
-    if (n > 0) {
+    if (n > 0) { /* the last bytes, read one by one (a memcpy of a variable size is a call) */
         w = 0;
-        memcpy(&w, s, (size_t)n);
+        for (Py_ssize_t i = 0; i < n; i++) w |= (uint64_t)(unsigned char)s[i] << (8 * i);
         h = (h ^ w) * 0xFF51AFD7ED558CCDu;
     }
     h ^= h >> 29;
@@ -117,8 +117,12 @@ static PyObject *configure(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-static int is_word(unsigned char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+static unsigned char word_byte[256]; /* [A-Za-z0-9_], set at import */
+
+static void init_word_bytes(void) {
+    for (int c = 0; c < 256; c++)
+        word_byte[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+                       || c == '_';
 }
 
 static int lit(const char *b, Py_ssize_t at, Py_ssize_t limit, const char *w) {
@@ -130,7 +134,7 @@ static int lit(const char *b, Py_ssize_t at, Py_ssize_t limit, const char *w) {
  * KIND_DELAY for a name pairing() takes, else KIND_PLAIN. */
 static Py_ssize_t match_at(const char *b, Py_ssize_t i, Py_ssize_t limit, int *kind) {
     Py_ssize_t j = i + 2, k = j;
-    while (k < limit && is_word((unsigned char)b[k])) k++;
+    while (k < limit && word_byte[(unsigned char)b[k]]) k++;
     Py_ssize_t n = k - j;
     *kind = KIND_PLAIN;
     if (k + 1 > limit || b[k] != ':') return -1;
@@ -555,6 +559,7 @@ static PyObject *inst_attr(PyObject *obj, int a); /* an attribute in the instanc
  * so a value found once is the value for the rest of the block: the next lines of a task or a
  * payload are looked up without making a bytes key (a third of the pairing's lookups). */
 #define CSLOTS 512
+#define NOT_DELAY_BITS 4096
 typedef struct {
     Py_ssize_t a, n;
     PyObject *v;
@@ -572,6 +577,10 @@ typedef struct {
     long max_cycle;     /* and their largest cycle (its max_cycle), -1: none */
     /* the thread and probe caches' hits of this block by the key's text (see cached) */
     CSlot threads[CSLOTS], probes[CSLOTS];
+    /* the not-delay func ids (state[ST_NOT_DELAY]) below NOT_DELAY_BITS as bits, when all of
+     * them are such ints (else not_delay_set: the set is asked) */
+    unsigned char not_delay[NOT_DELAY_BITS / 8];
+    int not_delay_set;
 } Pairing;
 
 static void pairing_dealloc(Pairing *self) {
@@ -651,8 +660,19 @@ static int add_row(PyObject *acc, PyObject *key, PyObject *t0, PyObject *ts) {
     PyObject *x, *row = PyDict_GetItemWithError(acc, key);
     if (row == NULL) {
         if (PyErr_Occurred()) return -1;
-        row = Py_BuildValue("[idOO]", 1, dur, t0, ts);
-        if (row == NULL) return -1;
+        PyObject *n = PyLong_FromLong(1), *us = PyFloat_FromDouble(dur);
+        row = n == NULL || us == NULL ? NULL : PyList_New(4);
+        if (row == NULL) {
+            Py_XDECREF(n);
+            Py_XDECREF(us);
+            return -1;
+        }
+        Py_INCREF(t0);
+        Py_INCREF(ts);
+        PyList_SET_ITEM(row, 0, n);
+        PyList_SET_ITEM(row, 1, us);
+        PyList_SET_ITEM(row, 2, t0);
+        PyList_SET_ITEM(row, 3, ts);
         int r = PyDict_SetItem(acc, key, row);
         Py_DECREF(row);
         return r;
@@ -662,11 +682,13 @@ static int add_row(PyObject *acc, PyObject *key, PyObject *t0, PyObject *ts) {
         PyErr_SetString(PyExc_TypeError, "delay row: not [count, us, first, last]");
         return -1;
     }
-    PyObject *one = PyLong_FromLong(1);
-    if (one == NULL) return -1;
-    x = PyNumber_Add(PyList_GET_ITEM(row, 0), one);
-    Py_DECREF(one);
-    if (x == NULL) return -1;
+    long count = PyLong_AsLong(PyList_GET_ITEM(row, 0));
+    if (count == -1 && PyErr_Occurred()) return -1;
+    if ((x = count < LONG_MAX ? PyLong_FromLong(count + 1) : NULL) == NULL) {
+        if (PyErr_Occurred()) return -1;
+        PyErr_SetString(PyExc_OverflowError, "delay row: count");
+        return -1;
+    }
     PyList_SetItem(row, 0, x);
     if ((x = PyFloat_FromDouble(PyFloat_AS_DOUBLE(PyList_GET_ITEM(row, 1)) + dur)) == NULL)
         return -1;
@@ -820,14 +842,17 @@ static int pairing_step(Pairing *self, const char *b, Tok *t) {
     }
     Py_INCREF(probe);
     PyObject *func = PyTuple_GET_ITEM(probe, 1), *t0 = NULL, *req = NULL; /* an open call's */
-    int r = PySet_Contains(st[ST_NOT_DELAY], func);
+    long ltid = PyLong_AsLong(tid), lfunc = PyLong_AsLong(func);
+    int r = 0;
+    if ((ltid == -1 || lfunc == -1) && PyErr_Occurred()) goto error;
+    r = self->not_delay_set || lfunc < 0 || lfunc >= NOT_DELAY_BITS
+        ? PySet_Contains(st[ST_NOT_DELAY], func)
+        : (self->not_delay[lfunc >> 3] >> (lfunc & 7)) & 1;
     if (r != 0) { /* a kernel function or another probe: the loop's (or an error) */
         r = r < 0 ? -1 : 0;
         goto done;
     }
     OpenDelays *open = (OpenDelays *)st[ST_OPEN];
-    long ltid = PyLong_AsLong(tid), lfunc = PyLong_AsLong(func);
-    if ((ltid == -1 || lfunc == -1) && PyErr_Occurred()) goto error;
     DSlot *slot = od_find(open, ltid, lfunc);
     int nested;
     if (PyTuple_GET_ITEM(probe, 0) == Py_True) { /* the call */
@@ -1502,6 +1527,26 @@ static PyObject *pairing(PyObject *self, PyObject *args) {
         Py_INCREF(x);
         it->state[k] = x;
     }
+    /* the not-delay ids as bits */
+    memset(it->not_delay, 0, sizeof it->not_delay);
+    it->not_delay_set = 0;
+    PyObject *ids = PyObject_GetIter(it->state[ST_NOT_DELAY]), *id;
+    if (ids == NULL) {
+        Py_DECREF(it);
+        return NULL;
+    }
+    while ((id = PyIter_Next(ids)) != NULL) {
+        long v = PyLong_Check(id) ? PyLong_AsLong(id) : -1;
+        if (v == -1 && PyErr_Occurred()) PyErr_Clear();
+        if (v < 0 || v >= NOT_DELAY_BITS) it->not_delay_set = 1;
+        else it->not_delay[v >> 3] |= (unsigned char)(1u << (v & 7));
+        Py_DECREF(id);
+    }
+    Py_DECREF(ids);
+    if (PyErr_Occurred()) {
+        Py_DECREF(it);
+        return NULL;
+    }
     Py_INCREF(stamps);
     it->stamps = stamps;
     it->stamp = 0;
@@ -1540,6 +1585,7 @@ PyMODINIT_FUNC PyInit__ftrace_tokens(void) {
                == NULL)
         return NULL;
     init_rarity();
+    init_word_bytes();
     if (make_ones() < 0) return NULL;
     if (PyType_Ready(&PairingType) < 0 || PyType_Ready(&OpenDelaysType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
