@@ -387,7 +387,7 @@ _OD_OPS = st.lists(st.tuples(st.booleans(), st.integers(-3, 40), st.integers(0, 
 def test_open_delays_table_is_a_dict(ops: list[tuple[bool, int, int]]) -> None:
     # the C pairing's table of open delay calls (linear probing, entries moved back on a
     # removal, grown past half full) against the dict it stands for in ftrace._scan
-    table, ref = ftrace_tokens.open_delays(), {}
+    table, ref = ftrace_tokens.delay_tables()[0], {}
     for i, (put, tid, func) in enumerate(ops):
         key = (tid, func)
         if put:
@@ -402,3 +402,22 @@ def test_open_delays_table_is_a_dict(ops: list[tuple[bool, int, int]]) -> None:
     for key in list(ref):
         assert table.pop(key, None) is not None
     assert len(table) == 0
+
+
+@needs_pairing
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(-3, 40)), max_size=300))
+def test_thread_set_is_a_set(ops: list[tuple[int, int]]) -> None:
+    # the threads inside a delay, in C while the C pairing runs, against the set it stands for
+    table, ref = ftrace_tokens.delay_tables()[1], set()
+    for op, tid in ops:
+        if op == 0:
+            table.add(tid)
+            ref.add(tid)
+        elif op == 1:
+            table.discard(tid)
+            ref.discard(tid)
+        assert (tid in table) == (tid in ref)
+        assert len(table) == len(ref)
+    assert [t for t in range(-3, 41) if t in table] == sorted(ref)
+

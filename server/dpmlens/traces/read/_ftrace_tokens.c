@@ -520,6 +520,80 @@ static PyTypeObject OpenDelaysType = {
     .tp_new = od_new,
 };
 
+/* ---- ThreadSet: the threads inside a delay (Assembler.in_delay's set) -------------------- */
+
+/* An OpenDelays table used as a set of thread ids (func 0, None for both objects): what
+ * Assembler.in_delay is while pairing() runs; the Python loop uses it as it uses the set
+ * (`tid in s`, s.add(tid), s.discard(tid)). */
+static PyTypeObject ThreadSetType;
+
+static int ts_has(OpenDelays *o, long tid) { return od_find(o, tid, 0)->t0 != NULL; }
+
+static int ts_add(OpenDelays *o, long tid) {
+    return ts_has(o, tid) ? 0 : od_put(o, tid, 0, Py_None, Py_None, 0);
+}
+
+static void ts_discard(OpenDelays *o, long tid) {
+    DSlot *d = od_find(o, tid, 0);
+    if (d->t0 != NULL) {
+        PyObject *a, *b;
+        int nested;
+        od_take(o, d, &a, &b, &nested);
+        Py_DECREF(a);
+        Py_DECREF(b);
+    }
+}
+
+static int ts_tid(PyObject *x, long *tid) {
+    if (!PyLong_Check(x)) {
+        PyErr_SetString(PyExc_TypeError, "ThreadSet: thread ids are ints");
+        return -1;
+    }
+    *tid = PyLong_AsLong(x);
+    return *tid == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+static PyObject *ts_add_m(OpenDelays *o, PyObject *x) {
+    long tid;
+    if (ts_tid(x, &tid) < 0 || ts_add(o, tid) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *ts_discard_m(OpenDelays *o, PyObject *x) {
+    long tid;
+    if (ts_tid(x, &tid) < 0) return NULL;
+    ts_discard(o, tid);
+    Py_RETURN_NONE;
+}
+
+static int ts_contains(OpenDelays *o, PyObject *x) {
+    long tid;
+    return ts_tid(x, &tid) < 0 ? -1 : ts_has(o, tid);
+}
+
+static PyMethodDef ts_methods[] = {
+    {"add", (PyCFunction)ts_add_m, METH_O, "add(thread)"},
+    {"discard", (PyCFunction)ts_discard_m, METH_O, "discard(thread)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods ts_sequence = {
+    .sq_length = (lenfunc)od_len,
+    .sq_contains = (objobjproc)ts_contains,
+};
+
+static PyTypeObject ThreadSetType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "_ftrace_tokens.ThreadSet",
+    .tp_basicsize = sizeof(OpenDelays),
+    .tp_dealloc = (destructor)od_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "thread ids: `t in s`, s.add(t), s.discard(t)",
+    .tp_methods = ts_methods,
+    .tp_as_sequence = &ts_sequence,
+    .tp_new = od_new,
+};
+
 /* ---- pairing(): the delay kprobes paired in C ------------------------------------------ */
 
 /* The reader's state the pairing shares with ftrace._scan (Python objects, the same ones):
@@ -852,7 +926,7 @@ static int pairing_step(Pairing *self, const char *b, Tok *t) {
         r = r < 0 ? -1 : 0;
         goto done;
     }
-    OpenDelays *open = (OpenDelays *)st[ST_OPEN];
+    OpenDelays *open = (OpenDelays *)st[ST_OPEN], *in_delay = (OpenDelays *)st[ST_IN_DELAY];
     DSlot *slot = od_find(open, ltid, lfunc);
     int nested;
     if (PyTuple_GET_ITEM(probe, 0) == Py_True) { /* the call */
@@ -863,12 +937,11 @@ static int pairing_step(Pairing *self, const char *b, Tok *t) {
             PyObject *r1 = PyObject_CallOneArg(st[ST_SKIP], lost_call);
             if (r1 == NULL) goto error;
             Py_DECREF(r1);
-            if (!nested && PySet_Discard(st[ST_IN_DELAY], tid) < 0) goto error;
+            if (!nested) ts_discard(in_delay, ltid);
         }
-        nested = PySet_Contains(st[ST_IN_DELAY], tid);
-        if (nested < 0
-                || od_put(open, ltid, lfunc, t->ts, PyTuple_GET_ITEM(probe, 2), nested) < 0
-                || (!nested && PySet_Add(st[ST_IN_DELAY], tid) < 0))
+        nested = ts_has(in_delay, ltid);
+        if (od_put(open, ltid, lfunc, t->ts, PyTuple_GET_ITEM(probe, 2), nested) < 0
+                || (!nested && ts_add(in_delay, ltid) < 0))
             goto error;
         r = 1;
         goto done;
@@ -890,7 +963,7 @@ static int pairing_step(Pairing *self, const char *b, Tok *t) {
         int inside = later ? in_callback(st, tid, t0, Py_GT, &head) : 1;
         if (inside < 0 || (!inside && outside(st, t0, t->ts, tid, func) < 0)) goto error;
     } else {
-        if (PySet_Discard(st[ST_IN_DELAY], tid) < 0) goto error;
+        ts_discard(in_delay, ltid);
         int inside = later ? in_callback(st, tid, t0, Py_LE, &head) : 0;
         if (inside < 0) goto error;
         if (inside) { /* Assembler.delay's common case */
@@ -1514,7 +1587,7 @@ static PyObject *pairing(PyObject *self, PyObject *args) {
                  || k == ST_DELAY_ACC || k == ST_OUTSIDE_ACC || k == ST_SPANS ? PyDict_Check(x)
                  : k == ST_NOT_DELAY || k == ST_OPEN_MEMBERS || k == ST_OTHER_IDS
                    ? PyAnySet_Check(x)
-                 : k == ST_IN_DELAY ? PySet_Check(x)
+                 : k == ST_IN_DELAY ? Py_IS_TYPE(x, &ThreadSetType)
                  : k == ST_ASM || k == ST_CYCLES ? 1
                  : k == ST_CYCLE_BASE || k == ST_FILE_ID ? PyLong_Check(x)
                  : k == ST_COUNTED ? PyList_Check(x) && PyList_GET_SIZE(x) == 2
@@ -1587,12 +1660,20 @@ PyMODINIT_FUNC PyInit__ftrace_tokens(void) {
     init_rarity();
     init_word_bytes();
     if (make_ones() < 0) return NULL;
-    if (PyType_Ready(&PairingType) < 0 || PyType_Ready(&OpenDelaysType) < 0) return NULL;
+    if (PyType_Ready(&PairingType) < 0 || PyType_Ready(&OpenDelaysType) < 0
+            || PyType_Ready(&ThreadSetType) < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
     Py_INCREF(&OpenDelaysType);
     if (PyModule_AddObject(m, "OpenDelays", (PyObject *)&OpenDelaysType) < 0) {
         Py_DECREF(&OpenDelaysType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&ThreadSetType);
+    if (PyModule_AddObject(m, "ThreadSet", (PyObject *)&ThreadSetType) < 0) {
+        Py_DECREF(&ThreadSetType);
         Py_DECREF(m);
         return NULL;
     }

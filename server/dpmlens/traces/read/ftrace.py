@@ -153,8 +153,8 @@ def parse(stream: BinaryIO, coll: Collector, threads_known: bool = True) -> None
     max_line = int(limits.LINE_BYTES.value)  # a longer "line" is binary garbage: dropped
     tokens = ftrace_tokens.scanner(_EVENT, _PLAIN)
     pairing = ftrace_tokens.pairing(_PLAIN, _DELAY_NAMES, _OTHER_RETS)
-    if pairing is not None:  # the open delay calls in the C pairing's own table
-        asm.open_delays = ftrace_tokens.open_delays()
+    if pairing is not None:  # the open delay calls and the threads in one: C tables
+        asm.open_delays, asm.in_delay = ftrace_tokens.delay_tables()
     for block in _blocks(stream):
         buf = carry + block if carry else block
         cut = buf.rfind(b"\n")

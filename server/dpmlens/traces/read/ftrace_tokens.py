@@ -117,11 +117,12 @@ def pairing(plain: Iterable[bytes], delays: Iterable[bytes],
     return None if module is None else module.pairing  # type: ignore[no-any-return]
 
 
-def open_delays() -> Any:
-    """A table for Assembler.open_delays while pairing() pairs: (thread, func) -> (t0,
-    requested, nested) in C (_ftrace_tokens.OpenDelays: pop(key, default) and d[key] = value,
-    all ftrace._scan does with the dict), which the pairing then reads without key or value
-    tuples. Only when pairing() gave the C pairing (its module is configured)."""
+def delay_tables() -> tuple[Any, Any]:
+    """Assembler.open_delays and in_delay while pairing() pairs: (thread, func) -> (t0,
+    requested, nested) and the threads inside a delay, in C tables
+    (_ftrace_tokens.OpenDelays: pop(key, default) and d[key] = value; ThreadSet: `t in s`,
+    add, discard: all ftrace._scan does with the dict and the set), which the pairing reads
+    without key tuples, value tuples or set lookups. Only once pairing() gave the C pairing."""
     from dpmlens.traces.read import _ftrace_tokens  # type: ignore[attr-defined]
 
-    return _ftrace_tokens.OpenDelays()
+    return _ftrace_tokens.OpenDelays(), _ftrace_tokens.ThreadSet()
