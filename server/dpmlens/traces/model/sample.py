@@ -381,6 +381,11 @@ class Collector:
         self.report.skipped_lines += 1
         self.report.skip_reasons[reason] += 1
 
+    def skip_many(self, reason: str, n: int) -> None:
+        """skip(reason) n times (the C pairing's lost delay calls, counted per stretch)."""
+        self.report.skipped_lines += n
+        self.report.skip_reasons[reason] += n
+
     def finish(self) -> int:
         """Fill in phase times the trace did not measure; return the number of cycles."""
         for (cycle, phase), (first, last) in sorted(self._spans.items()):

@@ -612,7 +612,7 @@ enum { ST_TCACHE, ST_PCACHE, ST_NOT_DELAY, ST_OPEN, ST_IN_DELAY, ST_DELAY, ST_ON
         * outside callbacks: the Assembler's CycleTracker and outside_acc, the store's
         * ThreadActivity.spans */
        ST_OTHER_IDS, ST_CYCLES, ST_OUTSIDE_ACC, ST_SPANS,
-       /* Collector.skip, for a delay call whose previous call never returned */
+       /* Collector.skip_many, for the delay calls whose previous call never returned */
        ST_SKIP, ST_N };
 
 /* attribute names, interned at import */
@@ -648,6 +648,7 @@ typedef struct {
     Py_ssize_t stamp;   /* the first of them no token handed on has passed yet */
     PyObject *state[ST_N];
     Py_ssize_t samples; /* callback ends done here (ftrace._scan's n_samples) */
+    Py_ssize_t lost;    /* lost delay calls not yet given to Collector.skip_many */
     long max_cycle;     /* and their largest cycle (its max_cycle), -1: none */
     /* the thread and probe caches' hits of this block by the key's text (see cached) */
     CSlot threads[CSLOTS], probes[CSLOTS];
@@ -934,9 +935,7 @@ static int pairing_step(Pairing *self, const char *b, Tok *t) {
             od_take(open, slot, &t0, &req, &nested);
             Py_CLEAR(t0);
             Py_CLEAR(req);
-            PyObject *r1 = PyObject_CallOneArg(st[ST_SKIP], lost_call);
-            if (r1 == NULL) goto error;
-            Py_DECREF(r1);
+            self->lost++; /* Collector.skip, once the stretch is done (flush_lost) */
             if (!nested) ts_discard(in_delay, ltid);
         }
         nested = ts_has(in_delay, ltid);
@@ -1509,6 +1508,21 @@ static int write_counts(Pairing *self) {
     return r;
 }
 
+/* Collector.skip_many(lost_call, n) for the lost calls since the last token handed on: before
+ * the next one is (the loop's own skips then come after them, as line by line) */
+static int flush_lost(Pairing *self) {
+    if (self->lost == 0) return 0;
+    PyObject *n = PyLong_FromSsize_t(self->lost), *r;
+    if (n == NULL) return -1;
+    self->lost = 0;
+    PyObject *argv[2] = {lost_call, n};
+    r = PyObject_Vectorcall(self->state[ST_SKIP], argv, 2, NULL);
+    Py_DECREF(n);
+    if (r == NULL) return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
 static PyObject *pairing_next(Pairing *self) {
     if (!self->has_view) return NULL;
     const char *b = self->view.buf;
@@ -1528,8 +1542,13 @@ static PyObject *pairing_next(Pairing *self) {
                 continue;
             }
         }
+        if (flush_lost(self) < 0) {
+            Py_DECREF(t.ts);
+            return NULL;
+        }
         return tok_tuple(&t);
     }
+    if (r == 0 && flush_lost(self) < 0) return NULL;
     if (r == 0) { /* the end: the counts written, the block let go at once */
         PyBuffer_Release(&self->view);
         self->has_view = 0;
@@ -1625,6 +1644,7 @@ static PyObject *pairing(PyObject *self, PyObject *args) {
     it->stamp = 0;
     it->at = 0;
     it->samples = 0;
+    it->lost = 0;
     it->max_cycle = -1;
     if (limit > it->view.len) limit = it->view.len;
     it->limit = limit < 0 ? 0 : limit;

@@ -307,7 +307,7 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
         buf, limit, [pos for pos, _ in stamps],
         (tcache, pcache, not_delay, open_delays, in_delay, asm.delay, open_on_thread, pending,
          delay_acc, asm.activity_outside, asm, open_members, cycle_base, file_id, c_counted,
-         other_ids, asm.cycles, asm.outside_acc, coll.store.activity.spans, coll.skip))
+         other_ids, asm.cycles, asm.outside_acc, coll.store.activity.spans, coll.skip_many))
     for s, e, le, p, ls, ts in events:
         c = buf[s + 2]
         if c == _R and buf[s + 3] == _P:  # rpm_*: traces.rpm_events reads the block

@@ -40,7 +40,7 @@ Tokens = Callable[[bytes, int], Iterable[Token]]
 # the Assembler, its open_members, the Collector's cycle_base and file_id, a list the
 # samples it appended and their largest cycle are written into once the block is done, the
 # func ids of the other -dev probes, the Assembler's cycles and outside_acc, the store's
-# activity spans, and Collector.skip), see ftrace._scan
+# activity spans, and Collector.skip_many), see ftrace._scan
 Pairing = Callable[[bytes, int, list[int], tuple[Any, ...]], Iterator[Token]]
 
 _R, _P, _D, _CR = ord("r"), ord("p"), ord("d"), ord("\r")
