@@ -1015,8 +1015,10 @@ static Py_ssize_t rfind_mem(const char *b, Py_ssize_t low, Py_ssize_t hi, const 
     for (Py_ssize_t top = hi - n + k; top >= low + k;) { /* where needle[k] may be */
         const char *c = memrchr(b + low + k, needle[k], (size_t)(top - (low + k) + 1));
         if (c == NULL) return -1;
-        Py_ssize_t j = c - b - k;
-        if (memcmp(b + j, needle, (size_t)n) == 0) return j;
+        Py_ssize_t j = c - b - k; /* (its ends first: most candidates fail there) */
+        if (b[j] == needle[0] && b[j + n - 1] == needle[n - 1]
+                && memcmp(b + j, needle, (size_t)n) == 0)
+            return j;
         top = c - b - 1;
     }
     return -1;
@@ -1029,7 +1031,9 @@ static Py_ssize_t find_mem(const char *b, Py_ssize_t len, const char *needle, Py
         const char *c = memchr(b + at, needle[k], (size_t)(len - n + k - at + 1));
         if (c == NULL) return -1;
         Py_ssize_t j = c - b - k;
-        if (memcmp(b + j, needle, (size_t)n) == 0) return j;
+        if (b[j] == needle[0] && b[j + n - 1] == needle[n - 1]
+                && memcmp(b + j, needle, (size_t)n) == 0)
+            return j;
         at = c - b + 1;
     }
     return -1;
