@@ -421,3 +421,34 @@ def test_thread_set_is_a_set(ops: list[tuple[int, int]]) -> None:
         assert len(table) == len(ref)
     assert [t for t in range(-3, 41) if t in table] == sorted(ref)
 
+
+
+@needs_pairing
+def test_callback_columns_of_other_types_get_the_same_values(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the C pairing adds a callback end's values with `+=` of a 1-item array when the column
+    # is an array of the same type code, else with append: a column of another type code or
+    # type (here 'q' and 'f' arrays, a list) gets what the Python loop gives it
+    from array import array
+
+    from dpmlens.traces.model import sample
+
+    path = SHARED_TRACES / "pm-graph-4.6/suspend-160422-155735-ivybridge-dev-late" \
+        / "ivybridge_mem_ftrace.txt"
+    if not path.is_file():
+        pytest.skip(f"{path} absent")
+    real = sample.Group.__init__
+
+    def odd(self: sample.Group, key: object) -> None:
+        real(self, key)  # type: ignore[arg-type]
+        self.cycles = array("q")
+        self.starts = array("f")
+        self.threads = []  # type: ignore[assignment]
+
+    monkeypatch.setattr(sample.Group, "__init__", odd)
+    got = _load_as([path], "c", monkeypatch)
+    assert got == _load_as([path], "scan", monkeypatch)
+    store = load_traces([path]).store
+    groups = [g for g in store.groups.values() if len(g.durations)]
+    assert groups and all(isinstance(g.threads, list) and g.cycles.typecode == "q"
+                          and len(g.starts) == len(g.durations) for g in groups)
