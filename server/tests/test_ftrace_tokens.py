@@ -165,6 +165,16 @@ def test_timestamps_read_as_float_reads_them(stamps: list[str]) -> None:
     assert [x.hex() for x in got] == [float(x).hex() for x in stamps]
 
 
+@needs_c
+def test_dots_alone_are_no_timestamp() -> None:
+    # "." and ".." made the C scan raise float()'s ValueError (main at 3a3c869): no number,
+    # as in the Python scan (the reader skips the line: "no timestamp before the event name")
+    assert C_TOKENS is not None
+    for ts in (b".", b"..", b"...", b"1..2", b"", b".5", b"5."):
+        buf = b" t-2 [001] .... " + ts + b": suspend_resume: a[1] begin\n"
+        assert norm(C_TOKENS(buf, len(buf))) == norm(PY_TOKENS(buf, len(buf))), ts
+
+
 def _load(path: Path, pure: bool, monkeypatch: pytest.MonkeyPatch) -> dict:
     monkeypatch.setenv("DPMLENS_PURE_SCAN", "1" if pure else "0")
     return dump(load_traces([path]))
