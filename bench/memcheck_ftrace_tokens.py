@@ -79,8 +79,31 @@ def main() -> int:
                 print("differs:", steps)
                 bad += 1
     asm = _Asm()
-    state = ({}, {}, frozenset(), {}, set(), print, {}, {}, {}, print, asm, frozenset(), 0, 0,
-             [0, -1], frozenset(), asm, {}, {}, print)
+    open_delays, in_delay = ftrace_tokens.delay_tables()
+    state = ({}, {}, frozenset(), open_delays, in_delay, print, {}, {}, {}, print, asm,
+             frozenset(), 0, 0, [0, -1], frozenset(), asm, {}, {}, print)
+    # the C tables (OpenDelays, ThreadSet): growth, removals, wrong keys and values
+    for n in range(3000 if quick else 30000):
+        tid, func = rng.randrange(-5, 300), rng.randrange(4)
+        if rng.random() < 0.55:
+            open_delays[(tid, func)] = (float(n), float("nan"), n % 2 == 0)
+            in_delay.add(tid)
+        else:
+            open_delays.pop((tid, func), None)
+            in_delay.discard(tid)
+    for key, value in (((1,), (1.0, 1.0, True)), (("a", 1), (1.0, 1.0, True)),
+                       ((1, 1), (1.0,)), ((2**70, 1), (1.0, 1.0, True))):
+        try:
+            open_delays[key] = value
+            bad += 1
+        except (TypeError, OverflowError):
+            pass
+    for x in ("a", 2**70, None):
+        try:
+            in_delay.add(x)
+            bad += 1
+        except (TypeError, OverflowError):
+            pass
     for n in range(200 if quick else 2000):  # random bytes, odd limits: no error expected
         buf = bytes(rng.randrange(256) for _ in range(rng.randrange(200)))
         buf += rng.choice([b": udelay_cal: x\n", b" 1.5: msleep_ret: (a+0x1 <- msleep)\n", b"",

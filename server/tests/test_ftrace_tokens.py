@@ -142,6 +142,39 @@ def test_odd_lines_by_hand() -> None:
     assert got[0][2] == buf.index(b"\r")  # the line's end before its "\r"
 
 
+_TS_EDGES = ["9007199254740992", "9007199254740993", "900719925474099.3", "90071992547409.93",
+             "0.0000000000000000000001", "0.00000000000000000000001", "1" * 22 + ".5", ".5",
+             "5.", "0", "00000000000000000000000000012.25", "123456.000001", "999999999999999.9",
+             "4503599627370497.5", "0.1", "1.", "7205759403792794.1"]
+
+
+def _ts_strings() -> st.SearchStrategy[str]:
+    digits = st.text("0123456789", min_size=1, max_size=26)
+    return st.one_of(st.sampled_from(_TS_EDGES), digits,
+                     st.tuples(digits, st.text("0123456789", max_size=24)).map(".".join))
+
+
+@needs_c
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(_ts_strings(), min_size=1, max_size=30))
+def test_timestamps_read_as_float_reads_them(stamps: list[str]) -> None:
+    # the C scan reads most timestamps without strtod (exact_decimal): bit for bit float()'s
+    assert C_TOKENS is not None
+    buf = "".join(f" t-2 [001] .... {x}: suspend_resume: a[1] begin\n" for x in stamps).encode()
+    got = [t[5] for t in C_TOKENS(buf, len(buf))]
+    assert [x.hex() for x in got] == [float(x).hex() for x in stamps]
+
+
+@needs_c
+def test_dots_alone_are_no_timestamp() -> None:
+    # "." and ".." made the C scan raise float()'s ValueError (main at 3a3c869): no number,
+    # as in the Python scan (the reader skips the line: "no timestamp before the event name")
+    assert C_TOKENS is not None
+    for ts in (b".", b"..", b"...", b"1..2", b"", b".5", b"5."):
+        buf = b" t-2 [001] .... " + ts + b": suspend_resume: a[1] begin\n"
+        assert norm(C_TOKENS(buf, len(buf))) == norm(PY_TOKENS(buf, len(buf))), ts
+
+
 def _load(path: Path, pure: bool, monkeypatch: pytest.MonkeyPatch) -> dict:
     monkeypatch.setenv("DPMLENS_PURE_SCAN", "1" if pure else "0")
     return dump(load_traces([path]))
@@ -353,3 +386,79 @@ def test_same_import_on_odd_kprobe_text(tmp_path_factory: pytest.TempPathFactory
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(ftrace, "CHUNK", chunk)
         assert _load_as([path], "c", mp) == _load_as([path], "pure", mp)
+
+
+_OD_OPS = st.lists(st.tuples(st.booleans(), st.integers(-3, 40), st.integers(0, 5)), max_size=300)
+
+
+@needs_pairing
+@settings(max_examples=300, deadline=None)
+@given(_OD_OPS)
+def test_open_delays_table_is_a_dict(ops: list[tuple[bool, int, int]]) -> None:
+    # the C pairing's table of open delay calls (linear probing, entries moved back on a
+    # removal, grown past half full) against the dict it stands for in ftrace._scan
+    table, ref = ftrace_tokens.delay_tables()[0], {}
+    for i, (put, tid, func) in enumerate(ops):
+        key = (tid, func)
+        if put:
+            value = (float(i), float("nan") if i % 3 else 1.5, bool(i % 2))
+            table[key] = ref[key] = value
+        else:
+            got, want = table.pop(key, None), ref.pop(key, None)
+            assert (got is None) == (want is None)
+            if got is not None:
+                assert got[0] == want[0] and got[1] is want[1] and got[2] is want[2]
+        assert len(table) == len(ref)
+    for key in list(ref):
+        assert table.pop(key, None) is not None
+    assert len(table) == 0
+
+
+@needs_pairing
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(-3, 40)), max_size=300))
+def test_thread_set_is_a_set(ops: list[tuple[int, int]]) -> None:
+    # the threads inside a delay, in C while the C pairing runs, against the set it stands for
+    table, ref = ftrace_tokens.delay_tables()[1], set()
+    for op, tid in ops:
+        if op == 0:
+            table.add(tid)
+            ref.add(tid)
+        elif op == 1:
+            table.discard(tid)
+            ref.discard(tid)
+        assert (tid in table) == (tid in ref)
+        assert len(table) == len(ref)
+    assert [t for t in range(-3, 41) if t in table] == sorted(ref)
+
+
+
+@needs_pairing
+def test_callback_columns_of_other_types_get_the_same_values(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the C pairing adds a callback end's values with `+=` of a 1-item array when the column
+    # is an array of the same type code, else with append: a column of another type code or
+    # type (here 'q' and 'f' arrays, a list) gets what the Python loop gives it
+    from array import array
+
+    from dpmlens.traces.model import sample
+
+    path = SHARED_TRACES / "pm-graph-4.6/suspend-160422-155735-ivybridge-dev-late" \
+        / "ivybridge_mem_ftrace.txt"
+    if not path.is_file():
+        pytest.skip(f"{path} absent")
+    real = sample.Group.__init__
+
+    def odd(self: sample.Group, key: object) -> None:
+        real(self, key)  # type: ignore[arg-type]
+        self.cycles = array("q")
+        self.starts = array("f")
+        self.threads = []  # type: ignore[assignment]
+
+    monkeypatch.setattr(sample.Group, "__init__", odd)
+    got = _load_as([path], "c", monkeypatch)
+    assert got == _load_as([path], "scan", monkeypatch)
+    store = load_traces([path]).store
+    groups = [g for g in store.groups.values() if len(g.durations)]
+    assert groups and all(isinstance(g.threads, list) and g.cycles.typecode == "q"
+                          and len(g.starts) == len(g.durations) for g in groups)

@@ -66,9 +66,9 @@ class Band:
 
 @cache
 def table() -> dict[tuple[str, str, str], Band]:
-    import yaml
+    from dpmlens.traces.model.yaml_tables import safe_load
 
-    data = yaml.safe_load(_TABLE.read_text()) or {}
+    data = safe_load(_TABLE.read_text()) or {}
     out = {}
     for row in data.get("bands") or []:
         b = Band(str(row["change"]), str(row["evidence"]), str(row["phase"]),

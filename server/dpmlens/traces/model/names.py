@@ -47,8 +47,10 @@ def spaced_driver_names() -> frozenset[str]:
     """Driver names with spaces from the kernel sources (see the YAML's header)."""
     import yaml
 
+    from dpmlens.traces.model.yaml_tables import safe_load
+
     try:
-        data = yaml.safe_load(_TABLE.read_text(encoding="utf-8")) or {}
+        data = safe_load(_TABLE.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError):
         return frozenset()
     return frozenset(str(k) for k in (data.get("drivers") or {}))

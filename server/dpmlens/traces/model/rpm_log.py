@@ -8,9 +8,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import yaml
-
 from dpmlens.core.paths import rules_dir
+from dpmlens.traces.model.yaml_tables import safe_load
 
 EVENTS = ("rpm_suspend", "rpm_resume", "rpm_idle", "rpm_usage", "rpm_return_int", "rpm_status")
 CALL_KINDS = ("suspend", "resume", "idle")  # RpmLog.kinds values 0, 1, 2
@@ -30,7 +29,7 @@ class RpmTable:
 @lru_cache(maxsize=2)
 def load_table(file: str) -> RpmTable:
     with open(file, encoding="utf-8") as f:
-        data = yaml.safe_load(f) or {}
+        data = safe_load(f) or {}
     return RpmTable(
         formats={str(k): str(v) for k, v in (data.get("formats") or {}).items()},
         flags={str(k): int(v) for k, v in (data.get("flags") or {}).items()},

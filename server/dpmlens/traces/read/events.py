@@ -109,6 +109,7 @@ class Assembler:
         # marker on, and none once the end marker is read): the start and whether the end is
         # still to come; open on both sides until a marker is seen
         self.window: tuple[float, bool] = (-math.inf, True)
+        self._spans_start = len(coll.store.activity.spans)  # ThreadActivity.drop_from
         self.trace_markers = False  # "SUSPEND START" lines seen: they bound the test
         # ftrace.py: the block read before (text, end, first call line per probe) and the
         # first call line per probe of the block being read
@@ -330,9 +331,7 @@ class Assembler:
             self.window = (self.window[0], False)
             return
         if self.window[0] == -math.inf:  # the file's first test: what came before is not in it
-            spans = self.coll.store.activity.spans
-            for key in [k for k in spans if k[0] >= self.coll.cycle_base]:
-                del spans[key]
+            self.coll.store.activity.drop_from(self.coll.cycle_base, self._spans_start)
         self.window = (ts, True)
 
     def activity(self, t0: float, ts: float, thread: int, func: int) -> None:

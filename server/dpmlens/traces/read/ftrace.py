@@ -153,6 +153,8 @@ def parse(stream: BinaryIO, coll: Collector, threads_known: bool = True) -> None
     max_line = int(limits.LINE_BYTES.value)  # a longer "line" is binary garbage: dropped
     tokens = ftrace_tokens.scanner(_EVENT, _PLAIN)
     pairing = ftrace_tokens.pairing(_PLAIN, _DELAY_NAMES, _OTHER_RETS)
+    if pairing is not None:  # the open delay calls and the threads in one: C tables
+        asm.open_delays, asm.in_delay = ftrace_tokens.delay_tables()
     for block in _blocks(stream):
         buf = carry + block if carry else block
         cut = buf.rfind(b"\n")
@@ -305,7 +307,7 @@ def _scan(buf: bytes, limit: int, asm: Assembler, coll: Collector,
         buf, limit, [pos for pos, _ in stamps],
         (tcache, pcache, not_delay, open_delays, in_delay, asm.delay, open_on_thread, pending,
          delay_acc, asm.activity_outside, asm, open_members, cycle_base, file_id, c_counted,
-         other_ids, asm.cycles, asm.outside_acc, coll.store.activity.spans, coll.skip))
+         other_ids, asm.cycles, asm.outside_acc, coll.store.activity.spans, coll.skip_many))
     for s, e, le, p, ls, ts in events:
         c = buf[s + 2]
         if c == _R and buf[s + 3] == _P:  # rpm_*: traces.rpm_events reads the block

@@ -40,7 +40,7 @@ Tokens = Callable[[bytes, int], Iterable[Token]]
 # the Assembler, its open_members, the Collector's cycle_base and file_id, a list the
 # samples it appended and their largest cycle are written into once the block is done, the
 # func ids of the other -dev probes, the Assembler's cycles and outside_acc, the store's
-# activity spans, and Collector.skip), see ftrace._scan
+# activity spans, and Collector.skip_many), see ftrace._scan
 Pairing = Callable[[bytes, int, list[int], tuple[Any, ...]], Iterator[Token]]
 
 _R, _P, _D, _CR = ord("r"), ord("p"), ord("d"), ord("\r")
@@ -115,3 +115,14 @@ def pairing(plain: Iterable[bytes], delays: Iterable[bytes],
         return None
     module = _module(plain, delays, others)
     return None if module is None else module.pairing  # type: ignore[no-any-return]
+
+
+def delay_tables() -> tuple[Any, Any]:
+    """Assembler.open_delays and in_delay while pairing() pairs: (thread, func) -> (t0,
+    requested, nested) and the threads inside a delay, in C tables
+    (_ftrace_tokens.OpenDelays: pop(key, default) and d[key] = value; ThreadSet: `t in s`,
+    add, discard: all ftrace._scan does with the dict and the set), which the pairing reads
+    without key tuples, value tuples or set lookups. Only once pairing() gave the C pairing."""
+    from dpmlens.traces.read import _ftrace_tokens  # type: ignore[attr-defined]
+
+    return _ftrace_tokens.OpenDelays(), _ftrace_tokens.ThreadSet()
