@@ -22,6 +22,7 @@ sleepgraph.py), sleepgraph and dpmlens read the same first --peer-tests tests in
 from __future__ import annotations
 
 import argparse
+import compileall
 import gzip
 import os
 import shutil
@@ -105,6 +106,10 @@ def main() -> int:
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     tmp = Path(tempfile.mkdtemp(prefix="bench-multitest-"))
     new_srv = REPO / "server"
+    for srv in (new_srv, args.base):
+        if srv is not None:  # start-up as an installed package has it, even where the
+            # environment says PYTHONDONTWRITEBYTECODE (stale .pyc cost ~60 ms a run here)
+            compileall.compile_dir(srv / "dpmlens", quiet=1)
     rows: dict[str, list[tuple[float, float]]] = {"new": [], "base": []}
     for i in range(args.runs):
         for name, srv in (("base", args.base), ("new", new_srv)):

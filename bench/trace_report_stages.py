@@ -12,6 +12,7 @@ walk), alternated run by run.
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import shutil
 import statistics
@@ -58,6 +59,8 @@ def main() -> int:
     if not any(args.dir.rglob("*")):
         sys.exit(f"{args.dir}: empty (make bench-multitest unpacks the multitest)")
     pin = ["taskset", "-c", "0"] if shutil.which("taskset") else []
+    # start-up as an installed package has it, even under PYTHONDONTWRITEBYTECODE
+    compileall.compile_dir(REPO / "server" / "dpmlens", quiet=1)
     got: dict[str, list[list[float]]] = {name: [] for name, _ in VARIANTS}
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     for _ in range(args.runs):
