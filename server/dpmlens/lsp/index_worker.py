@@ -14,8 +14,10 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 
+from dpmlens.config.settings import Config
 from dpmlens.core import inputs, limits
 from dpmlens.core.nesting import too_deep
+from dpmlens.lsp.index_findings import Precomputed, precompute
 from dpmlens.model.types import DriverStruct, FileModel, FunctionDef, PmTable
 
 SUFFIXES = (".c", ".h")
@@ -31,6 +33,9 @@ class FileSummary:
     drivers: tuple[DriverStruct, ...] = ()
     callbacks: dict[str, FunctionDef] = field(default_factory=dict)  # named by tables/drivers
     error: str | None = None
+    # a .c file's findings, as the server would publish them (index_findings.py), when the
+    # scan was given a configuration
+    precomputed: Precomputed | None = None
 
 
 def worker_init(server_pid: int) -> None:
@@ -51,9 +56,11 @@ def worker_init(server_pid: int) -> None:
 
 
 def summarize(
-    path: str, source: bytes | None = None, mtime_ns: int = 0, keep_model: bool = False
+    path: str, source: bytes | None = None, mtime_ns: int = 0, keep_model: bool = False,
+    config: Config | None = None,
 ) -> tuple[FileSummary, FileModel | None]:
-    """The summary of one file and, with `keep_model`, a tree-less model to ship back."""
+    """The summary of one file and, with `keep_model`, a tree-less model to ship back; given
+    a `config`, a .c file's summary carries its findings (index_findings.precompute)."""
     from dpmlens.model.build import build_model
 
     try:
@@ -77,7 +84,10 @@ def summarize(
         return FileSummary(path, mtime_ns, (), (), error=err), None
     except Exception as e:  # a model bug on one file must not stop the index
         return FileSummary(path, mtime_ns, (), (), error=f"{type(e).__name__}: {e}"), None
-    return summary_of(model, mtime_ns), shipped
+    summary = summary_of(model, mtime_ns)
+    if config is not None and path.endswith(".c"):
+        summary = replace(summary, precomputed=precompute(path, source, model, config))
+    return summary, shipped
 
 
 def portable_model(model: FileModel) -> FileModel:
@@ -138,9 +148,10 @@ def summary_of(model: FileModel, mtime_ns: int) -> FileSummary:
 
 
 def summarize_many(
-    paths: list[str], prefilter: bool
+    paths: list[str], prefilter: bool, config: Config | None = None
 ) -> list[tuple[FileSummary, FileModel | None]]:
-    """Worker task. Prefiltered (workspace scan): only files with PM words are parsed.
+    """Worker task. Prefiltered (workspace scan): only files with PM words are parsed (and,
+    given the server's `config`, their findings computed: index_findings.py).
     Otherwise (a directory of an open document): every file, with its model for the resolver."""
     from dpmlens.model.keywords import index_filter
 
@@ -157,7 +168,7 @@ def summarize_many(
                 continue
             if not index_filter().matches(data):
                 continue
-            out.append(summarize(path, data, st.st_mtime_ns))
+            out.append(summarize(path, data, st.st_mtime_ns, config=config))
         else:
             out.append(summarize(path, keep_model=True))
     return out

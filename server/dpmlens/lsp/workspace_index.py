@@ -32,9 +32,11 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from dpmlens.config.settings import Config
 from dpmlens.core.durations import format_us
 from dpmlens.lsp.core import DpmlensServer, LanguageFeature
 from dpmlens.lsp.documents import Document
+from dpmlens.lsp.index_findings import Precomputed
 from dpmlens.lsp.index_worker import (
     SUFFIXES,
     FileSummary,
@@ -102,6 +104,9 @@ class WorkspaceIndex(LanguageFeature):
         self._scan_total = 0
         self._scan_done = 0
         self._task: asyncio.Task[None] | None = None
+        self._dir_jobs: dict[str, int] = {}  # directory -> its job's chunks not back yet
+        # the scan's workers compute each file's findings (index_findings.py, didOpen)
+        self.precompute = True
         server.handle(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, self.did_change_folders)
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -293,21 +298,55 @@ class WorkspaceIndex(LanguageFeature):
                 job = self._queue.popleft()
                 for i in range(0, max(1, len(job.paths)), CHUNK):
                     part = job.paths[i : i + CHUNK]
+                    config = self._config(part) if job.prefilter else None
                     try:
                         fut: Future[Any] = self._ensure_pool().submit(
-                            summarize_many, part, job.prefilter
+                            summarize_many, part, job.prefilter, config
                         )
                     except BrokenProcessPool:  # a worker died (crashed on a file): new pool
                         self._reset_pool()
-                        fut = self._ensure_pool().submit(summarize_many, part, job.prefilter)
+                        fut = self._ensure_pool().submit(
+                            summarize_many, part, job.prefilter, config)
+                    if job.directory is not None:
+                        self._dir_jobs[job.directory] = self._dir_jobs.get(job.directory, 0) + 1
                     afut = asyncio.wrap_future(fut, loop=loop)
                     afut.add_done_callback(partial(self._done, job=job, n=len(part)))
                     self._in_flight.add(afut)
             if self._in_flight:
                 await asyncio.wait(self._in_flight, return_when=asyncio.FIRST_COMPLETED)
 
+    def _config(self, paths: list[str]) -> Config | None:
+        """The configuration the server would analyse `paths[0]` with: the scan's workers
+        compute the findings of each file with it (index_findings.py; a file of the chunk
+        under another `.dpmlens.toml` fails the check at didOpen). None: none computed."""
+        if not self.precompute or not paths:
+            return None
+        from dpmlens.lsp.project_config import ProjectConfigs
+
+        try:
+            return self.server.get_feature(ProjectConfigs).config_for(paths[0])
+        except Exception:  # (a server assembled without it: no findings in the index)
+            return None
+
+    def precomputed(self, path: str) -> Precomputed | None:
+        """The findings the scan computed for `path`, if any (check them with `holds`)."""
+        s = self.summaries.get(path)
+        return s.precomputed if s is not None else None
+
+    def directory_pending(self, directory: str) -> bool:
+        """Is a directory job of `directory` queued or running (its end reruns the open
+        documents' diagnostics: `index_updated`)?"""
+        return self._dir_jobs.get(directory, 0) > 0 or any(
+            job.directory == directory for job in self._queue)
+
     def _done(self, fut: asyncio.Future[Any], *, job: _Job, n: int) -> None:
         self._in_flight.discard(fut)
+        if job.directory is not None:
+            left = self._dir_jobs.get(job.directory, 1) - 1
+            if left > 0:
+                self._dir_jobs[job.directory] = left
+            else:
+                self._dir_jobs.pop(job.directory, None)
         if fut.cancelled():
             return
         exc = fut.exception()

@@ -1,0 +1,171 @@
+"""Findings the workspace index computes beside its summaries, for a didOpen that needs no parse.
+
+The index's workers parse every file of the workspace that has PM words; a worker that has a
+file's model at hand also runs the rules over it, the way the server's full analysis does once
+the file's directory is indexed: with a resolver that finds helpers in the other files of the
+directory (`DirLookup`, which answers as `workspace_index.DirResolver` does with the whole
+directory summarised). The findings travel with the summary, keyed by what they depend on:
+
+    pre = precompute(path, source, model, config)     # in the worker
+    pre.holds(source, config)                          # in the server, at didOpen
+
+A document opened with the very text the worker read (a content hash), the same configuration
+and a directory whose C files have not changed since (size and mtime of each) gets these
+findings published at once; the server's own analysis, which the next edits need, runs after.
+
+Not precomputed (None): a file the rules' prefilter rejects gets (), a helper defined in two
+files of the directory (which one the server finds depends on the order it indexed them), a
+rule's failure (the server's analysis then reports it the usual way).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+
+from dpmlens.config.settings import Config
+from dpmlens.core.findings import Finding
+from dpmlens.model.types import FileModel, FunctionDef
+
+SUFFIXES = (".c", ".h")
+
+# (file name, size, mtime_ns) of each C file of a directory but the analysed one
+Stamp = tuple[tuple[str, int, int], ...]
+
+
+@dataclass(frozen=True)
+class Precomputed:
+    digest: bytes  # of the text analysed
+    config: Config
+    stamp: Stamp  # the directory's other C files then
+    findings: tuple[Finding, ...]
+
+    def holds(self, path: str, source: bytes, config: Config) -> bool:
+        """Are these the findings of a full analysis of `source` at `path` now?"""
+        return (
+            digest(source) == self.digest
+            and config == self.config
+            and directory_stamp(path) == self.stamp
+        )
+
+
+def digest(source: bytes) -> bytes:
+    return hashlib.blake2b(source, digest_size=20).digest()
+
+
+def directory_stamp(path: str) -> Stamp:
+    """What the findings of `path` may read of its directory (helpers, sibling files, local
+    headers): name, size and mtime of every other C file there."""
+    directory, me = os.path.split(path)
+    out = []
+    try:
+        with os.scandir(directory or ".") as it:
+            for entry in it:
+                if entry.name == me or not entry.name.endswith(SUFFIXES):
+                    continue
+                try:
+                    st = entry.stat()
+                except OSError:
+                    continue
+                out.append((entry.name, st.st_size, st.st_mtime_ns))
+    except OSError:
+        return ()
+    return tuple(sorted(out))
+
+
+class DirLookup:
+    """`lookup(name)` over the other C files of a file's directory, summarised as the index's
+    directory job summarises them (index_worker.summarize): a function is found where the
+    file's summary makes it visible (non-static, or any in a header). A name visible in two
+    files sets `ambiguous` (the server's answer would depend on its indexing order)."""
+
+    def __init__(self, path: str, models: _DirModels) -> None:
+        self.path = path
+        self.models = models
+        self.ambiguous = False
+
+    def lookup(self, name: str) -> tuple[FileModel, FunctionDef] | None:
+        key = name.encode("latin-1", "replace")
+        hits: list[tuple[FileModel, FunctionDef]] = []
+        for path in self.models.files(self.path):
+            if path == self.path or key not in self.models.text(path):
+                continue
+            visible, model = self.models.summary(path)
+            if name not in visible or model is None:
+                continue
+            fn = model.functions.get(name)
+            if fn is not None:
+                hits.append((model, fn))
+        if len(hits) > 1:
+            self.ambiguous = True
+        return hits[0] if hits else None
+
+
+class _DirModels:
+    """The C files of the directories a worker is analysing, read and summarised once each
+    (the scan reaches a directory's files one after another: the last two are kept)."""
+
+    def __init__(self) -> None:
+        # directory -> its C files, sorted -> (text, (visible names, model) once summarised)
+        self._dirs: dict[str, dict[str, list[object]]] = {}
+
+    def _dir(self, path: str) -> dict[str, list[object]]:
+        directory = os.path.dirname(path)
+        hit = self._dirs.get(directory)
+        if hit is None:
+            try:
+                names = sorted(os.listdir(directory or "."))
+            except OSError:
+                names = []
+            hit = {os.path.join(directory, n): [None, None] for n in names if n.endswith(SUFFIXES)}
+            while len(self._dirs) >= 2:
+                self._dirs.pop(next(iter(self._dirs)))
+            self._dirs[directory] = hit
+        return hit
+
+    def files(self, path: str) -> list[str]:
+        return list(self._dir(path))
+
+    def text(self, path: str) -> bytes:
+        slot = self._dir(path)[path]
+        if slot[0] is None:
+            try:
+                with open(path, "rb") as fh:
+                    slot[0] = fh.read()
+            except OSError:
+                slot[0] = b""
+        text = slot[0]
+        assert isinstance(text, bytes)
+        return text
+
+    def summary(self, path: str) -> tuple[frozenset[str], FileModel | None]:
+        from dpmlens.lsp.index_worker import summarize
+
+        slot = self._dir(path)[path]
+        if slot[1] is None:
+            s, model = summarize(path, keep_model=True)
+            visible = s.public + s.static if path.endswith(".h") else s.public
+            slot[1] = (frozenset(visible), model)
+        return slot[1]  # type: ignore[return-value]
+
+
+_MODELS = _DirModels()  # per worker process
+
+
+def precompute(path: str, source: bytes, model: FileModel, config: Config) -> Precomputed | None:
+    """The findings of a full analysis of `model` (of `source` at `path`) with the helpers of
+    its directory, as the server would publish them; None when that cannot be vouched for."""
+    from dpmlens.engine.analyze import analyze_model, prefilter
+
+    stamp = directory_stamp(path)
+    if not prefilter(config).matches(source):
+        return Precomputed(digest(source), config, stamp, ())
+    resolver = DirLookup(path, _MODELS)
+    try:
+        findings = analyze_model(model, config, resolver)
+    except Exception:  # (the server's own analysis reports a rule's failure)
+        return None
+    if resolver.ambiguous or directory_stamp(path) != stamp:
+        return None
+    return Precomputed(digest(source), config, stamp, tuple(findings))
