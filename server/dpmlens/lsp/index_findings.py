@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from dpmlens.config.settings import Config
@@ -56,7 +57,7 @@ def digest(source: bytes) -> bytes:
 
 def directory_stamp(path: str) -> Stamp:
     """What the findings of `path` may read of its directory (helpers, sibling files, local
-    headers): name, size and mtime of every other C file there."""
+    headers): name, size and mtime of every other C file there (every one: `dir/`)."""
     directory, me = os.path.split(path)
     out = []
     try:
@@ -80,7 +81,7 @@ class DirLookup:
     file's summary makes it visible (non-static, or any in a header). A name visible in two
     files sets `ambiguous` (the server's answer would depend on its indexing order)."""
 
-    def __init__(self, path: str, models: _DirModels) -> None:
+    def __init__(self, path: str, models: DirModels) -> None:
         self.path = path
         self.models = models
         self.ambiguous = False
@@ -102,13 +103,26 @@ class DirLookup:
         return hits[0] if hits else None
 
 
-class _DirModels:
+# a file's summary as the directory job makes it: (the names it makes visible, its model)
+Summarize = Callable[[str], tuple[frozenset[str], FileModel | None]]
+
+
+class DirModels:
     """The C files of the directories a worker is analysing, read and summarised once each
     (the scan reaches a directory's files one after another: the last two are kept)."""
 
-    def __init__(self) -> None:
+    def __init__(self, summarize: Summarize) -> None:
+        self._summarize = summarize
         # directory -> its C files, sorted -> (text, (visible names, model) once summarised)
         self._dirs: dict[str, dict[str, list[object]]] = {}
+        self._stamps: dict[str, Stamp] = {}  # directory -> its C files when first read
+
+    def freshen(self, directory: str) -> None:
+        """Forget what was read of `directory` if one of its C files changed since."""
+        now = directory_stamp(os.path.join(directory, ""))
+        if self._stamps.get(directory, now) != now:
+            self._dirs.pop(directory, None)
+        self._stamps[directory] = now
 
     def _dir(self, path: str) -> dict[str, list[object]]:
         directory = os.path.dirname(path)
@@ -120,7 +134,8 @@ class _DirModels:
                 names = []
             hit = {os.path.join(directory, n): [None, None] for n in names if n.endswith(SUFFIXES)}
             while len(self._dirs) >= 2:
-                self._dirs.pop(next(iter(self._dirs)))
+                self._stamps.pop(old := next(iter(self._dirs)), None)
+                self._dirs.pop(old)
             self._dirs[directory] = hit
         return hit
 
@@ -140,28 +155,25 @@ class _DirModels:
         return text
 
     def summary(self, path: str) -> tuple[frozenset[str], FileModel | None]:
-        from dpmlens.lsp.index_worker import summarize
-
         slot = self._dir(path)[path]
         if slot[1] is None:
-            s, model = summarize(path, keep_model=True)
-            visible = s.public + s.static if path.endswith(".h") else s.public
-            slot[1] = (frozenset(visible), model)
+            slot[1] = self._summarize(path)
         return slot[1]  # type: ignore[return-value]
 
 
-_MODELS = _DirModels()  # per worker process
-
-
-def precompute(path: str, source: bytes, model: FileModel, config: Config) -> Precomputed | None:
+def precompute(
+    path: str, source: bytes, model: FileModel, config: Config, models: DirModels
+) -> Precomputed | None:
     """The findings of a full analysis of `model` (of `source` at `path`) with the helpers of
-    its directory, as the server would publish them; None when that cannot be vouched for."""
+    its directory (read through `models`), as the server would publish them; None when that
+    cannot be vouched for."""
     from dpmlens.engine.analyze import analyze_model, prefilter
 
     stamp = directory_stamp(path)
+    models.freshen(os.path.dirname(path))
     if not prefilter(config).matches(source):
         return Precomputed(digest(source), config, stamp, ())
-    resolver = DirLookup(path, _MODELS)
+    resolver = DirLookup(path, models)
     try:
         findings = analyze_model(model, config, resolver)
     except Exception:  # (the server's own analysis reports a rule's failure)

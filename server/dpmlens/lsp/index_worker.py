@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from dpmlens.config.settings import Config
 from dpmlens.core import inputs, limits
 from dpmlens.core.nesting import too_deep
-from dpmlens.lsp.index_findings import Precomputed, precompute
+from dpmlens.lsp.index_findings import DirModels, Precomputed, precompute
 from dpmlens.model.types import DriverStruct, FileModel, FunctionDef, PmTable
 
 SUFFIXES = (".c", ".h")
@@ -86,8 +86,18 @@ def summarize(
         return FileSummary(path, mtime_ns, (), (), error=f"{type(e).__name__}: {e}"), None
     summary = summary_of(model, mtime_ns)
     if config is not None and path.endswith(".c"):
-        summary = replace(summary, precomputed=precompute(path, source, model, config))
+        summary = replace(summary, precomputed=precompute(path, source, model, config, _DIRS))
     return summary, shipped
+
+
+def visible_model(path: str) -> tuple[frozenset[str], FileModel | None]:
+    """What the server's resolver finds in `path` once its directory is indexed: the names
+    the directory job's summary makes visible (non-static; any in a header), and its model."""
+    s, model = summarize(path, keep_model=True)
+    return frozenset(s.public + s.static if path.endswith(".h") else s.public), model
+
+
+_DIRS = DirModels(visible_model)  # per worker process: the directories being precomputed
 
 
 def portable_model(model: FileModel) -> FileModel:
