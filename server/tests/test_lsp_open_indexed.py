@@ -154,3 +154,25 @@ def test_a_worker_reads_a_changed_directory_again(ws: Path):
     os.utime(helper, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
     again = precompute(str(path), source, build_model(str(path), source), Config(), models)
     assert again is not None and "wake-setup-in-noirq" not in {f.rule for f in again.findings}
+
+
+def test_a_header_read_elsewhere_is_part_of_the_key(tmp_path: Path):
+    (tmp_path / "a.h").write_text("#define A_WAIT_MS 5\n")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    path = sub / "a.c"
+    path.write_text(
+        '#include <linux/delay.h>\n#include <linux/pm.h>\n#include "../a.h"\n'
+        "static int a_suspend(struct device *dev)\n{\n\tmsleep(A_WAIT_MS);\n\treturn 0;\n}\n"
+        "static int a_resume(struct device *dev)\n{\n\treturn 0;\n}\n"
+        "static SIMPLE_DEV_PM_OPS(a_pm, a_suspend, a_resume);\n")
+    source = path.read_bytes()
+    pre = precompute(str(path), source, build_model(str(path), source), Config(),
+                     DirModels(visible_model))
+    assert pre is not None and pre.findings  # (msleep(5): under 20 ms)
+    assert [h for h, _s, _m in pre.headers] == [str(tmp_path / "sub" / ".." / "a.h")]
+    assert pre.holds(str(path), source, Config())
+    (tmp_path / "a.h").write_text("#define A_WAIT_MS 50\n")
+    st = (tmp_path / "a.h").stat()
+    os.utime(tmp_path / "a.h", ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    assert not pre.holds(str(path), source, Config())

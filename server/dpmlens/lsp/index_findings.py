@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from dpmlens.config.settings import Config
@@ -41,6 +41,7 @@ class Precomputed:
     config: Config
     stamp: Stamp  # the directory's other C files then
     findings: tuple[Finding, ...]
+    headers: Stamp = ()  # the local headers it read elsewhere (`#include "../x.h"`), then
 
     def holds(self, path: str, source: bytes, config: Config) -> bool:
         """Are these the findings of a full analysis of `source` at `path` now?"""
@@ -48,6 +49,7 @@ class Precomputed:
             digest(source) == self.digest
             and config == self.config
             and directory_stamp(path) == self.stamp
+            and files_stamp(h for h, _s, _m in self.headers) == self.headers
         )
 
 
@@ -73,6 +75,18 @@ def directory_stamp(path: str) -> Stamp:
     except OSError:
         return ()
     return tuple(sorted(out))
+
+
+def files_stamp(paths: Iterable[str]) -> Stamp:
+    """(path, size, mtime_ns) of each file, in order; (path, -1, -1) for one missing."""
+    out = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+            out.append((p, st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append((p, -1, -1))
+    return tuple(out)
 
 
 class DirLookup:
@@ -180,4 +194,7 @@ def precompute(
         return None
     if resolver.ambiguous or directory_stamp(path) != stamp:
         return None
-    return Precomputed(digest(source), config, stamp, tuple(findings))
+    here = os.path.dirname(path)
+    read = model.loader.header_files() if model.loader is not None else {}
+    headers = files_stamp(sorted(h for h in read if os.path.dirname(h) != here))
+    return Precomputed(digest(source), config, stamp, tuple(findings), headers)
