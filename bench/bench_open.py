@@ -4,7 +4,8 @@ it has not, and whether the first answer is the one the server settles on.
 
 Per file and run, a fresh server (`python -m dpmlens.lsp`, whatever PYTHONPATH says):
   - indexed: the workspace is the file's directory; the file is opened once the index has
-    finished (the usual case: the editor opens files of a workspace indexed in the background);
+    finished, and the findings it computes after its scan (the usual case: the editor opens
+    files of a workspace indexed in the background);
   - cold: the workspace is the tree's drivers/ and the file is opened 1 s after `initialized`
     (bench_lsp.py's open: the index has not reached it).
 For each: wall time to the first publishDiagnostics of version 1, the server's CPU over that
@@ -17,6 +18,7 @@ once the server's own analysis ran after the directory's index job (exit 1 if no
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -27,9 +29,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_lsp import Client, cpu_s  # noqa: E402
+from bench_lsp import Client, cpu_s
 
 _ANALYSED = re.compile(r"analysed (.+) v(\d+): .* in [^(]*(?:\((.*)\))?$")
+# does the server under test compute findings in its index (a branch before: no)
+_FINDINGS = importlib.util.find_spec("dpmlens.lsp.index_findings") is not None
 FILES = ["drivers/usb/core/hub.c", "drivers/scsi/lpfc/lpfc_init.c"]
 
 
@@ -39,6 +43,7 @@ class Recorder(Client):
     def __init__(self, cmd: list[str]) -> None:
         self.published: list[tuple[float, str, int | None, list[Any]]] = []
         self.first_how: dict[tuple[str, int], str] = {}
+        self.findings_done = ""  # the server's log line: the index's findings are computed
         super().__init__(cmd)
 
     def _handle(self, now: float, msg: dict[str, Any]) -> None:
@@ -46,9 +51,12 @@ class Recorder(Client):
             p = msg["params"]
             self.published.append((now, p["uri"], p.get("version"), p["diagnostics"]))
         elif msg.get("method") == "window/logMessage":
-            m = _ANALYSED.match(msg["params"].get("message", ""))
+            text = msg["params"].get("message", "")
+            m = _ANALYSED.match(text)
             if m is not None:
                 self.first_how.setdefault((m.group(1), int(m.group(2))), m.group(3))
+            if "computed the findings of" in text:
+                self.findings_done = text
         super()._handle(now, msg)
 
     def of(self, uri: str, version: int) -> list[list[Any]]:
@@ -70,6 +78,8 @@ def one(path: Path, root: Path, indexed: bool, settle: float) -> dict[str, Any]:
         if indexed:
             with c.lock:
                 c.lock.wait_for(lambda: c.index_done is not None, 300)
+                if _FINDINGS:  # (a server that computes them after the scan)
+                    c.lock.wait_for(lambda: bool(c.findings_done), 300)
             time.sleep(0.5)
         else:
             time.sleep(1.0)

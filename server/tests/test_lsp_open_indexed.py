@@ -18,7 +18,7 @@ from pytest_lsp import LanguageClient
 from dpmlens.config.settings import Config, RuleSetting
 from dpmlens.engine.analyze import analyze_model
 from dpmlens.lsp.index_findings import DirLookup, DirModels, directory_stamp, precompute
-from dpmlens.lsp.index_worker import summarize, visible_model
+from dpmlens.lsp.index_worker import findings_many, visible_model
 from dpmlens.model.build import build_model
 
 INDEXED = "computed by the workspace index"
@@ -52,8 +52,9 @@ async def client(lsp_client: LanguageClient, tmp_path: Path):  # (debug: how eac
 
 
 async def _indexed(client: LanguageClient) -> None:
-    await wait_for(lambda: any(r and isinstance(r[-1], types.WorkDoneProgressEnd)
-                               for r in client.progress_reports.values()), what="the index")
+    """The scan has ended, and the findings computed after it."""
+    await wait_for(lambda: any("dpmlens: computed the findings of" in m.message
+                               for m in client.log_messages), what="the index's findings")
 
 
 @pytest.fixture
@@ -70,15 +71,14 @@ def _server_view(path: Path) -> list[Any]:
 
 def test_precomputed_follows_the_directory_helpers(ws: Path):
     path = ws / "foo_core.c"
-    summary, _ = summarize(str(path), config=Config())
-    pre = summary.precomputed
-    assert pre is not None
+    [(got, pre)] = findings_many([str(path)], Config())
+    assert got == str(path) and pre is not None
     assert "wake-setup-in-noirq" in {f.rule for f in pre.findings}  # (through foo_wake.c)
     assert list(pre.findings) == _server_view(path)
     assert pre.holds(str(path), path.read_bytes(), Config())
-    # no findings without a configuration (a directory job's summary), nor for a header
-    assert summarize(str(path))[0].precomputed is None
-    assert summarize(str(ws / "foo.h"), config=Config())[0].precomputed is None
+    (ws / "empty.c").write_text("int x;\n")  # (no PM word: no finding, none to compute)
+    [(_p, none)] = findings_many([str(ws / "empty.c")], Config())
+    assert none is not None and none.findings == ()
 
 
 def test_precomputed_holds_only_for_what_it_read(ws: Path):
@@ -95,6 +95,14 @@ def test_precomputed_holds_only_for_what_it_read(ws: Path):
     os.utime(helper, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
     assert directory_stamp(str(path)) != pre.stamp
     assert not pre.holds(str(path), source, Config())  # a file of the directory changed
+
+
+def test_a_helper_file_too_big_to_read_here_is_not_precomputed(ws: Path, monkeypatch):
+    monkeypatch.setattr("dpmlens.lsp.index_findings.SIBLING_BYTES", 100)  # foo_wake.c: ~250
+    path = ws / "foo_core.c"
+    source = path.read_bytes()
+    assert precompute(str(path), source, build_model(str(path), source), Config(),
+                      DirModels(visible_model)) is None
 
 
 def test_a_helper_defined_twice_is_not_precomputed(ws: Path):

@@ -30,6 +30,7 @@ from dpmlens.core.findings import Finding
 from dpmlens.model.types import FileModel, FunctionDef
 
 SUFFIXES = (".c", ".h")
+SIBLING_BYTES = 1 << 20  # a helper file this big is not summarised for another's findings
 
 # (file name, size, mtime_ns) of each C file of a directory but the analysed one
 Stamp = tuple[tuple[str, int, int], ...]
@@ -93,18 +94,24 @@ class DirLookup:
     """`lookup(name)` over the other C files of a file's directory, summarised as the index's
     directory job summarises them (index_worker.summarize): a function is found where the
     file's summary makes it visible (non-static, or any in a header). A name visible in two
-    files sets `ambiguous` (the server's answer would depend on its indexing order)."""
+    files sets `unsure` (the server's answer would depend on its indexing order), and so does
+    a file over SIBLING_BYTES that holds the name (a register header of megabytes: not parsed
+    for one file's first diagnostics)."""
 
     def __init__(self, path: str, models: DirModels) -> None:
         self.path = path
         self.models = models
-        self.ambiguous = False
+        self.unsure = False
 
     def lookup(self, name: str) -> tuple[FileModel, FunctionDef] | None:
         key = name.encode("latin-1", "replace")
         hits: list[tuple[FileModel, FunctionDef]] = []
         for path in self.models.files(self.path):
-            if path == self.path or key not in self.models.text(path):
+            text = self.models.text(path)
+            if path == self.path or key not in text:
+                continue
+            if len(text) > SIBLING_BYTES:
+                self.unsure = True
                 continue
             visible, model = self.models.summary(path)
             if name not in visible or model is None:
@@ -113,7 +120,7 @@ class DirLookup:
             if fn is not None:
                 hits.append((model, fn))
         if len(hits) > 1:
-            self.ambiguous = True
+            self.unsure = True
         return hits[0] if hits else None
 
 
@@ -123,13 +130,17 @@ Summarize = Callable[[str], tuple[frozenset[str], FileModel | None]]
 
 class DirModels:
     """The C files of the directories a worker is analysing, read and summarised once each
-    (the scan reaches a directory's files one after another: the last two are kept)."""
+    (a task takes a directory's files one after another: the last one is kept)."""
 
     def __init__(self, summarize: Summarize) -> None:
         self._summarize = summarize
         # directory -> its C files, sorted -> (text, (visible names, model) once summarised)
         self._dirs: dict[str, dict[str, list[object]]] = {}
         self._stamps: dict[str, Stamp] = {}  # directory -> its C files when first read
+
+    def clear(self) -> None:
+        self._dirs.clear()
+        self._stamps.clear()
 
     def freshen(self, directory: str) -> None:
         """Forget what was read of `directory` if one of its C files changed since."""
@@ -147,7 +158,7 @@ class DirModels:
             except OSError:
                 names = []
             hit = {os.path.join(directory, n): [None, None] for n in names if n.endswith(SUFFIXES)}
-            while len(self._dirs) >= 2:
+            while self._dirs:  # (one directory at a time: their models are big)
                 self._stamps.pop(old := next(iter(self._dirs)), None)
                 self._dirs.pop(old)
             self._dirs[directory] = hit
@@ -192,7 +203,7 @@ def precompute(
         findings = analyze_model(model, config, resolver)
     except Exception:  # (the server's own analysis reports a rule's failure)
         return None
-    if resolver.ambiguous or directory_stamp(path) != stamp:
+    if resolver.unsure or directory_stamp(path) != stamp:
         return None
     here = os.path.dirname(path)
     read = model.loader.header_files() if model.loader is not None else {}

@@ -33,9 +33,6 @@ class FileSummary:
     drivers: tuple[DriverStruct, ...] = ()
     callbacks: dict[str, FunctionDef] = field(default_factory=dict)  # named by tables/drivers
     error: str | None = None
-    # a .c file's findings, as the server would publish them (index_findings.py), when the
-    # scan was given a configuration
-    precomputed: Precomputed | None = None
 
 
 def worker_init(server_pid: int) -> None:
@@ -56,11 +53,9 @@ def worker_init(server_pid: int) -> None:
 
 
 def summarize(
-    path: str, source: bytes | None = None, mtime_ns: int = 0, keep_model: bool = False,
-    config: Config | None = None,
+    path: str, source: bytes | None = None, mtime_ns: int = 0, keep_model: bool = False
 ) -> tuple[FileSummary, FileModel | None]:
-    """The summary of one file and, with `keep_model`, a tree-less model to ship back; given
-    a `config`, a .c file's summary carries its findings (index_findings.precompute)."""
+    """The summary of one file and, with `keep_model`, a tree-less model to ship back."""
     from dpmlens.model.build import build_model
 
     try:
@@ -84,10 +79,28 @@ def summarize(
         return FileSummary(path, mtime_ns, (), (), error=err), None
     except Exception as e:  # a model bug on one file must not stop the index
         return FileSummary(path, mtime_ns, (), (), error=f"{type(e).__name__}: {e}"), None
-    summary = summary_of(model, mtime_ns)
-    if config is not None and path.endswith(".c"):
-        summary = replace(summary, precomputed=precompute(path, source, model, config, _DIRS))
-    return summary, shipped
+    return summary_of(model, mtime_ns), shipped
+
+
+def findings_many(paths: list[str], config: Config) -> list[tuple[str, Precomputed | None]]:
+    """Worker task, after the workspace scan: the findings of each .c file as the server
+    would publish them on its didOpen (index_findings.py). In directory order: the files of
+    a directory are read once for the helpers."""
+    from dpmlens.model.build import build_model
+
+    out: list[tuple[str, Precomputed | None]] = []
+    for path in paths:
+        pre = None
+        try:
+            with open(path, "rb") as fh:
+                source = fh.read()
+            if len(source) <= limits.SOURCE_BYTES.value and too_deep(source) is None:
+                pre = precompute(path, source, build_model(path, source), config, _DIRS)
+        except Exception:  # (OSError, a model bug: the open analyses it the usual way)
+            pre = None
+        out.append((path, pre))
+    _DIRS.clear()  # (the models of a directory are big: not kept between tasks)
+    return out
 
 
 def visible_model(path: str) -> tuple[frozenset[str], FileModel | None]:
@@ -158,10 +171,9 @@ def summary_of(model: FileModel, mtime_ns: int) -> FileSummary:
 
 
 def summarize_many(
-    paths: list[str], prefilter: bool, config: Config | None = None
+    paths: list[str], prefilter: bool
 ) -> list[tuple[FileSummary, FileModel | None]]:
-    """Worker task. Prefiltered (workspace scan): only files with PM words are parsed (and,
-    given the server's `config`, their findings computed: index_findings.py).
+    """Worker task. Prefiltered (workspace scan): only files with PM words are parsed.
     Otherwise (a directory of an open document): every file, with its model for the resolver."""
     from dpmlens.model.keywords import index_filter
 
@@ -178,7 +190,7 @@ def summarize_many(
                 continue
             if not index_filter().matches(data):
                 continue
-            out.append(summarize(path, data, st.st_mtime_ns, config=config))
+            out.append(summarize(path, data, st.st_mtime_ns))
         else:
             out.append(summarize(path, keep_model=True))
     return out

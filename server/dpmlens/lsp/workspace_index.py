@@ -40,6 +40,7 @@ from dpmlens.lsp.index_findings import Precomputed
 from dpmlens.lsp.index_worker import (
     SUFFIXES,
     FileSummary,
+    findings_many,
     portable_model,
     summarize_many,
     walk_sources,
@@ -56,6 +57,7 @@ class _Job:
     paths: list[str]
     prefilter: bool
     directory: str | None = None  # set for "index this whole directory" jobs
+    findings: Config | None = None  # set for "compute these files' findings" jobs
 
 
 class DirResolver:
@@ -105,8 +107,10 @@ class WorkspaceIndex(LanguageFeature):
         self._scan_done = 0
         self._task: asyncio.Task[None] | None = None
         self._dir_jobs: dict[str, int] = {}  # directory -> its job's chunks not back yet
-        # the scan's workers compute each file's findings (index_findings.py, didOpen)
-        self.precompute = True
+        # path -> the findings the workers computed after the scan (index_findings.py)
+        self.findings: dict[str, Precomputed] = {}
+        self._findings_left = 0
+        self._findings_t0 = 0.0
         server.handle(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, self.did_change_folders)
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -234,6 +238,7 @@ class WorkspaceIndex(LanguageFeature):
 
     def remove(self, path: str) -> None:
         self._stat_cache.pop(path, None)
+        self.findings.pop(path, None)
         old = self.summaries.pop(path, None)
         self._models.pop(path, None)
         where = self.dir_functions.get(os.path.dirname(path))
@@ -296,17 +301,18 @@ class WorkspaceIndex(LanguageFeature):
         while self._queue or self._in_flight:
             while self._queue and len(self._in_flight) < limit:
                 job = self._queue.popleft()
-                for i in range(0, max(1, len(job.paths)), CHUNK):
-                    part = job.paths[i : i + CHUNK]
-                    config = self._config(part) if job.prefilter else None
+                # (a findings job is one task: its files are grouped by directory)
+                step = CHUNK if job.findings is None else max(1, len(job.paths))
+                for i in range(0, max(1, len(job.paths)), step):
+                    part = job.paths[i : i + step]
+                    task: tuple[Any, ...] = (summarize_many, part, job.prefilter)
+                    if job.findings is not None:
+                        task = (findings_many, part, job.findings)
                     try:
-                        fut: Future[Any] = self._ensure_pool().submit(
-                            summarize_many, part, job.prefilter, config
-                        )
+                        fut: Future[Any] = self._ensure_pool().submit(*task)
                     except BrokenProcessPool:  # a worker died (crashed on a file): new pool
                         self._reset_pool()
-                        fut = self._ensure_pool().submit(
-                            summarize_many, part, job.prefilter, config)
+                        fut = self._ensure_pool().submit(*task)
                     if job.directory is not None:
                         self._dir_jobs[job.directory] = self._dir_jobs.get(job.directory, 0) + 1
                     afut = asyncio.wrap_future(fut, loop=loop)
@@ -316,10 +322,10 @@ class WorkspaceIndex(LanguageFeature):
                 await asyncio.wait(self._in_flight, return_when=asyncio.FIRST_COMPLETED)
 
     def _config(self, paths: list[str]) -> Config | None:
-        """The configuration the server would analyse `paths[0]` with: the scan's workers
-        compute the findings of each file with it (index_findings.py; a file of the chunk
-        under another `.dpmlens.toml` fails the check at didOpen). None: none computed."""
-        if not self.precompute or not paths:
+        """The configuration the server would analyse `paths[0]` with: the workers compute
+        the findings of each file with it (index_findings.py; a file of the chunk under
+        another `.dpmlens.toml` fails the check at didOpen). None: none computed."""
+        if not paths:
             return None
         from dpmlens.lsp.project_config import ProjectConfigs
 
@@ -329,9 +335,35 @@ class WorkspaceIndex(LanguageFeature):
             return None
 
     def precomputed(self, path: str) -> Precomputed | None:
-        """The findings the scan computed for `path`, if any (check them with `holds`)."""
-        s = self.summaries.get(path)
-        return s.precomputed if s is not None else None
+        """The findings the workers computed for `path`, if any (check them with `holds`)."""
+        return self.findings.get(path)
+
+    def compute_findings(self) -> None:
+        """Queue, behind everything else, the findings of every .c file the scan parsed
+        (index_findings.py: a didOpen of one with that text needs no parse), a directory's
+        files in one task; the end is logged."""
+        by_dir: dict[str, list[str]] = {}
+        for path in sorted(self.summaries):
+            if path.endswith(".c") and not self.summaries[path].error:
+                by_dir.setdefault(os.path.dirname(path), []).append(path)
+        part: list[str] = []
+        chunks: list[list[str]] = []
+        for paths in by_dir.values():
+            if part and len(part) + len(paths) > CHUNK:
+                chunks.append(part)
+                part = []
+            part = part + paths
+        if part:
+            chunks.append(part)
+        jobs = [(c, self._config(c)) for c in chunks]
+        jobs = [(c, config) for c, config in jobs if config is not None]
+        if not jobs:
+            return
+        self._findings_left = len(jobs)
+        self._findings_t0 = time.perf_counter()
+        for c, config in jobs:
+            self._queue.append(_Job(c, prefilter=False, findings=config))
+        self._kick()
 
     def directory_pending(self, directory: str) -> bool:
         """Is a directory job of `directory` queued or running (its end reruns the open
@@ -347,6 +379,9 @@ class WorkspaceIndex(LanguageFeature):
                 self._dir_jobs[job.directory] = left
             else:
                 self._dir_jobs.pop(job.directory, None)
+        if job.findings is not None:
+            self._findings_done(fut)
+            return
         if fut.cancelled():
             return
         exc = fut.exception()
@@ -367,6 +402,18 @@ class WorkspaceIndex(LanguageFeature):
             # A directory of an open document (or a changed file) is ready: rerun diagnostics
             # so helpers in other files are followed.
             self.server.features.index_updated(job.directory)
+
+    def _findings_done(self, fut: asyncio.Future[Any]) -> None:
+        """A findings task is back (its files are opened the usual way if it failed)."""
+        if not fut.cancelled() and fut.exception() is None:
+            for path, pre in fut.result():
+                if pre is not None:
+                    self.findings[path] = pre
+        self._findings_left -= 1
+        if self._findings_left == 0:
+            took = format_us((time.perf_counter() - self._findings_t0) * 1e6)
+            self.server.log("info", f"dpmlens: computed the findings of {len(self.findings)} "
+                                    f"files in {took} (for didOpen)")
 
     async def scan(self, roots: list[str]) -> None:
         """Walk the workspace and queue every C file behind directory jobs; report progress."""
@@ -407,6 +454,7 @@ class WorkspaceIndex(LanguageFeature):
         if token is not None:
             self._progress(token, types.WorkDoneProgressEnd(message=msg))
         self.server.features.workspace_indexed()
+        self.compute_findings()
 
     async def _progress_begin(self) -> str | None:
         caps = self.server.client_capabilities.window
