@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -31,6 +32,7 @@ from dpmlens.model.types import FileModel, FunctionDef
 
 SUFFIXES = (".c", ".h")
 SIBLING_BYTES = 1 << 20  # a helper file this big is not summarised for another's findings
+MODELS_KEPT = 16  # models of helper files a worker keeps while computing findings
 
 # (file name, size, mtime_ns) of each C file of a directory but the analysed one
 Stamp = tuple[tuple[str, int, int], ...]
@@ -113,11 +115,11 @@ class DirLookup:
             if len(text) > SIBLING_BYTES:
                 self.unsure = True
                 continue
-            visible, model = self.models.summary(path)
-            if name not in visible or model is None:
+            if name not in self.models.visible(path):
                 continue
-            fn = model.functions.get(name)
-            if fn is not None:
+            model = self.models.model(path)
+            fn = model.functions.get(name) if model is not None else None
+            if model is not None and fn is not None:
                 hits.append((model, fn))
         if len(hits) > 1:
             self.unsure = True
@@ -134,13 +136,17 @@ class DirModels:
 
     def __init__(self, summarize: Summarize) -> None:
         self._summarize = summarize
-        # directory -> its C files, sorted -> (text, (visible names, model) once summarised)
+        # directory -> its C files, sorted -> (text, the names visible once summarised)
         self._dirs: dict[str, dict[str, list[object]]] = {}
         self._stamps: dict[str, Stamp] = {}  # directory -> its C files when first read
+        # the last models found helpers in (summarised again when needed after: a directory
+        # of hundreds of files would hold hundreds of models)
+        self._models: OrderedDict[str, FileModel | None] = OrderedDict()
 
     def clear(self) -> None:
         self._dirs.clear()
         self._stamps.clear()
+        self._models.clear()
 
     def freshen(self, directory: str) -> None:
         """Forget what was read of `directory` if one of its C files changed since."""
@@ -158,9 +164,10 @@ class DirModels:
             except OSError:
                 names = []
             hit = {os.path.join(directory, n): [None, None] for n in names if n.endswith(SUFFIXES)}
-            while self._dirs:  # (one directory at a time: their models are big)
+            while self._dirs:  # (one directory at a time)
                 self._stamps.pop(old := next(iter(self._dirs)), None)
                 self._dirs.pop(old)
+            self._models.clear()
             self._dirs[directory] = hit
         return hit
 
@@ -179,11 +186,25 @@ class DirModels:
         assert isinstance(text, bytes)
         return text
 
-    def summary(self, path: str) -> tuple[frozenset[str], FileModel | None]:
+    def visible(self, path: str) -> frozenset[str]:
         slot = self._dir(path)[path]
         if slot[1] is None:
-            slot[1] = self._summarize(path)
+            slot[1], model = self._summarize(path)
+            self._keep(path, model)
         return slot[1]  # type: ignore[return-value]
+
+    def model(self, path: str) -> FileModel | None:
+        if path in self._models:
+            self._models.move_to_end(path)
+            return self._models[path]
+        model = self._summarize(path)[1]
+        self._keep(path, model)
+        return model
+
+    def _keep(self, path: str, model: FileModel | None) -> None:
+        self._models[path] = model
+        while len(self._models) > MODELS_KEPT:
+            self._models.popitem(last=False)
 
 
 def precompute(
