@@ -1,21 +1,24 @@
-"""Findings the workspace index computes beside its summaries, for a didOpen that needs no parse.
+"""Findings the workspace index computes for its files, for a didOpen that needs no parse.
 
-The index's workers parse every file of the workspace that has PM words; a worker that has a
-file's model at hand also runs the rules over it, the way the server's full analysis does once
-the file's directory is indexed: with a resolver that finds helpers in the other files of the
-directory (`DirLookup`, which answers as `workspace_index.DirResolver` does with the whole
-directory summarised). The findings travel with the summary, keyed by what they depend on:
+Once the scan has ended (its summaries first, as before), the index's workers analyse every
+.c file it parsed, a directory per task, behind every other job: the rules run the way the
+server's full analysis runs them once the file's directory is indexed, with a resolver that
+finds helpers in the other files of the directory (`DirLookup`, which answers as
+`workspace_index.DirResolver` does with the whole directory summarised). The findings are
+kept by the server, keyed by what they depend on:
 
-    pre = precompute(path, source, model, config)     # in the worker
-    pre.holds(source, config)                          # in the server, at didOpen
+    pre = precompute(path, source, model, config, models)   # in the worker
+    pre.holds(path, source, config)                          # in the server, at didOpen
 
-A document opened with the very text the worker read (a content hash), the same configuration
-and a directory whose C files have not changed since (size and mtime of each) gets these
-findings published at once; the server's own analysis, which the next edits need, runs after.
+A document opened with the very text the worker read (a content hash), the same configuration,
+a directory whose C files have not changed since (size and mtime of each) and the same local
+headers elsewhere gets these findings published at once; the server's own analysis, which the
+next edits need, runs after.
 
-Not precomputed (None): a file the rules' prefilter rejects gets (), a helper defined in two
-files of the directory (which one the server finds depends on the order it indexed them), a
-rule's failure (the server's analysis then reports it the usual way).
+Not precomputed (None): a helper defined in two files of the directory (which one the server
+finds depends on the order it indexed them), a helper file over SIBLING_BYTES holding the
+name, a rule's failure (the server's analysis then reports it the usual way). A file the
+rules' prefilter rejects gets ().
 """
 
 from __future__ import annotations
