@@ -346,13 +346,19 @@ class WorkspaceIndex(LanguageFeature):
         for path in sorted(self.summaries):
             if path.endswith(".c") and not self.summaries[path].error:
                 by_dir.setdefault(os.path.dirname(path), []).append(path)
+        # (at most CHUNK files a task, a few seconds: a directory job of a document opened
+        # meanwhile waits for the tasks in flight)
         part: list[str] = []
         chunks: list[list[str]] = []
         for paths in by_dir.values():
             if part and len(part) + len(paths) > CHUNK:
                 chunks.append(part)
                 part = []
-            part = part + paths
+            for i in range(0, len(paths), CHUNK):
+                part = part + paths[i : i + CHUNK]
+                if len(part) >= CHUNK:
+                    chunks.append(part)
+                    part = []
         if part:
             chunks.append(part)
         jobs = [(c, self._config(c)) for c in chunks]
