@@ -1,8 +1,8 @@
 """Findings the workspace index computes for its files, for a didOpen that needs no parse.
 
 Once the scan has ended (its summaries first, as before), the index's workers analyse every
-.c file it parsed, a directory per task, behind every other job: the rules run the way the
-server's full analysis runs them once the file's directory is indexed, with a resolver that
+.c file it parsed, a directory's files together, behind every other job: the rules run the
+way the server's full analysis runs them once the file's directory is indexed, with a resolver that
 finds helpers in the other files of the directory (`DirLookup`, which answers as
 `workspace_index.DirResolver` does with the whole directory summarised). The findings are
 kept by the server, keyed by what they depend on:
