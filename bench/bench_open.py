@@ -103,6 +103,40 @@ def one(path: Path, root: Path, indexed: bool, settle: float) -> dict[str, Any]:
         c.close()
 
 
+def every_file(directory: Path, settle: float) -> int:
+    """`--dir`: one server on `directory`; once its findings are computed, open each .c file
+    there and check that the first answer is the one settled after (exit 1 if one is not)."""
+    c = Recorder([sys.executable, "-m", "dpmlens.lsp"])
+    bad: list[str] = []
+    fast = 0
+    files = sorted(directory.glob("*.c"))
+    try:
+        c.request("initialize", {
+            "processId": os.getpid(), "rootUri": directory.as_uri(),
+            "workspaceFolders": [{"uri": directory.as_uri(), "name": directory.name}],
+            "capabilities": {"textDocument": {"publishDiagnostics": {"versionSupport": True}}},
+            "initializationOptions": {"debounceMs": 0, "traceGlobs": [], "logLevel": "debug"},
+        })
+        c.notify("initialized", {})
+        with c.lock:
+            c.lock.wait_for(lambda: bool(c.findings_done), 600)
+        for path in files:
+            c.notify("textDocument/didOpen", {"textDocument": {
+                "uri": path.as_uri(), "languageId": "c", "version": 1,
+                "text": path.read_text(encoding="utf-8", errors="surrogateescape")}})
+        time.sleep(settle)
+        for path in files:
+            answers = c.of(path.as_uri(), 1)
+            fast += c.first_how.get((str(path), 1)) == "computed by the workspace index"
+            if not answers or any(a != answers[-1] for a in answers):
+                bad.append(path.name)
+    finally:
+        c.close()
+    print(f"{directory}: {len(files)} .c files opened, {fast} answered by the index; first "
+          f"answer = settled answer: {'yes, all' if not bad else 'NO: ' + ', '.join(bad)}")
+    return 1 if bad else 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kernel", default="/work/linux/linux-source-6.12")
@@ -110,8 +144,13 @@ def main() -> int:
     ap.add_argument("--settle", type=float, default=4.0,
                     help="seconds to wait after the open for the server's own analysis")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--dir", action="append", default=[], metavar="REL",
+                    help="instead: open every .c file of this directory of --kernel (indexed) "
+                    "and check each first answer against the settled one")
     args = ap.parse_args()
     kernel = Path(args.kernel)
+    if args.dir:
+        return max(every_file(kernel / d, args.settle * 3) for d in args.dir)
     status = 0
     report: dict[str, Any] = {}
     for rel in FILES:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import pytest_lsp
+from kernel_trees import K612
 from lsp_harness import CONFIG, codes, copy_workspace, initialize, open_file, wait_for
 from lsprotocol import types
 from pytest_lsp import LanguageClient
@@ -184,3 +185,19 @@ def test_a_header_read_elsewhere_is_part_of_the_key(tmp_path: Path):
     st = (tmp_path / "a.h").stat()
     os.utime(tmp_path / "a.h", ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
     assert not pre.holds(str(path), source, Config())
+
+
+@pytest.mark.skipif(not (K612 / "drivers/usb/core/port.c").is_file(), reason=f"needs {K612}")
+def test_delays_reached_in_helpers_read_while_reported():
+    """drivers/usb/core/port.c with the helpers of its directory (as the server analyses it
+    once the directory is indexed): reporting a delay reached in hub.c read another helper
+    file's delays for the first time, while they were being listed (the rules crashed: the
+    editor showed no diagnostics for port.c); the index's findings found it."""
+    path = K612 / "drivers/usb/core/port.c"
+    source = path.read_bytes()
+    findings = analyze_model(build_model(str(path), source), Config(),
+                             DirLookup(str(path), DirModels(visible_model)))
+    assert findings == analyze_model(build_model(str(path), source), Config(),
+                                     DirLookup(str(path), DirModels(visible_model)))
+    [(_p, pre)] = findings_many([str(path)], Config())
+    assert pre is not None and list(pre.findings) == findings
