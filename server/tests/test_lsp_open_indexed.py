@@ -201,3 +201,12 @@ def test_delays_reached_in_helpers_read_while_reported():
                                      DirLookup(str(path), DirModels(visible_model)))
     [(_p, pre)] = findings_many([str(path)], Config())
     assert pre is not None and list(pre.findings) == findings
+
+
+def test_a_file_the_scan_did_not_parse_gets_none_only_when_nothing_can_be_found(ws: Path):
+    quiet, loud = ws / "plain.c", ws / "foo_core.c"
+    quiet.write_text("int plain(int x)\n{\n\treturn x + 1;\n}\n")
+    got = dict(findings_many([str(quiet), str(loud)], Config(), parsed=frozenset()))
+    assert got[str(quiet)] is not None and got[str(quiet)].findings == ()
+    assert got[str(quiet)].holds(str(quiet), quiet.read_bytes(), Config())
+    assert got[str(loud)] is None  # (PM code the scan did not parse: opened the usual way)

@@ -210,6 +210,16 @@ class DirModels:
             self._models.popitem(last=False)
 
 
+def nothing_to_find(path: str, source: bytes, config: Config) -> Precomputed | None:
+    """No findings, when the rules' prefilter rejects `source` (a file without PM code: its
+    open needs neither a parse nor an analysis); None when it does not."""
+    from dpmlens.engine.analyze import prefilter
+
+    if prefilter(config).matches(source):
+        return None
+    return Precomputed(digest(source), config, directory_stamp(path), ())
+
+
 def precompute(
     path: str, source: bytes, model: FileModel, config: Config, models: DirModels
 ) -> Precomputed | None:

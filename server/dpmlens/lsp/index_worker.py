@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from dpmlens.config.settings import Config
 from dpmlens.core import inputs, limits
 from dpmlens.core.nesting import too_deep
-from dpmlens.lsp.index_findings import DirModels, Precomputed, precompute
+from dpmlens.lsp.index_findings import DirModels, Precomputed, nothing_to_find, precompute
 from dpmlens.model.types import DriverStruct, FileModel, FunctionDef, PmTable
 
 SUFFIXES = (".c", ".h")
@@ -82,10 +82,14 @@ def summarize(
     return summary_of(model, mtime_ns), shipped
 
 
-def findings_many(paths: list[str], config: Config) -> list[tuple[str, Precomputed | None]]:
+def findings_many(
+    paths: list[str], config: Config, parsed: frozenset[str] | None = None
+) -> list[tuple[str, Precomputed | None]]:
     """Worker task, after the workspace scan: the findings of each .c file as the server
     would publish them on its didOpen (index_findings.py). In directory order: the files of
-    a directory are read once for the helpers."""
+    a directory are read once for the helpers. A file the scan did not parse (no PM words:
+    not in `parsed`, when given) gets them only when the rules' prefilter says there are none.
+    """
     from dpmlens.model.build import build_model
 
     out: list[tuple[str, Precomputed | None]] = []
@@ -94,7 +98,9 @@ def findings_many(paths: list[str], config: Config) -> list[tuple[str, Precomput
         try:
             with open(path, "rb") as fh:
                 source = fh.read()
-            if len(source) <= limits.SOURCE_BYTES.value and too_deep(source) is None:
+            if parsed is not None and path not in parsed:
+                pre = nothing_to_find(path, source, config)
+            elif len(source) <= limits.SOURCE_BYTES.value and too_deep(source) is None:
                 pre = precompute(path, source, build_model(path, source), config, _DIRS)
         except Exception:  # (OSError, a model bug: the open analyses it the usual way)
             pre = None

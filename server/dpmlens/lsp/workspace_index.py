@@ -111,6 +111,8 @@ class WorkspaceIndex(LanguageFeature):
         self.findings: dict[str, Precomputed] = {}
         self._findings_left = 0
         self._findings_t0 = 0.0
+        self._walked: list[str] = []  # the C files the last scan walked
+        self._parsed: frozenset[str] = frozenset()  # of them, those it parsed (.c)
         server.handle(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, self.did_change_folders)
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -307,7 +309,8 @@ class WorkspaceIndex(LanguageFeature):
                     part = job.paths[i : i + step]
                     task: tuple[Any, ...] = (summarize_many, part, job.prefilter)
                     if job.findings is not None:
-                        task = (findings_many, part, job.findings)
+                        task = (findings_many, part, job.findings,
+                                self._parsed.intersection(part))
                     try:
                         fut: Future[Any] = self._ensure_pool().submit(*task)
                     except BrokenProcessPool:  # a worker died (crashed on a file): new pool
@@ -339,12 +342,14 @@ class WorkspaceIndex(LanguageFeature):
         return self.findings.get(path)
 
     def compute_findings(self) -> None:
-        """Queue, behind everything else, the findings of every .c file the scan parsed
-        (index_findings.py: a didOpen of one with that text needs no parse), a directory's
-        files in one task; the end is logged."""
+        """Queue, behind everything else, the findings of every .c file the scan parsed, and
+        of those it did not whose text the rules' prefilter rejects (index_findings.py: a
+        didOpen of one with that text needs no parse), a directory's files together; the end
+        is logged."""
+        parsed = frozenset(p for p, s in self.summaries.items() if p.endswith(".c") and not s.error)
         by_dir: dict[str, list[str]] = {}
-        for path in sorted(self.summaries):
-            if path.endswith(".c") and not self.summaries[path].error:
+        for path in sorted(parsed.union(p for p in self._walked if p.endswith(".c"))):
+            if path in parsed or path not in self.summaries:  # (not: one it could not read)
                 by_dir.setdefault(os.path.dirname(path), []).append(path)
         # (at most CHUNK files a task, a few seconds: a directory job of a document opened
         # meanwhile waits for the tasks in flight)
@@ -367,6 +372,7 @@ class WorkspaceIndex(LanguageFeature):
             return
         self._findings_left = len(jobs)
         self._findings_t0 = time.perf_counter()
+        self._parsed = parsed
         for c, config in jobs:
             self._queue.append(_Job(c, prefilter=False, findings=config))
         self._kick()
@@ -430,6 +436,7 @@ class WorkspaceIndex(LanguageFeature):
         # The walk runs in a worker process too: in a thread it would hold the GIL against
         # the open document's first analysis.
         files = await loop.run_in_executor(self._ensure_pool(), walk_sources, roots)
+        self._walked = files
         self.files_seen = len(files)
         self._scan_total = len(files)
         self._scan_done = 0
