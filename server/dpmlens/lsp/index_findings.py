@@ -18,7 +18,7 @@ next edits need, runs after.
 Not precomputed (None): a helper defined in two files of the directory (which one the server
 finds depends on the order it indexed them), a helper file over SIBLING_BYTES holding the
 name, a rule's failure (the server's analysis then reports it the usual way). A file the
-rules' prefilter rejects gets ().
+rules' prefilter rejects gets () (`nothing_to_find`: also those the scan did not parse).
 """
 
 from __future__ import annotations
