@@ -60,6 +60,7 @@ bench-multitest: $(STAMP) $(SCAN)
 bench-lsp: $(STAMP)
 	$(PY) bench/bench_lsp.py --kernel $(BENCH_KERNEL)
 	$(PY) bench/bench_incremental.py --kernel $(BENCH_KERNEL)
+	$(PY) bench/bench_open.py --kernel $(BENCH_KERNEL)
 
 # The 20 MB document (issue 29): the first 637 drivers/ files with a dev_pm_ops, as 637 files
 # and as one (built under bench-data/large/), CLI and editor; says so and exits 0 without

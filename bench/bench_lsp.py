@@ -56,6 +56,8 @@ class Client:
         self.lock = threading.Condition()
         self.index_done: float | None = None
         self.index_message = ""
+        self.findings_done: float | None = None
+        self.findings_message = ""
         threading.Thread(target=self._reader, daemon=True).start()
 
     def _send(self, msg: dict[str, Any]) -> None:
@@ -91,9 +93,12 @@ class Client:
                 p = msg["params"]
                 self.diag_times.setdefault((p["uri"], p.get("version")), now)
             elif method == "window/logMessage":
-                m = _ANALYSED.match(msg["params"].get("message", ""))
+                text = msg["params"].get("message", "")
+                m = _ANALYSED.match(text)
                 if m is not None:
                     self.hows[(m.group(1), int(m.group(2)))] = m.group(3)
+                elif "computed the findings of" in text:  # (after the scan: for didOpen)
+                    self.findings_done, self.findings_message = now, text
             elif method == "$/progress":
                 v = msg["params"].get("value", {})
                 if v.get("kind") == "end" and "indexed" in (v.get("message") or ""):
@@ -255,6 +260,10 @@ def main() -> int:
     )
     ap.add_argument("--edits", type=int, default=200)
     ap.add_argument("--index-timeout", type=float, default=600)
+    ap.add_argument("--wait-findings", type=float, default=0, metavar="S",
+                    help="at the end, wait up to S s for the findings the index computes "
+                    "after its scan (servers that do), and report when they were done and "
+                    "the workers' RSS then")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--profile", metavar="PATH", help="run the server under cProfile, write PATH")
     ap.add_argument(
@@ -362,6 +371,20 @@ def main() -> int:
             "memory_rss_mb_every_tenth": samples,
             "memory_growth_mb_last_80pct": round(samples[-1] - samples[2], 1),
         }
+    findings: dict[str, object] = {}
+    if args.wait_findings:
+        peak_workers = 0.0
+        end = time.perf_counter() + args.wait_findings
+        while c.findings_done is None and time.perf_counter() < end:
+            peak_workers = max(peak_workers, sum(rss_mb(p)[0] for p in children(c.proc.pid)))
+            time.sleep(0.5)
+        if c.findings_done is not None:
+            findings = {
+                "index_findings_seconds_after_scan": round(c.findings_done - c.index_done, 1)
+                if c.index_done else None,
+                "index_findings": c.findings_message,
+                "index_findings_workers_peak_rss_mb": round(peak_workers, 1),
+            }
     c.close()
 
     result = {
@@ -382,6 +405,7 @@ def main() -> int:
         "edit_analyses": after_how,
         "index_seconds": round(index_s, 1),
         "index_summary": c.index_message,
+        **findings,
         "server_rss_mb": round(server_rss2, 1),
         "server_peak_rss_mb": round(max(server_peak, server_peak2), 1),
         "index_workers_rss_mb": round(worker_rss, 1),

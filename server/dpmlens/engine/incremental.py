@@ -38,6 +38,7 @@ edit (and the structure assumed before parsing with the real one).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -565,10 +566,13 @@ def _dirty(d: _Decided, st: _State) -> tuple[ts.Tree, list[tuple[int, int]], Top
         return None
     end = d.f_end + d.delta
     out: set[tuple[int, int]] = set()
+    starts: list[int] | None = [b[0] for b in d.bodies]
+    if any(a[2] > b[0] for a, b in zip(d.bodies, d.bodies[1:], strict=False)):
+        starts = None  # (functions that overlap: each edit tried against every one)
     for s, e in d.stale.edited:
         if d.f_start < s and e < end:
             continue
-        hit = _enclosing_body(d.bodies, s, e)
+        hit = _enclosing_body(d.bodies, s, e, starts)
         if hit is None:
             return None
         out.add((hit[0], hit[2]))
@@ -722,8 +726,19 @@ def _top_level(tree: ts.Tree) -> tuple[list[_Item], list[_Body]]:
     return items, bodies
 
 
-def _enclosing_body(bodies: list[_Body], lo: int, hi: int) -> _Body | None:
-    """The function whose body holds [lo, hi) without touching its braces."""
+def _enclosing_body(
+    bodies: list[_Body], lo: int, hi: int, starts: list[int] | None = None
+) -> _Body | None:
+    """The function whose body holds [lo, hi) without touching its braces. Given `starts`
+    (each function's start, in order, the functions apart from each other), only the one
+    that starts last at or before `lo` can: a document's edits since its last parse are
+    many (`_dirty`)."""
+    if starts is not None:
+        i = bisect_right(starts, lo) - 1
+        if i < 0:
+            return None
+        start, body, end, name = bodies[i]
+        return (start, body, end, name) if body < lo and hi < end else None
     for start, body, end, name in bodies:
         if body < lo and hi < end and start <= lo:
             return start, body, end, name

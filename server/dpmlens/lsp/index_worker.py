@@ -14,8 +14,10 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 
+from dpmlens.config.settings import Config
 from dpmlens.core import inputs, limits
 from dpmlens.core.nesting import too_deep
+from dpmlens.lsp.index_findings import DirModels, Precomputed, nothing_to_find, precompute
 from dpmlens.model.types import DriverStruct, FileModel, FunctionDef, PmTable
 
 SUFFIXES = (".c", ".h")
@@ -78,6 +80,43 @@ def summarize(
     except Exception as e:  # a model bug on one file must not stop the index
         return FileSummary(path, mtime_ns, (), (), error=f"{type(e).__name__}: {e}"), None
     return summary_of(model, mtime_ns), shipped
+
+
+def findings_many(
+    paths: list[str], config: Config, parsed: frozenset[str] | None = None
+) -> list[tuple[str, Precomputed | None]]:
+    """Worker task, after the workspace scan: the findings of each .c file as the server
+    would publish them on its didOpen (index_findings.py). In directory order: the files of
+    a directory are read once for the helpers. A file the scan did not parse (no PM words:
+    not in `parsed`, when given) gets them only when the rules' prefilter says there are none.
+    """
+    from dpmlens.model.build import build_model
+
+    out: list[tuple[str, Precomputed | None]] = []
+    for path in paths:
+        pre = None
+        try:
+            with open(path, "rb") as fh:
+                source = fh.read()
+            if parsed is not None and path not in parsed:
+                pre = nothing_to_find(path, source, config)
+            elif len(source) <= limits.SOURCE_BYTES.value and too_deep(source) is None:
+                pre = precompute(path, source, build_model(path, source), config, _DIRS)
+        except Exception:  # (OSError, a model bug: the open analyses it the usual way)
+            pre = None
+        out.append((path, pre))
+    _DIRS.clear()  # (the models of a directory are big: not kept between tasks)
+    return out
+
+
+def visible_model(path: str) -> tuple[frozenset[str], FileModel | None]:
+    """What the server's resolver finds in `path` once its directory is indexed: the names
+    the directory job's summary makes visible (non-static; any in a header), and its model."""
+    s, model = summarize(path, keep_model=True)
+    return frozenset(s.public + s.static if path.endswith(".h") else s.public), model
+
+
+_DIRS = DirModels(visible_model)  # per worker process: the directories being precomputed
 
 
 def portable_model(model: FileModel) -> FileModel:

@@ -32,12 +32,15 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from dpmlens.config.settings import Config
 from dpmlens.core.durations import format_us
 from dpmlens.lsp.core import DpmlensServer, LanguageFeature
 from dpmlens.lsp.documents import Document
+from dpmlens.lsp.index_findings import Precomputed
 from dpmlens.lsp.index_worker import (
     SUFFIXES,
     FileSummary,
+    findings_many,
     portable_model,
     summarize_many,
     walk_sources,
@@ -54,6 +57,7 @@ class _Job:
     paths: list[str]
     prefilter: bool
     directory: str | None = None  # set for "index this whole directory" jobs
+    findings: Config | None = None  # set for "compute these files' findings" jobs
 
 
 class DirResolver:
@@ -102,6 +106,13 @@ class WorkspaceIndex(LanguageFeature):
         self._scan_total = 0
         self._scan_done = 0
         self._task: asyncio.Task[None] | None = None
+        self._dir_jobs: dict[str, int] = {}  # directory -> its job's chunks not back yet
+        # path -> the findings the workers computed after the scan (index_findings.py)
+        self.findings: dict[str, Precomputed] = {}
+        self._findings_left = 0
+        self._findings_t0 = 0.0
+        self._walked: list[str] = []  # the C files the last scan walked
+        self._parsed: frozenset[str] = frozenset()  # of them, those it parsed (.c)
         server.handle(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, self.did_change_folders)
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -229,6 +240,7 @@ class WorkspaceIndex(LanguageFeature):
 
     def remove(self, path: str) -> None:
         self._stat_cache.pop(path, None)
+        self.findings.pop(path, None)
         old = self.summaries.pop(path, None)
         self._models.pop(path, None)
         where = self.dir_functions.get(os.path.dirname(path))
@@ -291,23 +303,97 @@ class WorkspaceIndex(LanguageFeature):
         while self._queue or self._in_flight:
             while self._queue and len(self._in_flight) < limit:
                 job = self._queue.popleft()
-                for i in range(0, max(1, len(job.paths)), CHUNK):
-                    part = job.paths[i : i + CHUNK]
+                # (a findings job is one task: its files are grouped by directory)
+                step = CHUNK if job.findings is None else max(1, len(job.paths))
+                for i in range(0, max(1, len(job.paths)), step):
+                    part = job.paths[i : i + step]
+                    task: tuple[Any, ...] = (summarize_many, part, job.prefilter)
+                    if job.findings is not None:
+                        task = (findings_many, part, job.findings,
+                                self._parsed.intersection(part))
                     try:
-                        fut: Future[Any] = self._ensure_pool().submit(
-                            summarize_many, part, job.prefilter
-                        )
+                        fut: Future[Any] = self._ensure_pool().submit(*task)
                     except BrokenProcessPool:  # a worker died (crashed on a file): new pool
                         self._reset_pool()
-                        fut = self._ensure_pool().submit(summarize_many, part, job.prefilter)
+                        fut = self._ensure_pool().submit(*task)
+                    if job.directory is not None:
+                        self._dir_jobs[job.directory] = self._dir_jobs.get(job.directory, 0) + 1
                     afut = asyncio.wrap_future(fut, loop=loop)
                     afut.add_done_callback(partial(self._done, job=job, n=len(part)))
                     self._in_flight.add(afut)
             if self._in_flight:
                 await asyncio.wait(self._in_flight, return_when=asyncio.FIRST_COMPLETED)
 
+    def _config(self, paths: list[str]) -> Config | None:
+        """The configuration the server would analyse `paths[0]` with: the workers compute
+        the findings of each file with it (index_findings.py; a file of the chunk under
+        another `.dpmlens.toml` fails the check at didOpen). None: none computed."""
+        if not paths:
+            return None
+        from dpmlens.lsp.project_config import ProjectConfigs
+
+        try:
+            return self.server.get_feature(ProjectConfigs).config_for(paths[0])
+        except Exception:  # (a server assembled without it: no findings in the index)
+            return None
+
+    def precomputed(self, path: str) -> Precomputed | None:
+        """The findings the workers computed for `path`, if any (check them with `holds`)."""
+        return self.findings.get(path)
+
+    def compute_findings(self) -> None:
+        """Queue, behind everything else, the findings of every .c file the scan parsed, and
+        of those it did not whose text the rules' prefilter rejects (index_findings.py: a
+        didOpen of one with that text needs no parse), a directory's files together; the end
+        is logged."""
+        parsed = frozenset(p for p, s in self.summaries.items() if p.endswith(".c") and not s.error)
+        by_dir: dict[str, list[str]] = {}
+        for path in sorted(parsed.union(p for p in self._walked if p.endswith(".c"))):
+            if path in parsed or path not in self.summaries:  # (not: one it could not read)
+                by_dir.setdefault(os.path.dirname(path), []).append(path)
+        # (at most CHUNK files a task, a few seconds: a directory job of a document opened
+        # meanwhile waits for the tasks in flight)
+        part: list[str] = []
+        chunks: list[list[str]] = []
+        for paths in by_dir.values():
+            if part and len(part) + len(paths) > CHUNK:
+                chunks.append(part)
+                part = []
+            for i in range(0, len(paths), CHUNK):
+                part = part + paths[i : i + CHUNK]
+                if len(part) >= CHUNK:
+                    chunks.append(part)
+                    part = []
+        if part:
+            chunks.append(part)
+        jobs = [(c, self._config(c)) for c in chunks]
+        jobs = [(c, config) for c, config in jobs if config is not None]
+        if not jobs:
+            return
+        self._findings_left = len(jobs)
+        self._findings_t0 = time.perf_counter()
+        self._parsed = parsed
+        for c, config in jobs:
+            self._queue.append(_Job(c, prefilter=False, findings=config))
+        self._kick()
+
+    def directory_pending(self, directory: str) -> bool:
+        """Is a directory job of `directory` queued or running (its end reruns the open
+        documents' diagnostics: `index_updated`)?"""
+        return self._dir_jobs.get(directory, 0) > 0 or any(
+            job.directory == directory for job in self._queue)
+
     def _done(self, fut: asyncio.Future[Any], *, job: _Job, n: int) -> None:
         self._in_flight.discard(fut)
+        if job.directory is not None:
+            left = self._dir_jobs.get(job.directory, 1) - 1
+            if left > 0:
+                self._dir_jobs[job.directory] = left
+            else:
+                self._dir_jobs.pop(job.directory, None)
+        if job.findings is not None:
+            self._findings_done(fut)
+            return
         if fut.cancelled():
             return
         exc = fut.exception()
@@ -329,6 +415,18 @@ class WorkspaceIndex(LanguageFeature):
             # so helpers in other files are followed.
             self.server.features.index_updated(job.directory)
 
+    def _findings_done(self, fut: asyncio.Future[Any]) -> None:
+        """A findings task is back (its files are opened the usual way if it failed)."""
+        if not fut.cancelled() and fut.exception() is None:
+            for path, pre in fut.result():
+                if pre is not None:
+                    self.findings[path] = pre
+        self._findings_left -= 1
+        if self._findings_left == 0:
+            took = format_us((time.perf_counter() - self._findings_t0) * 1e6)
+            self.server.log("info", f"dpmlens: computed the findings of {len(self.findings)} "
+                                    f"files in {took} (for didOpen)")
+
     async def scan(self, roots: list[str]) -> None:
         """Walk the workspace and queue every C file behind directory jobs; report progress."""
         t0 = time.perf_counter()
@@ -338,6 +436,7 @@ class WorkspaceIndex(LanguageFeature):
         # The walk runs in a worker process too: in a thread it would hold the GIL against
         # the open document's first analysis.
         files = await loop.run_in_executor(self._ensure_pool(), walk_sources, roots)
+        self._walked = files
         self.files_seen = len(files)
         self._scan_total = len(files)
         self._scan_done = 0
@@ -368,6 +467,7 @@ class WorkspaceIndex(LanguageFeature):
         if token is not None:
             self._progress(token, types.WorkDoneProgressEnd(message=msg))
         self.server.features.workspace_indexed()
+        self.compute_findings()
 
     async def _progress_begin(self) -> str | None:
         caps = self.server.client_capabilities.window

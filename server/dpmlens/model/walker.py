@@ -26,6 +26,7 @@ import re
 import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Protocol
 
 import tree_sitter as ts
@@ -291,14 +292,10 @@ class Walker:
         if (fp := footprint.of(model)) is not None:
             fp.functions.add(fn.name)
         if names is None:
-            found = set()
-            source = model.source
-            for m in _ASSIGNED.finditer(source, fn.start_byte, fn.end_byte):
-                found.add(next(g for g in m.groups() if g).decode("latin-1"))
-            for m in _AMPERSAND.finditer(source, fn.start_byte, fn.end_byte):
-                if not _binary_ampersand(source, m.start(), fn.start_byte):
-                    found.add(m.group(1).decode("latin-1"))
-            names = self._changed[key] = frozenset(found)
+            source, start = model.source, fn.start_byte
+            # (the byte before: where the searches' `\b` starts)
+            names = self._changed[key] = assigned_names(
+                source[max(0, start - 1) : fn.end_byte], start > 0)
         return names
 
     def _parameters(self, model: FileModel, fn: FunctionDef) -> list[str]:
@@ -412,6 +409,20 @@ def _maybe_constant(arg: str, bindings: Mapping[str, int], defines: Mapping[str,
     a = arg.strip()
     name = a.lstrip("!")
     return bool(_CONSTANT_ARG.match(a)) or name in bindings or name in defines
+
+
+@lru_cache(maxsize=512)  # the same functions' texts, analysis after analysis of a document
+def assigned_names(text: bytes, before: bool) -> frozenset[str]:
+    """Names a function assigns, increments or takes the address of, in its `text` (after
+    the byte before it, when `before`)."""
+    start = 1 if before else 0
+    found = set()
+    for m in _ASSIGNED.finditer(text, start):
+        found.add(next(g for g in m.groups() if g).decode("latin-1"))
+    for m in _AMPERSAND.finditer(text, start):
+        if not _binary_ampersand(text, m.start(), start):
+            found.add(m.group(1).decode("latin-1"))
+    return frozenset(found)
 
 
 def _binary_ampersand(source: bytes, at: int, start: int) -> bool:

@@ -391,8 +391,10 @@ class _Analysis:
         """This file's delays, then those of other files that a callback of this one reaches
         (only those: the others are that file's own business)."""
         yield from self.local.delays.values()
-        for fd in self.others.values():
-            for start, d in fd.delays.items():
+        # (a copy: what is done with each delay may read a helper file's delays for the first
+        # time; a file or delay added now was reached by no walk, so it yields nothing)
+        for fd in list(self.others.values()):
+            for start, d in list(fd.delays.items()):
                 if start in fd.reached_by:
                     yield d
 

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""didOpen -> diagnostics over stdio, for a file the workspace index has reached and for one
+it has not, and whether the first answer is the one the server settles on.
+
+Per file and run, a fresh server (`python -m dpmlens.lsp`, whatever PYTHONPATH says):
+  - indexed: the workspace is the file's directory; the file is opened once the index has
+    finished, and the findings it computes after its scan (the usual case: the editor opens
+    files of a workspace indexed in the background);
+  - cold: the workspace is the tree's drivers/ and the file is opened 1 s after `initialized`
+    (bench_lsp.py's open: the index has not reached it).
+For each: wall time to the first publishDiagnostics of version 1, the server's CPU over that
+time, and, indexed, whether the first published diagnostics equal the last ones for version 1
+once the server's own analysis ran after the directory's index job (exit 1 if not).
+
+    PYTHONPATH=server .venv/bin/python bench/bench_open.py --kernel /work/linux/linux-source-6.12
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_lsp import Client, cpu_s
+
+_ANALYSED = re.compile(r"analysed (.+) v(\d+): .* in [^(]*(?:\((.*)\))?$")
+# does the server under test compute findings in its index (a branch before: no)
+_FINDINGS = importlib.util.find_spec("dpmlens.lsp.index_findings") is not None
+FILES = ["drivers/usb/core/hub.c", "drivers/scsi/lpfc/lpfc_init.c"]
+
+
+class Recorder(Client):
+    """bench_lsp's client, keeping every publishDiagnostics' content too."""
+
+    def __init__(self, cmd: list[str]) -> None:
+        self.published: list[tuple[float, str, int | None, list[Any]]] = []
+        self.first_how: dict[tuple[str, int], str] = {}
+        self.findings_done = ""  # the server's log line: the index's findings are computed
+        super().__init__(cmd)
+
+    def _handle(self, now: float, msg: dict[str, Any]) -> None:
+        if msg.get("method") == "textDocument/publishDiagnostics":
+            p = msg["params"]
+            self.published.append((now, p["uri"], p.get("version"), p["diagnostics"]))
+        elif msg.get("method") == "window/logMessage":
+            text = msg["params"].get("message", "")
+            m = _ANALYSED.match(text)
+            if m is not None:
+                self.first_how.setdefault((m.group(1), int(m.group(2))), m.group(3))
+            if "computed the findings of" in text:
+                self.findings_done = text
+        super()._handle(now, msg)
+
+    def of(self, uri: str, version: int) -> list[list[Any]]:
+        with self.lock:
+            return [d for _t, u, v, d in self.published if u == uri and v == version]
+
+
+def one(path: Path, root: Path, indexed: bool, settle: float) -> dict[str, Any]:
+    c = Recorder([sys.executable, "-m", "dpmlens.lsp"])
+    try:
+        c.request("initialize", {
+            "processId": os.getpid(), "rootUri": root.as_uri(),
+            "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+            "capabilities": {"window": {"workDoneProgress": True},
+                             "textDocument": {"publishDiagnostics": {"versionSupport": True}}},
+            "initializationOptions": {"debounceMs": 0, "traceGlobs": [], "logLevel": "debug"},
+        })
+        c.notify("initialized", {})
+        if indexed:
+            with c.lock:
+                c.lock.wait_for(lambda: c.index_done is not None, 300)
+                if _FINDINGS:  # (a server that computes them after the scan)
+                    c.lock.wait_for(lambda: bool(c.findings_done), 300)
+            time.sleep(0.5)
+        else:
+            time.sleep(1.0)
+        uri = path.as_uri()
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        cpu0 = cpu_s(c.proc.pid)
+        t0 = time.perf_counter()
+        c.notify("textDocument/didOpen", {"textDocument": {
+            "uri": uri, "languageId": "c", "version": 1, "text": text}})
+        wall = (c.wait_diag(uri, 1, timeout=60) - t0) * 1000
+        cpu = (cpu_s(c.proc.pid) - cpu0) * 1000
+        out = {"wall_ms": wall, "cpu_ms": cpu, "how": c.first_how.get((str(path), 1), "?")}
+        if indexed:
+            time.sleep(settle)  # the directory's job and the server's own analysis
+            answers = c.of(uri, 1)
+            out["publishes"] = len(answers)
+            out["same"] = all(a == answers[-1] for a in answers)
+            out["diagnostics"] = len(answers[-1])
+        return out
+    finally:
+        c.close()
+
+
+def every_file(directory: Path, settle: float) -> int:
+    """`--dir`: one server on `directory`; once its findings are computed, open each .c file
+    there and check that the first answer is the one settled after (exit 1 if one is not)."""
+    c = Recorder([sys.executable, "-m", "dpmlens.lsp"])
+    bad: list[str] = []
+    fast = 0
+    files = sorted(directory.glob("*.c"))
+    try:
+        c.request("initialize", {
+            "processId": os.getpid(), "rootUri": directory.as_uri(),
+            "workspaceFolders": [{"uri": directory.as_uri(), "name": directory.name}],
+            "capabilities": {"textDocument": {"publishDiagnostics": {"versionSupport": True}}},
+            "initializationOptions": {"debounceMs": 0, "traceGlobs": [], "logLevel": "debug"},
+        })
+        c.notify("initialized", {})
+        with c.lock:
+            c.lock.wait_for(lambda: bool(c.findings_done), 600)
+        for path in files:
+            c.notify("textDocument/didOpen", {"textDocument": {
+                "uri": path.as_uri(), "languageId": "c", "version": 1,
+                "text": path.read_text(encoding="utf-8", errors="surrogateescape")}})
+        time.sleep(settle)
+        for path in files:
+            answers = c.of(path.as_uri(), 1)
+            fast += c.first_how.get((str(path), 1)) == "computed by the workspace index"
+            if not answers or any(a != answers[-1] for a in answers):
+                bad.append(path.name)
+    finally:
+        c.close()
+    print(f"{directory}: {len(files)} .c files opened, {fast} answered by the index; first "
+          f"answer = settled answer: {'yes, all' if not bad else 'NO: ' + ', '.join(bad)}")
+    return 1 if bad else 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--kernel", default="/work/linux/linux-source-6.12")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--settle", type=float, default=4.0,
+                    help="seconds to wait after the open for the server's own analysis")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--dir", action="append", default=[], metavar="REL",
+                    help="instead: open every .c file of this directory of --kernel (indexed) "
+                    "and check each first answer against the settled one")
+    args = ap.parse_args()
+    kernel = Path(args.kernel)
+    if args.dir:
+        return max(every_file(kernel / d, args.settle * 3) for d in args.dir)
+    status = 0
+    report: dict[str, Any] = {}
+    for rel in FILES:
+        path = kernel / rel
+        if not path.is_file():
+            print(f"bench_open: {path} not found (--kernel)", file=sys.stderr)
+            return 2
+        for mode, indexed, root in (("indexed", True, path.parent),
+                                    ("cold", False, kernel / "drivers")):
+            runs = [one(path, root, indexed, args.settle) for _ in range(args.runs)]
+            report[f"{rel} {mode}"] = runs
+            walls = [r["wall_ms"] for r in runs]
+            cpus = [r["cpu_ms"] for r in runs]
+            line = (f"{rel} {mode:8s} open wall p50 {statistics.median(walls):6.1f} ms "
+                    f"(runs {', '.join(f'{w:.1f}' for w in walls)}), server CPU p50 "
+                    f"{statistics.median(cpus):5.0f} ms; {runs[0]['how']}")
+            if indexed:
+                same = all(r["same"] for r in runs)
+                status |= 0 if same else 1
+                line += (f"; first answer = settled answer: {'yes' if same else 'NO'} "
+                         f"({runs[0]['diagnostics']} diagnostics, "
+                         f"{'/'.join(str(r['publishes']) for r in runs)} publishes)")
+            print(line, flush=True)
+    if args.json:
+        print(json.dumps(report, indent=1))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
