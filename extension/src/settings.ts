@@ -18,6 +18,8 @@ export interface RuleSettings {
 
 export interface ServerSettings {
   enable: boolean;
+  /** Compute every C file's findings in the background after the workspace index. */
+  indexFindings: boolean;
   rules: Record<string, RuleSettings>;
   helperDepth: number;
   debounceMs: number;
@@ -35,6 +37,7 @@ export interface ServerSettings {
 
 export const DEFAULTS: ServerSettings = {
   enable: true,
+  indexFindings: true,
   rules: {},
   helperDepth: 3,
   debounceMs: 150,
@@ -150,11 +153,16 @@ export function toServerSettings(
 ): { settings: ServerSettings; errors: string[] } {
   const errors: string[] = [];
   const enable = read("enable");
+  const indexFindings = read("indexFindings");
+  if (indexFindings !== undefined && indexFindings !== null && typeof indexFindings !== "boolean") {
+    errors.push(`dpmlens.indexFindings must be true or false; using ${DEFAULTS.indexFindings}`);
+  }
   const logLevel = read("logLevel");
   const { mappings, errors: mappingErrors } = normalizeMappings(read("pathMappings"), ctx);
   errors.push(...mappingErrors);
   const settings: ServerSettings = {
     enable: typeof enable === "boolean" ? enable : DEFAULTS.enable,
+    indexFindings: typeof indexFindings === "boolean" ? indexFindings : DEFAULTS.indexFindings,
     rules: readRules(read("rules"), errors),
     helperDepth: intInRange(read("helperDepth"), 0, 10, DEFAULTS.helperDepth, "helperDepth", errors),
     debounceMs: intInRange(read("debounceMs"), 0, 5000, DEFAULTS.debounceMs, "debounceMs", errors),

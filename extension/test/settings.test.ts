@@ -11,7 +11,7 @@ describe("toServerSettings", () => {
     expect(settings).toEqual(DEFAULTS);
     // The exact keys of docs/lsp-protocol.md; `interpreter` is the client's own business.
     expect(Object.keys(settings).sort()).toEqual(
-      ["debounceMs", "enable", "helperDepth", "logLevel", "pathMappings", "rules", "run", "traceGlobs", "traceLinks", "fleetStore"].sort(),
+      ["debounceMs", "enable", "helperDepth", "indexFindings", "logLevel", "pathMappings", "rules", "run", "traceGlobs", "traceLinks", "fleetStore"].sort(),
     );
   });
 
@@ -19,6 +19,7 @@ describe("toServerSettings", () => {
     const { settings, errors } = toServerSettings(
       reader({
         enable: false,
+        indexFindings: false,
         interpreter: "/usr/bin/python3.12",
         rules: {
           "wake-setup-in-noirq": { enabled: true, severity: "error" },
@@ -41,6 +42,7 @@ describe("toServerSettings", () => {
     expect(errors).toEqual([]);
     expect(settings).toEqual({
       enable: false,
+      indexFindings: false,
       rules: {
         "wake-setup-in-noirq": { enabled: true, severity: "error" },
         "padded-spec-delay": { enabled: false },
@@ -84,9 +86,11 @@ describe("toServerSettings", () => {
         traceLinks: 3,
         pathMappings: [{ from: "/a" }, { from: "/b", to: "${workspaceFolder:nope}" }],
         logLevel: "verbose",
+        indexFindings: "no",
       }),
       ctx,
     );
+    expect(settings.indexFindings).toBe(true);
     expect(settings.helperDepth).toBe(10);
     expect(settings.debounceMs).toBe(150);
     expect(settings.traceGlobs).toEqual(DEFAULTS.traceGlobs);
@@ -98,6 +102,7 @@ describe("toServerSettings", () => {
     expect(text).toContain('dpmlens.rules["x"]: unknown severity "fatal"');
     expect(text).toContain('dpmlens.rules["x"].enabled must be true or false');
     expect(text).toContain('dpmlens.rules["y"] must be');
+    expect(text).toContain("dpmlens.indexFindings must be true or false");
     expect(text).toContain("dpmlens.helperDepth = 99 is outside 0..10; using 10");
     expect(text).toContain("dpmlens.debounceMs must be a number");
     expect(text).toContain("dpmlens.traceGlobs must be a list");

@@ -4,6 +4,7 @@ findings may depend on sends the open back to a full analysis."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 from pathlib import Path
@@ -12,7 +13,15 @@ from typing import Any
 import pytest
 import pytest_lsp
 from kernel_trees import K612
-from lsp_harness import CONFIG, codes, copy_workspace, initialize, open_file, wait_for
+from lsp_harness import (
+    CONFIG,
+    codes,
+    copy_workspace,
+    initialize,
+    open_file,
+    wait_diagnostics,
+    wait_for,
+)
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -210,3 +219,52 @@ def test_a_file_the_scan_did_not_parse_gets_none_only_when_nothing_can_be_found(
     assert got[str(quiet)] is not None and got[str(quiet)].findings == ()
     assert got[str(quiet)].holds(str(quiet), quiet.read_bytes(), Config())
     assert got[str(loud)] is None  # (PM code the scan did not parse: opened the usual way)
+
+
+@pytest_lsp.fixture(config=CONFIG)
+async def client_without_pass(lsp_client: LanguageClient, tmp_path: Path):
+    lsp_client.ws = copy_workspace(tmp_path)  # type: ignore[attr-defined]
+    await initialize(lsp_client, lsp_client.ws,  # type: ignore[attr-defined]
+                     {"logLevel": "debug", "indexFindings": False})
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_index_findings_off_means_no_background_pass(client_without_pass: LanguageClient):
+    client = client_without_pass
+    ws: Path = client.ws  # type: ignore[attr-defined]
+    await wait_for(lambda: any("indexed" in m.message for m in client.log_messages),
+                   what="the scan")
+    await asyncio.sleep(3)  # (on, the pass over these four files ends well within this)
+    assert not any("computed the findings" in m.message for m in client.log_messages)
+    path = ws / "foo_core.c"
+    uri = open_file(client, path)
+    await wait_for(lambda: _how(client, path), what="the analysis")
+    assert INDEXED not in _how(client, path)
+    # (the helper's finding once the directory job has run, as before the pass existed)
+    await wait_diagnostics(client, uri, lambda d: "wake-setup-in-noirq" in codes(d))
+
+
+def test_index_findings_setting_is_parsed():
+    from dpmlens.lsp.settings import parse_settings
+
+    assert parse_settings({}).index_findings is True
+    assert parse_settings({"indexFindings": False}).index_findings is False
+    bad = parse_settings({"indexFindings": "no"})
+    assert bad.index_findings is True and any("indexFindings" in p for p in bad.problems)
+
+
+async def test_index_findings_turned_on_after_the_scan_runs_the_pass(
+        client_without_pass: LanguageClient):
+    client = client_without_pass
+    ws: Path = client.ws  # type: ignore[attr-defined]
+    await wait_for(lambda: any("indexed" in m.message for m in client.log_messages),
+                   what="the scan")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={
+        "dpmlens": {"logLevel": "debug", "indexFindings": True, "debounceMs": 0,
+                    "traceGlobs": []}}))
+    await _indexed(client)
+    path = ws / "foo_core.c"
+    open_file(client, path)
+    await wait_for(lambda: _how(client, path), what="the analysis")
+    assert _how(client, path)[0] == INDEXED

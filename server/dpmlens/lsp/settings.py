@@ -42,6 +42,7 @@ SETTING_KEYS: dict[str, str] = {
     "run": "run",
     "traceLinks": "trace_links",
     "fleetStore": "fleet_store",
+    "indexFindings": "index_findings",
 }
 # read by the VS Code client alone (how to start the server)
 CLIENT_ONLY: frozenset[str] = frozenset({"interpreter"})
@@ -59,6 +60,9 @@ class Settings:
     run: str = "onType"  # or "onSave": re-analyze on save instead of as you type
     trace_links: str = ""  # device links file for the traces; "": .dpmlens.toml [traces] links
     fleet_store: str = ""  # a `dpmlens fleet` store; "": .dpmlens.toml [fleet] store, else none
+    # after the workspace scan, compute each C file's findings in the index's workers (a
+    # didOpen of that text then needs no parse); off: no background pass after the scan
+    index_findings: bool = True
     problems: list[str] = field(default_factory=list)  # one line per rejected value
     sent: frozenset[str] = frozenset()  # the keys the client sent
     explicit_keys: frozenset[str] | None = None  # the keys the user set (VS Code says which)
@@ -118,6 +122,11 @@ def parse_settings(raw: Any, workspace_folder: str | None = None) -> Settings:
             s.enable = raw["enable"]
         else:
             bad("enable", "true or false")
+    if "indexFindings" in raw:
+        if isinstance(raw["indexFindings"], bool):
+            s.index_findings = raw["indexFindings"]
+        else:
+            bad("indexFindings", "true or false")
     if "helperDepth" in raw:
         v = raw["helperDepth"]
         if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 20:

@@ -46,6 +46,7 @@ from dpmlens.lsp.index_worker import (
     walk_sources,
     worker_init,
 )
+from dpmlens.lsp.settings import Settings
 from dpmlens.model.types import FileModel, FunctionDef
 
 CHUNK = 48  # files per worker task: big enough to amortise pickling, small enough to interleave
@@ -129,6 +130,14 @@ class WorkspaceIndex(LanguageFeature):
         roots = workspace_roots(self.server)
         if roots:
             asyncio.get_running_loop().create_task(self.scan(roots))
+
+    def settings_changed(self, old: Settings, new: Settings) -> None:
+        if old.index_findings and not new.index_findings:  # turned off: the pass stops
+            self._queue = deque(job for job in self._queue if job.findings is None)
+            self.findings.clear()
+            self._findings_left = 0
+        elif new.index_findings and not old.index_findings and self.state == "done":
+            self.compute_findings()  # turned on after the scan: the pass runs now
 
     def document_opened(self, doc: Document) -> None:
         self.want_directory(os.path.dirname(doc.path))
@@ -346,6 +355,8 @@ class WorkspaceIndex(LanguageFeature):
         of those it did not whose text the rules' prefilter rejects (index_findings.py: a
         didOpen of one with that text needs no parse), a directory's files together; the end
         is logged."""
+        if not self.server.settings.index_findings:
+            return  # (the user turned the background pass off: didOpen analyses)
         parsed = frozenset(p for p, s in self.summaries.items() if p.endswith(".c") and not s.error)
         by_dir: dict[str, list[str]] = {}
         for path in sorted(parsed.union(p for p in self._walked if p.endswith(".c"))):
@@ -417,6 +428,8 @@ class WorkspaceIndex(LanguageFeature):
 
     def _findings_done(self, fut: asyncio.Future[Any]) -> None:
         """A findings task is back (its files are opened the usual way if it failed)."""
+        if not self.server.settings.index_findings:
+            return  # (turned off while it ran)
         if not fut.cancelled() and fut.exception() is None:
             for path, pre in fut.result():
                 if pre is not None:
