@@ -31,9 +31,9 @@ from dataclasses import dataclass
 
 from dpmlens.config.settings import Config
 from dpmlens.core.findings import Finding
+from dpmlens.engine.walk import SOURCE_SUFFIXES
 from dpmlens.model.types import FileModel, FunctionDef
 
-SUFFIXES = (".c", ".h")
 SIBLING_BYTES = 1 << 20  # a helper file this big is not summarised for another's findings
 MODELS_KEPT = 16  # models of helper files a worker keeps while computing findings
 
@@ -71,7 +71,7 @@ def directory_stamp(path: str) -> Stamp:
     try:
         with os.scandir(directory or ".") as it:
             for entry in it:
-                if entry.name == me or not entry.name.endswith(SUFFIXES):
+                if entry.name == me or not entry.name.endswith(SOURCE_SUFFIXES):
                     continue
                 try:
                     st = entry.stat()
@@ -166,7 +166,8 @@ class DirModels:
                 names = sorted(os.listdir(directory or "."))
             except OSError:
                 names = []
-            hit = {os.path.join(directory, n): [None, None] for n in names if n.endswith(SUFFIXES)}
+            hit = {os.path.join(directory, n): [None, None]
+                   for n in names if n.endswith(SOURCE_SUFFIXES)}
             while self._dirs:  # (one directory at a time)
                 self._stamps.pop(old := next(iter(self._dirs)), None)
                 self._dirs.pop(old)
@@ -225,13 +226,12 @@ def precompute(
 ) -> Precomputed | None:
     """The findings of a full analysis of `model` (of `source` at `path`) with the helpers of
     its directory (read through `models`), as the server would publish them; None when that
-    cannot be vouched for."""
-    from dpmlens.engine.analyze import analyze_model, prefilter
+    cannot be vouched for. (A source the rules' prefilter rejects: `nothing_to_find`, before
+    a model is built.)"""
+    from dpmlens.engine.analyze import analyze_model
 
     stamp = directory_stamp(path)
     models.freshen(os.path.dirname(path))
-    if not prefilter(config).matches(source):
-        return Precomputed(digest(source), config, stamp, ())
     resolver = DirLookup(path, models)
     try:
         findings = analyze_model(model, config, resolver)

@@ -98,9 +98,11 @@ def findings_many(
         try:
             with open(path, "rb") as fh:
                 source = fh.read()
-            if parsed is not None and path not in parsed:
-                pre = nothing_to_find(path, source, config)
-            elif len(source) <= limits.SOURCE_BYTES.value and too_deep(source) is None:
+            # the rules' prefilter first: a file it rejects needs no model (the scan parses
+            # on its own, wider words)
+            pre = nothing_to_find(path, source, config)
+            if pre is None and (parsed is None or path in parsed) and (
+                    len(source) <= limits.SOURCE_BYTES.value and too_deep(source) is None):
                 pre = precompute(path, source, build_model(path, source), config, _DIRS)
         except Exception:  # (OSError, a model bug: the open analyses it the usual way)
             pre = None
