@@ -7,7 +7,10 @@ Per file and run, a fresh server (`python -m dpmlens.lsp`, whatever PYTHONPATH s
     finished, and the findings it computes after its scan (the usual case: the editor opens
     files of a workspace indexed in the background);
   - cold: the workspace is the tree's drivers/ and the file is opened 1 s after `initialized`
-    (bench_lsp.py's open: the index has not reached it).
+    (bench_lsp.py's open: the index has not reached it);
+  - restart (`--restart`): as cold, but an earlier server on the same drivers/ has run its
+    findings pass to the end and stored its findings (lsp/findings_store.py, in a private
+    $XDG_CACHE_HOME filled once, before the runs): the editor opened again the next day.
 For each: wall time to the first publishDiagnostics of version 1, the server's CPU over that
 time, and, indexed, whether the first published diagnostics equal the last ones for version 1
 once the server's own analysis ran after the directory's index job (exit 1 if not).
@@ -24,6 +27,7 @@ import os
 import re
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -44,6 +48,7 @@ class Recorder(Client):
         self.published: list[tuple[float, str, int | None, list[Any]]] = []
         self.first_how: dict[tuple[str, int], str] = {}
         self.findings_done = ""  # the server's log line: the index's findings are computed
+        self.stored = ""  # ... and stored for the next run (findings_store.py)
         super().__init__(cmd)
 
     def _handle(self, now: float, msg: dict[str, Any]) -> None:
@@ -57,6 +62,8 @@ class Recorder(Client):
                 self.first_how.setdefault((m.group(1), int(m.group(2))), m.group(3))
             if "computed the findings of" in text:
                 self.findings_done = text
+            if "stored the findings of" in text:
+                self.stored = text
         super()._handle(now, msg)
 
     def of(self, uri: str, version: int) -> list[list[Any]]:
@@ -64,7 +71,7 @@ class Recorder(Client):
             return [d for _t, u, v, d in self.published if u == uri and v == version]
 
 
-def one(path: Path, root: Path, indexed: bool, settle: float) -> dict[str, Any]:
+def one(path: Path, root: Path, indexed: bool, settle: float, check: bool) -> dict[str, Any]:
     c = Recorder([sys.executable, "-m", "dpmlens.lsp"])
     try:
         c.request("initialize", {
@@ -92,13 +99,32 @@ def one(path: Path, root: Path, indexed: bool, settle: float) -> dict[str, Any]:
         wall = (c.wait_diag(uri, 1, timeout=60) - t0) * 1000
         cpu = (cpu_s(c.proc.pid) - cpu0) * 1000
         out = {"wall_ms": wall, "cpu_ms": cpu, "how": c.first_how.get((str(path), 1), "?")}
-        if indexed:
+        if check:
             time.sleep(settle)  # the directory's job and the server's own analysis
             answers = c.of(uri, 1)
             out["publishes"] = len(answers)
             out["same"] = all(a == answers[-1] for a in answers)
             out["diagnostics"] = len(answers[-1])
         return out
+    finally:
+        c.close()
+
+
+def fill_store(root: Path) -> str:
+    """A server on `root` runs its scan and findings pass to the end and stores the findings
+    (in $XDG_CACHE_HOME); its log line saying so."""
+    c = Recorder([sys.executable, "-m", "dpmlens.lsp"])
+    try:
+        c.request("initialize", {
+            "processId": os.getpid(), "rootUri": root.as_uri(),
+            "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+            "capabilities": {},
+            "initializationOptions": {"debounceMs": 0, "traceGlobs": []},
+        })
+        c.notify("initialized", {})
+        with c.lock:
+            c.lock.wait_for(lambda: bool(c.stored), 1800)
+        return c.findings_done + " / " + c.stored
     finally:
         c.close()
 
@@ -144,6 +170,9 @@ def main() -> int:
     ap.add_argument("--settle", type=float, default=4.0,
                     help="seconds to wait after the open for the server's own analysis")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--restart", action="store_true",
+                    help="also open each file in a server restarted on a drivers/ whose "
+                    "findings an earlier server stored (fills a private cache first: minutes)")
     ap.add_argument("--dir", action="append", default=[], metavar="REL",
                     help="instead: open every .c file of this directory of --kernel (indexed) "
                     "and check each first answer against the settled one")
@@ -153,21 +182,30 @@ def main() -> int:
         return max(every_file(kernel / d, args.settle * 3) for d in args.dir)
     status = 0
     report: dict[str, Any] = {}
+    modes: list[tuple[str, bool, Path | None]] = [("indexed", True, None),
+                                                  ("cold", False, kernel / "drivers")]
+    if args.restart:
+        os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="bench-open-cache-")
+        t0 = time.perf_counter()
+        said = fill_store(kernel / "drivers")
+        print(f"store filled in {time.perf_counter() - t0:.0f} s: {said}", flush=True)
+        modes.append(("restart", False, kernel / "drivers"))
     for rel in FILES:
         path = kernel / rel
         if not path.is_file():
             print(f"bench_open: {path} not found (--kernel)", file=sys.stderr)
             return 2
-        for mode, indexed, root in (("indexed", True, path.parent),
-                                    ("cold", False, kernel / "drivers")):
-            runs = [one(path, root, indexed, args.settle) for _ in range(args.runs)]
+        for mode, indexed, where in modes:
+            root = where or path.parent
+            check = mode != "cold"  # (a first answer from the index: is it the settled one?)
+            runs = [one(path, root, indexed, args.settle, check) for _ in range(args.runs)]
             report[f"{rel} {mode}"] = runs
             walls = [r["wall_ms"] for r in runs]
             cpus = [r["cpu_ms"] for r in runs]
             line = (f"{rel} {mode:8s} open wall p50 {statistics.median(walls):6.1f} ms "
                     f"(runs {', '.join(f'{w:.1f}' for w in walls)}), server CPU p50 "
                     f"{statistics.median(cpus):5.0f} ms; {runs[0]['how']}")
-            if indexed:
+            if check:
                 same = all(r["same"] for r in runs)
                 status |= 0 if same else 1
                 line += (f"; first answer = settled answer: {'yes' if same else 'NO'} "

@@ -83,9 +83,14 @@ def build_fingerprint() -> str:
     return h.hexdigest()
 
 
+def config_text(config: Any) -> str:
+    """A configuration as stable text (two equal configurations give the same)."""
+    return json.dumps(dataclasses.asdict(config), sort_keys=True, default=_plain)
+
+
 def run_key(config: Any, rules: list[Any] | None, count_lines: bool) -> str:
     """The pack's key: build + configuration + rule set + what a result holds."""
-    settings = json.dumps(dataclasses.asdict(config), sort_keys=True, default=_plain)
+    settings = config_text(config)
     ids = "all" if rules is None else ",".join(sorted(r.id for r in rules))
     return _digest(str(FORMAT), build_fingerprint(), settings, ids, str(count_lines))[:24]
 
@@ -96,7 +101,8 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-# --- findings <-> JSON (paths equal to the file's own are stored as "") -----------------
+# --- findings <-> JSON (paths equal to the file's own are stored as ""; also the editor's
+# findings store, lsp/findings_store.py) ---------------------------------------------------
 
 
 def _span(s: Span) -> list[int]:
@@ -107,7 +113,7 @@ def _path_out(path: str, own: str) -> str:
     return "" if path == own else path
 
 
-def _finding_out(f: Finding, own: str) -> list[Any]:
+def finding_out(f: Finding, own: str) -> list[Any]:
     chain = [[s.function, _path_out(s.path, own), _span(s.span), s.note] for s in f.chain]
     fixes = [
         [x.title, [[_path_out(e.path, own), _span(e.span), e.new_text] for e in x.edits]]
@@ -117,7 +123,7 @@ def _finding_out(f: Finding, own: str) -> list[Any]:
             f.message, f.function, f.phase, chain, fixes, list(f.tags)]  # fmt: skip
 
 
-def _finding_in(d: list[Any], own: str) -> Finding:
+def finding_in(d: list[Any], own: str) -> Finding:
     rule, ktype, sev, path, span, message, function, phase, chain, fixes, tags = d
     return Finding(
         rule, ktype, Severity(sev), path or own, Span(*span), message, function, phase,
@@ -331,7 +337,7 @@ class ResultCache:
                 self.used[key] = self.now
                 self.dirty = True
             nbytes, nlines, analyzed, findings, lines = stored
-            found = [_finding_in(f, path) for f in findings]
+            found = [finding_in(f, path) for f in findings]
             quoted = {int(k): v for k, v in lines.items()}
             return _FileResult(path, found, None, nbytes, nlines, bool(analyzed), quoted)
         self.misses += 1
@@ -359,7 +365,7 @@ class ResultCache:
         own = result.path
         self.results[key] = [
             result.nbytes, result.nlines, int(result.analyzed),
-            [_finding_out(f, own) for f in result.findings],
+            [finding_out(f, own) for f in result.findings],
             {str(k): v for k, v in result.lines.items()},
         ]  # fmt: skip
         self.used[key] = self.now

@@ -107,6 +107,7 @@ def _empty_model(doc: Document) -> FileModel:
 
 
 _INDEXED = "computed by the workspace index"  # (Analysis.how of a didOpen it answered)
+_KEPT = "kept by the workspace index from an earlier run"  # (... from its findings store)
 
 # the rules whose findings sit on a delay call: a loaded trace's measurement of that call is
 # added to the message
@@ -181,7 +182,7 @@ class Diagnostics(LanguageFeature):
         index.want_directory(directory)  # (its hook runs after this one: see server.py)
         findings = list(pre.findings)
         res = Analysis(doc.version, doc.source, None, findings, time.perf_counter() - t0,
-                       (doc.path, doc.tree_later()), _INDEXED)
+                       (doc.path, doc.tree_later()), _KEPT if pre.earlier else _INDEXED)
         self.results[doc.uri] = res
         self.runs += 1
         server.log("debug", analysed_message(doc.path, doc.version, len(findings), res.seconds,

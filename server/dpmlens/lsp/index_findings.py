@@ -27,7 +27,7 @@ import hashlib
 import os
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dpmlens.config.settings import Config
 from dpmlens.core.findings import Finding
@@ -48,6 +48,8 @@ class Precomputed:
     stamp: Stamp  # the directory's other C files then
     findings: tuple[Finding, ...]
     headers: Stamp = ()  # the local headers it read elsewhere (`#include "../x.h"`), then
+    # read from the store an earlier run kept (findings_store.py), not computed in this one
+    earlier: bool = field(default=False, compare=False)
 
     def holds(self, path: str, source: bytes, config: Config) -> bool:
         """Are these the findings of a full analysis of `source` at `path` now?"""

@@ -83,12 +83,17 @@ def summarize(
 
 
 def findings_many(
-    paths: list[str], config: Config, parsed: frozenset[str] | None = None
+    paths: list[str],
+    config: Config,
+    parsed: frozenset[str] | None = None,
+    stored: dict[str, Precomputed] | None = None,
 ) -> list[tuple[str, Precomputed | None]]:
     """Worker task, after the workspace scan: the findings of each .c file as the server
     would publish them on its didOpen (index_findings.py). In directory order: the files of
     a directory are read once for the helpers. A file the scan did not parse (no PM words:
     not in `parsed`, when given) gets them only when the rules' prefilter says there are none.
+    `stored`: findings kept from an earlier run (findings_store.py); one that still holds for
+    the file's text is taken as it is, without a parse.
     """
     from dpmlens.model.build import build_model
 
@@ -98,6 +103,10 @@ def findings_many(
         try:
             with open(path, "rb") as fh:
                 source = fh.read()
+            old = stored.get(path) if stored else None
+            if old is not None and old.holds(path, source, config):
+                out.append((path, old))
+                continue
             # the rules' prefilter first: a file it rejects needs no model (the scan parses
             # on its own, wider words)
             pre = nothing_to_find(path, source, config)

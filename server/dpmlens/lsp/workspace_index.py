@@ -36,6 +36,7 @@ from dpmlens.config.settings import Config
 from dpmlens.core.durations import format_us
 from dpmlens.lsp.core import DpmlensServer, LanguageFeature
 from dpmlens.lsp.documents import Document
+from dpmlens.lsp.findings_store import FindingsStore
 from dpmlens.lsp.index_findings import Precomputed
 from dpmlens.lsp.index_worker import (
     SUFFIXES,
@@ -112,6 +113,8 @@ class WorkspaceIndex(LanguageFeature):
         self.findings: dict[str, Precomputed] = {}
         self._findings_left = 0
         self._findings_t0 = 0.0
+        # the findings of an earlier run, kept on disk (findings_store.py): read at start
+        self.store: FindingsStore | None = None
         self._walked: list[str] = []  # the C files the last scan walked
         self._parsed: frozenset[str] = frozenset()  # of them, those it parsed (.c)
         server.handle(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, self.did_change_folders)
@@ -129,15 +132,43 @@ class WorkspaceIndex(LanguageFeature):
     def initialized(self) -> None:
         roots = workspace_roots(self.server)
         if roots:
-            asyncio.get_running_loop().create_task(self.scan(roots))
+            loop = asyncio.get_running_loop()
+            if self.server.settings.index_findings:
+                loop.create_task(self._load_store(roots))
+            loop.create_task(self.scan(roots))
+
+    async def _load_store(self, roots: list[str]) -> None:
+        """Read the findings an earlier run kept for these folders (in a thread: a kernel's
+        drivers/ keeps a few MB of JSON)."""
+
+        def load() -> tuple[FindingsStore, str | None]:
+            store = FindingsStore.for_roots(roots)
+            return store, store.load()
+
+        try:
+            store, problem = await asyncio.get_running_loop().run_in_executor(None, load)
+        except Exception as e:  # (the store is an optimisation: the index works without it)
+            self.server.log("warning", f"dpmlens: stored findings not read: {e}")
+            return
+        if problem is not None:
+            self.server.log("warning", f"dpmlens: stored findings not used: {problem}")
+        self.store = store
+        if len(store):
+            self.server.log("info", f"dpmlens: read the stored findings of {len(store)} files "
+                                    f"({store.path})")
 
     def settings_changed(self, old: Settings, new: Settings) -> None:
         if old.index_findings and not new.index_findings:  # turned off: the pass stops
             self._queue = deque(job for job in self._queue if job.findings is None)
             self.findings.clear()
+            self.store = None
             self._findings_left = 0
-        elif new.index_findings and not old.index_findings and self.state == "done":
-            self.compute_findings()  # turned on after the scan: the pass runs now
+        elif new.index_findings and not old.index_findings:
+            loop = asyncio.get_running_loop()
+            if roots := workspace_roots(self.server):
+                loop.create_task(self._load_store(roots))
+            if self.state == "done":
+                self.compute_findings()  # turned on after the scan: the pass runs now
 
     def document_opened(self, doc: Document) -> None:
         self.want_directory(os.path.dirname(doc.path))
@@ -250,6 +281,8 @@ class WorkspaceIndex(LanguageFeature):
     def remove(self, path: str) -> None:
         self._stat_cache.pop(path, None)
         self.findings.pop(path, None)
+        if self.store is not None:
+            self.store.forget(path)
         old = self.summaries.pop(path, None)
         self._models.pop(path, None)
         where = self.dir_functions.get(os.path.dirname(path))
@@ -319,7 +352,7 @@ class WorkspaceIndex(LanguageFeature):
                     task: tuple[Any, ...] = (summarize_many, part, job.prefilter)
                     if job.findings is not None:
                         task = (findings_many, part, job.findings,
-                                self._parsed.intersection(part))
+                                self._parsed.intersection(part), self._stored(part, job.findings))
                     try:
                         fut: Future[Any] = self._ensure_pool().submit(*task)
                     except BrokenProcessPool:  # a worker died (crashed on a file): new pool
@@ -347,8 +380,19 @@ class WorkspaceIndex(LanguageFeature):
             return None
 
     def precomputed(self, path: str) -> Precomputed | None:
-        """The findings the workers computed for `path`, if any (check them with `holds`)."""
-        return self.findings.get(path)
+        """The findings the workers computed for `path`, or those an earlier run kept, if any
+        (check them with `holds`)."""
+        found = self.findings.get(path)
+        if found is None and self.store is not None and self.server.settings.index_findings:
+            config = self._config([path])
+            found = self.store.get(path, config) if config is not None else None
+        return found
+
+    def _stored(self, paths: list[str], config: Config) -> dict[str, Precomputed] | None:
+        if self.store is None:
+            return None
+        found = {p: pre for p in paths if (pre := self.store.get(p, config)) is not None}
+        return found or None
 
     def compute_findings(self) -> None:
         """Queue, behind everything else, the findings of every .c file the scan parsed, and
@@ -437,8 +481,24 @@ class WorkspaceIndex(LanguageFeature):
         self._findings_left -= 1
         if self._findings_left == 0:
             took = format_us((time.perf_counter() - self._findings_t0) * 1e6)
+            kept = sum(1 for pre in self.findings.values() if pre.earlier)
             self.server.log("info", f"dpmlens: computed the findings of {len(self.findings)} "
-                                    f"files in {took} (for didOpen)")
+                                    f"files in {took} (for didOpen; {kept} kept from an "
+                                    f"earlier run)")
+            asyncio.get_running_loop().create_task(self._save_store())
+
+    async def _save_store(self) -> None:
+        """Keep the findings of the files the scan parsed for the next run (in a thread)."""
+        store = self.store
+        if store is None:
+            return
+        kept = {p: pre for p, pre in self.findings.items() if p in self._parsed}
+        try:
+            n = await asyncio.get_running_loop().run_in_executor(None, store.save, kept)
+        except (OSError, ValueError) as e:
+            self.server.log("warning", f"dpmlens: findings not stored in {store.path}: {e}")
+            return
+        self.server.log("info", f"dpmlens: stored the findings of {n} files ({store.path})")
 
     async def scan(self, roots: list[str]) -> None:
         """Walk the workspace and queue every C file behind directory jobs; report progress."""
