@@ -25,6 +25,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import statistics
 import sys
 import tempfile
@@ -124,7 +125,7 @@ def fill_store(root: Path) -> str:
         c.notify("initialized", {})
         with c.lock:
             c.lock.wait_for(lambda: bool(c.stored), 1800)
-        return c.findings_done + " / " + c.stored
+        return f"{c.findings_message} / {c.stored}"
     finally:
         c.close()
 
@@ -173,6 +174,8 @@ def main() -> int:
     ap.add_argument("--restart", action="store_true",
                     help="also open each file in a server restarted on a drivers/ whose "
                     "findings an earlier server stored (fills a private cache first: minutes)")
+    ap.add_argument("--restart-cache", metavar="DIR",
+                    help="--restart with this $XDG_CACHE_HOME (filled first if it holds no store)")
     ap.add_argument("--dir", action="append", default=[], metavar="REL",
                     help="instead: open every .c file of this directory of --kernel (indexed) "
                     "and check each first answer against the settled one")
@@ -182,23 +185,36 @@ def main() -> int:
         return max(every_file(kernel / d, args.settle * 3) for d in args.dir)
     status = 0
     report: dict[str, Any] = {}
-    modes: list[tuple[str, bool, Path | None]] = [("indexed", True, None),
-                                                  ("cold", False, kernel / "drivers")]
-    if args.restart:
-        os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="bench-open-cache-")
-        t0 = time.perf_counter()
-        said = fill_store(kernel / "drivers")
-        print(f"store filled in {time.perf_counter() - t0:.0f} s: {said}", flush=True)
-        modes.append(("restart", False, kernel / "drivers"))
+    # (mode, opened once indexed, workspace (None: the file's directory), $XDG_CACHE_HOME):
+    # indexed and cold start with no stored findings
+    empty = tempfile.mkdtemp(prefix="bench-open-empty-")
+    modes: list[tuple[str, bool, Path | None, str]] = [
+        ("indexed", True, None, empty), ("cold", False, kernel / "drivers", empty)]
+    if args.restart or args.restart_cache:
+        cache = args.restart_cache or tempfile.mkdtemp(prefix="bench-open-cache-")
+        if list(Path(cache).glob("dpmlens/editor/*.json")):
+            print(f"store kept in {cache} (not filled again)", flush=True)
+        else:
+            os.environ["XDG_CACHE_HOME"] = cache
+            t0 = time.perf_counter()
+            said = fill_store(kernel / "drivers")
+            print(f"store filled in {time.perf_counter() - t0:.0f} s in {cache}: {said}",
+                  flush=True)
+        modes.append(("restart", False, kernel / "drivers", cache))
     for rel in FILES:
         path = kernel / rel
         if not path.is_file():
             print(f"bench_open: {path} not found (--kernel)", file=sys.stderr)
             return 2
-        for mode, indexed, where in modes:
+        for mode, indexed, where, xdg in modes:
             root = where or path.parent
+            os.environ["XDG_CACHE_HOME"] = xdg
             check = mode != "cold"  # (a first answer from the index: is it the settled one?)
-            runs = [one(path, root, indexed, args.settle, check) for _ in range(args.runs)]
+            runs = []
+            for _ in range(args.runs):
+                if mode != "restart":  # (what a run stored is not for the next one)
+                    shutil.rmtree(os.path.join(xdg, "dpmlens"), ignore_errors=True)
+                runs.append(one(path, root, indexed, args.settle, check))
             report[f"{rel} {mode}"] = runs
             walls = [r["wall_ms"] for r in runs]
             cpus = [r["cpu_ms"] for r in runs]
