@@ -74,14 +74,29 @@ def test_stored_findings_are_for_their_configuration_and_build(tmp_path: Path):
     assert other.load() is None and len(other) == 0
 
 
+def test_stored_findings_are_for_their_kernel_version(tmp_path: Path, monkeypatch):
+    """msleep()'s extra jiffy before 6.12: the same file in a tree checked out at another
+    version has other findings."""
+    ws = copy_workspace(tmp_path)
+    (tmp_path / "Makefile").write_text("VERSION = 6\nPATCHLEVEL = 1\n")
+    found = _found([ws / "foo_core.c"])
+    _store(tmp_path).save(found)
+    store = _store(tmp_path)
+    store.load()
+    assert store.get(str(ws / "foo_core.c"), Config()) is not None
+    (tmp_path / "Makefile").write_text("VERSION = 6\nPATCHLEVEL = 12\n")
+    findings_store.tree_version.cache_clear()  # (a new server process)
+    assert store.get(str(ws / "foo_core.c"), Config()) is None
+
+
 def test_a_damaged_store_is_an_empty_one(tmp_path: Path):
     store = _store(tmp_path)
     store.path.parent.mkdir(parents=True)
-    store.path.write_text('{"format": 1, "build": "build-1", "files": ')
+    store.path.write_text('{"format": 2, "build": "build-1", "files": ')
     problem = store.load()
     assert problem is not None and str(store.path) in problem and len(store) == 0
-    store.path.write_text(json.dumps({"format": 1, "build": "build-1", "configs": [],
-                                      "dirs": [], "files": {"/x.c": ["zz", 0, 0, [], []]}}))
+    store.path.write_text(json.dumps({"format": 2, "build": "build-1", "configs": [],
+                                      "dirs": [], "files": {"/x.c": ["zz", 0, 0, [], [], None]}}))
     assert store.load() is None and store.get("/x.c", Config()) is None  # (bad entry)
 
 

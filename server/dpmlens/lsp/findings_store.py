@@ -13,11 +13,12 @@ $XDG_CACHE_HOME/dpmlens), so that after a restart
     and stats its directory instead of parsing and analysing it).
 
 Kept: the files the scan parsed whose findings were computed, with the findings as
-`engine.result_cache` writes them. Not kept: a finding carrying more than that codec holds (a
-measurement, a fleet cost, a dead-code reason), an entry whose directory changed during the
-pass. A store that cannot be read (absent, corrupt, another format or build) is an empty one;
-one that cannot be written leaves the old file as it was (atomic write) and is logged by the
-caller.
+`engine.result_cache` writes them and the kernel version of their tree (the delay rules read
+it; a checkout of another version between two runs leaves many files as they were). Not kept:
+a finding carrying more than that codec holds (a measurement, a fleet cost, a dead-code
+reason). A store that cannot be read (absent, corrupt, another format or build) is an empty
+one; one that cannot be written leaves the old file as it was (atomic write) and is logged by
+the caller.
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ from dpmlens.engine.result_cache import (
     finding_out,
 )
 from dpmlens.lsp.index_findings import Precomputed, Stamp
+from dpmlens.rules.sleep_slack import tree_version
 
-FORMAT = 1
+FORMAT = 2
 MAX_FILES = 50_000  # a workspace bigger than a kernel keeps the first this many (by path)
 
 
@@ -96,8 +98,8 @@ class FindingsStore:
         if entry is None:
             return None
         try:
-            digest, ci, stamp, headers, findings = entry
-            if self._configs[ci] != config_text(config):
+            digest, ci, stamp, headers, findings, version = entry
+            if self._configs[ci] != config_text(config) or version != _version(path):
                 return None
             if isinstance(stamp, int):  # the directory's listing, less the file itself
                 me = os.path.basename(path)
@@ -140,7 +142,7 @@ class FindingsStore:
             ci = configs.setdefault(config_text(pre.config), len(configs))
             files[path] = [
                 pre.digest.hex(), ci, stamp, [list(h) for h in pre.headers],
-                [finding_out(f, path) for f in pre.findings],
+                [finding_out(f, path) for f in pre.findings], _version(path),
             ]  # fmt: skip
         data = {"format": FORMAT, "build": self.build, "configs": list(configs),
                 "dirs": dirs, "files": files}  # fmt: skip
@@ -148,6 +150,14 @@ class FindingsStore:
         write_text_atomic(self.path, json.dumps(data, separators=(",", ":")))
         self._files, self._configs, self._dirs = files, list(configs), dirs
         return len(files)
+
+
+def _version(path: str) -> list[int] | None:
+    """The kernel version of the tree holding `path`, which the delay rules read (msleep()'s
+    extra jiffy before 6.12): a tree checked out at another version between two runs changes
+    findings of files that did not change."""
+    version = tree_version(os.path.dirname(os.path.abspath(path)))
+    return list(version) if version is not None else None
 
 
 def _stamp(rows: list[Any]) -> Stamp:
