@@ -183,3 +183,26 @@ async def test_a_restarted_server_answers_didopen_from_the_store(tmp_path: Path)
         assert re.search(r"; [1-9]\d* kept from an earlier run", done), done
     finally:
         await second.shutdown_session()
+
+
+def test_one_listing_per_directory_gives_each_file_its_stamp(tmp_path: Path):
+    from dpmlens.lsp.index_findings import Listings, directory_stamp
+
+    dirs = [copy_workspace(tmp_path)]
+    if (K612 / "drivers/usb/core").is_dir():
+        dirs.append(K612 / "drivers/usb/core")
+    for d in dirs:
+        listings = Listings()
+        for path in sorted(d.glob("*.[ch]")):
+            assert listings.stamp(str(path)) == directory_stamp(str(path))
+    # taken before a sibling changed: the stamp is the old one, which then fails `holds`
+    ws = dirs[0]
+    listings = Listings()
+    old = listings.stamp(str(ws / "foo_core.c"))
+    helper = ws / "foo_wake.c"
+    st = helper.stat()
+    os.utime(helper, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    assert listings.stamp(str(ws / "foo_core.c")) == old != directory_stamp(str(ws / "foo_core.c"))
+    [(_p, pre)] = findings_many([str(ws / "foo_core.c")], Config())
+    assert pre is not None and pre.holds(str(ws / "foo_core.c"), (ws / "foo_core.c").read_bytes(),
+                                         Config())

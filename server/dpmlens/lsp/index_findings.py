@@ -51,12 +51,15 @@ class Precomputed:
     # read from the store an earlier run kept (findings_store.py), not computed in this one
     earlier: bool = field(default=False, compare=False)
 
-    def holds(self, path: str, source: bytes, config: Config) -> bool:
-        """Are these the findings of a full analysis of `source` at `path` now?"""
+    def holds(
+        self, path: str, source: bytes, config: Config, stamp: Stamp | None = None
+    ) -> bool:
+        """Are these the findings of a full analysis of `source` at `path` now? (`stamp`: the
+        directory's, if the caller listed it before reading `source`.)"""
         return (
             digest(source) == self.digest
             and config == self.config
-            and directory_stamp(path) == self.stamp
+            and (directory_stamp(path) if stamp is None else stamp) == self.stamp
             and files_stamp(h for h, _s, _m in self.headers) == self.headers
         )
 
@@ -83,6 +86,23 @@ def directory_stamp(path: str) -> Stamp:
     except OSError:
         return ()
     return tuple(sorted(out))
+
+
+class Listings:
+    """Each directory's C files listed once (a worker's task): the stamp of each of its files
+    without a listing per file (amdgpu's 567 files would stat 567 x 567 entries). Taken before
+    the files are read, so a change made since can only make a stamp older than the text:
+    such findings fail `holds` at didOpen, never pass it wrongly."""
+
+    def __init__(self) -> None:
+        self._dirs: dict[str, Stamp] = {}
+
+    def stamp(self, path: str) -> Stamp:
+        directory, me = os.path.split(path)
+        listing = self._dirs.get(directory)
+        if listing is None:
+            listing = self._dirs[directory] = directory_stamp(os.path.join(directory, ""))
+        return tuple(row for row in listing if row[0] != me)
 
 
 def files_stamp(paths: Iterable[str]) -> Stamp:
@@ -213,14 +233,18 @@ class DirModels:
             self._models.popitem(last=False)
 
 
-def nothing_to_find(path: str, source: bytes, config: Config) -> Precomputed | None:
+def nothing_to_find(
+    path: str, source: bytes, config: Config, stamp: Stamp | None = None
+) -> Precomputed | None:
     """No findings, when the rules' prefilter rejects `source` (a file without PM code: its
-    open needs neither a parse nor an analysis); None when it does not."""
+    open needs neither a parse nor an analysis); None when it does not. (`stamp`: the
+    directory's, listed before `source` was read; else listed now.)"""
     from dpmlens.engine.analyze import prefilter
 
     if prefilter(config).matches(source):
         return None
-    return Precomputed(digest(source), config, directory_stamp(path), ())
+    return Precomputed(digest(source), config,
+                       directory_stamp(path) if stamp is None else stamp, ())
 
 
 def precompute(

@@ -17,7 +17,13 @@ from dataclasses import dataclass, field, replace
 from dpmlens.config.settings import Config
 from dpmlens.core import inputs, limits
 from dpmlens.core.nesting import too_deep
-from dpmlens.lsp.index_findings import DirModels, Precomputed, nothing_to_find, precompute
+from dpmlens.lsp.index_findings import (
+    DirModels,
+    Listings,
+    Precomputed,
+    nothing_to_find,
+    precompute,
+)
 from dpmlens.model.types import DriverStruct, FileModel, FunctionDef, PmTable
 
 SUFFIXES = (".c", ".h")
@@ -98,18 +104,20 @@ def findings_many(
     from dpmlens.model.build import build_model
 
     out: list[tuple[str, Precomputed | None]] = []
+    listings = Listings()
     for path in paths:
         pre = None
         try:
+            stamp = listings.stamp(path)  # (before the text is read: see Listings)
             with open(path, "rb") as fh:
                 source = fh.read()
             old = stored.get(path) if stored else None
-            if old is not None and old.holds(path, source, config):
+            if old is not None and old.holds(path, source, config, stamp):
                 out.append((path, old))
                 continue
             # the rules' prefilter first: a file it rejects needs no model (the scan parses
             # on its own, wider words)
-            pre = nothing_to_find(path, source, config)
+            pre = nothing_to_find(path, source, config, stamp)
             if pre is None and (parsed is None or path in parsed) and (
                     len(source) <= limits.SOURCE_BYTES.value and too_deep(source) is None):
                 pre = precompute(path, source, build_model(path, source), config, _DIRS)
