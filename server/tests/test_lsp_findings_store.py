@@ -100,6 +100,16 @@ def test_a_damaged_store_is_an_empty_one(tmp_path: Path):
     assert store.load() is None and store.get("/x.c", Config()) is None  # (bad entry)
 
 
+def test_at_most_max_stores_are_kept(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(findings_store, "MAX_STORES", 2)
+    for i in range(4):
+        store = FindingsStore(tmp_path / "editor" / f"s{i}.json", "build-1")
+        store.save({})
+        os.utime(store.path, ns=(i * 10**9, i * 10**9))
+    store.save({})  # (s3 again: the newest)
+    assert sorted(p.name for p in (tmp_path / "editor").glob("*.json")) == ["s2.json", "s3.json"]
+
+
 def test_a_failed_save_leaves_the_old_store(tmp_path: Path, monkeypatch):
     ws = copy_workspace(tmp_path)
     found = _found([ws / "foo_core.c"])

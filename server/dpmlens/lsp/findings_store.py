@@ -23,6 +23,7 @@ the caller.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Mapping
@@ -43,6 +44,7 @@ from dpmlens.rules.sleep_slack import tree_version
 
 FORMAT = 2
 MAX_FILES = 50_000  # a workspace bigger than a kernel keeps the first this many (by path)
+MAX_STORES = 8  # stores kept in the cache directory (the least recently written go first)
 
 
 def store_path(roots: list[str], build: str, directory: Path | None = None) -> Path:
@@ -149,7 +151,19 @@ class FindingsStore:
         os.makedirs(self.path.parent, exist_ok=True)
         write_text_atomic(self.path, json.dumps(data, separators=(",", ":")))
         self._files, self._configs, self._dirs = files, list(configs), dirs
+        _evict(self.path.parent)
         return len(files)
+
+
+def _evict(directory: Path) -> None:
+    """At most MAX_STORES stores (one per workspace and build): the oldest go."""
+    try:
+        stores = sorted(directory.glob("*.json"), key=lambda p: p.stat().st_mtime_ns)
+    except OSError:  # (one removed meanwhile by another server: next time)
+        return
+    for old in stores[:-MAX_STORES]:
+        with contextlib.suppress(OSError):
+            old.unlink()
 
 
 def _version(path: str) -> list[int] | None:
