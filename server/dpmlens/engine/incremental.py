@@ -62,6 +62,7 @@ from dpmlens.model.spliced import NotSpliced, Shift, Top, spliced_model
 from dpmlens.model.types import FileModel
 from dpmlens.rules import delays
 from dpmlens.rules.context import Context
+from dpmlens.rules.loader import load_rules
 from dpmlens.syntax.parser import parse
 
 
@@ -129,6 +130,7 @@ class _Decided:
     inside: list[Finding]  # those in it (the per-function checkers')
     rerun: bool  # run the per-function checkers again (else: judge the function again)
     judged: set[str]  # the per-function checkers' rule ids
+    balance: bool  # run the balance rules again (they read the function: `_rerun_balance`)
     shift: Shift | None = None  # the edit, for the top level carried over (model/spliced.py)
     stale: Stale | None = None  # the document's last tree, as analyze_early was given it
 
@@ -140,6 +142,7 @@ class IncrementalAnalyzer:
     judged: int = 0
     rerun: int = 0  # of which after running the per-function checkers again (`_rerun`)
     spliced: int = 0  # judged without parsing the document (model/spliced.py)
+    balanced: int = 0  # of the reused, after running the balance rules again alone
     kept: int = 0  # functions whose delay findings the reruns kept (`_keepable`)
     unwalked: int = 0  # callbacks' walks the reruns did not make again (they reached nothing)
     full: int = 0
@@ -208,7 +211,7 @@ class IncrementalAnalyzer:
         self.full += 1
         model = build_model(path, source, tree=tree)
         with footprint.record(model) as fp:
-            findings = analyze_model(model, config, resolver)
+            findings = analyze_apart(model, config, resolver)
         if model.loader is not None:  # the headers the build or a rule read
             fp.headers.update(model.loader.header_files())
         items, bodies = top if top is not None else _top_level(tree)
@@ -289,8 +292,13 @@ class IncrementalAnalyzer:
         # those of this function's own delays, the search for delay calls and file-wide
         # answers are judged by evaluating them again on the new text (below).
         aside = frozenset({name, footprint.NAMES, footprint.CHECKER_NAMES, *fp.answers})
+        # the balance rules read it (a probe, a remove, a helper of theirs): run them again
+        balance = (b := fp.units.get(footprint.BALANCE)) is not None and b.reads(
+            name, f_start, f_end, texts)
         rerun = False
-        if (unit := fp.unit_reading(name, f_start, f_end, texts, aside)) is not None:
+        if (unit := fp.unit_reading(
+            name, f_start, f_end, texts, aside | {footprint.BALANCE}
+        )) is not None:  # fmt: skip
             # only the per-function checkers read it (a callback's walk entered it, another
             # function's delay read its text): run them again on the new text, keep the rest
             names = fp.units.get(footprint.NAMES)  # (its searches are shared with other rules)
@@ -310,11 +318,12 @@ class IncrementalAnalyzer:
         # a finding in the function itself can only come from a per-function checker (any
         # other rule that placed one there read it); judged again, they are found again
         judged = {rule.id for rule in per_function_rules()}
-        if any(f.rule not in judged for f in inside):
+        again = judged | (balance_rule_ids() if balance else set())
+        if any(f.rule not in again for f in inside):
             return f"a finding lies in {name}()"
         decided = _Decided(
             path, source, config, resolver, items, bodies, name, f_start, f_end, delta, texts,
-            moved, inside, rerun, judged, shift, stale if tree is None else None,
+            moved, inside, rerun, judged, balance, shift, stale if tree is None else None,
         )  # fmt: skip
         why = self._settle(decided, tree)
         if why == _NEEDS_TREE and tree is None:
@@ -330,6 +339,13 @@ class IncrementalAnalyzer:
         fp = st.footprint.shifted(d.f_end, d.delta)
         found: list[Finding] = []
         end = d.f_end + d.delta
+        balanced: list[Finding] = []
+        if d.balance:
+            if tree is None:  # (they read the driver structs' nodes: never a spliced model)
+                return _NEEDS_TREE
+            why = self._rerun_balance(fp, d, end, tree, balanced)
+            if why is not None:
+                return why
         if d.rerun:
             why = self._rerun(fp, d.name, d.f_start, end, d.texts, found, d.path, d.source,
                               tree, d.config, d.resolver, d.moved,
@@ -339,8 +355,9 @@ class IncrementalAnalyzer:
             moved = sorted([f for f in d.moved if f.rule not in d.judged] + found,
                            key=Finding.sort_key)  # fmt: skip
         else:
+            mine = any(f.rule in d.judged for f in d.inside)
             why = self._judge_again(
-                fp, d.name, d.f_start, end, d.texts, bool(d.inside), found, d.path, d.source,
+                fp, d.name, d.f_start, end, d.texts, mine, found, d.path, d.source,
                 tree, d.config, d.resolver, (lambda: _dirty(d, st)) if tree is None else None,
             )  # fmt: skip
             if why is not None:
@@ -348,6 +365,11 @@ class IncrementalAnalyzer:
             moved = d.moved
             if d.inside or found:
                 moved = sorted(moved + found, key=Finding.sort_key)
+        if d.balance:  # (theirs, moved or in the function, replaced by the new ones)
+            self.judged_name, self.judged_how = d.name, "balance"
+            ids = balance_rule_ids()
+            moved = sorted([f for f in moved if f.rule not in ids] + balanced,
+                           key=Finding.sort_key)  # fmt: skip
         st.source, st.items, st.bodies, st.findings = d.source, d.items, d.bodies, moved
         st.footprint = fp
         top, self._top = self._top, None
@@ -444,6 +466,45 @@ class IncrementalAnalyzer:
         return None
 
 
+    def _rerun_balance(
+        self, fp: Footprint, d: _Decided, end: int, tree: ts.Tree, found: list[Finding]
+    ) -> str | None:
+        """The balance rules run again, alone, on a model of the new text, after an edit of
+        function `d.name` (now at [d.f_start, end)) that only they and the units set aside
+        read: None when nothing the other rules share changed (their findings, all of them,
+        are then in `found`, and `fp` holds what they read now in place of what they read
+        before), else why not."""
+        model = build_model(d.path, d.source, tree)
+        with footprint.record(model) as again:
+            found += _balance_findings(model, d.config, d.resolver)
+        if again.whole is not None or again.callees:
+            return f"running the balance rules again read the whole file ({d.name}())"
+        changed = [
+            key for key, (_how, value) in again.answers.items()
+            if key in fp.answers and fp.answers[key][1] != value
+        ]  # fmt: skip
+        if changed:
+            return f"the edit changes {changed[0]}"
+        # their unit is replaced; NAMES is shared with the delay rules (its searches add up);
+        # the answers they asked, with what computing them read now
+        for key, u in again.units.items():
+            if key == footprint.NAMES and (names := fp.units.get(key)) is not None:
+                fp.units[key] = _union(names, u)
+            elif key == footprint.BALANCE or key in again.answers:
+                fp.units[key] = u
+        fp.units.setdefault(footprint.BALANCE, Footprint())
+        fp.answers.update(again.answers)
+        fp.functions |= again.functions
+        fp.patterns.update(again.patterns)
+        fp.ranges += again.ranges
+        fp.lookups.update(again.lookups)
+        if model.loader is not None:
+            fp.headers.update(model.loader.header_files())
+        self.built = model
+        self.balanced += 1
+        self.judged_name, self.judged_how = d.name, "balance"
+        return None
+
     def _rerun(
         self, fp: Footprint, name: str, start: int, end: int, texts: tuple[bytes, ...],
         found: list[Finding], path: str, source: bytes, tree: ts.Tree | None, config: Config,
@@ -529,7 +590,7 @@ class IncrementalAnalyzer:
         was = fp.units
         fp.units = {
             key: u for key, u in fp.units.items()
-            if key == footprint.NAMES or key in fp.answers
+            if key in (footprint.NAMES, footprint.BALANCE) or key in fp.answers
         }  # fmt: skip
         for key, u in again.units.items():
             if key == footprint.NAMES and names is not None:
@@ -555,6 +616,39 @@ class IncrementalAnalyzer:
         self.unwalked += len(unwalked)
         self.judged_name, self.judged_how = name, "rerun"
         return None
+
+
+BALANCE_CHECKER = "lifetime-balance"
+
+
+def balance_rule_ids() -> set[str]:
+    """The probe/remove balance rules (their checker's), run apart (`analyze_apart`)."""
+    return {rule.id for rule in load_rules() if rule.checker.name == BALANCE_CHECKER}
+
+
+def analyze_apart(
+    model: FileModel, config: Config, resolver: object | None = None
+) -> list[Finding]:
+    """engine.analyze_model's findings, the balance rules run after the others in a Context
+    of their own, what they read in the footprint's unit `footprint.BALANCE`: an edit only
+    they read reruns them alone (`_rerun_balance`). The same findings: a rule's findings do
+    not depend on which rules ran before it in its Context (its caches are the file's facts),
+    and they are merged and sorted as run_rules sorts them (by path, place and rule)."""
+    rules = load_rules()
+    ids = balance_rule_ids()
+    if not any(config.is_enabled(i) for i in ids):
+        return analyze_model(model, config, resolver, rules)
+    found = analyze_model(model, config, resolver, [r for r in rules if r.id not in ids])
+    return sorted(found + _balance_findings(model, config, resolver), key=Finding.sort_key)
+
+
+def _balance_findings(model: FileModel, config: Config, resolver: object | None) -> list[Finding]:
+    ctx = Context(model, config, resolver)
+    try:
+        with footprint.unit(model, footprint.BALANCE):
+            return run_rules(ctx, config, [r for r in load_rules() if r.id in balance_rule_ids()])
+    finally:
+        ctx.close()
 
 
 def _dirty(d: _Decided, st: _State) -> tuple[ts.Tree, list[tuple[int, int]], Top | None] | None:
@@ -594,7 +688,8 @@ def _keepable(
         u for key, u in fp.units.items()
         if key == footprint.CHECKERS or key.startswith((footprint.WALK, footprint.WALK_EMPTY))
     ]  # fmt: skip
-    special = {footprint.NAMES, footprint.CHECKERS, footprint.CHECKER_NAMES, name}
+    special = {footprint.NAMES, footprint.CHECKERS, footprint.CHECKER_NAMES, footprint.BALANCE,
+               name}
     return frozenset(
         key for key, u in fp.units.items()
         if key not in special and key not in fp.answers

@@ -167,6 +167,13 @@ CHECKERS = "<per-function checkers>"
 CHECKER_NAMES = "<per-function checkers' names>"
 
 
+# the unit of what the probe/remove balance rules (checker `lifetime-balance`) read: they run
+# after the other rules, in a Context of their own (incremental.analyze_apart), so no other
+# rule reads what they cached and they read no cache another rule filled; an edit only this
+# unit (and the units set aside) read is decided by running them again alone
+BALANCE = "<balance rules>"
+
+
 # one callback's walk towards the delays (rules/delays.py), WALK + its function, in a unit of
 # its own inside CHECKERS; WALK_EMPTY + its function when it reached no delay call: a rerun of
 # the checkers need not walk it again while the edit touches nothing it read
