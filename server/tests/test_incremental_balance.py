@@ -128,3 +128,47 @@ def test_edits_in_hub_c_probe_and_disconnect_rerun_the_balance_rules() -> None:
             assert got.how.startswith("balance hub_"), got.how  # type: ignore[attr-defined]
             assert got.findings == _full(doc.path, doc.source)  # type: ignore[attr-defined]
     assert analyzer.balanced == 4 and analyzer.full == 1
+
+
+def test_a_balance_rerun_is_made_without_parsing_the_document() -> None:
+    # the remove typed in: its driver struct is read from the last tree, the functions the
+    # rules read each parsed alone (model/spliced.py)
+    source = ENABLE.read_bytes()
+    doc = Document(uri=ENABLE.as_uri(), path=str(ENABLE), version=0, source=source)
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze(doc.path, source, doc.ensure_tree(), Config())
+    _type(doc, b"b_teardown(&pdev->dev);", 0, b"\n\tpm_runtime_disable(&pdev->dev);")
+    got = analyzer.analyze_early(doc.path, doc.source, Config(), None, doc.stale())
+    assert got is not None and got.how == "balance b_remove() without parsing the document"
+    assert doc.dirty and analyzer.spliced == 1
+    assert got.findings == _full(doc.path, doc.source)
+
+
+def test_a_spliced_tree_gives_a_node_by_points_only_outside_the_functions() -> None:
+    from dpmlens.model.spliced import NotSpliced, spliced_model
+
+    source = ENABLE.read_bytes()
+    doc = Document(uri=ENABLE.as_uri(), path=str(ENABLE), version=0, source=source)
+    doc.ensure_tree()
+    _type(doc, b"b_teardown(&pdev->dev);", 0, b" b_teardown(NULL);")
+    stale = doc.stale()
+    assert stale is not None
+    real = parse(doc.source)
+    fn = doc.source.index(b"static int b_remove(")
+    end = doc.source.index(b"\n}\n", fn) + 2
+    model = spliced_model(doc.path, doc.source, stale.tree, fn, end, [], False, every=True)
+    assert model is not None
+    root = model.tree.root_node  # type: ignore[union-attr]
+    at = doc.source.index(b".probe = b_probe")
+    line = doc.source.count(b"\n", 0, at)
+    col = at - doc.source.rfind(b"\n", 0, at) - 1
+    got = root.descendant_for_point_range((line, col), (line, col + 6))
+    want = real.root_node.descendant_for_point_range((line, col), (line, col + 6))
+    assert got is not None and want is not None
+    assert (got.type, got.start_byte, got.end_byte) == (want.type, want.start_byte, want.end_byte)
+    for marker in (b"b_teardown(NULL)", b"b_setup(dev)"):  # the edited function, another one
+        at = doc.source.index(marker)
+        line = doc.source.count(b"\n", 0, at)
+        col = at - doc.source.rfind(b"\n", 0, at) - 1
+        with pytest.raises(NotSpliced):
+            root.descendant_for_point_range((line, col), (line, col + 3))

@@ -340,10 +340,10 @@ class IncrementalAnalyzer:
         found: list[Finding] = []
         end = d.f_end + d.delta
         balanced: list[Finding] = []
+        balance_top: list[Top | None] = []
         if d.balance:
-            if tree is None:  # (they read the driver structs' nodes: never a spliced model)
-                return _NEEDS_TREE
-            why = self._rerun_balance(fp, d, end, tree, balanced)
+            why = self._rerun_balance(fp, d, end, tree, balanced, balance_top,
+                                      (lambda: _dirty(d, st)) if tree is None else None)
             if why is not None:
                 return why
         if d.rerun:
@@ -373,6 +373,8 @@ class IncrementalAnalyzer:
         st.source, st.items, st.bodies, st.findings = d.source, d.items, d.bodies, moved
         st.footprint = fp
         top, self._top = self._top, None
+        if top is None and balance_top:
+            top = balance_top[0]
         if top is not None:  # (a spliced model's: the top level of the new text)
             st.top, st.shifts = top, []
         elif st.top is not None and d.shift is not None:
@@ -467,16 +469,41 @@ class IncrementalAnalyzer:
 
 
     def _rerun_balance(
-        self, fp: Footprint, d: _Decided, end: int, tree: ts.Tree, found: list[Finding]
-    ) -> str | None:
+        self, fp: Footprint, d: _Decided, end: int, tree: ts.Tree | None,
+        found: list[Finding], top: list[Top | None],
+        stale: Callable[[], tuple[ts.Tree, list[tuple[int, int]], Top | None] | None]
+        | None = None,
+    ) -> str | None:  # fmt: skip
         """The balance rules run again, alone, on a model of the new text, after an edit of
         function `d.name` (now at [d.f_start, end)) that only they and the units set aside
         read: None when nothing the other rules share changed (their findings, all of them,
         are then in `found`, and `fp` holds what they read now in place of what they read
-        before), else why not."""
-        model = build_model(d.path, d.source, tree)
-        with footprint.record(model) as again:
-            found += _balance_findings(model, d.config, d.resolver)
+        before), else why not. Without a tree, given `stale` (as for `_judge_again`), on a
+        spliced model whose other functions are parsed alone when read (model/spliced.py);
+        the new text's top level is then put in `top`."""
+        if tree is not None:
+            model = build_model(d.path, d.source, tree)
+        else:
+            last = stale() if stale is not None else None
+            if last is None:
+                return _NEEDS_TREE
+            spliced = spliced_model(d.path, d.source, last[0], d.f_start, end, last[1],
+                                    False, last[2], every=True)  # fmt: skip
+            if spliced is None:
+                return _NEEDS_TREE
+            model = spliced
+        try:
+            with footprint.record(model) as again:
+                found += _balance_findings(model, d.config, d.resolver)
+        except NotSpliced:
+            del found[:]
+            return _NEEDS_TREE
+        except Exception:
+            if tree is not None:
+                raise
+            # (a rule read what a spliced model does not give: again on the document's tree)
+            del found[:]
+            return _NEEDS_TREE
         if again.whole is not None or again.callees:
             return f"running the balance rules again read the whole file ({d.name}())"
         changed = [
@@ -500,7 +527,10 @@ class IncrementalAnalyzer:
         fp.lookups.update(again.lookups)
         if model.loader is not None:
             fp.headers.update(model.loader.header_files())
-        self.built = model
+        self.built = None if tree is None else model
+        if tree is None:
+            top.append(Top.of(model))
+            self.spliced += 1
         self.balanced += 1
         self.judged_name, self.judged_how = d.name, "balance"
         return None
