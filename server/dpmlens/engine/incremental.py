@@ -56,6 +56,7 @@ from dpmlens.engine.analyze import (
 )
 from dpmlens.model import footprint
 from dpmlens.model.build import TOP_LEVEL_CONTAINERS, NotBuilt, build_model, text_searches
+from dpmlens.model.ctext import word_byte as _word
 from dpmlens.model.footprint import Footprint
 from dpmlens.model.headers import defines_of
 from dpmlens.model.spliced import NotSpliced, Shift, Top, spliced_model
@@ -293,8 +294,8 @@ class IncrementalAnalyzer:
         # answers are judged by evaluating them again on the new text (below).
         aside = frozenset({name, footprint.NAMES, footprint.CHECKER_NAMES, *fp.answers})
         # the balance rules read it (a probe, a remove, a helper of theirs): run them again
-        balance = (b := fp.units.get(footprint.BALANCE)) is not None and b.reads(
-            name, f_start, f_end, texts)
+        balance = (b := fp.units.get(footprint.BALANCE)) is not None and _balance_reads(
+            b, name, f_start, f_end, texts)
         rerun = False
         if (unit := fp.unit_reading(
             name, f_start, f_end, texts, aside | {footprint.BALANCE}
@@ -774,7 +775,7 @@ def _alone(function: bytes) -> _Errors | None:
     that would open a comment in a longer text, or an error that may reach past its body);
     else its errors, each as (type, missing, text, the types of the nodes up to the body),
     in document order: () for a clean parse."""
-    root = parse(function).root_node
+    root = _alone_tree(function).root_node
     if root.child_count != 1:
         return None
     fn = root.children[0]
@@ -828,6 +829,56 @@ def _alone(function: bytes) -> _Errors | None:
 
 
 _LITERALS = frozenset({"comment", "string_literal", "char_literal", "system_lib_string"})
+
+
+@lru_cache(maxsize=16)
+def _alone_tree(function: bytes) -> ts.Tree:
+    return parse(function)
+
+
+_NAME = re.compile(rb"[A-Za-z_]\w*")
+
+
+def _balance_reads(
+    u: Footprint, name: str, start: int, end: int, texts: tuple[bytes, bytes]
+) -> bool:
+    """Does an edit of function `name` (now at [start, end); its text before and after)
+    change what the balance rules read (`footprint.BALANCE`)? Besides the functions and
+    ranges they read, their searches: the names of their set-up calls, which they read by
+    callee and caller (lifetime._set_up, setup_callers: never by place), the driver's exit
+    and initcall, ACPI ids (read as present or not). A search that finds the same names in
+    both texts, in the same order, each a call in both or in neither (as
+    model.calls.calls_named tells a call: the word alone, an identifier called; in the
+    function parsed alone, which the document's tree holds as it is: `_parses_alone`),
+    reads the same: the rules see the same calls and callers. Anything else found counts."""
+    if u.touches(name, start, end):
+        return True
+    for key, pattern in u.patterns.items():
+        found = [[m.span() for m in pattern.finditer(text)] for text in texts]
+        if not found[0] and not found[1]:
+            continue
+        if len(found[0]) != len(found[1]) or _NAME.fullmatch(key) is None:
+            return True
+        if _calls_at(texts[0], found[0]) != _calls_at(texts[1], found[1]):
+            return True
+    return False
+
+
+def _calls_at(text: bytes, spans: list[tuple[int, int]]) -> list[bool]:
+    """For each occurrence of a name in a function's `text`: is it a call of that name?"""
+    root = _alone_tree(text).root_node
+    out = []
+    for pos, end in spans:
+        word = (pos > 0 and _word(text[pos - 1])) or (end < len(text) and _word(text[end]))
+        ident = None if word else root.descendant_for_byte_range(pos, end)
+        call = ident.parent if ident is not None else None
+        out.append(
+            call is not None and ident is not None and ident.type == "identifier"
+            and call.type == "call_expression" and call.start_byte == pos
+            and call.child_count >= 2
+        )  # fmt: skip
+    return out
+
 
 
 def _top_level(tree: ts.Tree) -> tuple[list[_Item], list[_Body]]:

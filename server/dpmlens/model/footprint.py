@@ -208,6 +208,11 @@ def unit(model: FileModel, key: str) -> Iterator[None]:
             u is cur for k, u in root.units.items() if k.startswith("<walking> "))
     ):  # fmt: skip
         key = CHECKER_NAMES
+    elif key == NAMES and cur is not root and root.units.get(BALANCE) is cur:
+        # the balance rules' search for their set-up calls: a call typed or removed anywhere
+        # can change what they report, and a rerun of theirs answers for it (not NAMES, set
+        # aside for a judgement of the delay rules, which would keep their findings)
+        key = BALANCE
     sub = root.units.setdefault(key, Footprint())
     model.__dict__[_KEY], model.__dict__[_ROOT] = sub, root
     at = _ACTIVE.index(cur) if cur in _ACTIVE else -1
