@@ -64,9 +64,9 @@ def run(
     why: Counter[str] = Counter()
     # reused before the document is parsed again / reused on the new tree / reused after
     # judging the edited function again / after running the per-function checkers again /
-    # full analysis
+    # after running the balance rules again (incremental._rerun_balance) / full analysis
     kinds: dict[str, list[float]] = {
-        "early": [], "reused": [], "judged": [], "rerun": [], "full": []}  # fmt: skip
+        "early": [], "reused": [], "judged": [], "rerun": [], "balance": [], "full": []}  # fmt: skip
     for line in positions(source.decode("latin-1"), edits // 2):
         for insert in (True, False):
             doc.apply_change(change(line, insert), UTF8)

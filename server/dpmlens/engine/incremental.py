@@ -38,10 +38,11 @@ edit (and the structure assumed before parsing with the real one).
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from operator import itemgetter
 
 import tree_sitter as ts
 
@@ -56,12 +57,14 @@ from dpmlens.engine.analyze import (
 )
 from dpmlens.model import footprint
 from dpmlens.model.build import TOP_LEVEL_CONTAINERS, NotBuilt, build_model, text_searches
+from dpmlens.model.ctext import word_byte as _word
 from dpmlens.model.footprint import Footprint
 from dpmlens.model.headers import defines_of
 from dpmlens.model.spliced import NotSpliced, Shift, Top, spliced_model
 from dpmlens.model.types import FileModel
 from dpmlens.rules import delays
 from dpmlens.rules.context import Context
+from dpmlens.rules.loader import load_rules
 from dpmlens.syntax.parser import parse
 
 
@@ -129,6 +132,7 @@ class _Decided:
     inside: list[Finding]  # those in it (the per-function checkers')
     rerun: bool  # run the per-function checkers again (else: judge the function again)
     judged: set[str]  # the per-function checkers' rule ids
+    balance: bool  # run the balance rules again (they read the function: `_rerun_balance`)
     shift: Shift | None = None  # the edit, for the top level carried over (model/spliced.py)
     stale: Stale | None = None  # the document's last tree, as analyze_early was given it
 
@@ -140,6 +144,7 @@ class IncrementalAnalyzer:
     judged: int = 0
     rerun: int = 0  # of which after running the per-function checkers again (`_rerun`)
     spliced: int = 0  # judged without parsing the document (model/spliced.py)
+    balanced: int = 0  # of the reused, after running the balance rules again alone
     kept: int = 0  # functions whose delay findings the reruns kept (`_keepable`)
     unwalked: int = 0  # callbacks' walks the reruns did not make again (they reached nothing)
     full: int = 0
@@ -208,7 +213,7 @@ class IncrementalAnalyzer:
         self.full += 1
         model = build_model(path, source, tree=tree)
         with footprint.record(model) as fp:
-            findings = analyze_model(model, config, resolver)
+            findings = analyze_apart(model, config, resolver)
         if model.loader is not None:  # the headers the build or a rule read
             fp.headers.update(model.loader.header_files())
         items, bodies = top if top is not None else _top_level(tree)
@@ -253,19 +258,23 @@ class IncrementalAnalyzer:
         if not name:
             return "the edit is in a function the model does not name"
         if top is None:
+            # (the items and bodies are in order of their starts: those from f_end on move
+            # whole, those before it only where they end after it; `_moved_offset` inlined,
+            # lpfc_init.c has ~1,900 items)
+            before = bisect_right(st.items, f_start, key=_start)
             if not _parses_alone(source[f_start : f_end + delta], old[f_start:f_end]) or any(
-                t == "ERROR" and s <= f_start and f_end <= e for t, s, e in st.items
+                t == "ERROR" and f_end <= e for t, _s, e in st.items[:before]
             ):
                 return _NEEDS_TREE
-            items = [
-                (t, _moved_offset(s, f_end, delta), _moved_offset(e, f_end, delta))
-                for t, s, e in st.items
-            ]
+            k = bisect_left(st.items, f_end, key=_start)
+            items = [(t, s, e + delta if e >= f_end else e) for t, s, e in st.items[:k]]
+            items += [(t, s + delta, e + delta) for t, s, e in st.items[k:]]
+            k = bisect_left(st.bodies, f_end, key=_first)
             bodies = [
-                (_moved_offset(s, f_end, delta), _moved_offset(b, f_end, delta),
-                 _moved_offset(e, f_end, delta), n)
-                for s, b, e, n in st.bodies
+                (s, b + delta if b >= f_end else b, e + delta if e >= f_end else e, n)
+                for s, b, e, n in st.bodies[:k]
             ]  # fmt: skip
+            bodies += [(s + delta, b + delta, e + delta, n) for s, b, e, n in st.bodies[k:]]
         else:
             items, bodies = top
             if not _same_structure(st.items, items, f_start, f_end, delta) or len(
@@ -289,8 +298,13 @@ class IncrementalAnalyzer:
         # those of this function's own delays, the search for delay calls and file-wide
         # answers are judged by evaluating them again on the new text (below).
         aside = frozenset({name, footprint.NAMES, footprint.CHECKER_NAMES, *fp.answers})
+        # the balance rules read it (a probe, a remove, a helper of theirs): run them again
+        balance = (b := fp.units.get(footprint.BALANCE)) is not None and _balance_reads(
+            b, name, f_start, f_end, texts)
         rerun = False
-        if (unit := fp.unit_reading(name, f_start, f_end, texts, aside)) is not None:
+        if (unit := fp.unit_reading(
+            name, f_start, f_end, texts, aside | {footprint.BALANCE}
+        )) is not None:  # fmt: skip
             # only the per-function checkers read it (a callback's walk entered it, another
             # function's delay read its text): run them again on the new text, keep the rest
             names = fp.units.get(footprint.NAMES)  # (its searches are shared with other rules)
@@ -310,11 +324,12 @@ class IncrementalAnalyzer:
         # a finding in the function itself can only come from a per-function checker (any
         # other rule that placed one there read it); judged again, they are found again
         judged = {rule.id for rule in per_function_rules()}
-        if any(f.rule not in judged for f in inside):
+        again = judged | (balance_rule_ids() if balance else set())
+        if any(f.rule not in again for f in inside):
             return f"a finding lies in {name}()"
         decided = _Decided(
             path, source, config, resolver, items, bodies, name, f_start, f_end, delta, texts,
-            moved, inside, rerun, judged, shift, stale if tree is None else None,
+            moved, inside, rerun, judged, balance, shift, stale if tree is None else None,
         )  # fmt: skip
         why = self._settle(decided, tree)
         if why == _NEEDS_TREE and tree is None:
@@ -330,6 +345,13 @@ class IncrementalAnalyzer:
         fp = st.footprint.shifted(d.f_end, d.delta)
         found: list[Finding] = []
         end = d.f_end + d.delta
+        balanced: list[Finding] = []
+        balance_top: list[Top | None] = []
+        if d.balance:
+            why = self._rerun_balance(fp, d, end, tree, balanced, balance_top,
+                                      (lambda: _dirty(d, st)) if tree is None else None)
+            if why is not None:
+                return why
         if d.rerun:
             why = self._rerun(fp, d.name, d.f_start, end, d.texts, found, d.path, d.source,
                               tree, d.config, d.resolver, d.moved,
@@ -339,8 +361,9 @@ class IncrementalAnalyzer:
             moved = sorted([f for f in d.moved if f.rule not in d.judged] + found,
                            key=Finding.sort_key)  # fmt: skip
         else:
+            mine = any(f.rule in d.judged for f in d.inside)
             why = self._judge_again(
-                fp, d.name, d.f_start, end, d.texts, bool(d.inside), found, d.path, d.source,
+                fp, d.name, d.f_start, end, d.texts, mine, found, d.path, d.source,
                 tree, d.config, d.resolver, (lambda: _dirty(d, st)) if tree is None else None,
             )  # fmt: skip
             if why is not None:
@@ -348,9 +371,16 @@ class IncrementalAnalyzer:
             moved = d.moved
             if d.inside or found:
                 moved = sorted(moved + found, key=Finding.sort_key)
+        if d.balance:  # (theirs, moved or in the function, replaced by the new ones)
+            self.judged_name, self.judged_how = d.name, "balance"
+            ids = balance_rule_ids()
+            moved = sorted([f for f in moved if f.rule not in ids] + balanced,
+                           key=Finding.sort_key)  # fmt: skip
         st.source, st.items, st.bodies, st.findings = d.source, d.items, d.bodies, moved
         st.footprint = fp
         top, self._top = self._top, None
+        if top is None and balance_top:
+            top = balance_top[0]
         if top is not None:  # (a spliced model's: the top level of the new text)
             st.top, st.shifts = top, []
         elif st.top is not None and d.shift is not None:
@@ -444,6 +474,73 @@ class IncrementalAnalyzer:
         return None
 
 
+    def _rerun_balance(
+        self, fp: Footprint, d: _Decided, end: int, tree: ts.Tree | None,
+        found: list[Finding], top: list[Top | None],
+        stale: Callable[[], tuple[ts.Tree, list[tuple[int, int]], Top | None] | None]
+        | None = None,
+    ) -> str | None:  # fmt: skip
+        """The balance rules run again, alone, on a model of the new text, after an edit of
+        function `d.name` (now at [d.f_start, end)) that only they and the units set aside
+        read: None when nothing the other rules share changed (their findings, all of them,
+        are then in `found`, and `fp` holds what they read now in place of what they read
+        before), else why not. Without a tree, given `stale` (as for `_judge_again`), on a
+        spliced model whose other functions are parsed alone when read (model/spliced.py);
+        the new text's top level is then put in `top`."""
+        if tree is not None:
+            model = build_model(d.path, d.source, tree)
+        else:
+            last = stale() if stale is not None else None
+            if last is None:
+                return _NEEDS_TREE
+            spliced = spliced_model(d.path, d.source, last[0], d.f_start, end, last[1],
+                                    False, last[2], every=True)  # fmt: skip
+            if spliced is None:
+                return _NEEDS_TREE
+            model = spliced
+        try:
+            with footprint.record(model) as again:
+                found += _balance_findings(model, d.config, d.resolver)
+        except NotSpliced:
+            del found[:]
+            return _NEEDS_TREE
+        except Exception:
+            if tree is not None:
+                raise
+            # (a rule read what a spliced model does not give: again on the document's tree)
+            del found[:]
+            return _NEEDS_TREE
+        if again.whole is not None or again.callees:
+            return f"running the balance rules again read the whole file ({d.name}())"
+        changed = [
+            key for key, (_how, value) in again.answers.items()
+            if key in fp.answers and fp.answers[key][1] != value
+        ]  # fmt: skip
+        if changed:
+            return f"the edit changes {changed[0]}"
+        # their unit is replaced; NAMES is shared with the delay rules (its searches add up);
+        # the answers they asked, with what computing them read now
+        for key, u in again.units.items():
+            if key == footprint.NAMES and (names := fp.units.get(key)) is not None:
+                fp.units[key] = _union(names, u)
+            elif key == footprint.BALANCE or key in again.answers:
+                fp.units[key] = u
+        fp.units.setdefault(footprint.BALANCE, Footprint())
+        fp.answers.update(again.answers)
+        fp.functions |= again.functions
+        fp.patterns.update(again.patterns)
+        fp.ranges += again.ranges
+        fp.lookups.update(again.lookups)
+        if model.loader is not None:
+            fp.headers.update(model.loader.header_files())
+        self.built = None if tree is None else model
+        if tree is None:
+            top.append(Top.of(model))
+            self.spliced += 1
+        self.balanced += 1
+        self.judged_name, self.judged_how = d.name, "balance"
+        return None
+
     def _rerun(
         self, fp: Footprint, name: str, start: int, end: int, texts: tuple[bytes, ...],
         found: list[Finding], path: str, source: bytes, tree: ts.Tree | None, config: Config,
@@ -529,7 +626,7 @@ class IncrementalAnalyzer:
         was = fp.units
         fp.units = {
             key: u for key, u in fp.units.items()
-            if key == footprint.NAMES or key in fp.answers
+            if key in (footprint.NAMES, footprint.BALANCE) or key in fp.answers
         }  # fmt: skip
         for key, u in again.units.items():
             if key == footprint.NAMES and names is not None:
@@ -555,6 +652,39 @@ class IncrementalAnalyzer:
         self.unwalked += len(unwalked)
         self.judged_name, self.judged_how = name, "rerun"
         return None
+
+
+BALANCE_CHECKER = "lifetime-balance"
+
+
+def balance_rule_ids() -> set[str]:
+    """The probe/remove balance rules (their checker's), run apart (`analyze_apart`)."""
+    return {rule.id for rule in load_rules() if rule.checker.name == BALANCE_CHECKER}
+
+
+def analyze_apart(
+    model: FileModel, config: Config, resolver: object | None = None
+) -> list[Finding]:
+    """engine.analyze_model's findings, the balance rules run after the others in a Context
+    of their own, what they read in the footprint's unit `footprint.BALANCE`: an edit only
+    they read reruns them alone (`_rerun_balance`). The same findings: a rule's findings do
+    not depend on which rules ran before it in its Context (its caches are the file's facts),
+    and they are merged and sorted as run_rules sorts them (by path, place and rule)."""
+    rules = load_rules()
+    ids = balance_rule_ids()
+    if not any(config.is_enabled(i) for i in ids):
+        return analyze_model(model, config, resolver, rules)
+    found = analyze_model(model, config, resolver, [r for r in rules if r.id not in ids])
+    return sorted(found + _balance_findings(model, config, resolver), key=Finding.sort_key)
+
+
+def _balance_findings(model: FileModel, config: Config, resolver: object | None) -> list[Finding]:
+    ctx = Context(model, config, resolver)
+    try:
+        with footprint.unit(model, footprint.BALANCE):
+            return run_rules(ctx, config, [r for r in load_rules() if r.id in balance_rule_ids()])
+    finally:
+        ctx.close()
 
 
 def _dirty(d: _Decided, st: _State) -> tuple[ts.Tree, list[tuple[int, int]], Top | None] | None:
@@ -594,7 +724,8 @@ def _keepable(
         u for key, u in fp.units.items()
         if key == footprint.CHECKERS or key.startswith((footprint.WALK, footprint.WALK_EMPTY))
     ]  # fmt: skip
-    special = {footprint.NAMES, footprint.CHECKERS, footprint.CHECKER_NAMES, name}
+    special = {footprint.NAMES, footprint.CHECKERS, footprint.CHECKER_NAMES, footprint.BALANCE,
+               name}
     return frozenset(
         key for key, u in fp.units.items()
         if key not in special and key not in fp.answers
@@ -614,6 +745,7 @@ def _union(a: Footprint, b: Footprint) -> Footprint:
 
 
 _NEEDS_TREE = "the edit is judged on a tree of the new text"
+_start, _first = itemgetter(1), itemgetter(0)  # an item's start, a body's
 _SHIFTS = 64  # edits a carried top level is moved over before it is read from a tree again
 
 
@@ -649,7 +781,7 @@ def _alone(function: bytes) -> _Errors | None:
     that would open a comment in a longer text, or an error that may reach past its body);
     else its errors, each as (type, missing, text, the types of the nodes up to the body),
     in document order: () for a clean parse."""
-    root = parse(function).root_node
+    root = _alone_tree(function).root_node
     if root.child_count != 1:
         return None
     fn = root.children[0]
@@ -703,6 +835,56 @@ def _alone(function: bytes) -> _Errors | None:
 
 
 _LITERALS = frozenset({"comment", "string_literal", "char_literal", "system_lib_string"})
+
+
+@lru_cache(maxsize=16)
+def _alone_tree(function: bytes) -> ts.Tree:
+    return parse(function)
+
+
+_NAME = re.compile(rb"[A-Za-z_]\w*")
+
+
+def _balance_reads(
+    u: Footprint, name: str, start: int, end: int, texts: tuple[bytes, bytes]
+) -> bool:
+    """Does an edit of function `name` (now at [start, end); its text before and after)
+    change what the balance rules read (`footprint.BALANCE`)? Besides the functions and
+    ranges they read, their searches: the names of their set-up calls, which they read by
+    callee and caller (lifetime._set_up, setup_callers: never by place), the driver's exit
+    and initcall, ACPI ids (read as present or not). A search that finds the same names in
+    both texts, in the same order, each a call in both or in neither (as
+    model.calls.calls_named tells a call: the word alone, an identifier called; in the
+    function parsed alone, which the document's tree holds as it is: `_parses_alone`),
+    reads the same: the rules see the same calls and callers. Anything else found counts."""
+    if u.touches(name, start, end):
+        return True
+    for key, pattern in u.patterns.items():
+        found = [[m.span() for m in pattern.finditer(text)] for text in texts]
+        if not found[0] and not found[1]:
+            continue
+        if len(found[0]) != len(found[1]) or _NAME.fullmatch(key) is None:
+            return True
+        if _calls_at(texts[0], found[0]) != _calls_at(texts[1], found[1]):
+            return True
+    return False
+
+
+def _calls_at(text: bytes, spans: list[tuple[int, int]]) -> list[bool]:
+    """For each occurrence of a name in a function's `text`: is it a call of that name?"""
+    root = _alone_tree(text).root_node
+    out = []
+    for pos, end in spans:
+        word = (pos > 0 and _word(text[pos - 1])) or (end < len(text) and _word(text[end]))
+        ident = None if word else root.descendant_for_byte_range(pos, end)
+        call = ident.parent if ident is not None else None
+        out.append(
+            call is not None and ident is not None and ident.type == "identifier"
+            and call.type == "call_expression" and call.start_byte == pos
+            and call.child_count >= 2
+        )  # fmt: skip
+    return out
+
 
 
 def _top_level(tree: ts.Tree) -> tuple[list[_Item], list[_Body]]:

@@ -461,11 +461,35 @@ def _line_starts(path: str, source: bytes) -> list[int]:
     return hit[1]
 
 
+# What the rules make once per process on first use, made here: a delay with a comment in a
+# callback (the spec keywords' regexes, ~35 ms), a probe that sets up what its remove undoes
+# (the search anchors of the balance rules' set-up calls, ~45 ms): else the first document
+# opened pays them (issue 29: a cold didOpen of hub.c)
 _WARM_UP = b"""
 static int w_suspend(struct device *dev) { msleep(1); return pm_runtime_get_sync(dev); }
-static int w_resume(struct device *dev) { return 0; }
+static int w_resume(struct device *dev)
+{
+	/* wait */
+	msleep(20);
+	return 0;
+}
 static SIMPLE_DEV_PM_OPS(w_pm, w_suspend, w_resume);
-static struct platform_driver w_driver = { .driver = { .name = "w", .pm = &w_pm } };
+static int w_probe(struct platform_device *pdev)
+{
+	pm_runtime_enable(&pdev->dev);
+	device_init_wakeup(&pdev->dev, true);
+	return 0;
+}
+static void w_remove(struct platform_device *pdev)
+{
+	pm_runtime_disable(&pdev->dev);
+}
+static struct platform_driver w_driver = {
+	.probe = w_probe,
+	.remove_new = w_remove,
+	.driver = { .name = "w", .pm = &w_pm },
+};
+module_platform_driver(w_driver);
 """
 
 

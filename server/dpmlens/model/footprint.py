@@ -167,6 +167,13 @@ CHECKERS = "<per-function checkers>"
 CHECKER_NAMES = "<per-function checkers' names>"
 
 
+# the unit of what the probe/remove balance rules (checker `lifetime-balance`) read: they run
+# after the other rules, in a Context of their own (incremental.analyze_apart), so no other
+# rule reads what they cached and they read no cache another rule filled; an edit only this
+# unit (and the units set aside) read is decided by running them again alone
+BALANCE = "<balance rules>"
+
+
 # one callback's walk towards the delays (rules/delays.py), WALK + its function, in a unit of
 # its own inside CHECKERS; WALK_EMPTY + its function when it reached no delay call: a rerun of
 # the checkers need not walk it again while the edit touches nothing it read
@@ -201,6 +208,11 @@ def unit(model: FileModel, key: str) -> Iterator[None]:
             u is cur for k, u in root.units.items() if k.startswith("<walking> "))
     ):  # fmt: skip
         key = CHECKER_NAMES
+    elif key == NAMES and cur is not root and root.units.get(BALANCE) is cur:
+        # the balance rules' search for their set-up calls: a call typed or removed anywhere
+        # can change what they report, and a rerun of theirs answers for it (not NAMES, set
+        # aside for a judgement of the delay rules, which would keep their findings)
+        key = BALANCE
     sub = root.units.setdefault(key, Footprint())
     model.__dict__[_KEY], model.__dict__[_ROOT] = sub, root
     at = _ACTIVE.index(cur) if cur in _ACTIVE else -1

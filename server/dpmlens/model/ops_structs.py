@@ -27,7 +27,7 @@ import yaml
 
 from dpmlens.core.findings import Span
 from dpmlens.core.paths import rules_dir
-from dpmlens.model import ctext, footprint
+from dpmlens.model import ctext, footprint, rescan
 from dpmlens.model.types import CallSite, FileModel
 from dpmlens.syntax.parser import LineIndex
 from dpmlens.syntax.prefilter import WordFilter
@@ -105,16 +105,8 @@ def _scan(model: FileModel) -> list[OpsEntry]:
         # a local `u8 buf[] = {...}` typed in a function must not count as a change)
         footprint.searched(model, b"= {", b"={")
         return []
-    decls: list[tuple[int, int, str, str, bool]] = []  # (line start, end, type, var, const)
-    for m in _DECL.finditer(src):
-        line = src.rfind(b"\n", 0, m.start()) + 1
-        head = _LINE_HEAD.fullmatch(src, line, m.start())
-        if head is None or m.group(1) == b"dev_pm_ops":
-            continue  # not a file-scope declaration starting its line
-        const = bool(head.group(1) or m.group(2))
-        decls.append(
-            (line, m.end(), m.group(1).decode("latin-1"), m.group(3).decode("latin-1"), const)
-        )
+    # (a match lies in one line: scanned piece by piece in the editor, model/rescan.py)
+    decls = rescan.by_pieces(model, _DECL, _declarations_at_line, _moved_decls)
     if not decls:
         return []
     lines = _lines(model)
@@ -143,6 +135,30 @@ def _scan(model: FileModel) -> list[OpsEntry]:
             if len(out) >= _MAX_ITEMS:
                 return out
     return out
+
+
+_Decl = tuple[int, int, str, str, bool]  # (line start, end, type, var, const)
+
+
+def _declarations_at_line(src: bytes) -> list[_Decl]:
+    """The file-scope declarations with an initializer starting a line of `src`."""
+    decls: list[_Decl] = []
+    for m in _DECL.finditer(src):
+        line = src.rfind(b"\n", 0, m.start()) + 1
+        head = _LINE_HEAD.fullmatch(src, line, m.start())
+        if head is None or m.group(1) == b"dev_pm_ops":
+            continue  # not a file-scope declaration starting its line
+        const = bool(head.group(1) or m.group(2))
+        decls.append(
+            (line, m.end(), m.group(1).decode("latin-1"), m.group(3).decode("latin-1"), const)
+        )
+    return decls
+
+
+def _moved_decls(parts: list[tuple[int, list[_Decl]]]) -> list[_Decl]:
+    if len(parts) == 1 and parts[0][0] == 0:
+        return parts[0][1]
+    return [(a + at, b + at, t, v, c) for at, decls in parts for a, b, t, v, c in decls]
 
 
 def ops_roles(model: FileModel) -> list[tuple[OpsEntry, tuple[str, ...]]]:
@@ -179,9 +195,18 @@ def match_data_vars(model: FileModel) -> frozenset[str]:
     cached = model.__dict__.get("_match_data_vars")
     if cached is None:
         footprint.searched(model, _MATCH_DATA)
-        cached = frozenset(m.group(1).decode("latin-1") for m in _MATCH_DATA.finditer(model.source))
+        # (no match holds a brace: scanned piece by piece in the editor, model/rescan.py)
+        cached = rescan.by_pieces(model, _MATCH_DATA, _match_data_in, _union_names)
         model.__dict__["_match_data_vars"] = cached
     return cached
+
+
+def _match_data_in(text: bytes) -> frozenset[str]:
+    return frozenset(m.group(1).decode("latin-1") for m in _MATCH_DATA.finditer(text))
+
+
+def _union_names(parts: list[tuple[int, frozenset[str]]]) -> frozenset[str]:
+    return frozenset().union(*(names for _at, names in parts))
 
 
 def pointer_targets(model: FileModel) -> dict[str, tuple[str, ...]]:
@@ -238,12 +263,26 @@ def _declared_types(model: FileModel, field: str) -> frozenset[str]:
     footprint.searched(model, _declaration_of(field))
     index: dict[str, frozenset[str]] | None = model.__dict__.get("_declared_types")
     if index is None:
-        found: dict[str, set[str]] = {}
-        for m in _DECLARATION.finditer(model.source):
-            found.setdefault(m.group(2).decode("latin-1"), set()).add(
-                m.group(1).decode("latin-1"))
-        index = model.__dict__["_declared_types"] = {k: frozenset(v) for k, v in found.items()}
+        # (no match holds a brace: scanned piece by piece in the editor, model/rescan.py)
+        index = rescan.by_pieces(model, _DECLARATION, _declarations_in, _union_types)
+        model.__dict__["_declared_types"] = index
     return index.get(field, frozenset())
+
+
+def _declarations_in(text: bytes) -> dict[str, frozenset[str]]:
+    found: dict[str, set[str]] = {}
+    for m in _DECLARATION.finditer(text):
+        found.setdefault(m.group(2).decode("latin-1"), set()).add(m.group(1).decode("latin-1"))
+    return {k: frozenset(v) for k, v in found.items()}
+
+
+def _union_types(parts: list[tuple[int, dict[str, frozenset[str]]]]) -> dict[str, frozenset[str]]:
+    out: dict[str, frozenset[str]] = {}
+    for _at, part in parts:
+        for name, types in part.items():
+            was = out.get(name)
+            out[name] = types if was is None else was | types
+    return out
 
 
 def pointer_calls(model: FileModel, function: str) -> list[CallSite]:

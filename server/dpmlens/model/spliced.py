@@ -198,6 +198,24 @@ class _Root:
             raise NotSpliced("a node outside the functions")
         return alone.node_unedited(*hit).descendant_for_byte_range(start, end)
 
+    def descendant_for_point_range(
+        self, start: tuple[int, int], end: tuple[int, int]
+    ) -> ts.Node | None:
+        """A node of the top level outside every function (a driver struct's initializer,
+        found by its span: rules/lifetime.py) from the old tree, whose offsets and points
+        are the new text's there; its text is gone (read the source by its offsets). A node
+        in or around a function: NotSpliced."""
+        alone = self._alone
+        node = alone.old.root_node.descendant_for_point_range(start, end)
+        if node is None:
+            return None
+        lo, hi = node.start_byte, node.end_byte
+        if not alone.functions or node.type == "translation_unit" or any(
+            a < hi and lo < b for a, b in (*alone.ranges, *alone.functions)
+        ):  # (`functions`: known with `every` only)
+            raise NotSpliced("a node by its points in or around a function")
+        return node
+
     def __getattr__(self, name: str) -> object:
         raise NotSpliced(f"the tree's root ({name})")
 
