@@ -20,6 +20,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <structmember.h>
 
 #define EPS 2e-6  /* critical.EPS */
 #define IDLE 20e-6 /* critical.IDLE */
@@ -107,14 +108,47 @@ static int duration_at(PyObject *durs, PyObject *index, double *out) {
     if (i == -1 && PyErr_Occurred()) PyErr_Clear();
     Py_buffer view;
     if (i >= 0 && PyObject_CheckBuffer(durs) && PyObject_GetBuffer(durs, &view, PyBUF_FORMAT) == 0) {
+        /* (len / 8 as an unsigned shift: a signed 64-bit idiv here was a tenth of the walk) */
         int ok = view.ndim == 1 && view.itemsize == sizeof(double) && view.format != NULL
-                 && strcmp(view.format, "d") == 0 && i < view.len / (Py_ssize_t)sizeof(double);
+                 && view.format[0] == 'd' && view.format[1] == 0
+                 && (size_t)i < (size_t)view.len / sizeof(double);
         if (ok) *out = ((const double *)view.buf)[i];
         PyBuffer_Release(&view);
         if (ok) return 0;
     }
     PyErr_Clear();
     return seq_double(durs, index, out);
+}
+
+/* The offsets of a type's __slots__ (member descriptors holding an object) for names of
+ * attrs[]: read in place (what getattr gives: a data descriptor on the type comes before
+ * anything else), NULL meaning unset (get_attr then raises the AttributeError). Resolved per
+ * call for the type of the first item; items of any other type go through get_attr. */
+typedef struct {
+    PyTypeObject *type;
+    Py_ssize_t off[A_N];
+} Slots;
+
+static void slots_of(Slots *s, PyTypeObject *t, const int *names, int n_names) {
+    s->type = NULL;
+    if (t->tp_getattro != PyObject_GenericGetAttr) return;
+    for (int k = 0; k < n_names; k++) {
+        PyObject *d = _PyType_Lookup(t, attrs[names[k]]);
+        if (d == NULL || !Py_IS_TYPE(d, &PyMemberDescr_Type)) return;
+        PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+        if (m->type != T_OBJECT_EX || (m->flags & READ_RESTRICTED)) return;
+        s->off[names[k]] = m->offset;
+    }
+    s->type = t;
+}
+
+/* getattr(obj, attrs[a]) (a new reference) */
+static PyObject *slot(const Slots *s, PyObject *obj, int a) {
+    if (Py_TYPE(obj) == s->type) {
+        PyObject *v = *(PyObject **)((char *)obj + s->off[a]);
+        if (v != NULL) return Py_NewRef(v);
+    }
+    return get_attr(obj, a);
 }
 
 /* item `i` of sequence `seq` as a double / a long (-1 and an error set on failure) */
@@ -126,17 +160,63 @@ static int seq_double(PyObject *seq, PyObject *i, double *out) {
     return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
 }
 
-/* id of `name` in `ids` (a dict str -> int), adding it when `add`; -1 when absent */
-static Py_ssize_t id_of(PyObject *ids, PyObject *name, int add) {
-    PyObject *v = PyDict_GetItemWithError(ids, name);
-    if (v != NULL) return PyLong_AsSsize_t(v);
-    if (PyErr_Occurred() || !add) return -1;
-    Py_ssize_t id = PyDict_GET_SIZE(ids);
-    PyObject *o = PyLong_FromSsize_t(id);
-    if (o == NULL) return -1;
-    int rc = PyDict_SetItem(ids, name, o);
-    Py_DECREF(o);
-    return rc < 0 ? -1 : id;
+/* device name -> id (first seen order), an open-addressing table over 2^k >= 2n slots of
+ * exact str keys (a dict's resizes, hashing calls and int values were a sixth of the walk):
+ * equal names are the same key as in a dict, by identity or by hash, length, kind and bytes */
+typedef struct {
+    PyObject **keys; /* strong references */
+    Py_hash_t *hashes;
+    Py_ssize_t *vals;
+    size_t mask;
+    Py_ssize_t n;
+} Ids;
+
+static int ids_init(Ids *t, Py_ssize_t n) {
+    size_t slots = 2;
+    while (slots < 2 * (size_t)n) slots *= 2;
+    t->keys = PyMem_Calloc(slots, sizeof(PyObject *));
+    t->hashes = PyMem_Malloc(slots * sizeof(Py_hash_t));
+    t->vals = PyMem_Malloc(slots * sizeof(Py_ssize_t));
+    t->mask = slots - 1, t->n = 0;
+    if (t->keys == NULL || t->hashes == NULL || t->vals == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static void ids_free(Ids *t) {
+    if (t->keys != NULL)
+        for (size_t s = 0; s <= t->mask; s++) Py_XDECREF(t->keys[s]);
+    PyMem_Free(t->keys);
+    PyMem_Free(t->hashes);
+    PyMem_Free(t->vals);
+}
+
+/* the id of `name`, adding it (the next id) when `add` and the table has room; -1 absent,
+ * -2 an error (set), -3 `name` is not an exact str (the run is left to Python) */
+static Py_ssize_t id_of(Ids *t, PyObject *name, int add) {
+    if (!PyUnicode_CheckExact(name)) return -3;
+    Py_hash_t h = PyObject_Hash(name); /* cached in the str */
+    if (h == -1) return -2;
+    Py_ssize_t len = PyUnicode_GET_LENGTH(name);
+    int kind = PyUnicode_KIND(name);
+    size_t s = (size_t)h & t->mask;
+    for (; t->keys[s] != NULL; s = (s + 1) & t->mask) {
+        PyObject *k = t->keys[s];
+        if (k == name
+                || (t->hashes[s] == h && PyUnicode_GET_LENGTH(k) == len
+                    && PyUnicode_KIND(k) == kind
+                    && memcmp(PyUnicode_DATA(k), PyUnicode_DATA(name), (size_t)(len * kind)) == 0))
+            return t->vals[s];
+    }
+    if (!add) return -1;
+    if ((size_t)t->n * 2 > t->mask) { /* sized for the run's intervals: cannot happen */
+        PyErr_SetString(PyExc_RuntimeError, "walk(): device table full");
+        return -2;
+    }
+    t->keys[s] = Py_NewRef(name), t->hashes[s] = h, t->vals[s] = t->n;
+    return t->n++;
 }
 
 /* stable order of the async intervals by end (sorted(..., key=ends.__getitem__)) */
@@ -197,30 +277,36 @@ static int build(Graph *g, PyObject *ivs, long sync, int up, PyObject *ancestry)
         return -1;
     }
     int rc = -1, all_own = 1;
-    PyObject *ids = PyDict_New();     /* device name -> id */
+    Ids ids = {NULL, NULL, NULL, 0, 0}; /* device name -> id */
     PyObject *parents = PyList_New(n); /* the parent names, for the ancestry's hops */
-    if (ids == NULL || parents == NULL) goto done;
+    if (parents == NULL || ids_init(&ids, n) < 0) goto done;
+    static const int iv_names[] = {A_START, A_THREAD, A_GROUP, A_INDEX};
+    static const int group_names[] = {A_KEY, A_DURATIONS};
+    Slots iv_slots = {NULL, {0}}, group_slots = {NULL, {0}};
+    if (n > 0) slots_of(&iv_slots, Py_TYPE(PyList_GET_ITEM(ivs, 0)), iv_names, 4);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *iv = PyList_GET_ITEM(ivs, i);
         PyObject *start = NULL, *thread = NULL, *group = NULL, *index = NULL, *key = NULL,
                  *durs = NULL, *device = NULL, *parent = NULL;
         int ok = 0;
         double dur;
-        if ((start = get_attr(iv, A_START)) == NULL) goto item;
+        if ((start = slot(&iv_slots, iv, A_START)) == NULL) goto item;
         g->starts[i] = PyFloat_AsDouble(start);
         if (g->starts[i] == -1.0 && PyErr_Occurred()) goto item;
-        if ((thread = get_attr(iv, A_THREAD)) == NULL) goto item;
+        if ((thread = slot(&iv_slots, iv, A_THREAD)) == NULL) goto item;
         g->threads[i] = PyLong_AsLong(thread);
         if (g->threads[i] == -1 && PyErr_Occurred()) goto item;
-        if ((group = get_attr(iv, A_GROUP)) == NULL
-                || (index = get_attr(iv, A_INDEX)) == NULL
-                || (durs = get_attr(group, A_DURATIONS)) == NULL
+        if ((group = slot(&iv_slots, iv, A_GROUP)) == NULL
+                || (index = slot(&iv_slots, iv, A_INDEX)) == NULL)
+            goto item;
+        if (i == 0) slots_of(&group_slots, Py_TYPE(group), group_names, 2);
+        if ((durs = slot(&group_slots, group, A_DURATIONS)) == NULL
                 || duration_at(durs, index, &dur) < 0)
             goto item;
         g->ends[i] = g->starts[i] + dur / 1e6; /* Interval.end */
         g->durs[i] = dur;
         g->groups[i] = group;
-        if ((key = get_attr(group, A_KEY)) == NULL) goto item;
+        if ((key = slot(&group_slots, group, A_KEY)) == NULL) goto item;
         if (PyTuple_CheckExact(key) && PyTuple_GET_SIZE(key) > 2) {
             device = PyTuple_GET_ITEM(key, 1);
             parent = PyTuple_GET_ITEM(key, 2);
@@ -230,7 +316,10 @@ static int build(Graph *g, PyObject *ivs, long sync, int up, PyObject *ancestry)
                 || (parent = PySequence_GetItem(key, 2)) == NULL) {
             goto item;
         }
-        if ((g->dev[i] = id_of(ids, device, 1)) < 0) goto item;
+        if ((g->dev[i] = id_of(&ids, device, 1)) < 0) {
+            if (g->dev[i] == -3) rc = 0; /* (leaves the run to Python) */
+            goto item;
+        }
         g->last_of[g->dev[i]] = i;
         Py_INCREF(parent);
         PyList_SET_ITEM(parents, i, parent);
@@ -258,8 +347,9 @@ static int build(Graph *g, PyObject *ivs, long sync, int up, PyObject *ancestry)
     /* own parent: by the names the run has; a parent without a callback here is looked for
      * up the capture's ancestry (up to 8 hops), as PhaseGraph does */
     for (Py_ssize_t i = 0; i < n; i++) {
-        g->par[i] = id_of(ids, PyList_GET_ITEM(parents, i), 0);
-        if (g->par[i] < 0 && PyErr_Occurred()) goto done;
+        g->par[i] = id_of(&ids, PyList_GET_ITEM(parents, i), 0);
+        if (g->par[i] == -3) rc = 0;
+        if (g->par[i] < -1) goto done;
         g->own[i] = g->par[i] >= 0;
         all_own &= g->own[i];
     }
@@ -270,13 +360,23 @@ static int build(Graph *g, PyObject *ivs, long sync, int up, PyObject *ancestry)
         PyObject *p = PyList_GET_ITEM(parents, i);
         Py_INCREF(p);
         for (int hops = 0; hops < 8; hops++) {
-            int has = PyDict_Contains(ids, p);
-            if (has < 0) {
+            Py_ssize_t has = id_of(&ids, p, 0);
+            if (has < -1) {
+                if (has == -3) rc = 0;
                 Py_DECREF(p);
                 goto done;
             }
-            if (has) break;
-            PyObject *q = PyObject_CallMethod(ancestry, "get", "O", p);
+            if (has >= 0) break;
+            /* ancestry.get(p): an exact dict looked up in place (the method call was a
+             * fifth of the walk) */
+            PyObject *q;
+            if (PyDict_CheckExact(ancestry)) {
+                q = PyDict_GetItemWithError(ancestry, p);
+                if (q == NULL && !PyErr_Occurred()) q = Py_None;
+                Py_XINCREF(q);
+            } else {
+                q = PyObject_CallMethod(ancestry, "get", "O", p);
+            }
             if (q == NULL) {
                 Py_DECREF(p);
                 goto done;
@@ -288,9 +388,10 @@ static int build(Graph *g, PyObject *ivs, long sync, int up, PyObject *ancestry)
             Py_DECREF(p);
             p = q;
         }
-        g->par[i] = id_of(ids, p, 0);
+        g->par[i] = id_of(&ids, p, 0);
         Py_DECREF(p);
-        if (PyErr_Occurred()) goto done;
+        if (g->par[i] == -3) rc = 0;
+        if (g->par[i] < -1) goto done;
     }
     /* children (suspend only), in interval order per parent */
     if (!up) {
@@ -321,7 +422,7 @@ static int build(Graph *g, PyObject *ivs, long sync, int up, PyObject *ancestry)
     for (Py_ssize_t m = 0; m < g->n_async; m++) g->async_ends[m] = g->ends[g->async_idx[m]];
     rc = 1;
 done:
-    Py_XDECREF(ids);
+    ids_free(&ids);
     Py_XDECREF(parents);
     PyMem_Free(tkeys);
     PyMem_Free(tlast);
@@ -427,6 +528,19 @@ static int add_to(PyObject *acc, Py_ssize_t at, PyObject *value) {
     return PyList_SetItem(acc, at, sum); /* steals sum */
 }
 
+/* [0, 0.0] (Py_BuildValue("[id]", 0, 0.0)) */
+static PyObject *new_acc(void) {
+    PyObject *acc = PyList_New(2), *z;
+    if (acc == NULL) return NULL;
+    PyList_SET_ITEM(acc, 0, PyLong_FromLong(0)); /* a cached small int: no failure */
+    if ((z = PyFloat_FromDouble(0.0)) == NULL) {
+        Py_DECREF(acc);
+        return NULL;
+    }
+    PyList_SET_ITEM(acc, 1, z);
+    return acc;
+}
+
 /* PathTally.add_steps: the run's groups counted in `seen`; per step, first to last, its
  * group's [count, round(duration, 3) summed] in `on` */
 static int tally(const Graph *g, PyObject *steps, PyObject *on, PyObject *seen) {
@@ -443,7 +557,7 @@ static int tally(const Graph *g, PyObject *steps, PyObject *on, PyObject *seen) 
         Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(PyList_GET_ITEM(steps, m), 0));
         PyObject *group = g->groups[k], *acc = PyDict_GetItemWithError(on, group);
         if (acc == NULL) {
-            if (PyErr_Occurred() || (acc = Py_BuildValue("[id]", 0, 0.0)) == NULL) return -1;
+            if (PyErr_Occurred() || (acc = new_acc()) == NULL) return -1;
             int rc = PyDict_SetItem(on, group, acc);
             Py_DECREF(acc); /* the dict holds it */
             if (rc < 0) return -1;
@@ -473,6 +587,20 @@ static int mark(PyObject *ivs, PyObject *steps, PyObject *watched, PyObject *on_
         if (in < 0) return -1;
     }
     return 0;
+}
+
+/* (k, j, link), as Py_BuildValue("nnO") makes it, without parsing a format per step */
+static PyObject *step_tuple(Py_ssize_t k, Py_ssize_t j, PyObject *link) {
+    PyObject *t = PyTuple_New(3), *a, *b;
+    if (t == NULL) return NULL;
+    if ((a = PyLong_FromSsize_t(k)) == NULL || (PyTuple_SET_ITEM(t, 0, a), 0)
+            || (b = PyLong_FromSsize_t(j)) == NULL) {
+        Py_DECREF(t);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(t, 1, b);
+    PyTuple_SET_ITEM(t, 2, Py_NewRef(link));
+    return t;
 }
 
 static PyObject *walk(PyObject *self, PyObject *args) {
@@ -554,7 +682,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             while (m >= 0 && idx[m] >= k) m--;
             if (m >= 0 && arr[m] > after) CONSIDER(idx[m], link, g.ends[idx[m]]);
         }
-        PyObject *step = Py_BuildValue("nnO", k, best, links[best_link]);
+        PyObject *step = step_tuple(k, best, links[best_link]);
         if (step == NULL || PyList_Append(out, step) < 0) {
             Py_XDECREF(step);
             Py_CLEAR(out);
