@@ -3,8 +3,8 @@
 processes pinned to one core: Python's start-up and the imports, load_traces() (the readers),
 and the rest (aggregation, the analyses, the JSON), with the reader's C pairing, with the
 pairing in Python (DPMLENS_PY_PAIRING=1) and with no C at all (DPMLENS_PURE_SCAN=1,
-DPMLENS_PY_TIMELINE=1, DPMLENS_PY_WALK=1: the Python scan, pairing, timeline and critical-path
-walk), alternated run by run.
+DPMLENS_PY_TIMELINE=1, DPMLENS_PY_WALK=1, DPMLENS_PY_JSON=1: the Python scan, pairing,
+timeline, critical-path walk and JSON writer), alternated run by run.
 
     python bench/trace_report_stages.py [--runs 5] [DIR]   (default: the multitest)
 """
@@ -47,7 +47,8 @@ print(t_import, sum(spent), end - t_import - sum(spent))
 VARIANTS = (("C (scan, pairing, timeline, walk)", {}),
             ("C scan, pairing in Python", {"DPMLENS_PY_PAIRING": "1"}),
             ("all in Python",
-             {"DPMLENS_PURE_SCAN": "1", "DPMLENS_PY_TIMELINE": "1", "DPMLENS_PY_WALK": "1"}))
+             {"DPMLENS_PURE_SCAN": "1", "DPMLENS_PY_TIMELINE": "1", "DPMLENS_PY_WALK": "1",
+              "DPMLENS_PY_JSON": "1"}))
 
 
 def main() -> int:
