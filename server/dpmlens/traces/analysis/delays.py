@@ -100,7 +100,7 @@ def measured_delays(traces: TraceSet, runs: list[PhaseRun]) -> list[MeasuredDela
     out = []
     for g, sample, func, caller, cycle, thread, first, last, req, calls, total in zip(
             cols.owners, cols.samples, cols.funcs, cols.callers, cols.cycles, cols.threads,
-            cols.firsts, cols.lasts, cols.requested, cols.calls, cols.totals):
+            cols.firsts, cols.lasts, cols.requested, cols.calls, cols.totals, strict=True):
         # MeasuredDelay(...) without its frozen __init__'s ten object.__setattr__ calls (a
         # report has ~20,000): the same fields, in the same order, in the instance's dict
         d = new(MeasuredDelay)
