@@ -129,17 +129,23 @@ def paths_text(traces: TraceSet, paths: list[CriticalPath], top: int,
 
 
 def delays_json(sites: list[DelaySite], n_cycles: int) -> list[dict[str, Any]]:
-    return [{
+    return [_delay_json(s, n_cycles) for s in sites]
+
+
+def _delay_json(s: DelaySite, n_cycles: int) -> dict[str, Any]:
+    # the site's sums once (its properties sum every row each time they are read)
+    calls, total_us = s.calls, s.total_us
+    return {
         "function": s.func, "caller": s.caller,
         "requested_ms": None if s.requested_ms != s.requested_ms else s.requested_ms,
-        "calls": s.calls, "cycles": s.cycles(),
-        "calls_per_cycle": round(s.calls / max(n_cycles, 1), 3),
-        "measured_us": s.total_us, "mean_us": s.mean_us,
+        "calls": calls, "cycles": s.cycles(),
+        "calls_per_cycle": round(calls / max(n_cycles, 1), 3),
+        "measured_us": total_us, "mean_us": round(total_us / calls, 3),  # DelaySite.mean_us
         "on_critical_path_calls": s.on_path, "on_critical_path_us": round(s.on_path_us, 3),
         "callbacks": [{"driver": k[0], "device": k[1], "phase": k[2], "calls": n}
                       for k, n in s.callbacks().most_common()],
         "static": s.static,
-    } for s in sites]
+    }
 
 
 def delays_text(sites: list[DelaySite], n_cycles: int, top: int) -> list[str]:
