@@ -77,8 +77,10 @@ class DelaySite:
     def callbacks(self) -> Counter[tuple[str, str, str]]:
         out: Counter[tuple[str, str, str]] = Counter()
         for d in self.rows:
-            if d.interval is not None:
-                out[(d.interval.driver, d.interval.device, d.interval.phase)] += d.calls
+            iv = d.interval
+            if iv is not None:
+                k = iv.group.key  # (Interval.driver, .device, .phase: its group's key)
+                out[(k[0], k[1], k[3])] += d.calls
         return out
 
 

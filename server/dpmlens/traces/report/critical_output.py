@@ -9,6 +9,7 @@ from dpmlens.traces.analysis.aggregate import _order
 from dpmlens.traces.analysis.critical import (
     CriticalPath,
     DeviceOnPath,
+    Link,
     across_cycles,
     critical_path,
 )
@@ -36,20 +37,25 @@ def _source(mapped: MappedReport | None, driver: str, device: str, phase: str) -
 
 
 def path_json(traces: TraceSet, p: CriticalPath, mapped: MappedReport | None) -> dict[str, Any]:
-    names = traces.store.threads
     r = p.run
     return {
         "cycle": r.cycle, "phase": r.phase, "wall_us": r.wall_us, "measured": r.measured,
         "callbacks_us": p.callbacks_us, "waits_us": p.waits_us, "tail_us": p.tail_us,
         "accounted_us": p.accounted_us, "error_pct": p.error_pct,
-        "chain": [{
-            "driver": x.interval.driver, "device": x.interval.device,
-            "parent": x.interval.parent, "layer": x.interval.layer,
-            "thread": names[x.interval.thread] if x.interval.thread >= 0 else None,
-            "start_us": round((x.interval.start - r.start) * 1e6, 3),
-            "duration_us": x.interval.duration_us, "wait_us": x.wait_us, "link": x.link,
-            "source": _source(mapped, x.interval.driver, x.interval.device, r.phase),
-        } for x in p.chain],
+        "chain": [_link_json(traces.store.threads, r, x, mapped) for x in p.chain],
+    }
+
+
+def _link_json(names: list[str], r: PhaseRun, x: Link, mapped: MappedReport | None,
+               ) -> dict[str, Any]:
+    iv = x.interval
+    key = iv.group.key  # Interval.driver, .device, .parent, .layer: its group's key
+    return {
+        "driver": key[0], "device": key[1], "parent": key[2], "layer": key[4],
+        "thread": names[iv.thread] if iv.thread >= 0 else None,
+        "start_us": round((iv.start - r.start) * 1e6, 3),
+        "duration_us": iv.duration_us, "wait_us": x.wait_us, "link": x.link,
+        "source": None if mapped is None else _source(mapped, key[0], key[1], r.phase),
     }
 
 
