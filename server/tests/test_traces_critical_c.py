@@ -42,6 +42,9 @@ def _same(runs: list[PhaseRun]) -> int:
         assert C_WALK(r, c) == want, (r.cycle, r.phase)
         assert (c.on, c.seen) == (py.on, py.seen), (r.cycle, r.phase)
         assert list(c.on) == list(py.on)  # the same order: the sums are folded in it
+        unkept = PathTally()  # without the steps (summarize_paths' runs but the median)
+        assert C_WALK(r, unkept, None, None, False) == []
+        assert (unkept.on, unkept.seen) == (py.on, py.seen)
         steps += len(want)
     watched = {id(iv) for r in runs[::3] for iv in r.intervals[::4]}
     fast = summarize_paths(runs, watched)

@@ -9,10 +9,12 @@
  * each thread, the synchronous and async callbacks by end) and walks back from the last end
  * as walk() does for a graph without device links: the same steps, last first. None when a
  * start or an end is not a number (NaN: Python's max and sorted give orders C would not
- * reproduce): the caller walks in Python then. Given PathTally's `on` and `seen` dicts, it
- * adds the path to them as PathTally.add_steps does (the same sums in the same order); given
- * summarize_paths' `watched` and `on_path` sets, it adds the id() of each interval on the path
- * that is watched to on_path.
+ * reproduce), or when a device or parent name is not a str: the caller walks in Python then.
+ * Given PathTally's `on` and `seen` dicts, it adds the path to them as PathTally.add_steps
+ * does (the same sums in the same order); given summarize_paths' `watched` and `on_path` sets,
+ * it adds the id() of each interval on the path that is watched to on_path. With `keep`
+ * false (summarize_paths keeps the steps of its median runs only) it returns [] instead of
+ * the steps.
  * Built by `make`
  * (server/tools/build_ftrace_tokens.py); optional. */
 #define PY_SSIZE_T_CLEAN
@@ -543,7 +545,8 @@ static PyObject *new_acc(void) {
 
 /* PathTally.add_steps: the run's groups counted in `seen`; per step, first to last, its
  * group's [count, round(duration, 3) summed] in `on` */
-static int tally(const Graph *g, PyObject *steps, PyObject *on, PyObject *seen) {
+static int tally(const Graph *g, const Py_ssize_t *path, Py_ssize_t n_path, PyObject *on,
+                 PyObject *seen) {
     PyObject *groups = PySet_New(NULL), *item;
     if (groups == NULL) return -1;
     for (Py_ssize_t i = 0; i < g->n; i++)
@@ -553,8 +556,8 @@ static int tally(const Graph *g, PyObject *steps, PyObject *on, PyObject *seen) 
     while (_PySet_NextEntry(groups, &pos, &item, &hash))
         if (count(seen, item) < 0) goto fail;
     Py_CLEAR(groups);
-    for (Py_ssize_t m = PyList_GET_SIZE(steps) - 1; m >= 0; m--) {
-        Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(PyList_GET_ITEM(steps, m), 0));
+    for (Py_ssize_t m = n_path - 1; m >= 0; m--) {
+        Py_ssize_t k = path[m];
         PyObject *group = g->groups[k], *acc = PyDict_GetItemWithError(on, group);
         if (acc == NULL) {
             if (PyErr_Occurred() || (acc = new_acc()) == NULL) return -1;
@@ -576,9 +579,10 @@ fail:
 
 /* summarize_paths' `watched`: the id() of each interval on the path that is in `watched`
  * added to `on_path` */
-static int mark(PyObject *ivs, PyObject *steps, PyObject *watched, PyObject *on_path) {
-    for (Py_ssize_t m = 0; m < PyList_GET_SIZE(steps); m++) {
-        Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(PyList_GET_ITEM(steps, m), 0));
+static int mark(PyObject *ivs, const Py_ssize_t *path, Py_ssize_t n_path, PyObject *watched,
+                PyObject *on_path) {
+    for (Py_ssize_t m = 0; m < n_path; m++) {
+        Py_ssize_t k = path[m];
         PyObject *id = PyLong_FromVoidPtr(PyList_GET_ITEM(ivs, k));
         if (id == NULL) return -1;
         int in = PySet_Contains(watched, id);
@@ -607,10 +611,10 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     PyObject *ivs, *ancestry, *on = Py_None, *seen = Py_None, *watched = Py_None,
              *on_path = Py_None;
     long sync;
-    int up, upfront, down_upfront;
+    int up, upfront, down_upfront, keep = 1;
     (void)self;
-    if (!PyArg_ParseTuple(args, "O!lpppO|OOOO", &PyList_Type, &ivs, &sync, &up, &upfront,
-                          &down_upfront, &ancestry, &on, &seen, &watched, &on_path))
+    if (!PyArg_ParseTuple(args, "O!lpppO|OOOOp", &PyList_Type, &ivs, &sync, &up, &upfront,
+                          &down_upfront, &ancestry, &on, &seen, &watched, &on_path, &keep))
         return NULL;
     if ((on != Py_None && !PyDict_Check(on)) || (seen != Py_None && !PyDict_Check(seen))) {
         PyErr_SetString(PyExc_TypeError, "walk(): on and seen must be dicts");
@@ -634,8 +638,15 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         graph_free(&g);
         Py_RETURN_NONE;
     }
-    out = PyList_New(0);
-    if (out == NULL) goto done;
+    /* the path, last step first: each step's interval, what it waited for, the link (a
+     * list of (k, j, link) tuples only when the caller keeps it) */
+    Py_ssize_t *path_k = PyMem_Malloc((size_t)g.n * sizeof(Py_ssize_t)), n_path = 0;
+    Py_ssize_t *path_j = PyMem_Malloc((size_t)g.n * sizeof(Py_ssize_t));
+    int *path_l = PyMem_Malloc((size_t)g.n * sizeof(int));
+    if (path_k == NULL || path_j == NULL || path_l == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
     /* the last end, then the last start, the first of equals */
     Py_ssize_t k = 0;
     for (Py_ssize_t i = 1; i < g.n; i++)
@@ -682,20 +693,27 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             while (m >= 0 && idx[m] >= k) m--;
             if (m >= 0 && arr[m] > after) CONSIDER(idx[m], link, g.ends[idx[m]]);
         }
-        PyObject *step = step_tuple(k, best, links[best_link]);
-        if (step == NULL || PyList_Append(out, step) < 0) {
-            Py_XDECREF(step);
+        path_k[n_path] = k, path_j[n_path] = best, path_l[n_path] = best_link;
+        n_path++; /* (at most n: a step's interval is not seen again) */
+        k = best;
+    }
+    if (on != Py_None && seen != Py_None && tally(&g, path_k, n_path, on, seen) < 0) goto done;
+    if (watched != Py_None && on_path != Py_None
+            && mark(ivs, path_k, n_path, watched, on_path) < 0)
+        goto done;
+    if ((out = PyList_New(keep ? n_path : 0)) == NULL || !keep) goto done;
+    for (Py_ssize_t m = 0; m < n_path; m++) {
+        PyObject *step = step_tuple(path_k[m], path_j[m], links[path_l[m]]);
+        if (step == NULL) {
             Py_CLEAR(out);
             goto done;
         }
-        Py_DECREF(step);
-        k = best;
+        PyList_SET_ITEM(out, m, step);
     }
-    if (on != Py_None && seen != Py_None && tally(&g, out, on, seen) < 0) Py_CLEAR(out);
-    if (out != NULL && watched != Py_None && on_path != Py_None
-            && mark(ivs, out, watched, on_path) < 0)
-        Py_CLEAR(out);
 done:
+    PyMem_Free(path_k);
+    PyMem_Free(path_j);
+    PyMem_Free(path_l);
     graph_free(&g);
     return out;
 }
@@ -703,8 +721,9 @@ done:
 static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS,
      "walk(intervals, sync_thread, up, upfront, down_upfront, ancestry[, on, seen[, watched, "
-     "on_path]]) -> [(k, j, link)] or None; with on and seen, the path added to them "
-     "(PathTally); with watched and on_path, the watched intervals on it"},
+     "on_path[, keep]]]) -> [(k, j, link)] ([] when not keep) or None; with on and seen, "
+     "the path added to them (PathTally); with watched and on_path, the watched intervals on "
+     "it"},
     {"round3", py_round3, METH_O, "round3(x) -> round(x, 3), for the tests"},
     {"round3_each", round3_each, METH_O, "round3_each(seq) -> [round(x, 3) for x in seq]"},
     {NULL, NULL, 0, NULL},
