@@ -12,12 +12,13 @@ $(STAMP): server/pyproject.toml
 	$(PY) -m pip install -q -e 'server[dev,server,traces]'
 	touch $(STAMP)
 
-# The traces' C modules (the ftrace reader's scan, traces/read/_ftrace_tokens.c, and the
+# The traces' C modules (the ftrace reader's scan, traces/read/_ftrace_tokens.c, the
 # critical-path walk, traces/analysis/_critical_walk.c, the timeline's runs,
-# traces/model/_timeline_runs.c), built in place; optional: without a
-# C compiler it says so and the traces use their Python code (the reference).
+# traces/model/_timeline_runs.c, and the report's JSON text, traces/report/_json_text.c),
+# built in place; optional: without a C compiler it says so and the traces use their Python
+# code (the reference).
 SCAN := $(VENV)/.ftrace_tokens
-$(SCAN): $(STAMP) server/dpmlens/traces/read/_ftrace_tokens.c server/dpmlens/traces/analysis/_critical_walk.c server/dpmlens/traces/model/_timeline_runs.c server/tools/build_ftrace_tokens.py
+$(SCAN): $(STAMP) server/dpmlens/traces/read/_ftrace_tokens.c server/dpmlens/traces/analysis/_critical_walk.c server/dpmlens/traces/model/_timeline_runs.c server/dpmlens/traces/report/_json_text.c server/tools/build_ftrace_tokens.py
 	$(PY) server/tools/build_ftrace_tokens.py
 	touch $(SCAN)
 

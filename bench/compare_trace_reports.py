@@ -8,8 +8,9 @@ trace-cmd, Perfetto, runtime PM), one file at a time; then each lab directory an
 ../shared/traces/ whole, default and `--per-cycle --timeline`; then pm-graph's 100-run
 multitest (bench-data/pm-graph-multitest/, `make bench-multitest` unpacks it) both ways when
 it is there. With --pure, this tree runs a second time with DPMLENS_PURE_SCAN=1,
-DPMLENS_PY_TIMELINE=1 and DPMLENS_PY_WALK=1 (the Python event scan and pairing, timeline and
-critical-path walk instead of the C modules) and that is compared too.
+DPMLENS_PY_TIMELINE=1, DPMLENS_PY_WALK=1 and DPMLENS_PY_JSON=1 (the Python event scan and
+pairing, timeline, critical-path walk and JSON writer instead of the C modules) and that is
+compared too.
 
     python bench/compare_trace_reports.py --base /tmp/base/server [--pure] [-j 2] [--only files|dirs]
 """
@@ -51,7 +52,7 @@ def jobs() -> list[tuple[str, list[str]]]:
 def run(server: Path, args: list[str], out: Path, pure: bool) -> bytes:
     flag = "1" if pure else "0"
     env = dict(os.environ, PYTHONPATH=str(server), DPMLENS_PURE_SCAN=flag,
-               DPMLENS_PY_TIMELINE=flag, DPMLENS_PY_WALK=flag)
+               DPMLENS_PY_TIMELINE=flag, DPMLENS_PY_WALK=flag, DPMLENS_PY_JSON=flag)
     cmd = ["nice", "-n", "10", sys.executable, "-c", MAIN, "trace", "report", "--format",
            "json", "-o", str(out), *args]
     proc = subprocess.run(cmd, env=env, capture_output=True, check=False)

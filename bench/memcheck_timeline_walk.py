@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Drive the timeline's C grouping (_timeline_runs.c) and the C critical-path walk
-(_critical_walk.c) over real and made-up input, for valgrind:
+"""Drive the timeline's C grouping (_timeline_runs.c), the C critical-path walk
+(_critical_walk.c) and the report's C JSON writer (_json_text.c) over real and made-up input,
+for valgrind:
 
     PYTHONMALLOC=malloc valgrind --tool=memcheck --leak-check=full \\
         .venv/bin/python bench/memcheck_timeline_walk.py [--quick]
@@ -9,8 +10,11 @@ Real: ../shared/traces and the first tests of pm-graph's multitest (bench-data/,
 unpacked): their groups grouped, their runs walked with a tally and watched intervals;
 made up: the tests' generators (tests/test_traces_timeline_c.py's groups with NaN starts and
 odd cycles, tests/test_traces_critical_c.py's runs with ties, ancestry hops and a loop,
-threads -1), a NaN start or end, and arguments of the wrong type or shape (errors, not
-crashes). Memcheck's report is what counts; the script itself only checks that C and Python
+threads -1, equal names that are other objects, a dict-subclass ancestry), a NaN start or
+end, names that are not str, and arguments of the wrong type or shape (errors, not crashes);
+the JSON writer on the reports of the real loads, made-up nested values (every kind of
+string, big ints, non-finite floats, non-str keys, other types) and nesting past the
+recursion limit. Memcheck's report is what counts; the script itself only checks that C and Python
 agree.
 """
 
@@ -62,6 +66,55 @@ def grouping(loads: list, rng: random.Random) -> None:
         pass
 
 
+def json_writer(loads: list, rng: random.Random) -> None:
+    """The C JSON writer against the Python one: real reports, made-up values, bad input."""
+    from dpmlens.traces import aggregate, phase_stats
+    from dpmlens.traces.report import _json_text, json_text  # type: ignore[attr-defined]
+    from dpmlens.traces.report.output import report_json
+
+    for t in loads:
+        obj = report_json(t, aggregate(t), phase_stats(t), None, None, timeline=True)
+        if _json_text.dumps(obj) != json_text.py_dumps(obj):
+            sys.exit("C and Python JSON differ on a report")
+
+    def value(depth: int) -> object:
+        k = rng.randrange(12 if depth < 5 else 7)
+        if k == 0:
+            return "".join(chr(rng.choice([rng.randrange(128), rng.randrange(0x110000)]))
+                           for _ in range(rng.randrange(8)))
+        if k == 1:
+            return rng.choice([0, -1, 2**63, -(2**63) - 1, 10**30, rng.randrange(-10**6, 10**6)])
+        if k == 2:
+            return rng.choice([math.nan, math.inf, -0.0, 5e-324, rng.uniform(-1e9, 1e9)])
+        if k in (3, 4, 5, 6):
+            return rng.choice([None, True, False, "x"])
+        if k in (7, 8):
+            return [value(depth + 1) for _ in range(rng.randrange(5))]
+        if k == 9:
+            return tuple(value(depth + 1) for _ in range(rng.randrange(3)))
+        return {rng.choice(["a", "b", "\u00e9", "\U0001f642"]) + str(i): value(depth + 1)
+                for i in range(rng.randrange(5))}
+
+    for _ in range(3000):
+        v = value(0)
+        if _json_text.dumps(v) != json_text.py_dumps(v):
+            sys.exit(f"C and Python JSON differ: {v!r}")
+    for other in ({1: 2}, [object()], {"a": {1, 2}}, [10**5000]):
+        try:
+            assert _json_text.dumps(other) is None
+        except ValueError:  # int repr's digit limit
+            pass
+    deep: list = []
+    node = deep
+    for _ in range(100000):
+        node.append([])
+        node = node[0]
+    try:
+        _json_text.dumps(deep)
+    except RecursionError:
+        pass
+
+
 def main() -> int:
     quick = "--quick" in sys.argv
     fast = compiled_walk()
@@ -88,6 +141,11 @@ def main() -> int:
     odd = _made_up(rng)
     odd.intervals[len(odd.intervals) // 2].start = math.nan
     assert fast(odd, tally) is None
+    for where in (1, 2):  # a device or parent name that is not a str: left to Python
+        odd = _made_up(rng)
+        g = odd.intervals[-1].group
+        g.key = tuple(None if i == where else x for i, x in enumerate(g.key))
+        assert fast(odd, tally) is None
     walk_c = _critical_walk.walk
     bad_args = [
         ([object()], 0, 1, 0, 0, None),  # not an Interval
@@ -106,7 +164,9 @@ def main() -> int:
         except (TypeError, AttributeError, IndexError, ValueError):
             errors += 1
     # (an ancestry without get() is only an error for a run whose parents need it)
-    print(f"{len(runs)} runs walked the same; {errors} of {len(bad_args)} bad calls raised")
+    json_writer(loads, rng)
+    print(f"{len(runs)} runs walked the same; {errors} of {len(bad_args)} bad calls raised; "
+          "the JSON writer agreed")
     return 0
 
 

@@ -3,10 +3,13 @@
 processes pinned to one core: Python's start-up and the imports, load_traces() (the readers),
 and the rest (aggregation, the analyses, the JSON), with the reader's C pairing, with the
 pairing in Python (DPMLENS_PY_PAIRING=1) and with no C at all (DPMLENS_PURE_SCAN=1,
-DPMLENS_PY_TIMELINE=1, DPMLENS_PY_WALK=1: the Python scan, pairing, timeline and critical-path
-walk), alternated run by run.
+DPMLENS_PY_TIMELINE=1, DPMLENS_PY_WALK=1, DPMLENS_PY_JSON=1: the Python scan, pairing,
+timeline, critical-path walk and JSON writer), alternated run by run.
 
-    python bench/trace_report_stages.py [--runs 5] [DIR]   (default: the multitest)
+    python bench/trace_report_stages.py [--runs 5] [--c-only] [--base DIR] [DIR]
+
+(DIR: the multitest by default.) --c-only runs the first variant only; --base (another
+commit's server/ tree, e.g. from `git archive`) runs its C variant alternated with these.
 """
 
 from __future__ import annotations
@@ -47,13 +50,16 @@ print(t_import, sum(spent), end - t_import - sum(spent))
 VARIANTS = (("C (scan, pairing, timeline, walk)", {}),
             ("C scan, pairing in Python", {"DPMLENS_PY_PAIRING": "1"}),
             ("all in Python",
-             {"DPMLENS_PURE_SCAN": "1", "DPMLENS_PY_TIMELINE": "1", "DPMLENS_PY_WALK": "1"}))
+             {"DPMLENS_PURE_SCAN": "1", "DPMLENS_PY_TIMELINE": "1", "DPMLENS_PY_WALK": "1",
+              "DPMLENS_PY_JSON": "1"}))
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--c-only", action="store_true", help="only the C variant")
+    ap.add_argument("--base", type=Path, help="another server/ tree, run alternated (its C)")
     ap.add_argument("dir", nargs="?", type=Path, default=DATA)
     args = ap.parse_args()
     if not any(args.dir.rglob("*")):
@@ -61,11 +67,17 @@ def main() -> int:
     pin = ["taskset", "-c", "0"] if shutil.which("taskset") else []
     # start-up as an installed package has it, even under PYTHONDONTWRITEBYTECODE
     compileall.compile_dir(REPO / "server" / "dpmlens", quiet=1)
-    got: dict[str, list[list[float]]] = {name: [] for name, _ in VARIANTS}
+    variants = [(name, REPO / "server", extra) for name, extra in VARIANTS]
+    if args.c_only:
+        variants = variants[:1]
+    if args.base is not None:
+        compileall.compile_dir(args.base / "dpmlens", quiet=1)
+        variants.insert(0, (f"base {args.base}"[:34], args.base, {}))
+    got: dict[str, list[list[float]]] = {name: [] for name, _, _ in variants}
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     for _ in range(args.runs):
-        for name, extra in VARIANTS:
-            env = dict(os.environ, PYTHONPATH=str(REPO / "server"), **extra)
+        for name, server, extra in variants:
+            env = dict(os.environ, PYTHONPATH=str(server), **extra)
             out = subprocess.run([*pin, sys.executable, "-c", CHILD, str(args.dir), os.devnull],
                                  env=env, capture_output=True, text=True, check=True).stdout
             got[name].append([float(x) for x in out.split()])

@@ -42,6 +42,9 @@ def _same(runs: list[PhaseRun]) -> int:
         assert C_WALK(r, c) == want, (r.cycle, r.phase)
         assert (c.on, c.seen) == (py.on, py.seen), (r.cycle, r.phase)
         assert list(c.on) == list(py.on)  # the same order: the sums are folded in it
+        unkept = PathTally()  # without the steps (summarize_paths' runs but the median)
+        assert C_WALK(r, unkept, None, None, False) == []
+        assert (unkept.on, unkept.seen) == (py.on, py.seen)
         steps += len(want)
     watched = {id(iv) for r in runs[::3] for iv in r.intervals[::4]}
     fast = summarize_paths(runs, watched)
@@ -84,7 +87,7 @@ def _made_up(rng: random.Random) -> PhaseRun:
     """A phase run of up to 40 callbacks over 8 devices and 4 threads: starts and ends that
     tie, a device with several callbacks, parents with and without a callback, an ancestry
     with hops (8: found, 9: not, and a loop), threads -1, a start exactly IDLE after an end."""
-    devices = [f"d{i}" for i in range(8)]
+    devices = [f"d{i}" for i in range(6)] + ["d\u00e96", "d\u4e007"]  # 1- and 2-byte kinds
     ancestry = {f"d{i}": f"a{i % 3}" for i in range(8, 12)}
     ancestry.update({"a0": "d1", "a1": "a2", "a2": "a1", "x": "d0", "e0": "c0", "c7": "d2"})
     ancestry.update({f"c{i}": f"c{i + 1}" for i in range(7)})
@@ -93,6 +96,8 @@ def _made_up(rng: random.Random) -> PhaseRun:
     for i in range(n):
         dev = rng.choice(devices)
         parent = rng.choice([*devices, "a0", "a1", "x", "c0", "c1", "e0", "", "none"])
+        if rng.random() < 0.5:  # an equal name that is another object (names match by value)
+            parent = "".join(list(parent))
         g = Group(("drv", dev, parent, "suspend", rng.choice(["bus", "type"])))
         g.durations.append(rng.choice([0.0, 0.0, 1.0, 2.0, 15.0, 30.0, rng.uniform(0, 100)]))
         t += rng.choice([0.0, 0.0, 1e-6, 2e-6, 5e-6, 20e-6, 30e-6, rng.uniform(0, 1e-4)])
@@ -104,8 +109,12 @@ def _made_up(rng: random.Random) -> PhaseRun:
                  rng.choice([-1, 0, 1]), ivs)
     r.loop_dispatch = rng.random() < 0.5
     r.async_616 = rng.random() < 0.3
-    r.ancestry = rng.choice([None, {}, ancestry])
+    r.ancestry = rng.choice([None, {}, ancestry, _Ancestry(ancestry)])
     return r
+
+
+class _Ancestry(dict):  # not an exact dict: its get() is called
+    pass
 
 
 def test_same_walk_on_made_up_runs() -> None:
@@ -126,6 +135,33 @@ def test_left_to_python_when_it_cannot_order() -> None:
     r.intervals[-1].group.durations[0] = 1.0
     r.intervals[0].start = math.nan
     assert C_WALK(r, tally) is None and not tally.on
+
+
+def test_names_that_are_not_str_walk_in_python() -> None:
+    """A device or parent name that is not a str (the C table holds str keys): None, nothing
+    added to the tally, and summarize_paths walks it in Python to the same summary."""
+    assert C_WALK is not None
+    for where in (1, 2):
+        r = _made_up(random.Random(5))
+        g = r.intervals[len(r.intervals) // 2].group
+        key = list(g.key)
+        key[where] = None
+        g.key = tuple(key)  # type: ignore[assignment]
+        tally = PathTally()
+        assert C_WALK(r, tally) is None and not tally.on and not tally.seen
+        if where == 2:
+            assert walk(PhaseGraph(r))  # the Python walk takes it
+            _same_summary([r])
+
+
+def _same_summary(runs: list[PhaseRun]) -> None:
+    fast = summarize_paths(runs, set())
+    os.environ["DPMLENS_PY_WALK"] = "1"
+    try:
+        slow = summarize_paths(runs, set())
+    finally:
+        del os.environ["DPMLENS_PY_WALK"]
+    assert (fast.devices, fast.runs_of) == (slow.devices, slow.runs_of)
 
 
 def test_device_links_walk_in_python(tmp_path: Path) -> None:

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Build the traces' C modules in place: dpmlens/traces/read/_ftrace_tokens (the ftrace
 reader's event scan and pairing), dpmlens/traces/model/_timeline_runs (the timeline's intervals
-by cycle and phase) and dpmlens/traces/analysis/_critical_walk (the critical-path walk of a
-phase run).
+by cycle and phase), dpmlens/traces/analysis/_critical_walk (the critical-path walk of a
+phase run) and dpmlens/traces/report/_json_text (the report's JSON text).
 
 Run by `make` with the project's venv. They are optional: without a C compiler or Python's
 headers it says so and exits 0, and the traces use their Python code (same results, slower).
@@ -23,6 +23,8 @@ MODULES = (
      "the timeline's intervals are grouped in Python"),
     ("dpmlens.traces.analysis._critical_walk", "dpmlens/traces/analysis/_critical_walk.c",
      "the critical paths are walked in Python"),
+    ("dpmlens.traces.report._json_text", "dpmlens/traces/report/_json_text.c",
+     "the report's JSON is written in Python"),
 )
 
 

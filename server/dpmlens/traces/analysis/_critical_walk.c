@@ -9,10 +9,12 @@
  * each thread, the synchronous and async callbacks by end) and walks back from the last end
  * as walk() does for a graph without device links: the same steps, last first. None when a
  * start or an end is not a number (NaN: Python's max and sorted give orders C would not
- * reproduce): the caller walks in Python then. Given PathTally's `on` and `seen` dicts, it
- * adds the path to them as PathTally.add_steps does (the same sums in the same order); given
- * summarize_paths' `watched` and `on_path` sets, it adds the id() of each interval on the path
- * that is watched to on_path.
+ * reproduce), or when a device or parent name is not a str: the caller walks in Python then.
+ * Given PathTally's `on` and `seen` dicts, it adds the path to them as PathTally.add_steps
+ * does (the same sums in the same order); given summarize_paths' `watched` and `on_path` sets,
+ * it adds the id() of each interval on the path that is watched to on_path. With `keep`
+ * false (summarize_paths keeps the steps of its median runs only) it returns [] instead of
+ * the steps.
  * Built by `make`
  * (server/tools/build_ftrace_tokens.py); optional. */
 #define PY_SSIZE_T_CLEAN
@@ -20,6 +22,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <structmember.h>
 
 #define EPS 2e-6  /* critical.EPS */
 #define IDLE 20e-6 /* critical.IDLE */
@@ -107,14 +110,47 @@ static int duration_at(PyObject *durs, PyObject *index, double *out) {
     if (i == -1 && PyErr_Occurred()) PyErr_Clear();
     Py_buffer view;
     if (i >= 0 && PyObject_CheckBuffer(durs) && PyObject_GetBuffer(durs, &view, PyBUF_FORMAT) == 0) {
+        /* (len / 8 as an unsigned shift: a signed 64-bit idiv here was a tenth of the walk) */
         int ok = view.ndim == 1 && view.itemsize == sizeof(double) && view.format != NULL
-                 && strcmp(view.format, "d") == 0 && i < view.len / (Py_ssize_t)sizeof(double);
+                 && view.format[0] == 'd' && view.format[1] == 0
+                 && (size_t)i < (size_t)view.len / sizeof(double);
         if (ok) *out = ((const double *)view.buf)[i];
         PyBuffer_Release(&view);
         if (ok) return 0;
     }
     PyErr_Clear();
     return seq_double(durs, index, out);
+}
+
+/* The offsets of a type's __slots__ (member descriptors holding an object) for names of
+ * attrs[]: read in place (what getattr gives: a data descriptor on the type comes before
+ * anything else), NULL meaning unset (get_attr then raises the AttributeError). Resolved per
+ * call for the type of the first item; items of any other type go through get_attr. */
+typedef struct {
+    PyTypeObject *type;
+    Py_ssize_t off[A_N];
+} Slots;
+
+static void slots_of(Slots *s, PyTypeObject *t, const int *names, int n_names) {
+    s->type = NULL;
+    if (t->tp_getattro != PyObject_GenericGetAttr) return;
+    for (int k = 0; k < n_names; k++) {
+        PyObject *d = _PyType_Lookup(t, attrs[names[k]]);
+        if (d == NULL || !Py_IS_TYPE(d, &PyMemberDescr_Type)) return;
+        PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+        if (m->type != T_OBJECT_EX || (m->flags & READ_RESTRICTED)) return;
+        s->off[names[k]] = m->offset;
+    }
+    s->type = t;
+}
+
+/* getattr(obj, attrs[a]) (a new reference) */
+static PyObject *slot(const Slots *s, PyObject *obj, int a) {
+    if (Py_TYPE(obj) == s->type) {
+        PyObject *v = *(PyObject **)((char *)obj + s->off[a]);
+        if (v != NULL) return Py_NewRef(v);
+    }
+    return get_attr(obj, a);
 }
 
 /* item `i` of sequence `seq` as a double / a long (-1 and an error set on failure) */
@@ -126,17 +162,63 @@ static int seq_double(PyObject *seq, PyObject *i, double *out) {
     return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
 }
 
-/* id of `name` in `ids` (a dict str -> int), adding it when `add`; -1 when absent */
-static Py_ssize_t id_of(PyObject *ids, PyObject *name, int add) {
-    PyObject *v = PyDict_GetItemWithError(ids, name);
-    if (v != NULL) return PyLong_AsSsize_t(v);
-    if (PyErr_Occurred() || !add) return -1;
-    Py_ssize_t id = PyDict_GET_SIZE(ids);
-    PyObject *o = PyLong_FromSsize_t(id);
-    if (o == NULL) return -1;
-    int rc = PyDict_SetItem(ids, name, o);
-    Py_DECREF(o);
-    return rc < 0 ? -1 : id;
+/* device name -> id (first seen order), an open-addressing table over 2^k >= 2n slots of
+ * exact str keys (a dict's resizes, hashing calls and int values were a sixth of the walk):
+ * equal names are the same key as in a dict, by identity or by hash, length, kind and bytes */
+typedef struct {
+    PyObject **keys; /* strong references */
+    Py_hash_t *hashes;
+    Py_ssize_t *vals;
+    size_t mask;
+    Py_ssize_t n;
+} Ids;
+
+static int ids_init(Ids *t, Py_ssize_t n) {
+    size_t slots = 2;
+    while (slots < 2 * (size_t)n) slots *= 2;
+    t->keys = PyMem_Calloc(slots, sizeof(PyObject *));
+    t->hashes = PyMem_Malloc(slots * sizeof(Py_hash_t));
+    t->vals = PyMem_Malloc(slots * sizeof(Py_ssize_t));
+    t->mask = slots - 1, t->n = 0;
+    if (t->keys == NULL || t->hashes == NULL || t->vals == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static void ids_free(Ids *t) {
+    if (t->keys != NULL)
+        for (size_t s = 0; s <= t->mask; s++) Py_XDECREF(t->keys[s]);
+    PyMem_Free(t->keys);
+    PyMem_Free(t->hashes);
+    PyMem_Free(t->vals);
+}
+
+/* the id of `name`, adding it (the next id) when `add` and the table has room; -1 absent,
+ * -2 an error (set), -3 `name` is not an exact str (the run is left to Python) */
+static Py_ssize_t id_of(Ids *t, PyObject *name, int add) {
+    if (!PyUnicode_CheckExact(name)) return -3;
+    Py_hash_t h = PyObject_Hash(name); /* cached in the str */
+    if (h == -1) return -2;
+    Py_ssize_t len = PyUnicode_GET_LENGTH(name);
+    int kind = PyUnicode_KIND(name);
+    size_t s = (size_t)h & t->mask;
+    for (; t->keys[s] != NULL; s = (s + 1) & t->mask) {
+        PyObject *k = t->keys[s];
+        if (k == name
+                || (t->hashes[s] == h && PyUnicode_GET_LENGTH(k) == len
+                    && PyUnicode_KIND(k) == kind
+                    && memcmp(PyUnicode_DATA(k), PyUnicode_DATA(name), (size_t)(len * kind)) == 0))
+            return t->vals[s];
+    }
+    if (!add) return -1;
+    if ((size_t)t->n * 2 > t->mask) { /* sized for the run's intervals: cannot happen */
+        PyErr_SetString(PyExc_RuntimeError, "walk(): device table full");
+        return -2;
+    }
+    t->keys[s] = Py_NewRef(name), t->hashes[s] = h, t->vals[s] = t->n;
+    return t->n++;
 }
 
 /* stable order of the async intervals by end (sorted(..., key=ends.__getitem__)) */
@@ -197,30 +279,36 @@ static int build(Graph *g, PyObject *ivs, long sync, int up, PyObject *ancestry)
         return -1;
     }
     int rc = -1, all_own = 1;
-    PyObject *ids = PyDict_New();     /* device name -> id */
+    Ids ids = {NULL, NULL, NULL, 0, 0}; /* device name -> id */
     PyObject *parents = PyList_New(n); /* the parent names, for the ancestry's hops */
-    if (ids == NULL || parents == NULL) goto done;
+    if (parents == NULL || ids_init(&ids, n) < 0) goto done;
+    static const int iv_names[] = {A_START, A_THREAD, A_GROUP, A_INDEX};
+    static const int group_names[] = {A_KEY, A_DURATIONS};
+    Slots iv_slots = {NULL, {0}}, group_slots = {NULL, {0}};
+    if (n > 0) slots_of(&iv_slots, Py_TYPE(PyList_GET_ITEM(ivs, 0)), iv_names, 4);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *iv = PyList_GET_ITEM(ivs, i);
         PyObject *start = NULL, *thread = NULL, *group = NULL, *index = NULL, *key = NULL,
                  *durs = NULL, *device = NULL, *parent = NULL;
         int ok = 0;
         double dur;
-        if ((start = get_attr(iv, A_START)) == NULL) goto item;
+        if ((start = slot(&iv_slots, iv, A_START)) == NULL) goto item;
         g->starts[i] = PyFloat_AsDouble(start);
         if (g->starts[i] == -1.0 && PyErr_Occurred()) goto item;
-        if ((thread = get_attr(iv, A_THREAD)) == NULL) goto item;
+        if ((thread = slot(&iv_slots, iv, A_THREAD)) == NULL) goto item;
         g->threads[i] = PyLong_AsLong(thread);
         if (g->threads[i] == -1 && PyErr_Occurred()) goto item;
-        if ((group = get_attr(iv, A_GROUP)) == NULL
-                || (index = get_attr(iv, A_INDEX)) == NULL
-                || (durs = get_attr(group, A_DURATIONS)) == NULL
+        if ((group = slot(&iv_slots, iv, A_GROUP)) == NULL
+                || (index = slot(&iv_slots, iv, A_INDEX)) == NULL)
+            goto item;
+        if (i == 0) slots_of(&group_slots, Py_TYPE(group), group_names, 2);
+        if ((durs = slot(&group_slots, group, A_DURATIONS)) == NULL
                 || duration_at(durs, index, &dur) < 0)
             goto item;
         g->ends[i] = g->starts[i] + dur / 1e6; /* Interval.end */
         g->durs[i] = dur;
         g->groups[i] = group;
-        if ((key = get_attr(group, A_KEY)) == NULL) goto item;
+        if ((key = slot(&group_slots, group, A_KEY)) == NULL) goto item;
         if (PyTuple_CheckExact(key) && PyTuple_GET_SIZE(key) > 2) {
             device = PyTuple_GET_ITEM(key, 1);
             parent = PyTuple_GET_ITEM(key, 2);
@@ -230,7 +318,10 @@ static int build(Graph *g, PyObject *ivs, long sync, int up, PyObject *ancestry)
                 || (parent = PySequence_GetItem(key, 2)) == NULL) {
             goto item;
         }
-        if ((g->dev[i] = id_of(ids, device, 1)) < 0) goto item;
+        if ((g->dev[i] = id_of(&ids, device, 1)) < 0) {
+            if (g->dev[i] == -3) rc = 0; /* (leaves the run to Python) */
+            goto item;
+        }
         g->last_of[g->dev[i]] = i;
         Py_INCREF(parent);
         PyList_SET_ITEM(parents, i, parent);
@@ -258,8 +349,9 @@ static int build(Graph *g, PyObject *ivs, long sync, int up, PyObject *ancestry)
     /* own parent: by the names the run has; a parent without a callback here is looked for
      * up the capture's ancestry (up to 8 hops), as PhaseGraph does */
     for (Py_ssize_t i = 0; i < n; i++) {
-        g->par[i] = id_of(ids, PyList_GET_ITEM(parents, i), 0);
-        if (g->par[i] < 0 && PyErr_Occurred()) goto done;
+        g->par[i] = id_of(&ids, PyList_GET_ITEM(parents, i), 0);
+        if (g->par[i] == -3) rc = 0;
+        if (g->par[i] < -1) goto done;
         g->own[i] = g->par[i] >= 0;
         all_own &= g->own[i];
     }
@@ -270,13 +362,23 @@ static int build(Graph *g, PyObject *ivs, long sync, int up, PyObject *ancestry)
         PyObject *p = PyList_GET_ITEM(parents, i);
         Py_INCREF(p);
         for (int hops = 0; hops < 8; hops++) {
-            int has = PyDict_Contains(ids, p);
-            if (has < 0) {
+            Py_ssize_t has = id_of(&ids, p, 0);
+            if (has < -1) {
+                if (has == -3) rc = 0;
                 Py_DECREF(p);
                 goto done;
             }
-            if (has) break;
-            PyObject *q = PyObject_CallMethod(ancestry, "get", "O", p);
+            if (has >= 0) break;
+            /* ancestry.get(p): an exact dict looked up in place (the method call was a
+             * fifth of the walk) */
+            PyObject *q;
+            if (PyDict_CheckExact(ancestry)) {
+                q = PyDict_GetItemWithError(ancestry, p);
+                if (q == NULL && !PyErr_Occurred()) q = Py_None;
+                Py_XINCREF(q);
+            } else {
+                q = PyObject_CallMethod(ancestry, "get", "O", p);
+            }
             if (q == NULL) {
                 Py_DECREF(p);
                 goto done;
@@ -288,9 +390,10 @@ static int build(Graph *g, PyObject *ivs, long sync, int up, PyObject *ancestry)
             Py_DECREF(p);
             p = q;
         }
-        g->par[i] = id_of(ids, p, 0);
+        g->par[i] = id_of(&ids, p, 0);
         Py_DECREF(p);
-        if (PyErr_Occurred()) goto done;
+        if (g->par[i] == -3) rc = 0;
+        if (g->par[i] < -1) goto done;
     }
     /* children (suspend only), in interval order per parent */
     if (!up) {
@@ -321,7 +424,7 @@ static int build(Graph *g, PyObject *ivs, long sync, int up, PyObject *ancestry)
     for (Py_ssize_t m = 0; m < g->n_async; m++) g->async_ends[m] = g->ends[g->async_idx[m]];
     rc = 1;
 done:
-    Py_XDECREF(ids);
+    ids_free(&ids);
     Py_XDECREF(parents);
     PyMem_Free(tkeys);
     PyMem_Free(tlast);
@@ -427,9 +530,23 @@ static int add_to(PyObject *acc, Py_ssize_t at, PyObject *value) {
     return PyList_SetItem(acc, at, sum); /* steals sum */
 }
 
+/* [0, 0.0] (Py_BuildValue("[id]", 0, 0.0)) */
+static PyObject *new_acc(void) {
+    PyObject *acc = PyList_New(2), *z;
+    if (acc == NULL) return NULL;
+    PyList_SET_ITEM(acc, 0, PyLong_FromLong(0)); /* a cached small int: no failure */
+    if ((z = PyFloat_FromDouble(0.0)) == NULL) {
+        Py_DECREF(acc);
+        return NULL;
+    }
+    PyList_SET_ITEM(acc, 1, z);
+    return acc;
+}
+
 /* PathTally.add_steps: the run's groups counted in `seen`; per step, first to last, its
  * group's [count, round(duration, 3) summed] in `on` */
-static int tally(const Graph *g, PyObject *steps, PyObject *on, PyObject *seen) {
+static int tally(const Graph *g, const Py_ssize_t *path, Py_ssize_t n_path, PyObject *on,
+                 PyObject *seen) {
     PyObject *groups = PySet_New(NULL), *item;
     if (groups == NULL) return -1;
     for (Py_ssize_t i = 0; i < g->n; i++)
@@ -439,11 +556,11 @@ static int tally(const Graph *g, PyObject *steps, PyObject *on, PyObject *seen) 
     while (_PySet_NextEntry(groups, &pos, &item, &hash))
         if (count(seen, item) < 0) goto fail;
     Py_CLEAR(groups);
-    for (Py_ssize_t m = PyList_GET_SIZE(steps) - 1; m >= 0; m--) {
-        Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(PyList_GET_ITEM(steps, m), 0));
+    for (Py_ssize_t m = n_path - 1; m >= 0; m--) {
+        Py_ssize_t k = path[m];
         PyObject *group = g->groups[k], *acc = PyDict_GetItemWithError(on, group);
         if (acc == NULL) {
-            if (PyErr_Occurred() || (acc = Py_BuildValue("[id]", 0, 0.0)) == NULL) return -1;
+            if (PyErr_Occurred() || (acc = new_acc()) == NULL) return -1;
             int rc = PyDict_SetItem(on, group, acc);
             Py_DECREF(acc); /* the dict holds it */
             if (rc < 0) return -1;
@@ -462,9 +579,10 @@ fail:
 
 /* summarize_paths' `watched`: the id() of each interval on the path that is in `watched`
  * added to `on_path` */
-static int mark(PyObject *ivs, PyObject *steps, PyObject *watched, PyObject *on_path) {
-    for (Py_ssize_t m = 0; m < PyList_GET_SIZE(steps); m++) {
-        Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(PyList_GET_ITEM(steps, m), 0));
+static int mark(PyObject *ivs, const Py_ssize_t *path, Py_ssize_t n_path, PyObject *watched,
+                PyObject *on_path) {
+    for (Py_ssize_t m = 0; m < n_path; m++) {
+        Py_ssize_t k = path[m];
         PyObject *id = PyLong_FromVoidPtr(PyList_GET_ITEM(ivs, k));
         if (id == NULL) return -1;
         int in = PySet_Contains(watched, id);
@@ -475,14 +593,28 @@ static int mark(PyObject *ivs, PyObject *steps, PyObject *watched, PyObject *on_
     return 0;
 }
 
+/* (k, j, link), as Py_BuildValue("nnO") makes it, without parsing a format per step */
+static PyObject *step_tuple(Py_ssize_t k, Py_ssize_t j, PyObject *link) {
+    PyObject *t = PyTuple_New(3), *a, *b;
+    if (t == NULL) return NULL;
+    if ((a = PyLong_FromSsize_t(k)) == NULL || (PyTuple_SET_ITEM(t, 0, a), 0)
+            || (b = PyLong_FromSsize_t(j)) == NULL) {
+        Py_DECREF(t);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(t, 1, b);
+    PyTuple_SET_ITEM(t, 2, Py_NewRef(link));
+    return t;
+}
+
 static PyObject *walk(PyObject *self, PyObject *args) {
     PyObject *ivs, *ancestry, *on = Py_None, *seen = Py_None, *watched = Py_None,
              *on_path = Py_None;
     long sync;
-    int up, upfront, down_upfront;
+    int up, upfront, down_upfront, keep = 1;
     (void)self;
-    if (!PyArg_ParseTuple(args, "O!lpppO|OOOO", &PyList_Type, &ivs, &sync, &up, &upfront,
-                          &down_upfront, &ancestry, &on, &seen, &watched, &on_path))
+    if (!PyArg_ParseTuple(args, "O!lpppO|OOOOp", &PyList_Type, &ivs, &sync, &up, &upfront,
+                          &down_upfront, &ancestry, &on, &seen, &watched, &on_path, &keep))
         return NULL;
     if ((on != Py_None && !PyDict_Check(on)) || (seen != Py_None && !PyDict_Check(seen))) {
         PyErr_SetString(PyExc_TypeError, "walk(): on and seen must be dicts");
@@ -506,8 +638,15 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         graph_free(&g);
         Py_RETURN_NONE;
     }
-    out = PyList_New(0);
-    if (out == NULL) goto done;
+    /* the path, last step first: each step's interval, what it waited for, the link (a
+     * list of (k, j, link) tuples only when the caller keeps it) */
+    Py_ssize_t *path_k = PyMem_Malloc((size_t)g.n * sizeof(Py_ssize_t)), n_path = 0;
+    Py_ssize_t *path_j = PyMem_Malloc((size_t)g.n * sizeof(Py_ssize_t));
+    int *path_l = PyMem_Malloc((size_t)g.n * sizeof(int));
+    if (path_k == NULL || path_j == NULL || path_l == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
     /* the last end, then the last start, the first of equals */
     Py_ssize_t k = 0;
     for (Py_ssize_t i = 1; i < g.n; i++)
@@ -554,20 +693,27 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             while (m >= 0 && idx[m] >= k) m--;
             if (m >= 0 && arr[m] > after) CONSIDER(idx[m], link, g.ends[idx[m]]);
         }
-        PyObject *step = Py_BuildValue("nnO", k, best, links[best_link]);
-        if (step == NULL || PyList_Append(out, step) < 0) {
-            Py_XDECREF(step);
+        path_k[n_path] = k, path_j[n_path] = best, path_l[n_path] = best_link;
+        n_path++; /* (at most n: a step's interval is not seen again) */
+        k = best;
+    }
+    if (on != Py_None && seen != Py_None && tally(&g, path_k, n_path, on, seen) < 0) goto done;
+    if (watched != Py_None && on_path != Py_None
+            && mark(ivs, path_k, n_path, watched, on_path) < 0)
+        goto done;
+    if ((out = PyList_New(keep ? n_path : 0)) == NULL || !keep) goto done;
+    for (Py_ssize_t m = 0; m < n_path; m++) {
+        PyObject *step = step_tuple(path_k[m], path_j[m], links[path_l[m]]);
+        if (step == NULL) {
             Py_CLEAR(out);
             goto done;
         }
-        Py_DECREF(step);
-        k = best;
+        PyList_SET_ITEM(out, m, step);
     }
-    if (on != Py_None && seen != Py_None && tally(&g, out, on, seen) < 0) Py_CLEAR(out);
-    if (out != NULL && watched != Py_None && on_path != Py_None
-            && mark(ivs, out, watched, on_path) < 0)
-        Py_CLEAR(out);
 done:
+    PyMem_Free(path_k);
+    PyMem_Free(path_j);
+    PyMem_Free(path_l);
     graph_free(&g);
     return out;
 }
@@ -575,8 +721,9 @@ done:
 static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS,
      "walk(intervals, sync_thread, up, upfront, down_upfront, ancestry[, on, seen[, watched, "
-     "on_path]]) -> [(k, j, link)] or None; with on and seen, the path added to them "
-     "(PathTally); with watched and on_path, the watched intervals on it"},
+     "on_path[, keep]]]) -> [(k, j, link)] ([] when not keep) or None; with on and seen, "
+     "the path added to them (PathTally); with watched and on_path, the watched intervals on "
+     "it"},
     {"round3", py_round3, METH_O, "round3(x) -> round(x, 3), for the tests"},
     {"round3_each", round3_each, METH_O, "round3_each(seq) -> [round(x, 3) for x in seq]"},
     {NULL, NULL, 0, NULL},

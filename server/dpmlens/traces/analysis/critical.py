@@ -360,7 +360,9 @@ def compiled_walk() -> Callable[..., Steps | None] | None:
     one call, no PhaseGraph), with a tally its `add_steps()`, with `watched` and `on_path` sets
     summarize_paths' marking of the watched intervals on the path; or None when it was not
     built or DPMLENS_PY_WALK=1. The function returns None (and adds nothing) for a run it
-    leaves to Python: one with device links, or a start or end that is not a number."""
+    leaves to Python: one with device links, a start or end that is not a number, or a
+    device or parent name that is not a str; with keep=False, [] for a run it walked (the
+    steps are not made)."""
     if os.environ.get("DPMLENS_PY_WALK") == "1":
         return None
     try:
@@ -371,7 +373,7 @@ def compiled_walk() -> Callable[..., Steps | None] | None:
 
     def walk_run(run: PhaseRun, tally: PathTally | None = None,
                  watched: set[int] | None = None, on_path: set[int] | None = None,
-                 ) -> Steps | None:
+                 keep: bool = True) -> Steps | None:
         up = run.direction == "up"
         links = run.links
         if links is not None and (links.suppliers if up else links.consumers):
@@ -379,7 +381,7 @@ def compiled_walk() -> Callable[..., Steps | None] | None:
         return c_walk(run.intervals, run.sync_thread, up, up and not run.loop_dispatch,
                       not up and run.async_616, run.ancestry,
                       None if tally is None else tally.on, None if tally is None else tally.seen,
-                      watched, on_path)
+                      watched, on_path, keep)
 
     return walk_run
 
@@ -526,8 +528,11 @@ def summarize_paths(runs: list[PhaseRun], watched: set[int] | None = None) -> Pa
     fast = compiled_walk()
     for r in runs:
         graph: PhaseGraph | None = None
-        # (C: added to the tally, the watched intervals on the path to on_path)
-        steps = fast(r, tally, watched or None, on_path) if fast is not None else None
+        median_run = id(r) in keep
+        # (C: added to the tally, the watched intervals on the path to on_path; the steps
+        # made only for the median runs)
+        steps = (fast(r, tally, watched or None, on_path, median_run)
+                 if fast is not None else None)
         if steps is None:
             graph = PhaseGraph(r)
             steps = walk(graph)
@@ -538,6 +543,6 @@ def summarize_paths(runs: list[PhaseRun], watched: set[int] | None = None) -> Pa
                     if id(ivs[k]) in watched:
                         on_path.add(id(ivs[k]))
         runs_of[r.phase] += 1
-        if id(r) in keep:
+        if median_run:
             median.append(_path_of(r, graph or PhaseGraph(r), steps))
     return PathSummary(median, tally.devices(), dict(runs_of), on_path)

@@ -9,7 +9,6 @@ from functools import lru_cache
 from typing import Any
 
 from dpmlens.core.paths import rules_dir
-from dpmlens.traces.model.yaml_tables import safe_load
 
 EVENTS = ("rpm_suspend", "rpm_resume", "rpm_idle", "rpm_usage", "rpm_return_int", "rpm_status")
 CALL_KINDS = ("suspend", "resume", "idle")  # RpmLog.kinds values 0, 1, 2
@@ -28,6 +27,8 @@ class RpmTable:
 
 @lru_cache(maxsize=2)
 def load_table(file: str) -> RpmTable:
+    from dpmlens.traces.model.yaml_tables import safe_load  # (PyYAML: only with rpm_* events)
+
     with open(file, encoding="utf-8") as f:
         data = safe_load(f) or {}
     return RpmTable(

@@ -9,6 +9,7 @@ from dpmlens.traces.analysis.aggregate import _order
 from dpmlens.traces.analysis.critical import (
     CriticalPath,
     DeviceOnPath,
+    Link,
     across_cycles,
     critical_path,
 )
@@ -36,20 +37,25 @@ def _source(mapped: MappedReport | None, driver: str, device: str, phase: str) -
 
 
 def path_json(traces: TraceSet, p: CriticalPath, mapped: MappedReport | None) -> dict[str, Any]:
-    names = traces.store.threads
     r = p.run
     return {
         "cycle": r.cycle, "phase": r.phase, "wall_us": r.wall_us, "measured": r.measured,
         "callbacks_us": p.callbacks_us, "waits_us": p.waits_us, "tail_us": p.tail_us,
         "accounted_us": p.accounted_us, "error_pct": p.error_pct,
-        "chain": [{
-            "driver": x.interval.driver, "device": x.interval.device,
-            "parent": x.interval.parent, "layer": x.interval.layer,
-            "thread": names[x.interval.thread] if x.interval.thread >= 0 else None,
-            "start_us": round((x.interval.start - r.start) * 1e6, 3),
-            "duration_us": x.interval.duration_us, "wait_us": x.wait_us, "link": x.link,
-            "source": _source(mapped, x.interval.driver, x.interval.device, r.phase),
-        } for x in p.chain],
+        "chain": [_link_json(traces.store.threads, r, x, mapped) for x in p.chain],
+    }
+
+
+def _link_json(names: list[str], r: PhaseRun, x: Link, mapped: MappedReport | None,
+               ) -> dict[str, Any]:
+    iv = x.interval
+    key = iv.group.key  # Interval.driver, .device, .parent, .layer: its group's key
+    return {
+        "driver": key[0], "device": key[1], "parent": key[2], "layer": key[4],
+        "thread": names[iv.thread] if iv.thread >= 0 else None,
+        "start_us": round((iv.start - r.start) * 1e6, 3),
+        "duration_us": iv.duration_us, "wait_us": x.wait_us, "link": x.link,
+        "source": None if mapped is None else _source(mapped, key[0], key[1], r.phase),
     }
 
 
@@ -129,17 +135,23 @@ def paths_text(traces: TraceSet, paths: list[CriticalPath], top: int,
 
 
 def delays_json(sites: list[DelaySite], n_cycles: int) -> list[dict[str, Any]]:
-    return [{
+    return [_delay_json(s, n_cycles) for s in sites]
+
+
+def _delay_json(s: DelaySite, n_cycles: int) -> dict[str, Any]:
+    # the site's sums once (its properties sum every row each time they are read)
+    calls, total_us = s.calls, s.total_us
+    return {
         "function": s.func, "caller": s.caller,
         "requested_ms": None if s.requested_ms != s.requested_ms else s.requested_ms,
-        "calls": s.calls, "cycles": s.cycles(),
-        "calls_per_cycle": round(s.calls / max(n_cycles, 1), 3),
-        "measured_us": s.total_us, "mean_us": s.mean_us,
+        "calls": calls, "cycles": s.cycles(),
+        "calls_per_cycle": round(calls / max(n_cycles, 1), 3),
+        "measured_us": total_us, "mean_us": round(total_us / calls, 3),  # DelaySite.mean_us
         "on_critical_path_calls": s.on_path, "on_critical_path_us": round(s.on_path_us, 3),
         "callbacks": [{"driver": k[0], "device": k[1], "phase": k[2], "calls": n}
                       for k, n in s.callbacks().most_common()],
         "static": s.static,
-    } for s in sites]
+    }
 
 
 def delays_text(sites: list[DelaySite], n_cycles: int, top: int) -> list[str]:
