@@ -24,6 +24,7 @@ the caller.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -49,8 +50,6 @@ MAX_STORES = 8  # stores kept in the cache directory (the least recently written
 
 def store_path(roots: list[str], build: str, directory: Path | None = None) -> Path:
     """Where the findings of a workspace with these folders are kept."""
-    import hashlib
-
     key = hashlib.sha256("\0".join([build, *sorted(roots)]).encode("utf-8", "surrogateescape"))
     return (directory or default_dir()) / "editor" / f"{key.hexdigest()[:24]}.json"
 
@@ -62,9 +61,9 @@ class FindingsStore:
     def __init__(self, path: Path, build: str) -> None:
         self.path = path
         self.build = build
-        self._files: dict[str, list[Any]] = {}
-        self._configs: list[str] = []
-        self._dirs: list[list[Any]] = []  # directories' C files: [name, size, mtime_ns]
+        # (files, configs, directories' C files as [name, size, mtime_ns]): replaced as one
+        # (a save runs in a thread while the server reads)
+        self._data: tuple[dict[str, list[Any]], list[str], list[list[Any]]] = ({}, [], [])
 
     @classmethod
     def for_roots(cls, roots: list[str]) -> FindingsStore:
@@ -72,7 +71,7 @@ class FindingsStore:
         return cls(store_path(roots, build), build)
 
     def __len__(self) -> int:
-        return len(self._files)
+        return len(self._data[0])
 
     def load(self) -> str | None:
         """Read the store (empty if it is absent); the reason it was not usable, if one."""
@@ -91,21 +90,22 @@ class FindingsStore:
         if not isinstance(files, dict) or not isinstance(configs, list) or not isinstance(
                 dirs, list):
             return f"{self.path}: no 'files', 'configs' or 'dirs' table"
-        self._files, self._configs, self._dirs = files, [str(c) for c in configs], dirs
+        self._data = (files, [str(c) for c in configs], dirs)
         return None
 
     def get(self, path: str, config: Config) -> Precomputed | None:
         """The stored findings of `path`, if they were computed with `config`."""
-        entry = self._files.get(path)
+        files, configs, dirs = self._data
+        entry = files.get(path)
         if entry is None:
             return None
         try:
             digest, ci, stamp, headers, findings, version = entry
-            if self._configs[ci] != config_text(config) or version != _version(path):
+            if configs[ci] != config_text(config) or version != _version(path):
                 return None
             if isinstance(stamp, int):  # the directory's listing, less the file itself
                 me = os.path.basename(path)
-                stamp = [row for row in self._dirs[stamp] if row[0] != me]
+                stamp = [row for row in dirs[stamp] if row[0] != me]
             return Precomputed(
                 bytes.fromhex(digest), config, _stamp(stamp),
                 tuple(finding_in(f, path) for f in findings), _stamp(headers), earlier=True,
@@ -114,7 +114,7 @@ class FindingsStore:
             return None  # (a damaged entry: analysed the usual way)
 
     def forget(self, path: str) -> None:
-        self._files.pop(path, None)
+        self._data[0].pop(path, None)
 
     def save(self, found: Mapping[str, Precomputed]) -> int:
         """Replace the store with `found` (atomically); the number of files kept. Raises
@@ -150,7 +150,7 @@ class FindingsStore:
                 "dirs": dirs, "files": files}  # fmt: skip
         os.makedirs(self.path.parent, exist_ok=True)
         write_text_atomic(self.path, json.dumps(data, separators=(",", ":")))
-        self._files, self._configs, self._dirs = files, list(configs), dirs
+        self._data = (files, list(configs), dirs)
         _evict(self.path.parent)
         return len(files)
 
