@@ -160,7 +160,7 @@ async def test_a_restarted_server_answers_didopen_from_the_store(tmp_path: Path)
     first = await _server(ws, cache)
     try:
         await wait_for(lambda: _logged(first, "dpmlens: stored the findings of"),
-                       what="the findings stored")
+                       timeout=60, what="the findings stored")
         assert _logged(first, "; 0 kept from an earlier run")
     finally:
         await first.shutdown_session()
@@ -169,12 +169,12 @@ async def test_a_restarted_server_answers_didopen_from_the_store(tmp_path: Path)
     second = await _server(ws, cache)
     try:
         await wait_for(lambda: _logged(second, "dpmlens: read the stored findings of"),
-                       what="the store read")
+                       timeout=60, what="the store read")
         path = ws / "foo_core.c"
         uri = open_file(second, path)
         head = f"analysed {path} v1: "
         await wait_for(lambda: [m for m in second.log_messages if m.message.startswith(head)],
-                       what="the first answer")
+                       timeout=60, what="the first answer")
         first_how = next(m.message for m in second.log_messages if m.message.startswith(head))
         assert first_how.endswith(f"({KEPT})"), first_how
         assert "wake-setup-in-noirq" in codes(second.diagnostics[uri])
@@ -182,12 +182,12 @@ async def test_a_restarted_server_answers_didopen_from_the_store(tmp_path: Path)
         open_file(second, changed, changed.read_text() + "\n")
         head = f"analysed {changed} v1: "
         await wait_for(lambda: [m for m in second.log_messages if m.message.startswith(head)],
-                       what="the changed file's analysis")
+                       timeout=60, what="the changed file's analysis")
         how = next(m.message for m in second.log_messages if m.message.startswith(head))
         assert not how.endswith((f"({INDEXED})", f"({KEPT})")), how
         # the pass took the stored findings of the files that did not change
         await wait_for(lambda: _logged(second, "dpmlens: computed the findings of"),
-                       what="the pass")
+                       timeout=60, what="the pass")
         done = next(m.message for m in second.log_messages
                     if "dpmlens: computed the findings of" in m.message)
         assert re.search(r"; [1-9]\d* kept from an earlier run", done), done

@@ -115,6 +115,7 @@ class WorkspaceIndex(LanguageFeature):
         self._findings_t0 = 0.0
         # the findings of an earlier run, kept on disk (findings_store.py): read at start
         self.store: FindingsStore | None = None
+        self._store_task: asyncio.Task[None] | None = None
         self._walked: list[str] = []  # the C files the last scan walked
         self._parsed: frozenset[str] = frozenset()  # of them, those it parsed (.c)
         server.handle(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, self.did_change_folders)
@@ -134,8 +135,15 @@ class WorkspaceIndex(LanguageFeature):
         if roots:
             loop = asyncio.get_running_loop()
             if self.server.settings.index_findings:
-                loop.create_task(self._load_store(roots))
+                self._store_task = loop.create_task(self._load_store(roots))
             loop.create_task(self.scan(roots))
+
+    async def _compute_findings_after_store(self) -> None:
+        """The findings pass, once the store is read (a small workspace's scan can end first:
+        its pass would then compute what the store holds)."""
+        if self._store_task is not None:
+            await asyncio.wait([self._store_task])
+        self.compute_findings()
 
     async def _load_store(self, roots: list[str]) -> None:
         """Read the findings an earlier run kept for these folders (in a thread: a kernel's
@@ -166,9 +174,9 @@ class WorkspaceIndex(LanguageFeature):
         elif new.index_findings and not old.index_findings:
             loop = asyncio.get_running_loop()
             if roots := workspace_roots(self.server):
-                loop.create_task(self._load_store(roots))
-            if self.state == "done":
-                self.compute_findings()  # turned on after the scan: the pass runs now
+                self._store_task = loop.create_task(self._load_store(roots))
+            if self.state == "done":  # turned on after the scan: the pass runs now
+                loop.create_task(self._compute_findings_after_store())
 
     def document_opened(self, doc: Document) -> None:
         self.want_directory(os.path.dirname(doc.path))
@@ -540,7 +548,7 @@ class WorkspaceIndex(LanguageFeature):
         if token is not None:
             self._progress(token, types.WorkDoneProgressEnd(message=msg))
         self.server.features.workspace_indexed()
-        self.compute_findings()
+        await self._compute_findings_after_store()
 
     async def _progress_begin(self) -> str | None:
         caps = self.server.client_capabilities.window
