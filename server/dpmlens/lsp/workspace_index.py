@@ -503,7 +503,7 @@ class WorkspaceIndex(LanguageFeature):
         kept = {p: pre for p, pre in self.findings.items() if p in self._parsed}
         try:
             n = await asyncio.get_running_loop().run_in_executor(None, store.save, kept)
-        except (OSError, ValueError) as e:
+        except Exception as e:  # (a full disk, no cache directory: the next run computes them)
             self.server.log("warning", f"dpmlens: findings not stored in {store.path}: {e}")
             return
         self.server.log("info", f"dpmlens: stored the findings of {n} files ({store.path})")
