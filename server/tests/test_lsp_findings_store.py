@@ -216,3 +216,19 @@ def test_one_listing_per_directory_gives_each_file_its_stamp(tmp_path: Path):
     [(_p, pre)] = findings_many([str(ws / "foo_core.c")], Config())
     assert pre is not None and pre.holds(str(ws / "foo_core.c"), (ws / "foo_core.c").read_bytes(),
                                          Config())
+
+
+async def test_a_cache_that_cannot_be_written_is_one_warning(tmp_path: Path):
+    ws = copy_workspace(tmp_path)
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("")
+    client = await _server(ws, blocked)
+    try:
+        await wait_for(lambda: _logged(client, "dpmlens: findings not stored in"),
+                       timeout=60, what="the warning")
+        path = ws / "foo_core.c"
+        uri = open_file(client, path)
+        await wait_for(lambda: "wake-setup-in-noirq" in codes(client.diagnostics.get(uri, [])),
+                       timeout=60, what="the diagnostics")
+    finally:
+        await client.shutdown_session()
