@@ -211,9 +211,12 @@ def test_an_interrupted_run_restores_everything_and_saves_nothing(tmp_path: Path
     script = _script(tmp_path)
     out = tmp_path / "out"
     out.mkdir()
+    # (SIGINT as a terminal gives it: a CI that starts the tests in the background leaves it
+    # ignored, and a shell cannot trap a signal ignored when it started)
     proc = subprocess.Popen([SH, str(script), "-n", "3", "-i", "0",  # type: ignore[list-item]
                              "-o", str(out / "cap.tar.gz")], env=env, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert proc.stderr is not None
     deadline = time.time() + 60
     for line in proc.stderr:
