@@ -420,17 +420,9 @@ class IncrementalAnalyzer:
         if not own and not answers:
             return None
         light = self.state is not None and self.state.functions_suffice
-        if tree is not None:
-            model = build_model(path, source, tree, functions_only=light)
-        elif stale is None or (last := stale()) is None:
+        model = _new_text_model(path, source, tree, stale, start, end, light, every=False)
+        if model is None:
             return _NEEDS_TREE
-        else:
-            # every edit since the last parse lies in a function's body: their new subtrees
-            # each on its own, the rest from the last tree (else the document is parsed)
-            spliced = spliced_model(path, source, last[0], start, end, last[1], light, last[2])
-            if spliced is None:
-                return _NEEDS_TREE
-            model = spliced
         try:
             with footprint.record(model) as again:
                 # only the per-function checkers looked at this function's own calls (its
@@ -487,17 +479,9 @@ class IncrementalAnalyzer:
         before), else why not. Without a tree, given `stale` (as for `_judge_again`), on a
         spliced model whose other functions are parsed alone when read (model/spliced.py);
         the new text's top level is then put in `top`."""
-        if tree is not None:
-            model = build_model(d.path, d.source, tree)
-        else:
-            last = stale() if stale is not None else None
-            if last is None:
-                return _NEEDS_TREE
-            spliced = spliced_model(d.path, d.source, last[0], d.f_start, end, last[1],
-                                    False, last[2], every=True)  # fmt: skip
-            if spliced is None:
-                return _NEEDS_TREE
-            model = spliced
+        model = _new_text_model(d.path, d.source, tree, stale, d.f_start, end)
+        if model is None:
+            return _NEEDS_TREE
         try:
             with footprint.record(model) as again:
                 found += _balance_findings(model, d.config, d.resolver)
@@ -564,17 +548,9 @@ class IncrementalAnalyzer:
             key for key in fp.answers
             if (u := fp.units.get(key)) is not None and u.reads(name, start, end, texts)
         ]  # fmt: skip
-        if tree is not None:
-            model = build_model(path, source, tree)
-        else:
-            last_tree = stale() if stale is not None else None
-            if last_tree is None:
-                return _NEEDS_TREE
-            spliced = spliced_model(path, source, last_tree[0], start, end, last_tree[1],
-                                    False, last_tree[2], every=True)  # fmt: skip
-            if spliced is None:
-                return _NEEDS_TREE
-            model = spliced
+        model = _new_text_model(path, source, tree, stale, start, end)
+        if model is None:
+            return _NEEDS_TREE
         try:
             return self._rerun_on(model, fp, name, start, end, texts, found, path, config,
                                   resolver, last, answers, spliced=tree is None)  # fmt: skip
@@ -676,6 +652,24 @@ def analyze_apart(
         return analyze_model(model, config, resolver, rules)
     found = analyze_model(model, config, resolver, [r for r in rules if r.id not in ids])
     return sorted(found + _balance_findings(model, config, resolver), key=Finding.sort_key)
+
+
+def _new_text_model(
+    path: str, source: bytes, tree: ts.Tree | None,
+    stale: Callable[[], tuple[ts.Tree, list[tuple[int, int]], Top | None] | None] | None,
+    start: int, end: int, light: bool = False, every: bool = True,
+) -> FileModel | None:  # fmt: skip
+    """A model of the new text, whose function at [start, end) was edited: of `tree` when
+    there is one; else, as every edit since the last parse lies in a function's body, spliced
+    from the last tree as edited (`stale`: their new subtrees each on its own, the rest from
+    that tree; `every`: the other functions parsed alone when read, model/spliced.py). None:
+    the document must be parsed."""
+    if tree is not None:
+        return build_model(path, source, tree, functions_only=light)
+    last = stale() if stale is not None else None
+    if last is None:
+        return None
+    return spliced_model(path, source, last[0], start, end, last[1], light, last[2], every=every)
 
 
 def _balance_findings(model: FileModel, config: Config, resolver: object | None) -> list[Finding]:
