@@ -73,17 +73,30 @@ class Recorder(Client):
             return [d for _t, u, v, d in self.published if u == uri and v == version]
 
 
-def one(path: Path, root: Path, indexed: bool, settle: float, check: bool) -> dict[str, Any]:
+_VERSIONED = {"textDocument": {"publishDiagnostics": {"versionSupport": True}}}
+
+
+def started(root: Path, capabilities: dict[str, Any], **options: Any) -> Recorder:
+    """A fresh server (`python -m dpmlens.lsp`, whatever PYTHONPATH says) on the workspace
+    `root`, initialized with these client capabilities and initialization options."""
     c = Recorder([sys.executable, "-m", "dpmlens.lsp"])
     try:
         c.request("initialize", {
             "processId": os.getpid(), "rootUri": root.as_uri(),
             "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
-            "capabilities": {"window": {"workDoneProgress": True},
-                             "textDocument": {"publishDiagnostics": {"versionSupport": True}}},
-            "initializationOptions": {"debounceMs": 0, "traceGlobs": [], "logLevel": "debug"},
+            "capabilities": capabilities,
+            "initializationOptions": {"debounceMs": 0, "traceGlobs": [], **options},
         })
         c.notify("initialized", {})
+    except BaseException:
+        c.close()
+        raise
+    return c
+
+
+def one(path: Path, root: Path, indexed: bool, settle: float, check: bool) -> dict[str, Any]:
+    c = started(root, {"window": {"workDoneProgress": True}, **_VERSIONED}, logLevel="debug")
+    try:
         if indexed:
             with c.lock:
                 c.lock.wait_for(lambda: c.index_done is not None, 300)
@@ -115,15 +128,8 @@ def one(path: Path, root: Path, indexed: bool, settle: float, check: bool) -> di
 def fill_store(root: Path) -> str:
     """A server on `root` runs its scan and findings pass to the end and stores the findings
     (in $XDG_CACHE_HOME); its log line saying so."""
-    c = Recorder([sys.executable, "-m", "dpmlens.lsp"])
+    c = started(root, {})
     try:
-        c.request("initialize", {
-            "processId": os.getpid(), "rootUri": root.as_uri(),
-            "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
-            "capabilities": {},
-            "initializationOptions": {"debounceMs": 0, "traceGlobs": []},
-        })
-        c.notify("initialized", {})
         with c.lock:
             c.lock.wait_for(lambda: bool(c.stored), 1800)
         return f"{c.findings_message} / {c.stored}"
@@ -134,18 +140,11 @@ def fill_store(root: Path) -> str:
 def every_file(directory: Path, settle: float) -> int:
     """`--dir`: one server on `directory`; once its findings are computed, open each .c file
     there and check that the first answer is the one settled after (exit 1 if one is not)."""
-    c = Recorder([sys.executable, "-m", "dpmlens.lsp"])
     bad: list[str] = []
     fast = 0
     files = sorted(directory.glob("*.c"))
+    c = started(directory, _VERSIONED, logLevel="debug")
     try:
-        c.request("initialize", {
-            "processId": os.getpid(), "rootUri": directory.as_uri(),
-            "workspaceFolders": [{"uri": directory.as_uri(), "name": directory.name}],
-            "capabilities": {"textDocument": {"publishDiagnostics": {"versionSupport": True}}},
-            "initializationOptions": {"debounceMs": 0, "traceGlobs": [], "logLevel": "debug"},
-        })
-        c.notify("initialized", {})
         with c.lock:
             c.lock.wait_for(lambda: bool(c.findings_done), 600)
         for path in files:
