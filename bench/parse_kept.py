@@ -11,22 +11,15 @@ than the peer's whole run, no rule work can bring `check` to the peer's cost.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from multiprocessing import Pool
 
 
-def _files(root: str) -> list[str]:
-    out = []
-    for d, dirs, names in os.walk(root):
-        dirs.sort()
-        out += [os.path.join(d, n) for n in sorted(names) if n.endswith((".c", ".h"))]
-    return out
-
-
 def _parse_some(paths: list[str]) -> tuple[int, int]:
     from dpmlens.config.settings import Config
+    from dpmlens.core.inputs import LimitExceeded
     from dpmlens.engine.analyze import prefilter, rules_for
+    from dpmlens.engine.check import read_bytes
     from dpmlens.rules.loader import load_rules
     from dpmlens.syntax.parser import parse
 
@@ -35,9 +28,8 @@ def _parse_some(paths: list[str]) -> tuple[int, int]:
     n = size = 0
     for p in paths:
         try:
-            with open(p, "rb") as fh:
-                source = fh.read()
-        except OSError:
+            source = read_bytes(p)  # (check's read: over the size limit, refused)
+        except (OSError, LimitExceeded):  # (check reports such a file and parses nothing)
             continue
         if keep.matches(source) and rules_for(source, rules):
             parse(source)
@@ -51,7 +43,9 @@ def main() -> int:
     ap.add_argument("root")
     ap.add_argument("-j", type=int, default=2)
     args = ap.parse_args()
-    files = _files(args.root)
+    from dpmlens.engine.walk import collect_files
+
+    files, _errors = collect_files([args.root])  # (check's own walk: the same files)
     parts = [files[i :: args.j * 8] for i in range(args.j * 8)]
     with Pool(args.j) as pool:
         done = pool.map(_parse_some, parts)
