@@ -248,15 +248,17 @@ def nothing_to_find(
 
 
 def precompute(
-    path: str, source: bytes, model: FileModel, config: Config, models: DirModels
+    path: str, source: bytes, model: FileModel, config: Config, models: DirModels,
+    stamp: Stamp | None = None,
 ) -> Precomputed | None:
     """The findings of a full analysis of `model` (of `source` at `path`) with the helpers of
     its directory (read through `models`), as the server would publish them; None when that
     cannot be vouched for. (A source the rules' prefilter rejects: `nothing_to_find`, before
-    a model is built.)"""
+    a model is built.) `stamp`: the directory's, if listed before `source` was read (else
+    listed now); a change since then gives None."""
     from dpmlens.engine.analyze import analyze_model
 
-    stamp = directory_stamp(path)
+    stamp = directory_stamp(path) if stamp is None else stamp
     models.freshen(os.path.dirname(path))
     resolver = DirLookup(path, models)
     try:

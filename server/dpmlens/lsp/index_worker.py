@@ -120,7 +120,7 @@ def findings_many(
             pre = nothing_to_find(path, source, config, stamp)
             if pre is None and (parsed is None or path in parsed) and (
                     len(source) <= limits.SOURCE_BYTES.value and too_deep(source) is None):
-                pre = precompute(path, source, build_model(path, source), config, _DIRS)
+                pre = precompute(path, source, build_model(path, source), config, _DIRS, stamp)
         except Exception:  # (OSError, a model bug: the open analyses it the usual way)
             pre = None
         out.append((path, pre))
