@@ -49,8 +49,9 @@ class Recorder(Client):
     def __init__(self, cmd: list[str]) -> None:
         self.published: list[tuple[float, str, int | None, list[Any]]] = []
         self.first_how: dict[tuple[str, int], str] = {}
-        self.findings_done = ""  # the server's log line: the index's findings are computed
-        self.stored = ""  # ... and stored for the next run (findings_store.py)
+        # the server's log line: the index's findings are stored for the next run (those
+        # computed: bench_lsp.Client's findings_done / findings_message)
+        self.stored = ""
         super().__init__(cmd)
 
     def _handle(self, now: float, msg: dict[str, Any]) -> None:
@@ -62,8 +63,6 @@ class Recorder(Client):
             m = _ANALYSED.match(text)
             if m is not None:
                 self.first_how.setdefault((m.group(1), int(m.group(2))), m.group(3))
-            if "computed the findings of" in text:
-                self.findings_done = text
             if "stored the findings of" in text:
                 self.stored = text
         super()._handle(now, msg)
