@@ -183,7 +183,8 @@ def main() -> int:
                     "and check each first answer against the settled one")
     args = ap.parse_args()
     kernel = Path(args.kernel)
-    if args.dir:
+    if args.dir:  # (with no findings an earlier run stored)
+        os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="bench-open-empty-")
         return max(every_file(kernel / d, args.settle * 3) for d in args.dir)
     if args.pass_twice:
         os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="bench-open-pass-")
